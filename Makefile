@@ -1,0 +1,35 @@
+# mulligan's build. `make demo` and `make test` are the README's two set-up commands.
+GO      ?= go
+BIN     ?= bin/mulligan
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/mulligan-dev/mulligan/cmd.Version=$(VERSION)
+
+.PHONY: build test test-short bench demo lint stress clean
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
+
+# The whole suite: unit tests, fuzz seed corpora, the git compatibility matrix and the
+# testscript end-to-end scripts. Slow suites (100k files, crash loops) live in bench/stress.
+test:
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+test-short:
+	$(GO) test -short ./...
+
+# Benchmarks: in-package Go benchmarks, then mulligan against the git CLI on the same generated
+# trees in one run, printed as medians, ratios and peak RSS.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+	MULLIGAN_BENCH=1 $(GO) test -count=1 -timeout 60m -run '^TestCompareWithGit$$' -v ./snapshot/
+
+demo: build
+	@bash testdata/demo/demo.sh $(abspath $(BIN))
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+clean:
+	rm -rf bin

@@ -1,0 +1,117 @@
+package attempt
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Bounds of the "previous attempt" section: enough for the agent to see what went wrong, never so
+// much that a chatty failure crowds the task out of the prompt.
+const (
+	prevTailLines   = 40
+	prevTailLineMax = 300
+	prevTailBytes   = 4000
+)
+
+// PrevAttempt is what the next attempt's prompt says of the one before it.
+type PrevAttempt struct {
+	N          int
+	Class      string
+	Message    string
+	Output     []byte // the tail of its output
+	VerifyTail []byte // the tail of the verify command's output, when verify failed
+}
+
+// PromptParts are the pieces of one attempt's prompt, composed in this order.
+type PromptParts struct {
+	Task           string
+	Prev           *PrevAttempt
+	EffectsWarning string // set when earlier attempts may have run non-idempotent side effects
+	Operator       string // text from `mulligan prompt`
+}
+
+// ComposePrompt builds the exact text sent to the agent (and stored with the attempt).
+func ComposePrompt(p PromptParts) string {
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(p.Task, "\n"))
+	b.WriteString("\n")
+	if p.Prev != nil {
+		fmt.Fprintf(&b, "\n## Previous attempt\n\nAttempt %d failed (%s): %s\n", p.Prev.N, p.Prev.Class, oneLine(p.Prev.Message))
+		b.WriteString("The working tree has been reset to where the task started; its edits are not here.\n")
+		if tail := LastLines(p.Prev.VerifyTail); tail != "" {
+			b.WriteString("\nThe verify command's output ended with:\n\n")
+			b.WriteString(indent(tail))
+		}
+		if tail := LastLines(p.Prev.Output); tail != "" {
+			b.WriteString("\nIts output ended with:\n\n")
+			b.WriteString(indent(tail))
+		}
+	}
+	if w := strings.TrimSpace(p.EffectsWarning); w != "" {
+		b.WriteString("\n## Side effects of earlier attempts\n\n")
+		b.WriteString(w)
+		b.WriteString("\n")
+	}
+	if op := strings.TrimSpace(p.Operator); op != "" {
+		b.WriteString("\n## From the operator\n\n")
+		b.WriteString(op)
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// LastLines returns the last lines of out, bounded in lines, line length and bytes, as valid UTF-8.
+func LastLines(out []byte) string {
+	s := strings.ToValidUTF8(string(out), "\uFFFD")
+	s = strings.TrimRight(strings.ReplaceAll(s, "\r\n", "\n"), "\n \t")
+	if s == "" {
+		return ""
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > prevTailLines {
+		lines = lines[len(lines)-prevTailLines:]
+	}
+	total := 0
+	start := len(lines)
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := truncateRunes(strings.TrimRight(lines[i], "\r"), prevTailLineMax)
+		if total+len(l)+1 > prevTailBytes {
+			break
+		}
+		lines[i] = l
+		total += len(l) + 1
+		start = i
+	}
+	return strings.Join(lines[start:], "\n") + "\n"
+}
+
+func truncateRunes(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func indent(s string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if l != "" {
+			b.WriteString("    ")
+			b.WriteString(l)
+		}
+	}
+	return b.String()
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return truncateRunes(s, prevTailLineMax)
+}

@@ -1,0 +1,58 @@
+package attempt
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestComposePromptFirstAttempt(t *testing.T) {
+	got := ComposePrompt(PromptParts{Task: "Make the tests pass.\n"})
+	if got != "Make the tests pass.\n" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestComposePromptPrevious(t *testing.T) {
+	got := ComposePrompt(PromptParts{
+		Task: "Fix it.",
+		Prev: &PrevAttempt{N: 2, Class: "agent_exit", Message: "agent exited with status 1\nmore", Output: []byte("a\nb\nerror: boom\n")},
+		Operator: "try the other file",
+	})
+	for _, want := range []string{
+		"Fix it.\n",
+		"Attempt 2 failed (agent_exit): agent exited with status 1\n",
+		"    error: boom\n",
+		"## From the operator\n\ntry the other file\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "more") {
+		t.Errorf("message should be one line:\n%s", got)
+	}
+}
+
+func TestLastLinesBounded(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 1000; i++ {
+		fmt.Fprintf(&b, "line %d %s\n", i, strings.Repeat("x", i%500))
+	}
+	got := LastLines([]byte(b.String()))
+	if n := strings.Count(got, "\n"); n > prevTailLines {
+		t.Fatalf("%d lines, want ≤ %d", n, prevTailLines)
+	}
+	if len(got) > prevTailBytes {
+		t.Fatalf("%d bytes, want ≤ %d", len(got), prevTailBytes)
+	}
+	if !strings.Contains(got, "line 999 ") {
+		t.Fatalf("the last line is missing")
+	}
+	if LastLines([]byte("\n\n  \n")) != "" {
+		t.Fatalf("blank output should give nothing")
+	}
+	if s := LastLines([]byte("caf\xc3")); !strings.HasPrefix(s, "caf") || !strings.HasSuffix(s, "\n") {
+		t.Fatalf("invalid UTF-8 not repaired: %q", s)
+	}
+}

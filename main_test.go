@@ -1,0 +1,278 @@
+package main
+
+import (
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3"
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/mulligan-dev/mulligan/cmd"
+	"github.com/mulligan-dev/mulligan/testdata/fakeagent"
+)
+
+// TestMain registers mulligan and the fake agent CLIs as commands of the test binary, so scripts
+// in testdata/script run the real program as a subprocess, exactly as a user's shell would.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"mulligan":  func() { os.Exit(cmd.Main()) },
+		"fakeagent": func() { os.Exit(fakeagent.Main(os.Args[1:])) },
+		"status":    func() { os.Exit(expectStatus(os.Args[1:])) },
+		"jget":      func() { os.Exit(jsonGet(os.Args[1:])) },
+		"gittree":   func() { os.Exit(gitTree(os.Args[1:])) },
+		"waitfile":  func() { os.Exit(waitFile(os.Args[1:])) },
+		"alive":     func() { os.Exit(alive(os.Args[1:])) },
+		"dbcheck":   func() { os.Exit(dbCheck(os.Args[1:])) },
+	})
+}
+
+// TestScripts runs testdata/script/*.txtar. UPDATE_SCRIPTS=1 rewrites cmp golden files in place.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 filepath.Join("testdata", "script"),
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") == "1",
+		Setup:               hermeticGit,
+		Condition:           conditions,
+	})
+}
+
+// hermeticGit gives every script a git that reads no configuration of this machine (STYLE.md #10).
+func hermeticGit(env *testscript.Env) error {
+	home := filepath.Join(env.WorkDir, ".home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return err
+	}
+	gitconfig := filepath.Join(home, ".gitconfig")
+	cfg := "[user]\n\tname = Test User\n\temail = test@example.com\n" +
+		"[init]\n\tdefaultBranch = main\n[commit]\n\tgpgSign = false\n" +
+		"[maintenance]\n\tauto = false\n[gc]\n\tauto = 0\n[protocol \"file\"]\n\tallow = always\n"
+	if err := os.WriteFile(gitconfig, []byte(cfg), 0o600); err != nil {
+		return err
+	}
+	env.Setenv("HOME", home)
+	env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	env.Setenv("GIT_CONFIG_GLOBAL", gitconfig)
+	env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	env.Setenv("GIT_TERMINAL_PROMPT", "0")
+	env.Setenv("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+	env.Setenv("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+	env.Setenv("LC_ALL", "C")
+	env.Setenv("NO_COLOR", "1")
+	return nil
+}
+
+func conditions(cond string) (bool, error) {
+	switch cond {
+	case "git-lfs":
+		_, err := exec.LookPath("git-lfs")
+		return err == nil, nil
+	}
+	return false, nil
+}
+
+// expectStatus runs `status N CMD ARG…`: CMD with the script's environment and streams, and
+// succeeds only when CMD exits with status N. testscript's `! exec` checks only "non-zero"; the
+// exit codes of SPEC §8 are part of the contract, so scripts check them exactly.
+func expectStatus(args []string) int {
+	if len(args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: status N CMD [ARG…]")
+		return 2
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "status: N must be a number")
+		return 2
+	}
+	c := exec.Command(args[1], args[2:]...)
+	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
+	// Forward the signals a script sends (`kill -INT`) to the command under test.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	if err := c.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "status: %v\n", err)
+		return 1
+	}
+	go func() {
+		for s := range sigs {
+			c.Process.Signal(s)
+		}
+	}()
+	got := 0
+	if err := c.Wait(); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			fmt.Fprintf(os.Stderr, "status: %v\n", err)
+			return 1
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		fmt.Fprintf(os.Stderr, "status: %s exited %d, want %d\n", args[1], got, want)
+		return 1
+	}
+	return 0
+}
+
+// jsonGet runs `jget FILE KEY[.KEY…]` and prints the value (strings bare, the rest as JSON).
+// Numeric keys index arrays.
+func jsonGet(args []string) int {
+	if len(args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: jget FILE KEY[.KEY…]")
+		return 2
+	}
+	data, err := os.ReadFile(args[0])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		fmt.Fprintf(os.Stderr, "jget: %s: %v\n", args[0], err)
+		return 1
+	}
+	for _, k := range strings.Split(args[1], ".") {
+		switch x := v.(type) {
+		case map[string]any:
+			var ok bool
+			if v, ok = x[k]; !ok {
+				fmt.Fprintf(os.Stderr, "jget: no key %q\n", k)
+				return 1
+			}
+		case []any:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(x) {
+				fmt.Fprintf(os.Stderr, "jget: no index %q\n", k)
+				return 1
+			}
+			v = x[i]
+		default:
+			fmt.Fprintf(os.Stderr, "jget: %q is not an object\n", k)
+			return 1
+		}
+	}
+	if s, ok := v.(string); ok {
+		fmt.Println(s)
+		return 0
+	}
+	out, _ := json.Marshal(v)
+	fmt.Println(string(out))
+	return 0
+}
+
+// gitTree prints the tree id `git add -A && git write-tree` gives on a temporary copy of the
+// index: the id mulligan's snapshot must equal (SPEC §2). The user's index is left alone.
+func gitTree(args []string) int {
+	gitDir, err := exec.Command("git", "rev-parse", "--git-dir").Output()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gittree: not in a git repository")
+		return 1
+	}
+	tmp, err := os.CreateTemp("", "gittree-index-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name())
+	index := filepath.Join(strings.TrimSpace(string(gitDir)), "index")
+	if data, err := os.ReadFile(index); err == nil {
+		if err := os.WriteFile(tmp.Name(), data, 0o600); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	} else {
+		os.Remove(tmp.Name())
+	}
+	env := append(os.Environ(), "GIT_INDEX_FILE="+tmp.Name())
+	add := exec.Command("git", "add", "-A")
+	add.Env, add.Stderr = env, os.Stderr
+	if err := add.Run(); err != nil {
+		return 1
+	}
+	wt := exec.Command("git", "write-tree")
+	wt.Env, wt.Stdout, wt.Stderr = env, os.Stdout, os.Stderr
+	if err := wt.Run(); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// waitFile runs `waitfile PATH`: it waits up to a minute for PATH to exist.
+func waitFile(args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "usage: waitfile PATH")
+		return 2
+	}
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(args[0]); err == nil {
+			return 0
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	fmt.Fprintf(os.Stderr, "waitfile: %s did not appear within a minute\n", args[0])
+	return 1
+}
+
+// alive runs `alive PIDFILE`: it prints "alive" or "gone" for the process whose pid the file holds,
+// after giving a dying process a moment to be reaped. A zombie counts as gone.
+func alive(args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "usage: alive PIDFILE")
+		return 2
+	}
+	data, err := os.ReadFile(args[0])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	pid := strings.TrimSpace(string(data))
+	for i := 0; i < 100; i++ {
+		stat, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil {
+			fmt.Println("gone")
+			return 0
+		}
+		if s := string(stat); strings.Contains(s[strings.LastIndexByte(s, ')')+1:], " Z ") {
+			fmt.Println("gone")
+			return 0
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	fmt.Println("alive")
+	return 0
+}
+
+// dbCheck runs `dbcheck DB`: it prints the result of PRAGMA integrity_check ("ok" when intact).
+func dbCheck(args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "usage: dbcheck DB")
+		return 2
+	}
+	db, err := sql.Open("sqlite3", "file:"+args[0]+"?mode=ro")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer db.Close()
+	var res string
+	if err := db.QueryRow("PRAGMA integrity_check").Scan(&res); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(res)
+	return 0
+}

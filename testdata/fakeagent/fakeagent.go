@@ -1,0 +1,182 @@
+// Package fakeagent is a scriptable stand-in for an agent CLI, compiled into the test binary (and
+// into the demo agent). Each argument is one step, run in order:
+//
+//	write:PATH=TEXT     write TEXT (with \n escapes) to PATH
+//	append:PATH=TEXT    append TEXT to PATH
+//	rm:PATH             remove PATH
+//	say:TEXT            print TEXT on stdout
+//	err:TEXT            print TEXT on stderr
+//	sleep:DURATION      sleep
+//	exit:N              exit with status N
+//	fail-until:N        exit 1 (saying so on stderr) while MULLIGAN_ATTEMPT < N
+//	spam:N              print N numbered lines
+//	child:PIDFILE       start a child that sleeps an hour, write its pid to PIDFILE
+//	ignore-term         ignore SIGTERM from now on (tests the SIGKILL after the grace)
+//	copy-prompt:PATH    copy the composed prompt ($MULLIGAN_PROMPT_FILE) to PATH
+//	env:PATH            write the MULLIGAN_* environment to PATH, sorted
+//	attempt-file:DIR    write a file DIR/attempt-N.txt (N from MULLIGAN_ATTEMPT)
+//	waitfile:PATH       wait (up to a minute) until PATH exists
+//	attempt:N:STEP      run STEP only in attempt N
+//
+// It never touches the network and has no state of its own.
+package fakeagent
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Main runs the steps in args and returns the exit status.
+func Main(args []string) int {
+	for _, a := range args {
+		if code, stop := step(a); stop {
+			return code
+		}
+	}
+	return 0
+}
+
+// step runs one step; stop is true when the agent must exit with code.
+func step(a string) (code int, stop bool) {
+	verb, arg, _ := strings.Cut(a, ":")
+	switch verb {
+	case "write", "append":
+		path, text, ok := strings.Cut(arg, "=")
+		if !ok {
+			return fail("%s needs PATH=TEXT", verb), true
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fail("%v", err), true
+		}
+		flag := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+		if verb == "append" {
+			flag = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+		}
+		f, err := os.OpenFile(path, flag, 0o644)
+		if err != nil {
+			return fail("%v", err), true
+		}
+		_, err = f.WriteString(unescape(text))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fail("%v", err), true
+		}
+	case "rm":
+		if err := os.RemoveAll(arg); err != nil {
+			return fail("%v", err), true
+		}
+	case "say":
+		fmt.Println(unescape(arg))
+	case "err":
+		fmt.Fprintln(os.Stderr, unescape(arg))
+	case "sleep":
+		d, err := time.ParseDuration(arg)
+		if err != nil {
+			return fail("%v", err), true
+		}
+		time.Sleep(d)
+	case "exit":
+		n, err := strconv.Atoi(arg)
+		if err != nil {
+			return fail("%v", err), true
+		}
+		return n, true
+	case "fail-until":
+		n, err := strconv.Atoi(arg)
+		if err != nil {
+			return fail("%v", err), true
+		}
+		if cur, _ := strconv.Atoi(os.Getenv("MULLIGAN_ATTEMPT")); cur < n {
+			fmt.Fprintf(os.Stderr, "fakeagent: failing on purpose (attempt %d < %d)\n", cur, n)
+			return 1, true
+		}
+	case "spam":
+		n, err := strconv.Atoi(arg)
+		if err != nil {
+			return fail("%v", err), true
+		}
+		w := bufio.NewWriter(os.Stdout)
+		for i := 1; i <= n; i++ {
+			fmt.Fprintf(w, "line %d of %d: the quick brown fox jumps over the lazy dog\n", i, n)
+		}
+		w.Flush()
+	case "child":
+		c := exec.Command(os.Args[0], "sleep:1h")
+		if err := c.Start(); err != nil {
+			return fail("%v", err), true
+		}
+		if err := os.WriteFile(arg, []byte(strconv.Itoa(c.Process.Pid)), 0o644); err != nil {
+			return fail("%v", err), true
+		}
+	case "ignore-term":
+		signal.Ignore(syscall.SIGTERM)
+	case "copy-prompt":
+		data, err := os.ReadFile(os.Getenv("MULLIGAN_PROMPT_FILE"))
+		if err != nil {
+			return fail("%v", err), true
+		}
+		if err := os.WriteFile(arg, data, 0o644); err != nil {
+			return fail("%v", err), true
+		}
+	case "env":
+		var lines []string
+		for _, kv := range os.Environ() {
+			if strings.HasPrefix(kv, "MULLIGAN_") {
+				lines = append(lines, kv)
+			}
+		}
+		sort.Strings(lines)
+		if err := os.WriteFile(arg, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			return fail("%v", err), true
+		}
+	case "attempt-file":
+		p := filepath.Join(arg, "attempt-"+os.Getenv("MULLIGAN_ATTEMPT")+".txt")
+		if err := os.MkdirAll(arg, 0o755); err != nil {
+			return fail("%v", err), true
+		}
+		if err := os.WriteFile(p, []byte("written by attempt "+os.Getenv("MULLIGAN_ATTEMPT")+"\n"), 0o644); err != nil {
+			return fail("%v", err), true
+		}
+	case "waitfile":
+		for i := 0; ; i++ {
+			if _, err := os.Stat(arg); err == nil {
+				break
+			}
+			if i > 6000 {
+				return fail("%s did not appear", arg), true
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	case "attempt":
+		n, inner, ok := strings.Cut(arg, ":")
+		if !ok {
+			return fail("attempt needs N:STEP"), true
+		}
+		if os.Getenv("MULLIGAN_ATTEMPT") == n {
+			return step(inner)
+		}
+	default:
+		return fail("unknown step %q", a), true
+	}
+	return 0, false
+}
+
+func unescape(s string) string {
+	return strings.NewReplacer(`\n`, "\n", `\t`, "\t").Replace(s)
+}
+
+func fail(format string, args ...any) int {
+	fmt.Fprintf(os.Stderr, "fakeagent: "+format+"\n", args...)
+	return 99
+}
