@@ -1,0 +1,1134 @@
+//go:build mulligan_compat
+
+package snapshot_test
+
+// The compatibility suite: the proof that the engine's tree id is git's.
+//
+// Each case builds a real repository with the git binary, then compares
+// Repo.WriteTree with `cp .git/index T; GIT_INDEX_FILE=T git add -A; git
+// write-tree` (gitWriteTree), checks the user's index, HEAD, refs, config and
+// worktree files are byte-for-byte unchanged, then edits and compares again
+// (the private index is reused), then reopens and compares a third time (the
+// private index is read back from disk).
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/mulligan-dev/mulligan/snapshot"
+)
+
+type compatCase struct {
+	name string
+	// long cases are skipped under -short.
+	long bool
+	// needs names a binary the case cannot run without (skipped, saying so).
+	needs string
+	// setup builds the repository and returns the directory to open the engine
+	// on ("" for the root).
+	setup func(r *testRepo) string
+	// edit changes the tree before the second snapshot (a new file is always added too).
+	edit func(r *testRepo, dir string)
+}
+
+func TestCompatWithGit(t *testing.T) {
+	for _, c := range compatCases() {
+		t.Run(c.name, func(t *testing.T) {
+			if c.long && testing.Short() {
+				t.Skip("long case: skipped under -short")
+			}
+			if c.needs != "" {
+				if _, err := exec.LookPath(c.needs); err != nil {
+					t.Skipf("%s is not on PATH; this case needs it", c.needs)
+				}
+			}
+			r := newRepo(t)
+			dir := c.setup(r)
+			if dir == "" {
+				dir = r.Root
+			}
+			root := runGit(t, dir, nil, "rev-parse", "--show-toplevel")
+
+			repo := openRepo(t, dir)
+			if repo.Root() != root {
+				t.Errorf("Root() = %q, git rev-parse --show-toplevel = %q", repo.Root(), root)
+			}
+			first := assertTreeMatchesGit(t, repo, dir)
+
+			mustWrite(t, filepath.Join(root, "mulligan-second-round.txt"), []byte("second\n"), 0o644)
+			if c.edit != nil {
+				c.edit(r, dir)
+			}
+			second := assertTreeMatchesGit(t, repo, dir)
+			if second.Tree == first.Tree {
+				t.Errorf("second snapshot after edits has the same tree %s as the first", first.Tree)
+			}
+
+			again := openRepo(t, dir)
+			third := assertTreeMatchesGit(t, again, dir)
+			if third.Tree != second.Tree {
+				t.Errorf("reopened WriteTree = %s, want %s (nothing changed)", third.Tree, second.Tree)
+			}
+			gitFsck(t, dir)
+		})
+	}
+}
+
+// gitFsck checks every object the engine wrote is well formed (sorted tree
+// entries, modes without leading zeros, valid commit headers).
+func gitFsck(t testing.TB, dir string) {
+	t.Helper()
+	if out, err := tryGit(dir, nil, "fsck", "--strict", "--no-dangling", "--no-progress"); err != nil {
+		t.Errorf("git fsck --strict: %v\n%s", err, out)
+	}
+}
+
+// eolContents are the kinds of line endings each attribute case is tried with.
+var eolContents = []struct{ kind, content string }{
+	{"crlf", "one\r\ntwo\r\n"},
+	{"lf", "one\ntwo\n"},
+	{"mixed", "one\r\ntwo\nthree\r\n"},
+	{"lonecr", "one\rtwo\r\n"},
+	{"binary", "bin\x00ary\r\nmore\r\n"},
+	{"noeol", "a\r\nb"},
+	{"empty", ""},
+}
+
+// eolSetup builds, for each content kind, files that are
+//   - tracked-*: committed raw before the attributes existed, untouched since and
+//     stat-clean (git keeps the committed blob, whatever the attributes now say);
+//   - racy-*: committed raw with an mtime in the future, so racily clean (git
+//     re-reads it and applies the new attributes, keeping CRLF when the index
+//     blob has CR for the auto modes);
+//   - modified-*: committed raw, then rewritten;
+//   - new-*: untracked.
+//
+// config holds key=value pairs for the repository's config.
+func eolSetup(attrs string, config ...string) func(r *testRepo) string {
+	return func(r *testRepo) string {
+		old := time.Now().Add(-time.Hour)
+		future := time.Now().Add(time.Hour)
+		for _, c := range eolContents {
+			for _, pre := range []string{"tracked", "racy", "modified"} {
+				name := pre + "-" + c.kind + ".t"
+				r.write(name, c.content)
+				if pre == "racy" {
+					r.setMtime(name, future)
+				} else {
+					r.setMtime(name, old)
+				}
+			}
+		}
+		r.write("plain/readme", "x\r\ny\n")
+		r.setMtime("plain/readme", old)
+		r.commitAll("raw contents, no attributes")
+		if attrs != "" {
+			r.write(".gitattributes", attrs)
+		}
+		for _, kv := range config {
+			k, v, _ := strings.Cut(kv, "=")
+			r.git("config", k, v)
+		}
+		for _, c := range eolContents {
+			r.write("modified-"+c.kind+".t", c.content+c.content+"end\r\n")
+			r.write("new-"+c.kind+".t", c.content)
+			r.write("sub/new-"+c.kind, c.content)
+		}
+		return ""
+	}
+}
+
+func eolEdit(r *testRepo, _ string) {
+	for _, c := range eolContents {
+		r.write("new-"+c.kind+".t", "changed "+c.content)
+		r.write("second-"+c.kind+".t", c.content)
+	}
+}
+
+func compatCases() []compatCase {
+	cases := []compatCase{
+		{
+			name: "plain",
+			setup: func(r *testRepo) string {
+				r.write("README", "hello\n")
+				r.write("src/main.go", "package main\n")
+				r.write("src/deep/er/file.txt", "deep\n")
+				r.commitAll("init")
+				r.write("src/new.go", "package main // new\n")
+				r.write("README", "hello again\n")
+				return ""
+			},
+			edit: func(r *testRepo, _ string) {
+				r.remove("src/deep")
+				r.write("src/main.go", "package main\n\nfunc main() {}\n")
+			},
+		},
+		{
+			name: "ignore-nested-and-negated",
+			setup: func(r *testRepo) string {
+				r.write(".gitignore", "*.log\n!keep.log\nbuild/\n!build/keep.txt\n/only-root.tmp\ndoc/*.md\n")
+				r.write("a.log", "ignored\n")
+				r.write("keep.log", "negated, kept\n")
+				r.write("build/out.o", "ignored dir\n")
+				r.write("build/keep.txt", "stays ignored: its directory is excluded\n")
+				r.write("only-root.tmp", "anchored, ignored\n")
+				r.write("sub/only-root.tmp", "anchored elsewhere, kept\n")
+				r.write("doc/a.md", "ignored by doc/*.md\n")
+				r.write("doc/x/a.md", "a slash in the middle anchors; one level only, kept\n")
+				r.write("x/doc/a.md", "anchored to the root: kept\n")
+				r.write("sub/.gitignore", "!*.log\n")
+				r.write("sub/b.log", "re-included by sub/.gitignore\n")
+				r.write("sub/build/y", "build/ matches at any level\n")
+				r.write("sub/deeper/.gitignore", "*.txt\n!important.txt\n")
+				r.write("sub/deeper/x.txt", "ignored\n")
+				r.write("sub/deeper/important.txt", "kept\n")
+				r.write("sub/deeper/more/y.txt", "ignored from above\n")
+				r.write("sub/deeper/more/important.txt", "kept\n")
+				r.write("other.txt", "not ignored at the root\n")
+				return ""
+			},
+			edit: func(r *testRepo, _ string) {
+				r.write("sub/deeper/.gitignore", "*.txt\n")
+				r.write("new.log", "ignored\n")
+			},
+		},
+		{
+			name: "ignore-syntax",
+			setup: func(r *testRepo) string {
+				// CRLF lines, comments, escapes, trailing spaces, classes, case.
+				r.write(".gitignore", "# comment\r\n\\#hash\r\n\\!bang\r\ntrailing-space   \r\nescaped-space\\ \r\n[abc]-class.x\r\n?-single.y\r\n*.Z\r\n\r\nno-newline-at-end")
+				for _, f := range []string{"# comment", "#hash", "!bang", "trailing-space", "trailing-space   ",
+					"escaped-space ", "escaped-space", "a-class.x", "d-class.x", "q-single.y", "qq-single.y",
+					"FILE.Z", "file.z", "no-newline-at-end"} {
+					r.write(f, f+"\n")
+				}
+				return ""
+			},
+		},
+		{
+			name: "ignore-double-star",
+			setup: func(r *testRepo) string {
+				r.write(".gitignore", "**/gen/\na/**/b.tmp\n**/*.cache\ndocs/**\n!docs/README\nlib**z\n**/top/**/leaf\n")
+				for _, f := range []string{"gen/x", "p/q/gen/y", "a/b.tmp", "a/x/b.tmp", "a/x/y/b.tmp",
+					"other/a/b.tmp", "z.cache", "deep/er/z.cache", "docs/README", "docs/other",
+					"docs/sub/README", "lib-x-z", "libz", "libdir/z", "top/leaf", "m/top/n/o/leaf", "top/leafy",
+					"keep.txt"} {
+					r.write(f, f+"\n")
+				}
+				return ""
+			},
+		},
+		{
+			name: "ignore-directory-only",
+			setup: func(r *testRepo) string {
+				r.write(".gitignore", "logs/\ncache/\nout/\n")
+				r.write("logs/a.txt", "ignored\n")
+				r.write("sub/logs/b.txt", "ignored at any level\n")
+				r.write("sub/out", "a file named out: kept\n")
+				r.write("realcache/x", "kept\n")
+				r.symlink("realcache", "cache") // a symlink is not a directory: kept
+				return ""
+			},
+		},
+		{
+			name: "ignore-info-exclude",
+			setup: func(r *testRepo) string {
+				r.write(".git/info/exclude", "secret*\n/top-only\n")
+				for _, f := range []string{"secret.txt", "sub/secret2", "top-only", "sub/top-only", "public"} {
+					r.write(f, f+"\n")
+				}
+				return ""
+			},
+			edit: func(r *testRepo, _ string) { r.write("secret-new", "ignored\n") },
+		},
+		{
+			name: "excludesfile-repo-config",
+			setup: func(r *testRepo) string {
+				p := filepath.Join(r.Home.Home, "repo-excludes")
+				mustWrite(r.t, p, []byte("*.bak\n"), 0o644)
+				r.git("config", "core.excludesFile", p)
+				r.write("a.bak", "ignored\n")
+				r.write("a.txt", "kept\n")
+				return ""
+			},
+		},
+		{
+			name: "excludesfile-global-tilde",
+			setup: func(r *testRepo) string {
+				appendFile(r.t, r.Home.GlobalConfig, "[core]\n\texcludesFile = ~/my-global-ignore\n")
+				mustWrite(r.t, filepath.Join(r.Home.Home, "my-global-ignore"), []byte("*.swp\n"), 0o644)
+				r.write("a.swp", "ignored\n")
+				r.write("sub/b.swp", "ignored\n")
+				r.write("a.txt", "kept\n")
+				return ""
+			},
+		},
+		{
+			name: "excludesfile-git-config-global-elsewhere",
+			setup: func(r *testRepo) string {
+				// GIT_CONFIG_GLOBAL replaces ~/.gitconfig: only its excludesFile counts.
+				other := filepath.Join(r.Home.Home, "elsewhere.cfg")
+				cfg, _ := os.ReadFile(r.Home.GlobalConfig)
+				mustWrite(r.t, other, append(cfg, []byte("[core]\n\texcludesFile = ~/from-elsewhere\n")...), 0o644)
+				appendFile(r.t, r.Home.GlobalConfig, "[core]\n\texcludesFile = ~/from-home\n")
+				r.t.Setenv("GIT_CONFIG_GLOBAL", other)
+				mustWrite(r.t, filepath.Join(r.Home.Home, "from-elsewhere"), []byte("*.one\n"), 0o644)
+				mustWrite(r.t, filepath.Join(r.Home.Home, "from-home"), []byte("*.two\n"), 0o644)
+				r.write("a.one", "ignored\n")
+				r.write("a.two", "kept: ~/.gitconfig is not read\n")
+				return ""
+			},
+		},
+		{
+			name: "xdg-ignore",
+			setup: func(r *testRepo) string {
+				mustMkdir(r.t, filepath.Join(r.Home.XDG, "git"))
+				mustWrite(r.t, filepath.Join(r.Home.XDG, "git", "ignore"), []byte("*.xdg\n"), 0o644)
+				// ~/.config is not the XDG directory here: not read.
+				mustMkdir(r.t, filepath.Join(r.Home.Home, ".config", "git"))
+				mustWrite(r.t, filepath.Join(r.Home.Home, ".config", "git", "ignore"), []byte("*.homecfg\n"), 0o644)
+				r.write("a.xdg", "ignored\n")
+				r.write("a.homecfg", "kept\n")
+				return ""
+			},
+		},
+		{
+			name: "xdg-unset-home-config",
+			setup: func(r *testRepo) string {
+				unsetenv(r.t, "XDG_CONFIG_HOME")
+				mustMkdir(r.t, filepath.Join(r.Home.Home, ".config", "git"))
+				mustWrite(r.t, filepath.Join(r.Home.Home, ".config", "git", "ignore"), []byte("*.homecfg\n"), 0o644)
+				r.write("a.homecfg", "ignored\n")
+				r.write("a.txt", "kept\n")
+				return ""
+			},
+		},
+		{
+			name: "xdg-empty-is-unset",
+			setup: func(r *testRepo) string {
+				r.t.Setenv("XDG_CONFIG_HOME", "")
+				mustMkdir(r.t, filepath.Join(r.Home.Home, ".config", "git"))
+				mustWrite(r.t, filepath.Join(r.Home.Home, ".config", "git", "ignore"), []byte("*.homecfg\n"), 0o644)
+				r.write("a.homecfg", "ignored\n")
+				r.write("a.txt", "kept\n")
+				return ""
+			},
+		},
+		{
+			name: "excludesfile-overrides-xdg",
+			setup: func(r *testRepo) string {
+				appendFile(r.t, r.Home.GlobalConfig, "[core]\n\texcludesFile = ~/explicit\n")
+				mustWrite(r.t, filepath.Join(r.Home.Home, "explicit"), []byte("*.one\n"), 0o644)
+				mustMkdir(r.t, filepath.Join(r.Home.XDG, "git"))
+				mustWrite(r.t, filepath.Join(r.Home.XDG, "git", "ignore"), []byte("*.two\n"), 0o644)
+				r.write("a.one", "ignored\n")
+				r.write("a.two", "kept: core.excludesFile replaces the XDG default\n")
+				return ""
+			},
+		},
+		{
+			name: "tracked-now-ignored",
+			setup: func(r *testRepo) string {
+				r.write("x.log", "1\n")
+				r.write("build/tracked.o", "t\n")
+				r.write("build/keep/deep.o", "t\n")
+				r.commitAll("init")
+				r.write(".gitignore", "*.log\nbuild/\n")
+				r.write("x.log", "2: tracked, so still in\n")
+				r.write("y.log", "untracked: ignored\n")
+				r.write("build/untracked.o", "ignored\n")
+				r.write("build/keep/new.o", "ignored\n")
+				return ""
+			},
+			edit: func(r *testRepo, _ string) {
+				r.remove("build/tracked.o")
+				r.write("build/keep/deep.o", "tracked, changed\n")
+			},
+		},
+		{
+			name: "staged-then-modified",
+			setup: func(r *testRepo) string {
+				for _, f := range []string{"a", "b", "c", "d"} {
+					r.write(f, f+"1\n")
+				}
+				r.commitAll("init")
+				r.write("a", "a2 staged\n")
+				r.git("add", "a")
+				r.write("a", "a3 on disk\n")
+				r.write("new", "n1 staged\n")
+				r.git("add", "new")
+				r.write("new", "n2 on disk\n")
+				r.write("gone", "staged then deleted\n")
+				r.git("add", "gone")
+				r.remove("gone")
+				r.git("rm", "-q", "--cached", "b") // untracked now, not ignored: back in
+				r.git("rm", "-q", "--cached", "c") // untracked and ignored: out
+				r.write(".gitignore", "c\nd\n")    // d is tracked: stays in
+				r.git("update-index", "--chmod=+x", "d")
+				return ""
+			},
+			edit: func(r *testRepo, _ string) {
+				r.write("new", "n3\n")
+				r.git("add", "a")
+			},
+		},
+		{
+			name: "deleted-tracked",
+			setup: func(r *testRepo) string {
+				for _, f := range []string{"a", "d/x", "d/y", "e/f/g", "e/h"} {
+					r.write(f, f+"\n")
+				}
+				r.commitAll("init")
+				r.remove("a")
+				r.remove("d")
+				r.remove("e/f/g") // leaves the empty directory e/f
+				return ""
+			},
+			edit: func(r *testRepo, _ string) { r.remove("e") },
+		},
+		{
+			name: "exec-bit",
+			setup: func(r *testRepo) string {
+				r.writeMode("run.sh", "#!/bin/sh\n", 0o755)
+				r.writeMode("plain.txt", "text\n", 0o644)
+				r.writeMode("stays.sh", "#!/bin/sh\n", 0o755)
+				r.commitAll("init")
+				r.chmod("run.sh", 0o644)
+				r.chmod("plain.txt", 0o755)
+				r.writeMode("new.sh", "#!/bin/sh\n", 0o700)
+				r.writeMode("owner-x-only", "x\n", 0o744)
+				r.writeMode("group-other-x", "x\n", 0o611) // owner has no x: 100644
+				r.writeMode("readonly", "x\n", 0o444)
+				return ""
+			},
+			edit: func(r *testRepo, _ string) {
+				r.chmod("run.sh", 0o755)
+				r.chmod("stays.sh", 0o600)
+			},
+		},
+		{
+			name: "filemode-false",
+			setup: func(r *testRepo) string {
+				r.writeMode("run.sh", "#!/bin/sh\n", 0o755)
+				r.writeMode("plain.txt", "text\n", 0o644)
+				r.commitAll("init")
+				r.git("config", "core.fileMode", "false")
+				r.chmod("run.sh", 0o644)   // index mode kept: 100755
+				r.chmod("plain.txt", 0o755) // index mode kept: 100644
+				r.writeMode("new.sh", "#!/bin/sh\n", 0o755)
+				return ""
+			},
+			edit: func(r *testRepo, _ string) { r.write("run.sh", "#!/bin/sh\necho changed\n") },
+		},
+		{
+			name: "symlinks",
+			setup: func(r *testRepo) string {
+				r.write("target.txt", "target\n")
+				r.write("realdir/a", "a\n")
+				r.symlink("target.txt", "link-file")
+				r.symlink("realdir", "link-dir")
+				r.symlink("old-target", "retargeted")
+				r.commitAll("init")
+				r.symlink("nowhere/at/all", "dangling")
+				r.symlink("/etc/passwd", "absolute")
+				r.symlink("../outside", "escapes")
+				r.symlink("sub/../target.txt", "dotdot")
+				r.symlink("link-dir", "chain")
+				r.symlink("realdir/a", "deep/link-in-dir")
+				r.remove("retargeted")
+				r.symlink("new-target", "retargeted")
+				return ""
+			},
+			edit: func(r *testRepo, _ string) {
+				r.write("link-dir/through-link", "written through the link: it is realdir/through-link\n")
+				r.remove("link-file")
+			},
+		},
+		{
+			name: "type-changes",
+			setup: func(r *testRepo) string {
+				r.write("file-to-link", "f\n")
+				r.symlink("file-to-link", "link-to-file")
+				r.write("file-to-dir", "f\n")
+				r.write("dir-to-file/x", "x\n")
+				r.symlink("target", "link-to-dir")
+				r.write("target", "t\n")
+				r.commitAll("init")
+				r.remove("file-to-link")
+				r.symlink("target", "file-to-link")
+				r.remove("link-to-file")
+				r.write("link-to-file", "now a file\n")
+				r.remove("file-to-dir")
+				r.write("file-to-dir/inside", "now a dir\n")
+				r.remove("dir-to-file")
+				r.write("dir-to-file", "now a file\n")
+				r.remove("link-to-dir")
+				r.write("link-to-dir/y", "now a dir\n")
+				return ""
+			},
+		},
+		{
+			name: "permission-and-special-files",
+			setup: func(r *testRepo) string {
+				r.write("a", "a\n")
+				if err := syscall.Mkfifo(r.path("fifo"), 0o644); err != nil {
+					r.t.Fatal(err)
+				}
+				r.write("empty", "")
+				r.mkdir("empty-dir/nested-empty")
+				r.write("sub/.git", "gitdir: nowhere-not-a-repo\n") // skipped by git: a .git entry
+				r.write("sub/file", "kept\n")
+				return ""
+			},
+		},
+		{
+			name: "submodule",
+			setup: func(r *testRepo) string {
+				src := makeSideRepo(r, "subsrc", 2)
+				r.write("top.txt", "top\n")
+				r.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", src, "mod")
+				r.commitAll("add submodule")
+				r.write("mod/dirty-inside", "a submodule's worktree is not snapshotted\n")
+				return ""
+			},
+			edit: func(r *testRepo, _ string) {
+				mod := r.path("mod")
+				r.gitIn(mod, "checkout", "-q", "HEAD~1") // gitlink moves
+			},
+		},
+		{
+			name: "submodule-deinit",
+			setup: func(r *testRepo) string {
+				src := makeSideRepo(r, "subsrc", 1)
+				r.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", src, "mod")
+				r.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", src, "mod2")
+				r.commitAll("add submodules")
+				r.git("submodule", "deinit", "-q", "-f", "mod") // empty directory, gitlink stays
+				return ""
+			},
+			edit: func(r *testRepo, _ string) { r.remove("mod2") }, // gone from disk: gitlink removed
+		},
+		{
+			name: "untracked-nested-repo",
+			setup: func(r *testRepo) string {
+				r.write("top.txt", "top\n")
+				r.commitAll("init")
+				nested := r.path("nested")
+				mustMkdir(r.t, nested)
+				r.gitIn(nested, "init", "-q")
+				mustWrite(r.t, filepath.Join(nested, "inner.txt"), []byte("inner\n"), 0o644)
+				r.gitIn(nested, "add", "-A")
+				r.gitIn(nested, "commit", "-q", "-m", "inner")
+				return ""
+			},
+			edit: func(r *testRepo, _ string) {
+				nested := r.path("nested")
+				mustWrite(r.t, filepath.Join(nested, "inner.txt"), []byte("inner 2\n"), 0o644)
+				r.gitIn(nested, "commit", "-q", "-am", "inner 2")
+			},
+		},
+		{
+			name: "unborn-head-no-index",
+			setup: func(r *testRepo) string {
+				r.write("a.txt", "a\n")
+				r.write("sub/b.txt", "b\n")
+				if _, err := os.Stat(r.path(".git/index")); err == nil {
+					r.t.Fatal("setup: expected no index in a fresh repository")
+				}
+				return ""
+			},
+		},
+		{
+			name: "unborn-head-with-index",
+			setup: func(r *testRepo) string {
+				r.write("a.txt", "a staged\n")
+				r.git("add", "a.txt")
+				r.write("a.txt", "a on disk\n")
+				r.write("b.txt", "b\n")
+				return ""
+			},
+		},
+		{
+			name: "linked-worktree",
+			setup: func(r *testRepo) string {
+				r.write("README", "main\n")
+				r.write("shared.txt", "shared\n")
+				r.commitAll("init")
+				r.write("only-in-main.txt", "untracked in the main worktree\n")
+				wt := filepath.Join(filepath.Dir(r.Root), "wt")
+				r.git("worktree", "add", "-q", "-b", "feature", wt)
+				mustWrite(r.t, filepath.Join(wt, "README"), []byte("feature\n"), 0o644)
+				mustWrite(r.t, filepath.Join(wt, "new.txt"), []byte("new in wt\n"), 0o644)
+				return wt
+			},
+			edit: func(r *testRepo, dir string) {
+				os.Remove(filepath.Join(dir, "shared.txt"))
+			},
+		},
+		{
+			name: "subdirectory",
+			setup: func(r *testRepo) string {
+				r.write("top.txt", "top\n")
+				r.write("a/.gitignore", "*.o\n")
+				r.write("a/b/c.txt", "c\n")
+				r.write("a/b/c.o", "ignored\n")
+				r.write("z/other.txt", "other\n")
+				r.commitAll("init")
+				r.write("top.txt", "changed at the top\n")
+				r.write("z/new.txt", "new elsewhere\n")
+				return r.path("a/b")
+			},
+			edit: func(r *testRepo, _ string) { r.write("a/b/d.txt", "d\n") },
+		},
+		{
+			name: "names",
+			setup: func(r *testRepo) string {
+				for _, f := range []string{
+					"café", "cafe\u0301", "日本語/ファイル.txt", "with space.txt", "dir with space/x",
+					"-rf", "--help", "-", "quote\"d", "back\\slash", "tab\there", "new\nline",
+					"\xff\xfe-invalid-utf8", "emoji-😀", "a-b", "a.b", "a/b", "a0", "a=b", "a b/c",
+					".hidden", "...", "x/.y", "UPPER", "upper", "#hash", "~tilde", "star*", "q?",
+					"[brackets]",
+				} {
+					r.write(f, "name: "+f+"\n")
+				}
+				r.commitAll("names")
+				r.write("-rf", "changed\n")
+				r.write("new\nline", "changed\n")
+				r.write("ünïcödé/ñ.txt", "new\n")
+				return ""
+			},
+		},
+		{
+			name: "big-file",
+			long: true,
+			setup: func(r *testRepo) string {
+				writeBigFile(r.t, r.path("big.bin"), 100<<20, 1)
+				r.write("small.txt", "small\n")
+				return ""
+			},
+			edit: func(r *testRepo, _ string) {
+				f, err := os.OpenFile(r.path("big.bin"), os.O_WRONLY, 0)
+				if err != nil {
+					r.t.Fatal(err)
+				}
+				if _, err := f.WriteAt([]byte("changed in the middle"), 50<<20); err != nil {
+					r.t.Fatal(err)
+				}
+				f.Close()
+			},
+		},
+		{name: "attr-eol-crlf", setup: eolSetup("*.t eol=crlf\n"), edit: eolEdit},
+		{name: "attr-eol-lf", setup: eolSetup("*.t eol=lf\n"), edit: eolEdit},
+		{name: "attr-text-auto", setup: eolSetup("*.t text=auto\n"), edit: eolEdit},
+		{name: "attr-text-auto-eol-crlf", setup: eolSetup("*.t text=auto eol=crlf\n"), edit: eolEdit},
+		{name: "attr-text", setup: eolSetup("*.t text\n"), edit: eolEdit},
+		{name: "attr-minus-text", setup: eolSetup("*.t -text\n", "core.autocrlf=true"), edit: eolEdit},
+		{name: "attr-binary-macro", setup: eolSetup("*.t binary\n", "core.autocrlf=true"), edit: eolEdit},
+		{name: "attr-legacy-crlf", setup: eolSetup("tracked-* crlf\nracy-* -crlf\nmodified-* crlf=input\n"), edit: eolEdit},
+		{name: "attr-unset-and-later-rules", setup: eolSetup("* text\n*.t !text\nnew-* -text\nsub/** text=auto\n", "core.autocrlf=true"), edit: eolEdit},
+		{name: "autocrlf-true", setup: eolSetup("", "core.autocrlf=true"), edit: eolEdit},
+		{name: "autocrlf-input", setup: eolSetup("", "core.autocrlf=input"), edit: eolEdit},
+		{name: "attr-text-auto-core-eol-crlf", setup: eolSetup("*.t text=auto\n", "core.autocrlf=false", "core.eol=crlf"), edit: eolEdit},
+		{name: "autocrlf-true-safecrlf-false", setup: eolSetup("*.t text\n", "core.autocrlf=true", "core.safecrlf=false"), edit: eolEdit},
+		{
+			name: "attr-nested-gitattributes",
+			setup: func(r *testRepo) string {
+				r.write(".gitattributes", "*.txt text\n")
+				r.write("sub/.gitattributes", "*.txt -text\n")
+				r.write("sub/deeper/.gitattributes", "a.txt text\n")
+				for _, f := range []string{"a.txt", "sub/a.txt", "sub/b.txt", "sub/deeper/a.txt", "sub/deeper/b.txt"} {
+					r.write(f, "x\r\ny\r\n")
+				}
+				r.write(".git/info/attributes", "*.info text\n")
+				r.write("z.info", "info\r\n")
+				return ""
+			},
+		},
+		{
+			name: "clean-filter",
+			setup: func(r *testRepo) string {
+				r.git("config", "filter.upper.clean", "tr a-z A-Z")
+				r.git("config", "filter.upper.smudge", "tr A-Z a-z")
+				r.write(".gitattributes", "*.up filter=upper\n*.upt filter=upper text\n*.req filter=notconfigured\n")
+				r.write("a.up", "hello\n")
+				r.write("sub/b.up", "world\n")
+				r.write("c.upt", "ab\r\ncd\r\n")
+				r.write("d.req", "passed through as is\n")
+				r.write("e.txt", "not filtered\n")
+				return ""
+			},
+			edit: func(r *testRepo, _ string) { r.write("a.up", "hello again\n") },
+		},
+		{
+			name: "clean-filter-percent-f",
+			setup: func(r *testRepo) string {
+				r.git("config", "filter.path.clean", "sed -e \"s|^|%f:|\"")
+				r.write(".gitattributes", "*.p filter=path\n")
+				r.write("x.p", "one\ntwo\n")
+				r.write("sub dir/y z.p", "three\n")
+				return ""
+			},
+		},
+		{
+			name: "clean-filter-required-process-less",
+			setup: func(r *testRepo) string {
+				// cat is a valid clean filter; required only matters when it fails.
+				r.git("config", "filter.cat.clean", "cat")
+				r.git("config", "filter.cat.required", "true")
+				r.write(".gitattributes", "*.c filter=cat\n")
+				r.write("x.c", "int x;\r\n")
+				return ""
+			},
+		},
+		{
+			name: "ident",
+			setup: func(r *testRepo) string {
+				r.write(".gitattributes", "*.id ident\n")
+				r.write("a.id", "$Id: 0123456789abcdef $\nand $Id$\n")
+				r.write("b.txt", "$Id: not collapsed without the attribute $\n")
+				return ""
+			},
+		},
+		{
+			name:  "lfs",
+			needs: "git-lfs",
+			setup: func(r *testRepo) string {
+				r.git("lfs", "install", "--local")
+				r.git("lfs", "track", "*.bin")
+				writeBigFile(r.t, r.path("big.bin"), 300<<10, 2)
+				r.write("small.txt", "not lfs\n")
+				r.commitAll("lfs")
+				writeBigFile(r.t, r.path("big.bin"), 300<<10, 3)
+				writeBigFile(r.t, r.path("sub/new.bin"), 10<<10, 4)
+				return ""
+			},
+			edit: func(r *testRepo, _ string) { r.write("tiny.bin", "tiny lfs\n") },
+		},
+	}
+	return cases
+}
+
+// makeSideRepo creates a repository next to r (outside its worktree) with n
+// commits and returns its path.
+func makeSideRepo(r *testRepo, name string, n int) string {
+	r.t.Helper()
+	dir := filepath.Join(filepath.Dir(r.Root), name)
+	mustMkdir(r.t, dir)
+	r.gitIn(dir, "init", "-q")
+	for i := 0; i < n; i++ {
+		mustWrite(r.t, filepath.Join(dir, "file.txt"), []byte(fmt.Sprintf("commit %d\n", i)), 0o644)
+		r.gitIn(dir, "add", "-A")
+		r.gitIn(dir, "commit", "-q", "-m", fmt.Sprintf("c%d", i))
+	}
+	return dir
+}
+
+func appendFile(t testing.TB, p, s string) {
+	t.Helper()
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeBigFile writes size bytes of deterministic, poorly compressible content.
+func writeBigFile(t testing.TB, p string, size int, seed uint64) {
+	t.Helper()
+	mustMkdir(t, filepath.Dir(p))
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	x := seed*0x9E3779B97F4A7C15 + 1
+	for written := 0; written < size; {
+		for i := 0; i+8 <= len(buf); i += 8 {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			for j := 0; j < 8; j++ {
+				buf[i+j] = byte(x >> (8 * j))
+			}
+		}
+		n := min(len(buf), size-written)
+		if _, err := f.Write(buf[:n]); err != nil {
+			t.Fatal(err)
+		}
+		written += n
+	}
+}
+
+// TestRacyModification: a file rewritten within the same second as the
+// previous snapshot, keeping its size, must still be seen; and so must one
+// whose mtime was put back to exactly what the previous snapshot saw (only
+// ctime, inode or a same-second racy check can tell).
+func TestRacyModification(t *testing.T) {
+	r := newRepo(t)
+	r.write("a", "aaaa1\n")
+	r.write("b", "bbbb1\n")
+	r.commitAll("init")
+	repo := openRepo(t, r.Root)
+
+	r.write("a", "aaaa2\n")
+	assertTreeMatchesGit(t, repo, r.Root)
+	r.write("a", "aaaa3\n") // same size, almost surely the same second
+	assertTreeMatchesGit(t, repo, r.Root)
+
+	fi, err := os.Stat(r.path("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertTreeMatchesGit(t, repo, r.Root)
+	r.write("b", "bbbb2\n")
+	r.setMtime("b", fi.ModTime()) // same size, same mtime as the snapshot saw
+	res := assertTreeMatchesGit(t, repo, r.Root)
+	if got := catFile(t, r.Root, res.Tree.String()+":b"); got != "bbbb2\n" {
+		t.Errorf("snapshot after a same-size, same-mtime rewrite has b = %q, want %q", got, "bbbb2\n")
+	}
+
+	// And the reopened engine, reading its private index back from disk, too.
+	r.write("a", "aaaa4\n")
+	again := openRepo(t, r.Root)
+	assertTreeMatchesGit(t, again, r.Root)
+}
+
+// TestPrivateIndexReuse: when nothing changed and no file is racily clean, a
+// second WriteTree re-reads no file; changing one file re-reads one.
+func TestPrivateIndexReuse(t *testing.T) {
+	r := newRepo(t)
+	old := time.Now().Add(-time.Hour)
+	var names []string
+	for i := 0; i < 50; i++ {
+		n := fmt.Sprintf("d%d/f%d.txt", i%5, i)
+		names = append(names, n)
+		r.write(n, fmt.Sprintf("file %d\n", i))
+	}
+	r.commitAll("init")
+	for _, n := range names {
+		r.setMtime(n, old)
+	}
+	repo := openRepo(t, r.Root)
+	first := assertTreeMatchesGit(t, repo, r.Root)
+	if first.Files != 50 {
+		t.Errorf("Files = %d, want 50", first.Files)
+	}
+	second := assertTreeMatchesGit(t, repo, r.Root)
+	if second.Hashed != 0 {
+		t.Errorf("second WriteTree with nothing changed re-read %d files, want 0", second.Hashed)
+	}
+	r.write(names[7], "changed, longer than before\n")
+	r.setMtime(names[7], old.Add(time.Minute))
+	third := assertTreeMatchesGit(t, repo, r.Root)
+	if third.Hashed != 1 {
+		t.Errorf("WriteTree after changing one file re-read %d files, want 1", third.Hashed)
+	}
+	fourth := assertTreeMatchesGit(t, openRepo(t, r.Root), r.Root)
+	if fourth.Hashed != 0 {
+		t.Errorf("reopened WriteTree re-read %d files, want 0 (the private index is kept on disk)", fourth.Hashed)
+	}
+}
+
+func catFile(t testing.TB, dir, obj string) string {
+	t.Helper()
+	out, err := exec.Command("git", "-C", dir, "cat-file", "-p", obj).Output()
+	if err != nil {
+		t.Fatalf("git cat-file -p %s: %v", obj, err)
+	}
+	return string(out)
+}
+
+// TestOpenLocations: Root, GitDir and CommonDir agree with git for the main
+// worktree, a subdirectory, a linked worktree and a submodule.
+func TestOpenLocations(t *testing.T) {
+	r := newRepo(t)
+	r.write("a/b/c", "c\n")
+	r.commitAll("init")
+	wt := filepath.Join(filepath.Dir(r.Root), "wt")
+	r.git("worktree", "add", "-q", "-b", "feature", wt)
+	src := makeSideRepo(r, "subsrc", 1)
+	r.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", src, "mod")
+
+	for _, dir := range []string{r.Root, r.path("a/b"), wt, filepath.Join(wt, "a"), r.path("mod")} {
+		repo := openRepo(t, dir)
+		root := runGit(t, dir, nil, "rev-parse", "--show-toplevel")
+		gitDir := runGit(t, dir, nil, "rev-parse", "--absolute-git-dir")
+		common := runGit(t, dir, nil, "rev-parse", "--path-format=absolute", "--git-common-dir")
+		if repo.Root() != root {
+			t.Errorf("Open(%s).Root() = %q, want %q", dir, repo.Root(), root)
+		}
+		if filepath.Clean(repo.GitDir()) != gitDir {
+			t.Errorf("Open(%s).GitDir() = %q, want %q", dir, repo.GitDir(), gitDir)
+		}
+		if filepath.Clean(repo.CommonDir()) != common {
+			t.Errorf("Open(%s).CommonDir() = %q, want %q", dir, repo.CommonDir(), common)
+		}
+	}
+
+	notRepo := resolvedTempDir(t)
+	if _, err := snapshot.Open(notRepo); !errors.Is(err, snapshot.ErrNotRepository) {
+		t.Errorf("Open(non-repository) error = %v, want ErrNotRepository", err)
+	} else if !strings.Contains(err.Error(), notRepo) {
+		t.Errorf("Open(non-repository) error %q does not name the directory", err)
+	}
+	bare := filepath.Join(resolvedTempDir(t), "bare.git")
+	runGit(t, filepath.Dir(bare), nil, "init", "-q", "--bare", bare)
+	if _, err := snapshot.Open(bare); !errors.Is(err, snapshot.ErrBareRepository) {
+		t.Errorf("Open(bare) error = %v, want ErrBareRepository", err)
+	}
+}
+
+// TestSnapshotCommitAndRef: the commit a snapshot writes is one git reads as
+// the spec says (author, committer, parent, message, tree), and the ref is a
+// compare-and-swap create.
+func TestSnapshotCommitAndRef(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	repo := openRepo(t, r.Root)
+
+	// Unborn HEAD: no parent.
+	r.write("a", "a\n")
+	res, err := repo.Snapshot(ctx, snapshot.SnapshotOptions{Ref: "refs/mulligan/manual/unborn", Message: "first\n"})
+	if err != nil {
+		t.Fatalf("Snapshot on unborn HEAD: %v", err)
+	}
+	if got := r.git("log", "-1", "--format=%P", res.Commit.String()); got != "" {
+		t.Errorf("snapshot on unborn HEAD has parents %q, want none", got)
+	}
+
+	r.commitAll("init")
+	head := r.git("rev-parse", "HEAD")
+	r.write("b", "b\n")
+	res, err = repo.Snapshot(ctx, snapshot.SnapshotOptions{Ref: "refs/mulligan/manual/x1", Message: "hello snapshot\n\nbody line\n"})
+	if err != nil {
+		t.Fatalf("Snapshot: %v", err)
+	}
+	if res.Ref != "refs/mulligan/manual/x1" {
+		t.Errorf("Result.Ref = %q", res.Ref)
+	}
+	if got := r.git("rev-parse", "refs/mulligan/manual/x1"); got != res.Commit.String() {
+		t.Errorf("ref points to %s, Result.Commit = %s", got, res.Commit)
+	}
+	if got, want := gitTreeOf(t, r.Root, res.Commit.String()), gitWriteTree(t, r.Root); got != want || res.Tree.String() != want {
+		t.Errorf("commit tree %s, Result.Tree %s, git write-tree %s", got, res.Tree, want)
+	}
+	if res.Files != 2 {
+		t.Errorf("Result.Files = %d, want 2", res.Files)
+	}
+	info := r.git("log", "-1", "--format=%an <%ae>|%cn <%ce>|%P|%B", res.Commit.String())
+	want := "mulligan <mulligan@localhost>|mulligan <mulligan@localhost>|" + head + "|hello snapshot\n\nbody line"
+	if strings.TrimSpace(info) != want {
+		t.Errorf("git log says %q, want %q", info, want)
+	}
+
+	// An explicit parent wins over HEAD.
+	res2, err := repo.Snapshot(ctx, snapshot.SnapshotOptions{Ref: "refs/mulligan/manual/x2", Message: "m", Parent: res.Commit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.git("log", "-1", "--format=%P", res2.Commit.String()); got != res.Commit.String() {
+		t.Errorf("explicit parent: got parents %q, want %s", got, res.Commit)
+	}
+
+	// The ref is created, never overwritten.
+	if _, err := repo.Snapshot(ctx, snapshot.SnapshotOptions{Ref: "refs/mulligan/manual/x1", Message: "again"}); !errors.Is(err, snapshot.ErrRefConflict) {
+		t.Errorf("Snapshot onto an existing ref: error %v, want ErrRefConflict", err)
+	}
+	if got := r.git("rev-parse", "refs/mulligan/manual/x1"); got != res.Commit.String() {
+		t.Errorf("a refused snapshot moved the ref to %s", got)
+	}
+
+	// No ref: nothing is written under refs/.
+	before := r.git("for-each-ref")
+	if _, err := repo.Snapshot(ctx, snapshot.SnapshotOptions{Message: "no ref"}); err != nil {
+		t.Fatal(err)
+	}
+	if after := r.git("for-each-ref"); after != before {
+		t.Errorf("Snapshot without Ref changed refs:\n%s\n→\n%s", before, after)
+	}
+	gitFsck(t, r.Root)
+}
+
+// TestRefsAgainstGit: refs the engine writes are git's refs, loose or packed,
+// and compare-and-swap means what it says.
+func TestRefsAgainstGit(t *testing.T) {
+	r := newRepo(t)
+	r.write("a", "a\n")
+	r.commitAll("c1")
+	c1 := hash(t, r.git("rev-parse", "HEAD"))
+	r.write("a", "a2\n")
+	r.commitAll("c2")
+	c2 := hash(t, r.git("rev-parse", "HEAD"))
+	repo := openRepo(t, r.Root)
+	var zero plumbing.Hash
+
+	if err := repo.UpdateRef("refs/mulligan/manual/a", c1, zero); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.git("rev-parse", "refs/mulligan/manual/a"); got != c1.String() {
+		t.Errorf("git sees %s, want %s", got, c1)
+	}
+	if err := repo.UpdateRef("refs/mulligan/manual/a", c2, zero); !errors.Is(err, snapshot.ErrRefConflict) {
+		t.Errorf("create over an existing ref: %v, want ErrRefConflict", err)
+	}
+	if err := repo.UpdateRef("refs/mulligan/manual/a", c2, c2); !errors.Is(err, snapshot.ErrRefConflict) {
+		t.Errorf("update with the wrong old value: %v, want ErrRefConflict", err)
+	}
+	if err := repo.UpdateRef("refs/mulligan/manual/a", c2, c1); err != nil {
+		t.Errorf("update with the right old value: %v", err)
+	}
+
+	// Packed by git, then updated and deleted by the engine.
+	if err := repo.UpdateRef("refs/mulligan/undo/p", c1, zero); err != nil {
+		t.Fatal(err)
+	}
+	r.git("pack-refs", "--all")
+	if _, err := os.Stat(r.path(".git/refs/mulligan/undo/p")); err == nil {
+		t.Fatal("setup: git pack-refs left the loose ref")
+	}
+	if got, err := repo.Ref("refs/mulligan/undo/p"); err != nil || got != c1 {
+		t.Errorf("Ref(packed) = %s, %v; want %s", got, err, c1)
+	}
+	if err := repo.UpdateRef("refs/mulligan/undo/p", c2, zero); !errors.Is(err, snapshot.ErrRefConflict) {
+		t.Errorf("create over a packed ref: %v, want ErrRefConflict", err)
+	}
+	if err := repo.UpdateRef("refs/mulligan/undo/p", c2, c1); err != nil {
+		t.Errorf("update a packed ref: %v", err)
+	}
+	if got := r.git("rev-parse", "refs/mulligan/undo/p"); got != c2.String() {
+		t.Errorf("git sees the packed-then-updated ref at %s, want %s", got, c2)
+	}
+	r.git("pack-refs", "--all")
+	if err := repo.DeleteRef("refs/mulligan/undo/p", c1); !errors.Is(err, snapshot.ErrRefConflict) {
+		t.Errorf("delete with the wrong old value: %v, want ErrRefConflict", err)
+	}
+	if err := repo.DeleteRef("refs/mulligan/undo/p", c2); err != nil {
+		t.Errorf("delete a packed ref: %v", err)
+	}
+	if out, err := tryGit(r.Root, nil, "rev-parse", "--verify", "-q", "refs/mulligan/undo/p"); err == nil {
+		t.Errorf("git still sees the deleted packed ref at %s", out)
+	}
+	if _, err := repo.Ref("refs/mulligan/undo/p"); !errors.Is(err, snapshot.ErrRefNotFound) {
+		t.Errorf("Ref(deleted) error = %v, want ErrRefNotFound", err)
+	}
+	if packed, err := os.ReadFile(r.path(".git/packed-refs")); err != nil || !bytes.Contains(packed, []byte("refs/heads/main")) {
+		t.Errorf("deleting one packed ref lost the others: %v\n%s", err, packed)
+	}
+
+	// Refs lists loose and packed refs under a prefix, sorted.
+	for _, n := range []string{"refs/mulligan/runs/b/base", "refs/mulligan/runs/a/base", "refs/mulligan/runs/a/main/1"} {
+		if err := repo.UpdateRef(n, c1, zero); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.git("pack-refs", "--all")
+	if err := repo.UpdateRef("refs/mulligan/runs/a/main/2", c2, zero); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := repo.Refs("refs/mulligan/runs/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name+" "+e.Hash.String())
+	}
+	wantOut := r.git("for-each-ref", "--format=%(refname) %(objectname)", "refs/mulligan/runs/")
+	want := strings.Split(wantOut, "\n")
+	sort.Strings(want)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Refs(refs/mulligan/runs/) =\n%s\nwant (git for-each-ref)\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// A ref cannot be both a file and a directory (git: "'X/1' exists; cannot
+	// create 'X/1/pre'"), whether the other one is loose or packed; the engine
+	// must refuse too, not leave git a ref store it calls broken.
+	for _, packed := range []bool{false, true} {
+		base := fmt.Sprintf("refs/mulligan/df%v/main/1", packed)
+		if err := repo.UpdateRef(base, c1, zero); err != nil {
+			t.Fatal(err)
+		}
+		if err := repo.UpdateRef(base+"x/pre", c1, zero); err != nil {
+			t.Fatal(err)
+		}
+		if packed {
+			r.git("pack-refs", "--all")
+		}
+		if err := repo.UpdateRef(base+"/pre", c2, zero); err == nil {
+			t.Errorf("UpdateRef(%s/pre) succeeded while %s exists (packed: %v); git refuses that", base, base, packed)
+		}
+		if err := repo.UpdateRef(base+"x", c2, zero); err == nil {
+			t.Errorf("UpdateRef(%sx) succeeded while %sx/pre exists (packed: %v); git refuses that", base, base, packed)
+		}
+		if out, err := tryGit(r.Root, nil, "for-each-ref", base+"/", base+"x"); err != nil || out != "" {
+			t.Errorf("git for-each-ref after refused D/F updates: %q, %v", out, err)
+		}
+	}
+
+	if h, err := repo.Head(); err != nil || h != c2 {
+		t.Errorf("Head() = %s, %v; want %s", h, err, c2)
+	}
+}
+
+// TestResolveRevisionAgainstGit: every revision form the API accepts resolves
+// to what `git rev-parse` says.
+func TestResolveRevisionAgainstGit(t *testing.T) {
+	r := newRepo(t)
+	for i := 0; i < 3; i++ {
+		r.write("a", fmt.Sprintf("%d\n", i))
+		r.commitAll(fmt.Sprintf("c%d", i))
+	}
+	repo := openRepo(t, r.Root)
+	head := hash(t, r.git("rev-parse", "HEAD"))
+	if err := repo.UpdateRef("refs/mulligan/manual/x", head, plumbing.ZeroHash); err != nil {
+		t.Fatal(err)
+	}
+	full := head.String()
+	tree := gitTreeOf(t, r.Root, "HEAD")
+	for _, rev := range []string{
+		"HEAD", "main", "refs/heads/main", "HEAD~1", "HEAD^", "HEAD~2", "main~1", full, full[:7], full[:4],
+		"refs/mulligan/manual/x", "mulligan/manual/x", "mulligan/manual/x~1", "HEAD^{tree}", full + "^{tree}",
+		tree, tree[:8], "HEAD~1^{tree}",
+	} {
+		gotTree, gotCommit, err := repo.ResolveRevision(rev)
+		if err != nil {
+			t.Errorf("ResolveRevision(%q): %v", rev, err)
+			continue
+		}
+		if want := gitTreeOf(t, r.Root, rev); gotTree.String() != want {
+			t.Errorf("ResolveRevision(%q) tree = %s, git says %s", rev, gotTree, want)
+		}
+		wantCommit := ""
+		if c, err := tryGit(r.Root, nil, "rev-parse", "--verify", "-q", rev+"^{commit}"); err == nil {
+			wantCommit = c
+		}
+		if wantCommit == "" && !gotCommit.IsZero() {
+			t.Errorf("ResolveRevision(%q) commit = %s, want zero (a tree)", rev, gotCommit)
+		}
+		if wantCommit != "" && gotCommit.String() != wantCommit {
+			t.Errorf("ResolveRevision(%q) commit = %s, git says %s", rev, gotCommit, wantCommit)
+		}
+	}
+	for _, rev := range []string{"nope", "HEAD~9", full[:3], "refs/heads/none", "", "HEAD^{blob}x"} {
+		if _, _, err := repo.ResolveRevision(rev); !errors.Is(err, snapshot.ErrBadRevision) {
+			t.Errorf("ResolveRevision(%q) error = %v, want ErrBadRevision", rev, err)
+		}
+	}
+}
