@@ -1,0 +1,59 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/attempt/store/storetest"
+)
+
+var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+
+func openDB(t *testing.T) (*store.DB, *storetest.Clock) {
+	t.Helper()
+	clock := storetest.NewClock(t0)
+	return storetest.OpenTemp(t, store.WithClock(clock.Now)), clock
+}
+
+func update(t *testing.T, db *store.DB, fn func(tx *store.Tx) error) {
+	t.Helper()
+	if err := db.Update(context.Background(), fn); err != nil {
+		t.Fatalf("update: %v", err)
+	}
+}
+
+func view(t *testing.T, db *store.DB, fn func(tx *store.Tx) error) {
+	t.Helper()
+	if err := db.View(context.Background(), fn); err != nil {
+		t.Fatalf("view: %v", err)
+	}
+}
+
+// newRun is a run of two tasks, b needing a.
+func newRun(id string) *store.Run {
+	return &store.Run{
+		ID: id, Worktree: "/w", GitDir: "/w/.git", TaskFile: "mulligan.yaml",
+		TaskFileHash: "sha256:00", TaskFileContent: []byte("version: 1\n"),
+		BaseRef: "refs/mulligan/runs/" + id + "/base", BaseTree: "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+		Tasks: []store.Task{{ID: "a"}, {ID: "b", Needs: []string{"a"}}},
+	}
+}
+
+func insertRun(t *testing.T, db *store.DB, r *store.Run) {
+	t.Helper()
+	update(t, db, func(tx *store.Tx) error { return tx.InsertRun(r) })
+}
+
+func getRun(t *testing.T, db *store.DB, id string) *store.Run {
+	t.Helper()
+	var r *store.Run
+	view(t, db, func(tx *store.Tx) (err error) {
+		r, err = tx.GetRun(id)
+		return err
+	})
+	return r
+}
+
+var ctx = context.Background()

@@ -1,0 +1,259 @@
+// Package store owns mulligan's history: the SQLite database under the git common dir that
+// records every run, task, attempt, event, disabled agent and worktree lock, and the owner
+// fencing that lets exactly one runner process write a run at a time.
+//
+// It records what the runner decided and answers what ls, show and events ask; it must never
+// decide policy, run agents, touch the working tree or git refs, or scrub output (the printers
+// scrub secrets). Every write happens inside Update's transaction, so a process killed at any
+// moment leaves the database as of its last commit.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// DB is an open history database. It is safe for concurrent use.
+type DB struct {
+	path string
+	// w holds the one connection that writes: its transactions begin IMMEDIATE, so a writer
+	// takes the write lock up front instead of failing with SQLITE_BUSY half-way through when
+	// it upgrades from reading. One connection also serialises writers inside this process
+	// without spending busy_timeout on each other.
+	w *sql.DB
+	// r holds query_only connections for View: in WAL mode readers never wait for the writer.
+	r   *sql.DB
+	now func() time.Time
+}
+
+// Option configures Open.
+type Option func(*DB)
+
+// WithClock replaces time.Now for every timestamp the store writes (tests, replay).
+func WithClock(now func() time.Time) Option {
+	return func(db *DB) { db.now = now }
+}
+
+// DefaultPath is where a repository's database lives: <commonDir>/mulligan/mulligan.db.
+func DefaultPath(commonDir string) string {
+	return filepath.Join(commonDir, "mulligan", "mulligan.db")
+}
+
+// Open opens (creating if needed) the database at path and applies pending migrations. The
+// directory is created 0700 and the file 0600: attempts hold prompts, which may hold secrets.
+func Open(path string, opts ...Option) (*DB, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open history database: %w", err)
+	}
+	db := &DB{path: abs, now: time.Now}
+	for _, o := range opts {
+		o(db)
+	}
+	if err := prepareFile(abs); err != nil {
+		return nil, fmt.Errorf("open history database: %w", err)
+	}
+	// synchronous=NORMAL: in WAL mode a commit is appended to the -wal file without an fsync;
+	// the data is in the kernel's page cache the moment COMMIT returns, so a killed process
+	// (kill -9, panic, OOM) loses nothing. Only a power cut or kernel crash can lose the last
+	// few commits, and even then the database stays consistent (never corrupt). FULL would add
+	// an fsync per state change for a guarantee a history database does not need.
+	const pragmas = "_foreign_keys=on&_busy_timeout=5000&_journal_mode=WAL&_synchronous=NORMAL"
+	uri := "file:" + escapeURIPath(abs) + "?" + pragmas
+	db.w, err = sql.Open("sqlite3", uri+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("open history database: %w", err)
+	}
+	db.w.SetMaxOpenConns(1)
+	db.w.SetMaxIdleConns(1)
+	db.w.SetConnMaxLifetime(0)
+	db.w.SetConnMaxIdleTime(0)
+	if err := db.migrate(context.Background()); err != nil {
+		db.w.Close()
+		return nil, fmt.Errorf("open history database %s: %w", abs, err)
+	}
+	db.r, err = sql.Open("sqlite3", uri+"&_txlock=deferred&_query_only=true")
+	if err != nil {
+		db.w.Close()
+		return nil, fmt.Errorf("open history database: %w", err)
+	}
+	db.r.SetMaxOpenConns(4)
+	db.r.SetMaxIdleConns(4)
+	// SQLite gives -wal and -shm the main file's mode; tighten them anyway in case a file
+	// system or an older file had looser bits.
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if err := os.Chmod(abs+suffix, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
+			db.Close()
+			return nil, fmt.Errorf("open history database: %w", err)
+		}
+	}
+	return db, nil
+}
+
+// prepareFile creates the directory 0700 and the empty database file 0600 before SQLite opens
+// it, so the file never exists with the umask's looser mode.
+func prepareFile(path string) error {
+	dir := filepath.Dir(path)
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+		// MkdirAll honours the umask; a umask of 0 or 077 is fine, anything odd is not.
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return err
+		}
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	st, err := f.Stat()
+	if err == nil && st.Size() == 0 {
+		err = f.Chmod(0o600)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// escapeURIPath escapes the characters that would end or corrupt the path part of an SQLite
+// file: URI; a git directory may well contain '#' or '%'.
+func escapeURIPath(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; c {
+		case '%', '?', '#':
+			fmt.Fprintf(&b, "%%%02X", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// Path is the database file's absolute path.
+func (db *DB) Path() string { return db.path }
+
+// Now is the store's clock, truncated to the millisecond precision timestamps are stored at.
+func (db *DB) Now() time.Time { return db.now().UTC().Truncate(time.Millisecond) }
+
+// Close closes the database. The WAL is checkpointed by SQLite when the last connection closes.
+func (db *DB) Close() error {
+	var errs []error
+	if db.r != nil {
+		errs = append(errs, db.r.Close())
+	}
+	if db.w != nil {
+		errs = append(errs, db.w.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// busyTries bounds how often Update starts over after SQLITE_BUSY. Each try already waited
+// busy_timeout (5 s) inside SQLite, so giving up after a few means another process has held
+// the write lock for most of a minute, which is a bug to report, not a wait to prolong.
+const busyTries = 5
+
+// Update runs fn in one write transaction (BEGIN IMMEDIATE … COMMIT). If fn returns an error
+// the transaction is rolled back and that error returned unchanged. When the database stays
+// locked by another process past busy_timeout, the whole transaction is retried from the
+// start, so fn must not have effects outside tx that cannot be repeated. Do not call Update
+// or View from inside fn.
+func (db *DB) Update(ctx context.Context, fn func(tx *Tx) error) error {
+	for try := 1; ; try++ {
+		err := db.run(ctx, db.w, true, fn)
+		if !isBusy(err) || try == busyTries {
+			return err
+		}
+		// jitter so two processes that collided do not collide again in lockstep
+		d := time.Duration(try)*50*time.Millisecond + rand.N(50*time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(d):
+		}
+	}
+}
+
+// View runs fn in one read transaction: every query in fn sees the same snapshot.
+func (db *DB) View(ctx context.Context, fn func(tx *Tx) error) error {
+	for try := 1; ; try++ {
+		err := db.run(ctx, db.r, false, fn)
+		if !isBusy(err) || try == busyTries {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(try) * 20 * time.Millisecond):
+		}
+	}
+}
+
+func (db *DB) run(ctx context.Context, pool *sql.DB, write bool, fn func(tx *Tx) error) (err error) {
+	stx, err := pool.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			stx.Rollback()
+		}
+	}()
+	tx := &Tx{ctx: ctx, tx: stx, now: db.Now, write: write}
+	if err := fn(tx); err != nil {
+		return err
+	}
+	done = true
+	if err := stx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+func isBusy(err error) bool {
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		return se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked
+	}
+	return false
+}
+
+// Tx is one transaction, valid only inside the Update or View callback that received it.
+type Tx struct {
+	ctx   context.Context
+	tx    *sql.Tx
+	now   func() time.Time
+	write bool
+}
+
+// Now is the store's clock (see DB.Now).
+func (tx *Tx) Now() time.Time { return tx.now() }
+
+func (tx *Tx) exec(query string, args ...any) (sql.Result, error) {
+	if !tx.write {
+		return nil, errReadOnly
+	}
+	return tx.tx.ExecContext(tx.ctx, query, args...)
+}
+
+func (tx *Tx) query(query string, args ...any) (*sql.Rows, error) {
+	return tx.tx.QueryContext(tx.ctx, query, args...)
+}
+
+func (tx *Tx) queryRow(query string, args ...any) *sql.Row {
+	return tx.tx.QueryRowContext(tx.ctx, query, args...)
+}
+
+var errReadOnly = errors.New("write inside a read-only transaction (use Update, not View)")

@@ -1,0 +1,270 @@
+package store
+
+import (
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+const taskCols = `run_id, id, ord, state, reason, needs_json, resume_at, consecutive_failures,
+	retries_used, base_tree, started_at, finished_at`
+
+func scanTask(sc scanner) (Task, error) {
+	var (
+		t                         Task
+		needs                     string
+		resume, started, finished sql.Null[int64]
+	)
+	err := sc.Scan(&t.RunID, &t.ID, &t.Ord, &t.State, &t.Reason, &needs, &resume,
+		&t.ConsecutiveFailures, &t.RetriesUsed, &t.BaseTree, &started, &finished)
+	if err != nil {
+		return t, err
+	}
+	if err := json.Unmarshal([]byte(needs), &t.Needs); err != nil {
+		return t, fmt.Errorf("task %s/%s: needs: %w", t.RunID, t.ID, err)
+	}
+	t.ResumeAt, t.StartedAt, t.FinishedAt = fromNullMS(resume), fromNullMS(started), fromNullMS(finished)
+	return t, nil
+}
+
+func (tx *Tx) tasks(where string, args ...any) ([]Task, error) {
+	rows, err := tx.query(`SELECT `+taskCols+` FROM tasks `+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Task
+	for rows.Next() {
+		t, err := scanTask(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// InsertTask records a task of an existing run. State defaults to pending.
+func (tx *Tx) InsertTask(t *Task) error {
+	if !taskIDRe.MatchString(t.ID) {
+		return fmt.Errorf("insert task %q: id is not [A-Za-z0-9._-]+", t.ID)
+	}
+	if t.State == "" {
+		t.State = TaskPending
+	}
+	if err := checkState("task", t.State, taskStates); err != nil {
+		return fmt.Errorf("insert task %s/%s: %w", t.RunID, t.ID, err)
+	}
+	needs, err := marshalNeeds(t.Needs)
+	if err != nil {
+		return fmt.Errorf("insert task %s/%s: %w", t.RunID, t.ID, err)
+	}
+	_, err = tx.exec(`INSERT INTO tasks (`+taskCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		t.RunID, t.ID, t.Ord, t.State, t.Reason, needs, msOrNil(t.ResumeAt), t.ConsecutiveFailures,
+		t.RetriesUsed, t.BaseTree, msOrNil(t.StartedAt), msOrNil(t.FinishedAt))
+	if err != nil {
+		return fmt.Errorf("insert task %s/%s: %w", t.RunID, t.ID, err)
+	}
+	return nil
+}
+
+// SetTaskState sets a task's state, reason and resume_at (nil clears it). Entering running
+// stamps started_at the first time; a finished state (succeeded, failed, skipped, cancelled)
+// stamps finished_at and any other clears it.
+func (tx *Tx) SetTaskState(run, task, state, reason string, resumeAt *time.Time) error {
+	if err := checkState("task", state, taskStates); err != nil {
+		return fmt.Errorf("set task %s/%s state: %w", run, task, err)
+	}
+	now := ms(tx.now())
+	var finished any
+	if TaskFinished(state) {
+		finished = now
+	}
+	res, err := tx.exec(`UPDATE tasks SET state = ?, reason = ?, resume_at = ?,
+			started_at = CASE WHEN ? = 'running' THEN coalesce(started_at, ?) ELSE started_at END,
+			finished_at = ?
+		WHERE run_id = ? AND id = ?`,
+		state, reason, msOrNil(resumeAt), state, now, finished, run, task)
+	return checkOne(res, err, "set task state", "task "+run+"/"+task)
+}
+
+// UpdateTask writes every field of t (not its attempts).
+func (tx *Tx) UpdateTask(t *Task) error {
+	if err := checkState("task", t.State, taskStates); err != nil {
+		return fmt.Errorf("update task %s/%s: %w", t.RunID, t.ID, err)
+	}
+	needs, err := marshalNeeds(t.Needs)
+	if err != nil {
+		return fmt.Errorf("update task %s/%s: %w", t.RunID, t.ID, err)
+	}
+	res, err := tx.exec(`UPDATE tasks SET ord = ?, state = ?, reason = ?, needs_json = ?,
+			resume_at = ?, consecutive_failures = ?, retries_used = ?, base_tree = ?,
+			started_at = ?, finished_at = ?
+		WHERE run_id = ? AND id = ?`,
+		t.Ord, t.State, t.Reason, needs, msOrNil(t.ResumeAt), t.ConsecutiveFailures, t.RetriesUsed,
+		t.BaseTree, msOrNil(t.StartedAt), msOrNil(t.FinishedAt), t.RunID, t.ID)
+	return checkOne(res, err, "update task", "task "+t.RunID+"/"+t.ID)
+}
+
+// GetTask returns one task with its attempts in number order.
+func (tx *Tx) GetTask(run, task string) (*Task, error) {
+	ts, err := tx.tasks(`WHERE run_id = ? AND id = ?`, run, task)
+	if err != nil {
+		return nil, fmt.Errorf("read task %s/%s: %w", run, task, err)
+	}
+	if len(ts) == 0 {
+		return nil, fmt.Errorf("task %s/%s: %w", run, task, ErrNotFound)
+	}
+	t := ts[0]
+	t.Attempts, err = tx.attempts(`WHERE run_id = ? AND task_id = ? ORDER BY n`, run, task)
+	if err != nil {
+		return nil, fmt.Errorf("read task %s/%s: %w", run, task, err)
+	}
+	return &t, nil
+}
+
+const attemptCols = `run_id, task_id, n, agent, state, class, code, message, hint,
+	retry_after_ms, retry_eligible, counted, exit_code, started_at, finished_at, duration_ms,
+	pre_ref, pre_tree, ref, tree, files_changed, schema_retries, tokens_in, tokens_out,
+	cost_usd, prompt, log`
+
+func scanAttempt(sc scanner) (Attempt, error) {
+	var (
+		a                                   Attempt
+		retryAfter, duration, tokIn, tokOut sql.Null[int64]
+		eligible                            sql.Null[bool]
+		exit, files                         sql.Null[int]
+		started                             int64
+		finished                            sql.Null[int64]
+		cost                                sql.Null[float64]
+	)
+	err := sc.Scan(&a.RunID, &a.TaskID, &a.N, &a.Agent, &a.State, &a.Class, &a.Code, &a.Message,
+		&a.Hint, &retryAfter, &eligible, &a.Counted, &exit, &started, &finished, &duration,
+		&a.PreRef, &a.PreTree, &a.Ref, &a.Tree, &files, &a.SchemaRetries, &tokIn, &tokOut,
+		&cost, &a.Prompt, &a.Log)
+	if err != nil {
+		return a, err
+	}
+	a.RetryAfterMS, a.RetryEligible, a.ExitCode = fromNull(retryAfter), fromNull(eligible), fromNull(exit)
+	a.StartedAt, a.FinishedAt, a.DurationMS = fromMS(started), fromNullMS(finished), fromNull(duration)
+	a.FilesChanged, a.TokensIn, a.TokensOut, a.CostUSD = fromNull(files), fromNull(tokIn), fromNull(tokOut), fromNull(cost)
+	return a, nil
+}
+
+func (tx *Tx) attempts(where string, args ...any) ([]Attempt, error) {
+	rows, err := tx.query(`SELECT `+attemptCols+` FROM attempts `+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Attempt
+	for rows.Next() {
+		a, err := scanAttempt(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// NextAttemptNumber is one more than the highest attempt number the task ever had, so
+// numbers are never reused, not even after timetravel superseded the later attempts.
+func (tx *Tx) NextAttemptNumber(run, task string) (int, error) {
+	var n int
+	err := tx.queryRow(`SELECT coalesce(max(n), 0) + 1 FROM attempts WHERE run_id = ? AND task_id = ?`,
+		run, task).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("next attempt of %s/%s: %w", run, task, err)
+	}
+	return n, nil
+}
+
+// InsertAttempt records a new attempt. N 0 means the next number (a.N is set); State
+// defaults to running and StartedAt to now.
+func (tx *Tx) InsertAttempt(a *Attempt) error {
+	if a.N == 0 {
+		n, err := tx.NextAttemptNumber(a.RunID, a.TaskID)
+		if err != nil {
+			return err
+		}
+		a.N = n
+	}
+	if a.State == "" {
+		a.State = AttemptRunning
+	}
+	if a.StartedAt.IsZero() {
+		a.StartedAt = tx.now()
+	}
+	if err := checkAttempt(a); err != nil {
+		return fmt.Errorf("insert attempt %s/%s@%d: %w", a.RunID, a.TaskID, a.N, err)
+	}
+	_, err := tx.exec(`INSERT INTO attempts (`+attemptCols+`) VALUES
+		(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		a.RunID, a.TaskID, a.N, a.Agent, a.State, a.Class, a.Code, a.Message, a.Hint,
+		orNil(a.RetryAfterMS), orNil(a.RetryEligible), a.Counted, orNil(a.ExitCode),
+		ms(a.StartedAt), msOrNil(a.FinishedAt), orNil(a.DurationMS), a.PreRef, a.PreTree, a.Ref,
+		a.Tree, orNil(a.FilesChanged), a.SchemaRetries, orNil(a.TokensIn), orNil(a.TokensOut),
+		orNil(a.CostUSD), a.Prompt, a.Log)
+	if err != nil {
+		return fmt.Errorf("insert attempt %s/%s@%d: %w", a.RunID, a.TaskID, a.N, err)
+	}
+	return nil
+}
+
+func checkAttempt(a *Attempt) error {
+	if a.N < 1 {
+		return errors.New("attempt numbers start at 1")
+	}
+	return checkState("attempt", a.State, attemptStates)
+}
+
+// UpdateAttempt writes every field of a, found by (RunID, TaskID, N). A nil DurationMS is
+// computed from StartedAt and FinishedAt when the attempt has finished.
+func (tx *Tx) UpdateAttempt(a *Attempt) error {
+	if err := checkAttempt(a); err != nil {
+		return fmt.Errorf("update attempt %s/%s@%d: %w", a.RunID, a.TaskID, a.N, err)
+	}
+	if a.DurationMS == nil && a.FinishedAt != nil && !a.StartedAt.IsZero() {
+		d := a.FinishedAt.Sub(a.StartedAt).Milliseconds()
+		a.DurationMS = &d
+	}
+	res, err := tx.exec(`UPDATE attempts SET agent = ?, state = ?, class = ?, code = ?,
+			message = ?, hint = ?, retry_after_ms = ?, retry_eligible = ?, counted = ?,
+			exit_code = ?, started_at = ?, finished_at = ?, duration_ms = ?, pre_ref = ?,
+			pre_tree = ?, ref = ?, tree = ?, files_changed = ?, schema_retries = ?,
+			tokens_in = ?, tokens_out = ?, cost_usd = ?, prompt = ?, log = ?
+		WHERE run_id = ? AND task_id = ? AND n = ?`,
+		a.Agent, a.State, a.Class, a.Code, a.Message, a.Hint, orNil(a.RetryAfterMS),
+		orNil(a.RetryEligible), a.Counted, orNil(a.ExitCode), ms(a.StartedAt),
+		msOrNil(a.FinishedAt), orNil(a.DurationMS), a.PreRef, a.PreTree, a.Ref, a.Tree,
+		orNil(a.FilesChanged), a.SchemaRetries, orNil(a.TokensIn), orNil(a.TokensOut),
+		orNil(a.CostUSD), a.Prompt, a.Log, a.RunID, a.TaskID, a.N)
+	return checkOne(res, err, "update attempt", fmt.Sprintf("attempt %s/%s@%d", a.RunID, a.TaskID, a.N))
+}
+
+// Attempt returns attempt n of the task.
+func (tx *Tx) Attempt(run, task string, n int) (*Attempt, error) {
+	as, err := tx.attempts(`WHERE run_id = ? AND task_id = ? AND n = ?`, run, task, n)
+	if err != nil {
+		return nil, fmt.Errorf("read attempt %s/%s@%d: %w", run, task, n, err)
+	}
+	if len(as) == 0 {
+		return nil, fmt.Errorf("attempt %s/%s@%d: %w", run, task, n, ErrNotFound)
+	}
+	return &as[0], nil
+}
+
+// LatestAttempt returns the task's highest-numbered attempt, whatever its state.
+func (tx *Tx) LatestAttempt(run, task string) (*Attempt, error) {
+	as, err := tx.attempts(`WHERE run_id = ? AND task_id = ? ORDER BY n DESC LIMIT 1`, run, task)
+	if err != nil {
+		return nil, fmt.Errorf("read latest attempt of %s/%s: %w", run, task, err)
+	}
+	if len(as) == 0 {
+		return nil, fmt.Errorf("task %s/%s has no attempts: %w", run, task, ErrNotFound)
+	}
+	return &as[0], nil
+}
