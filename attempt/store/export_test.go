@@ -23,3 +23,24 @@ var ParseProcStatForTest = func(b []byte) (state byte, ticks uint64, err error) 
 	st, err := parseProcStat(b)
 	return st.state, st.startTicks, err
 }
+
+const ListRunsSQLForTest = listRunsSQL
+
+// QueryPlanForTest returns the EXPLAIN QUERY PLAN lines of q.
+func (tx *Tx) QueryPlanForTest(q string, args ...any) ([]string, error) {
+	rows, err := tx.query("EXPLAIN QUERY PLAN "+q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			return nil, err
+		}
+		out = append(out, detail)
+	}
+	return out, rows.Err()
+}

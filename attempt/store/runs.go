@@ -254,23 +254,25 @@ func (tx *Tx) UpdateRun(r *Run) error {
 	return checkOne(res, err, "update run", "run "+r.ID)
 }
 
-// ListRuns returns up to limit runs (all when limit <= 0), newest first, with their task and
-// attempt counts and spend sums.
-func (tx *Tx) ListRuns(limit int) ([]RunSummary, error) {
-	if limit <= 0 {
-		limit = -1 // SQLite: no limit
-	}
-	// Correlated subqueries, not a join with GROUP BY: each one is a range scan of the
-	// primary key of tasks or attempts for one run, so the cost follows the page size, not
-	// the size of the history.
-	rows, err := tx.query(`SELECT r.id, r.state, r.reason, r.worktree, r.started_at,
+// listRunsSQL uses correlated subqueries, not a join with GROUP BY: each is a range scan of
+// the primary key of tasks or attempts for one run, so the cost follows the page size, not
+// the size of the history.
+const listRunsSQL = `SELECT r.id, r.state, r.reason, r.worktree, r.started_at,
 			r.finished_at, r.pruned,
 			(SELECT count(*) FROM tasks t WHERE t.run_id = r.id),
 			(SELECT count(*) FROM attempts a WHERE a.run_id = r.id),
 			(SELECT sum(a.tokens_in) FROM attempts a WHERE a.run_id = r.id),
 			(SELECT sum(a.tokens_out) FROM attempts a WHERE a.run_id = r.id),
 			(SELECT sum(a.cost_usd) FROM attempts a WHERE a.run_id = r.id)
-		FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT ?`, limit)
+		FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT ?`
+
+// ListRuns returns up to limit runs (all when limit <= 0), newest first, with their task and
+// attempt counts and spend sums.
+func (tx *Tx) ListRuns(limit int) ([]RunSummary, error) {
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	rows, err := tx.query(listRunsSQL, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
