@@ -23,7 +23,7 @@ func normalizeArgs(app *cli.App, argv []string) (normalized, error) {
 		return normalized{Args: append([]string{"mulligan"}, argv...)}, nil
 	}
 	var global, positional, rest []string
-	var path []*cli.Command // the command and its subcommands, outermost first
+	var path []*cli.Command   // the command and its subcommands, outermost first
 	var levelFlags [][]string // levelFlags[i]: the flags of path[i]
 
 	for i := 0; i < len(argv); i++ {

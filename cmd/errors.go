@@ -57,6 +57,18 @@ func withHint(code int, err error, hints ...string) *Error {
 	return &Error{Code: code, Msg: err.Error(), Hints: hints, Err: err}
 }
 
+// multiError is several errors reported at once (every problem of a task file); its exit code
+// is the first one's.
+type multiError struct{ errs []*Error }
+
+func (m *multiError) Error() string {
+	lines := make([]string, len(m.errs))
+	for i, e := range m.errs {
+		lines[i] = e.Msg
+	}
+	return strings.Join(lines, "\n")
+}
+
 // errReported means the error has already been printed in full (a list of authoring errors, say);
 // Main only turns it into its exit code.
 type reportedError struct{ code int }
@@ -81,6 +93,10 @@ func exitCode(err error) int {
 	if errors.As(err, &re) {
 		return re.code
 	}
+	var m *multiError
+	if errors.As(err, &m) && len(m.errs) > 0 {
+		return m.errs[0].Code
+	}
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code
@@ -93,6 +109,13 @@ func printError(w io.Writer, err error) {
 	var ee exitError
 	var re reportedError
 	if err == nil || errors.As(err, &ee) || errors.As(err, &re) {
+		return
+	}
+	var m *multiError
+	if errors.As(err, &m) {
+		for _, e := range m.errs {
+			printError(w, e)
+		}
 		return
 	}
 	msg := strings.TrimRight(err.Error(), ".\n ")

@@ -50,12 +50,12 @@ func Run(ctx context.Context, args []string, ios *IOStreams) int {
 
 func newApp(g *globals) *cli.App {
 	app := &cli.App{
-		Name:                 "mulligan",
-		Usage:                "run coding agents in a git working tree, with a snapshot of every attempt",
-		HideVersion:          true,
-		Writer:               g.io.Out,
-		ErrWriter:            g.io.ErrOut,
-		EnableBashCompletion: false,
+		Name:                  "mulligan",
+		Usage:                 "run coding agents in a git working tree, with a snapshot of every attempt",
+		HideVersion:           true,
+		Writer:                g.io.Out,
+		ErrWriter:             g.io.ErrOut,
+		EnableBashCompletion:  false,
 		CustomAppHelpTemplate: cli.AppHelpTemplate + "\n" + exitCodeHelp,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "C", Usage: "run as if started in `DIR`"},
@@ -105,6 +105,12 @@ func setUsageErrors(c *cli.Command) {
 // commands is the list of commands, in the order `--help` shows them.
 func commands(g *globals) []*cli.Command {
 	return []*cli.Command{
+		runCommand(g),
+		lsCommand(g),
+		showCommand(g),
+		logsCommand(g),
+		eventsCommand(g),
+		resumeCommand(g),
 		snapshotCommand(g),
 		restoreCommand(g),
 		undoCommand(g),
@@ -126,7 +132,8 @@ func unknownCommand(app *cli.App, name string) error {
 // mapError turns the errors of other packages into *Error values with their exit codes and hints.
 func mapError(err error) error {
 	var e *Error
-	if errors.As(err, &e) {
+	var multi *multiError
+	if errors.As(err, &e) || errors.As(err, &multi) {
 		return err
 	}
 	for _, m := range errorMappers {

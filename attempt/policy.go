@@ -1,0 +1,85 @@
+package attempt
+
+import (
+	"fmt"
+	"time"
+)
+
+// Action is what the policy decides after an attempt.
+type Action int
+
+const (
+	ActSucceed Action = iota // the task succeeded
+	ActRetry                 // another attempt after Delay
+	ActFail                  // the task ends failed
+	ActBlock                 // the task is held blocked for a decision (Reason says why)
+	ActCancel                // the task ends cancelled
+)
+
+// Block reasons (task.state_changed's reason).
+const (
+	ReasonAsk              = "ask"
+	ReasonRetriesExhausted = "retries-exhausted"
+	ReasonCircuitTripped   = "circuit-tripped"
+	ReasonDepsFailed       = "deps-failed"
+	ReasonNotRetryable     = "not-retryable"
+	ReasonRestoreConflict  = "restore-conflict"
+	ReasonResumeExhausted  = "resume-exhausted"
+)
+
+// Counters are a task's running tallies the policy reads.
+type Counters struct {
+	RetriesUsed         int // automatic retries already scheduled
+	ConsecutiveFailures int // counted failures in a row, this one included
+}
+
+// Decision is the policy's verdict on one finished attempt.
+type Decision struct {
+	Action  Action
+	Reason  string
+	Delay   time.Duration
+	Failure *Failure // the failure as finally recorded (a retry past the deadline becomes budget_exhausted)
+}
+
+// Decide applies SPEC §4's policy to a finished attempt. failure is nil for a success. now and
+// deadlineAt (zero: no deadline) bound the next retry; rnd is the jitter source.
+func Decide(t *Task, failure *Failure, c Counters, now, deadlineAt time.Time, rnd func() float64) Decision {
+	if failure == nil {
+		return Decision{Action: ActSucceed}
+	}
+	if failure.Class == ClassCancellation {
+		return Decision{Action: ActCancel, Failure: failure}
+	}
+	eligible := failure.RetryEligible
+	switch t.OnFailure {
+	case OnFailureAsk:
+		// Operator prompts count toward the breaker like automatic retries do.
+		if c.ConsecutiveFailures >= t.MaxConsecutiveFailures {
+			return Decision{Action: ActBlock, Reason: ReasonCircuitTripped, Failure: failure}
+		}
+		return Decision{Action: ActBlock, Reason: ReasonAsk, Failure: failure}
+	case OnFailureRetry:
+		if !eligible {
+			return Decision{Action: ActFail, Reason: ReasonNotRetryable, Failure: failure}
+		}
+		if c.RetriesUsed >= t.Retries {
+			return Decision{Action: ActBlock, Reason: ReasonRetriesExhausted, Failure: failure}
+		}
+		if c.ConsecutiveFailures >= t.MaxConsecutiveFailures {
+			return Decision{Action: ActBlock, Reason: ReasonCircuitTripped, Failure: failure}
+		}
+		delay := t.Backoff.Delay(c.RetriesUsed+1, failure.RetryAfter, rnd)
+		if !deadlineAt.IsZero() && now.Add(delay).After(deadlineAt) {
+			exhausted := *failure
+			exhausted.Class = ClassBudgetExhausted
+			exhausted.Code = CodeDeadline
+			exhausted.Message = fmt.Sprintf("the deadline passes before retry %d could start (after %s: %s)",
+				c.RetriesUsed+1, failure.Class, failure.Message)
+			exhausted.RetryEligible = false
+			return Decision{Action: ActFail, Reason: string(ClassBudgetExhausted), Failure: &exhausted}
+		}
+		return Decision{Action: ActRetry, Delay: delay, Failure: failure}
+	default:
+		return Decision{Action: ActFail, Failure: failure}
+	}
+}

@@ -1,0 +1,62 @@
+package attempt
+
+import (
+	"testing"
+	"time"
+)
+
+func policyTask(onFailure string, retries, breaker int) *Task {
+	return &Task{ID: "t", OnFailure: onFailure, Retries: retries, MaxConsecutiveFailures: breaker,
+		Backoff: Backoff{Kind: "fixed", Initial: time.Second, Max: time.Minute, Jitter: "none"}}
+}
+
+func TestDecide(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	fail := &Failure{Class: ClassAgentExit, Message: "exit 1", RetryEligible: true}
+	notEligible := &Failure{Class: ClassAgentMissing, Message: "no such agent", RetryEligible: false}
+	half := func() float64 { return 0.5 }
+	cases := []struct {
+		name     string
+		task     *Task
+		failure  *Failure
+		c        Counters
+		deadline time.Time
+		action   Action
+		reason   string
+		class    Class
+	}{
+		{"success", policyTask("retry", 2, 3), nil, Counters{}, time.Time{}, ActSucceed, "", ""},
+		{"fail policy", policyTask("fail", 0, 3), fail, Counters{ConsecutiveFailures: 1}, time.Time{}, ActFail, "", ClassAgentExit},
+		{"ask policy", policyTask("ask", 0, 3), fail, Counters{ConsecutiveFailures: 1}, time.Time{}, ActBlock, ReasonAsk, ClassAgentExit},
+		{"ask holds even a not-eligible failure", policyTask("ask", 0, 3), notEligible, Counters{ConsecutiveFailures: 1}, time.Time{}, ActBlock, ReasonAsk, ClassAgentMissing},
+		{"retry", policyTask("retry", 2, 3), fail, Counters{ConsecutiveFailures: 1}, time.Time{}, ActRetry, "", ClassAgentExit},
+		{"retry not eligible", policyTask("retry", 2, 3), notEligible, Counters{ConsecutiveFailures: 1}, time.Time{}, ActFail, ReasonNotRetryable, ClassAgentMissing},
+		{"retries exhausted", policyTask("retry", 2, 10), fail, Counters{RetriesUsed: 2, ConsecutiveFailures: 3}, time.Time{}, ActBlock, ReasonRetriesExhausted, ClassAgentExit},
+		{"breaker", policyTask("retry", 5, 2), fail, Counters{RetriesUsed: 1, ConsecutiveFailures: 2}, time.Time{}, ActBlock, ReasonCircuitTripped, ClassAgentExit},
+		{"deadline", policyTask("retry", 5, 9), fail, Counters{ConsecutiveFailures: 1}, now.Add(500 * time.Millisecond), ActFail, "budget_exhausted", ClassBudgetExhausted},
+		{"deadline not yet", policyTask("retry", 5, 9), fail, Counters{ConsecutiveFailures: 1}, now.Add(time.Hour), ActRetry, "", ClassAgentExit},
+		{"cancel", policyTask("retry", 5, 9), &Failure{Class: ClassCancellation}, Counters{}, time.Time{}, ActCancel, "", ClassCancellation},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Decide(tc.task, tc.failure, tc.c, now, tc.deadline, half)
+			if d.Action != tc.action || d.Reason != tc.reason {
+				t.Fatalf("got action %d reason %q, want %d %q", d.Action, d.Reason, tc.action, tc.reason)
+			}
+			if tc.failure != nil && d.Failure.Class != tc.class {
+				t.Fatalf("class %s, want %s", d.Failure.Class, tc.class)
+			}
+			if d.Action == ActRetry && d.Delay != time.Second {
+				t.Fatalf("delay %v, want the fixed 1s", d.Delay)
+			}
+		})
+	}
+}
+
+func TestDecideRetryAfterFloor(t *testing.T) {
+	f := &Failure{Class: ClassTransport, RetryEligible: true, RetryAfter: time.Minute}
+	d := Decide(policyTask("retry", 3, 3), f, Counters{ConsecutiveFailures: 1}, time.Now(), time.Time{}, func() float64 { return 0 })
+	if d.Action != ActRetry || d.Delay != time.Minute {
+		t.Fatalf("got %v %v, want a retry after the 1m floor", d.Action, d.Delay)
+	}
+}

@@ -1,0 +1,184 @@
+package attempt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"syscall"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/mulligan-dev/mulligan/attempt/store"
+)
+
+// ErrRunFinished is returned when resume is asked to continue a run that has ended.
+var ErrRunFinished = errors.New("the run has finished")
+
+// ResumeOptions are the inputs of `mulligan resume`.
+type ResumeOptions struct {
+	RunID string
+	// Load rebuilds the run's task file from what the run stored (content and options).
+	Load func(run *store.Run) (*File, error)
+}
+
+// Resume continues a run whose process died: it claims the run (compare-and-swap on the owner
+// epoch, so two resumers cannot both win), ends what the dead process's agent left running,
+// records the interrupted attempt as runner_died with its post snapshot, and executes the rest.
+func Resume(ctx context.Context, env Env, opts ResumeOptions) (*Outcome, error) {
+	env.defaults()
+	var run *store.Run
+	if err := env.DB.View(ctx, func(tx *store.Tx) error {
+		var err error
+		run, err = tx.GetRun(opts.RunID)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if store.RunFinished(run.State) {
+		return nil, fmt.Errorf("run %s %s: %w", run.ID, run.State, ErrRunFinished)
+	}
+	if run.Owner != nil && store.ProcessAlive(*run.Owner) && run.Owner.PID != store.Self().PID {
+		return nil, fmt.Errorf("%w: run %s is running (pid %d on %s)", ErrActive, run.ID, run.Owner.PID, run.Owner.Host)
+	}
+	file, err := opts.Load(run)
+	if err != nil {
+		return nil, err
+	}
+	self := store.Self()
+	var epoch int64
+	err = env.DB.Update(ctx, func(tx *store.Tx) error {
+		var err error
+		if epoch, err = tx.ClaimRun(run.ID, run.Epoch, self); err != nil {
+			return err
+		}
+		if err := tx.AcquireWorktreeLock(run.Worktree, run.ID, self, store.ProcessAlive); err != nil {
+			return err
+		}
+		hdr, err := tx.RunHeader(run.ID)
+		if err != nil {
+			return err
+		}
+		from := hdr.State
+		hdr.ResumesWithoutProgress++
+		if hdr.State != store.RunRunning {
+			hdr.State, hdr.Reason = store.RunRunning, ""
+		}
+		if err := tx.UpdateRun(hdr); err != nil {
+			return err
+		}
+		_, err = tx.AppendEvent(run.ID, "", 0, "run.state_changed", map[string]any{
+			"from": from, "to": store.RunRunning, "reason": "resumed", "pid": self.PID, "host": self.Host,
+		})
+		return err
+	})
+	if err != nil {
+		var locked *store.LockedError
+		if errors.As(err, &locked) {
+			return nil, fmt.Errorf("%w: %w", ErrActive, err)
+		}
+		return nil, err
+	}
+	run.Epoch = epoch
+	run.State = store.RunRunning
+	r := newRunner(env, file, run)
+	if err := r.recoverInterrupted(ctx); err != nil {
+		return nil, err
+	}
+	return r.execute(ctx)
+}
+
+// recoverInterrupted turns every attempt the dead process left `running` into a runner_died
+// failure, not counted against the retry budget, with the tree as the process left it kept in
+// the attempt's ref.
+func (r *runner) recoverInterrupted(ctx context.Context) error {
+	var pgids map[string]int
+	if err := r.env.DB.View(ctx, func(tx *store.Tx) error {
+		evs, err := tx.Events(r.run.ID, 0, 0)
+		if err != nil {
+			return err
+		}
+		pgids = map[string]int{}
+		for _, ev := range evs {
+			if ev.Type == "attempt.process" {
+				var p struct {
+					Pgid int `json:"pgid"`
+				}
+				if json.Unmarshal(ev.Payload, &p) == nil {
+					pgids[fmt.Sprintf("%s@%d", ev.Task, ev.Attempt)] = p.Pgid
+				}
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for i := range r.run.Tasks {
+		t := &r.run.Tasks[i]
+		for j := range t.Attempts {
+			a := &t.Attempts[j]
+			if a.State != store.AttemptRunning {
+				continue
+			}
+			// What the dead agent left in its process group must not go on editing the tree. A pid
+			// is not reused while a process group of that id exists, so the group is still ours.
+			if pg := pgids[fmt.Sprintf("%s@%d", t.ID, a.N)]; pg > 1 {
+				syscall.Kill(-pg, syscall.SIGKILL)
+			}
+			if err := r.recordRunnerDied(ctx, t, a); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (r *runner) recordRunnerDied(ctx context.Context, t *store.Task, a *store.Attempt) error {
+	postRef := runRef(r.run.ID, t.ID, fmt.Sprint(a.N))
+	// A post ref the dead process already wrote holds the attempt's own tree; keep it. Otherwise
+	// the tree as it is now is what the attempt left.
+	var tree plumbing.Hash
+	if commit, err := r.env.Repo.Ref(postRef); err == nil && !commit.IsZero() {
+		if tree, _, err = r.env.Repo.ResolveRevision(commit.String()); err != nil {
+			return err
+		}
+	} else {
+		pre := plumbing.ZeroHash
+		if c, err := r.env.Repo.Ref(a.PreRef); err == nil {
+			pre = c
+		}
+		f := &Failure{Class: ClassRunnerDied, Code: CodeRunnerDied}
+		res, err := r.snapshot(ctx, postRef, attemptMessage(r.run.ID, t.ID, a.N, store.AttemptFailed, f), pre)
+		if err != nil {
+			return fmt.Errorf("post snapshot of interrupted %s@%d: %w", t.ID, a.N, err)
+		}
+		tree = res.Tree
+	}
+	files := 0
+	if a.PreTree != "" {
+		changed, err := r.env.Repo.DiffTrees(plumbing.NewHash(a.PreTree), tree)
+		if err != nil {
+			return err
+		}
+		files = len(changed)
+	}
+	f := &Failure{
+		Class: ClassRunnerDied, Code: CodeRunnerDied, RetryEligible: true,
+		Message: "the mulligan process running this attempt died; resumed by pid " + fmt.Sprint(store.Self().PID),
+	}
+	now := r.env.Now().UTC()
+	return r.update(ctx, func(tx *store.Tx) error {
+		a.State = store.AttemptFailed
+		a.FinishedAt = &now
+		a.Ref, a.Tree = postRef, tree.String()
+		a.FilesChanged = store.Ptr(files)
+		applyFailure(a, f)
+		if err := tx.UpdateAttempt(a); err != nil {
+			return err
+		}
+		return r.event(tx, t.ID, a.N, "attempt.failed", map[string]any{
+			"class": string(f.Class), "code": f.Code, "message": f.Message, "retry_eligible": true,
+			"consecutive_failures": t.ConsecutiveFailures, "counted": false, "ref": postRef,
+		})
+	})
+}

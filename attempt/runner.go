@@ -1,0 +1,526 @@
+package attempt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/snapshot"
+)
+
+// Env is what a runner needs from the outside world. Every field but Repo and DB has a default.
+type Env struct {
+	Repo     *snapshot.Repo
+	DB       *store.DB
+	Progress Progress         // terminal output; nil: none
+	Now      func() time.Time // clock
+	Rand     func() float64   // jitter source in [0,1)
+	// Sleep waits d or until ctx ends (backoff); tests make it instant.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Environ is the environment agents inherit, before the agent's and MULLIGAN_* variables.
+	Environ []string
+	// Grace is the time between SIGTERM and SIGKILL when an attempt is ended.
+	Grace time.Duration
+	// Presets returns the preset rules of an agent (the seam for agent-aware classification).
+	Presets func(*Agent) PresetRules
+	// HeartbeatEvery is how often the run's heartbeat is stamped.
+	HeartbeatEvery time.Duration
+}
+
+func (e *Env) defaults() {
+	if e.Progress == nil {
+		e.Progress = nopProgress{}
+	}
+	if e.Now == nil {
+		e.Now = time.Now
+	}
+	if e.Rand == nil {
+		e.Rand = rand.Float64
+	}
+	if e.Sleep == nil {
+		e.Sleep = sleepCtx
+	}
+	if e.Environ == nil {
+		e.Environ = os.Environ()
+	}
+	if e.Grace <= 0 {
+		e.Grace = 5 * time.Second
+	}
+	if e.HeartbeatEvery <= 0 {
+		e.HeartbeatEvery = 2 * time.Second
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// StartOptions are the inputs of a new run.
+type StartOptions struct {
+	File  *File
+	Tasks []string // the tasks asked for (with their dependencies); empty: all
+}
+
+// Outcome is how a run (or the part of it this process ran) ended.
+type Outcome struct {
+	RunID  string
+	State  string // a run state
+	Reason string
+	// Signal is set when a signal to mulligan cancelled the run (SIGINT → exit 130).
+	Signal syscall.Signal
+}
+
+// runner owns one run while this process executes it.
+type runner struct {
+	env   Env
+	file  *File
+	run   *store.Run
+	epoch int64
+	// logDir is <common>/mulligan/logs/<run>.
+	logDir string
+
+	mu      sync.Mutex
+	fenced  bool
+	killCh  chan struct{}
+	sigSeen syscall.Signal
+}
+
+// ErrActive is returned when another live process runs in this worktree; it wraps the store's
+// *LockedError, which names the run.
+var ErrActive = errors.New("another run is active in this worktree")
+
+// Start records a new run and executes it in the foreground.
+func Start(ctx context.Context, env Env, opts StartOptions) (*Outcome, error) {
+	env.defaults()
+	order, err := plan(opts.File, opts.Tasks)
+	if err != nil {
+		return nil, err
+	}
+	repo := env.Repo
+	runID := snapshot.NewID(env.Now())
+	owner := store.Self()
+	run := &store.Run{
+		ID:              runID,
+		Worktree:        repo.Root(),
+		GitDir:          repo.GitDir(),
+		TaskFile:        opts.File.Path,
+		TaskFileHash:    opts.File.Hash,
+		TaskFileContent: opts.File.Content,
+		State:           store.RunRunning,
+		Owner:           &owner,
+	}
+	if opts.File.Path == "" {
+		// An ad-hoc run keeps its definition as the JSON of the file it was built from.
+		run.TaskFileContent = opts.File.Content
+	}
+	for _, t := range order {
+		run.Tasks = append(run.Tasks, store.Task{ID: t.ID, State: store.TaskPending, Needs: nonNil(t.Needs)})
+	}
+	err = env.DB.Update(ctx, func(tx *store.Tx) error {
+		if err := tx.InsertRun(run); err != nil {
+			return err
+		}
+		if err := tx.AcquireWorktreeLock(repo.Root(), runID, owner, store.ProcessAlive); err != nil {
+			return err
+		}
+		tasks := make([]string, len(order))
+		for i, t := range order {
+			tasks[i] = t.ID
+		}
+		_, err := tx.AppendEvent(runID, "", 0, "run.started", map[string]any{
+			"worktree": repo.Root(), "task_file": opts.File.Path, "task_file_hash": opts.File.Hash,
+			"tasks": tasks, "pid": owner.PID, "host": owner.Host,
+		})
+		return err
+	})
+	if err != nil {
+		var locked *store.LockedError
+		if errors.As(err, &locked) {
+			return nil, fmt.Errorf("%w: %w", ErrActive, err)
+		}
+		return nil, err
+	}
+	r := newRunner(env, opts.File, run)
+	return r.execute(ctx)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func newRunner(env Env, file *File, run *store.Run) *runner {
+	return &runner{
+		env: env, file: file, run: run, epoch: run.Epoch,
+		logDir: filepath.Join(env.Repo.CommonDir(), "mulligan", "logs", run.ID),
+		killCh: make(chan struct{}),
+	}
+}
+
+// plan orders the tasks to run: the ones asked for and their dependencies, in dependency order
+// with file order breaking ties.
+func plan(f *File, want []string) ([]*Task, error) {
+	selected := map[string]bool{}
+	var add func(id string) error
+	add = func(id string) error {
+		if selected[id] {
+			return nil
+		}
+		t := f.Task(id)
+		if t == nil {
+			known := make([]string, len(f.Tasks))
+			for i, t := range f.Tasks {
+				known[i] = t.ID
+			}
+			return &UnknownTaskError{Task: id, Known: known}
+		}
+		selected[id] = true
+		for _, n := range t.Needs {
+			if err := add(n); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(want) == 0 {
+		for _, t := range f.Tasks {
+			selected[t.ID] = true
+		}
+	}
+	for _, id := range want {
+		if err := add(id); err != nil {
+			return nil, err
+		}
+	}
+	var order []*Task
+	done := map[string]bool{}
+	for len(order) < len(selected) {
+		progressed := false
+		for _, t := range f.Tasks {
+			if !selected[t.ID] || done[t.ID] {
+				continue
+			}
+			ready := true
+			for _, n := range t.Needs {
+				if !done[n] {
+					ready = false
+					break
+				}
+			}
+			if ready {
+				order = append(order, t)
+				done[t.ID] = true
+				progressed = true
+				break // restart from the top: file order breaks ties
+			}
+		}
+		if !progressed {
+			return nil, errors.New("the tasks' needs form a cycle") // the loader reports cycles first
+		}
+	}
+	return order, nil
+}
+
+// UnknownTaskError names a task that `run TASK` asked for but the file lacks.
+type UnknownTaskError struct {
+	Task  string
+	Known []string
+}
+
+func (e *UnknownTaskError) Error() string {
+	return fmt.Sprintf("no task %q in the task file (tasks: %s)", e.Task, strings.Join(e.Known, ", "))
+}
+
+// update runs fn in a write transaction after checking that this process still owns the run.
+func (r *runner) update(ctx context.Context, fn func(tx *store.Tx) error) error {
+	err := r.env.DB.Update(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		if err := tx.CheckOwner(r.run.ID, r.epoch); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+	if errors.Is(err, store.ErrFenced) {
+		r.mu.Lock()
+		r.fenced = true
+		r.mu.Unlock()
+	}
+	return err
+}
+
+func (r *runner) event(tx *store.Tx, task string, n int, typ string, payload map[string]any) error {
+	_, err := tx.AppendEvent(r.run.ID, task, n, typ, payload)
+	return err
+}
+
+// heartbeat stamps the run's heartbeat until ctx ends. When the run is fenced (killed, or claimed
+// by another process), it ends the attempt in flight at once and makes the runner stop.
+func (r *runner) heartbeat(ctx context.Context) {
+	t := time.NewTicker(r.env.HeartbeatEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			err := r.env.DB.Update(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+				return tx.Heartbeat(r.run.ID, r.epoch)
+			})
+			if errors.Is(err, store.ErrFenced) {
+				r.mu.Lock()
+				if !r.fenced {
+					r.fenced = true
+					close(r.killCh)
+				}
+				r.mu.Unlock()
+				return
+			}
+		}
+	}
+}
+
+func (r *runner) isFenced() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.fenced
+}
+
+// execute runs the run's pending tasks in order until the run ends, blocks, parks or is cancelled.
+func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
+	hbCtx, stopHB := context.WithCancel(ctx)
+	defer stopHB()
+	go r.heartbeat(hbCtx)
+	defer func() {
+		if r.isFenced() {
+			out, err = nil, fmt.Errorf("run %s was taken over by another process or killed: this process stopped writing: %w", r.run.ID, store.ErrFenced)
+		}
+	}()
+
+	if r.run.BaseTree == "" {
+		if err := r.takeBase(ctx); err != nil {
+			return nil, err
+		}
+	}
+	for {
+		var run *store.Run
+		if err := r.env.DB.View(ctx, func(tx *store.Tx) error {
+			var err error
+			run, err = tx.GetRun(r.run.ID)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		r.run = run
+		task, skip := nextTask(run)
+		if task == nil {
+			return r.finish(ctx, run)
+		}
+		if task.State == store.TaskBlocked {
+			// Held for a decision (a crash may have come between holding it and stopping the run).
+			return r.end(ctx, store.RunBlocked, task.Reason)
+		}
+		if skip {
+			if err := r.setTaskState(ctx, task, store.TaskSkipped, ReasonDepsFailed, nil); err != nil {
+				return nil, err
+			}
+			r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: task.ID, State: store.TaskSkipped, Reason: ReasonDepsFailed})
+			continue
+		}
+		stop, err := r.runTask(ctx, task)
+		if err != nil {
+			return nil, err
+		}
+		if stop != nil {
+			return stop, nil
+		}
+	}
+}
+
+// nextTask returns the first task (in the run's order) that is not finished. skip is true when a
+// dependency of it failed, was skipped or was cancelled.
+func nextTask(run *store.Run) (task *store.Task, skip bool) {
+	states := map[string]string{}
+	for _, t := range run.Tasks {
+		states[t.ID] = t.State
+	}
+	for i := range run.Tasks {
+		t := &run.Tasks[i]
+		if store.TaskFinished(t.State) {
+			continue
+		}
+		for _, n := range t.Needs {
+			if s := states[n]; s == store.TaskFailed || s == store.TaskSkipped || s == store.TaskCancelled {
+				return t, true
+			}
+		}
+		return t, false
+	}
+	return nil, false
+}
+
+// takeBase snapshots the run's starting tree into refs/mulligan/runs/<run>/base.
+func (r *runner) takeBase(ctx context.Context) error {
+	ref := runRef(r.run.ID, "base")
+	res, err := r.snapshot(ctx, ref, fmt.Sprintf("mulligan run %s: base\n\nThe working tree when the run started.\n", r.run.ID), plumbing.ZeroHash)
+	if err != nil {
+		return fmt.Errorf("base snapshot: %w", err)
+	}
+	return r.update(ctx, func(tx *store.Tx) error {
+		run, err := tx.RunHeader(r.run.ID)
+		if err != nil {
+			return err
+		}
+		run.BaseRef, run.BaseTree = ref, res.Tree.String()
+		if err := tx.UpdateRun(run); err != nil {
+			return err
+		}
+		r.run.BaseRef, r.run.BaseTree = run.BaseRef, run.BaseTree
+		return r.event(tx, "", 0, "snapshot.taken", map[string]any{"ref": ref, "tree": res.Tree.String(), "commit": res.Commit.String()})
+	})
+}
+
+func runRef(run string, parts ...string) string {
+	return "refs/mulligan/runs/" + run + "/" + strings.Join(parts, "/")
+}
+
+// snapshot writes the working tree, a commit and ref (replacing whatever the ref held: a crashed
+// process may have written it before recording it).
+func (r *runner) snapshot(ctx context.Context, ref, message string, parent plumbing.Hash) (*snapshot.Result, error) {
+	tr, err := r.env.Repo.WriteTree(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.commitTree(ref, tr.Tree, tr.Files, message, parent)
+}
+
+func (r *runner) commitTree(ref string, tree plumbing.Hash, files int, message string, parent plumbing.Hash) (*snapshot.Result, error) {
+	repo := r.env.Repo
+	var parents []plumbing.Hash
+	if parent.IsZero() {
+		head, err := repo.Head()
+		if err != nil {
+			return nil, err
+		}
+		if !head.IsZero() {
+			parents = []plumbing.Hash{head}
+		}
+	} else {
+		parents = []plumbing.Hash{parent}
+	}
+	commit, err := repo.Commit(tree, parents, message)
+	if err != nil {
+		return nil, err
+	}
+	old, err := repo.Ref(ref)
+	if err != nil && !errors.Is(err, snapshot.ErrRefNotFound) {
+		return nil, err
+	}
+	if err := repo.UpdateRef(ref, commit, old); err != nil {
+		return nil, err
+	}
+	return &snapshot.Result{Ref: ref, Commit: commit, Tree: tree, Files: files}, nil
+}
+
+func (r *runner) setTaskState(ctx context.Context, t *store.Task, state, reason string, resumeAt *time.Time) error {
+	from := t.State
+	return r.update(ctx, func(tx *store.Tx) error {
+		if err := tx.SetTaskState(r.run.ID, t.ID, state, reason, resumeAt); err != nil {
+			return err
+		}
+		t.State, t.Reason = state, reason
+		return r.event(tx, t.ID, 0, "task.state_changed", map[string]any{"from": from, "to": state, "reason": nullable(reason)})
+	})
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// finish ends the run with the state its tasks imply and releases the worktree.
+func (r *runner) finish(ctx context.Context, run *store.Run) (*Outcome, error) {
+	state := store.RunSucceeded
+	for _, t := range run.Tasks {
+		if t.State == store.TaskFailed || t.State == store.TaskSkipped {
+			state = store.RunFailed
+		}
+	}
+	return r.end(ctx, state, "")
+}
+
+// end records the run's state, releasing the worktree lock when the run no longer runs.
+func (r *runner) end(ctx context.Context, state, reason string) (*Outcome, error) {
+	err := r.update(ctx, func(tx *store.Tx) error {
+		from := r.run.State
+		if store.RunFinished(state) {
+			if err := tx.FinishRun(r.run.ID, state, reason); err != nil {
+				return err
+			}
+		} else if err := tx.SetRunState(r.run.ID, state, reason); err != nil {
+			return err
+		}
+		if err := tx.ReleaseWorktreeLock(r.run.Worktree, r.run.ID); err != nil {
+			return err
+		}
+		return r.event(tx, "", 0, "run.state_changed", map[string]any{"from": from, "to": state, "reason": nullable(reason)})
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.run.State = state
+	r.env.Progress.Event(ProgressEvent{Kind: KindRunState, State: state, Reason: reason})
+	return &Outcome{RunID: r.run.ID, State: state, Reason: reason, Signal: r.signal()}, nil
+}
+
+func (r *runner) signal() syscall.Signal {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sigSeen
+}
+
+// optionsJSON is the JSON kept in runs.options_json.
+func optionsJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// agentChain returns the task's agents with those disabled for the run removed, keeping the
+// rung positions: rung k of the chain is chain[min(k, len-1)] of the remaining agents.
+func pickAgent(chain []string, counted int, disabled map[string]store.AgentHealth) (string, bool) {
+	rung := min(counted, len(chain)-1)
+	for i := rung; i < len(chain); i++ {
+		if _, off := disabled[chain[i]]; !off {
+			return chain[i], true
+		}
+	}
+	for i := rung - 1; i >= 0; i-- {
+		if _, off := disabled[chain[i]]; !off {
+			return chain[i], true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,539 @@
+package attempt
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/snapshot"
+)
+
+// runTask runs one task's attempts until the policy ends it. A non-nil Outcome means the run
+// stops here (blocked, cancelled); nil means go on with the next task.
+func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
+	def := r.file.Task(t.ID)
+	if def == nil {
+		return nil, fmt.Errorf("task %s is not in the run's task file", t.ID)
+	}
+	if t.StartedAt == nil || t.BaseTree == "" {
+		// The task's base is the tree as it starts: what every attempt starts from.
+		tr, err := r.env.Repo.WriteTree(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("snapshot before task %s: %w", t.ID, err)
+		}
+		now := r.env.Now().UTC()
+		if err := r.update(ctx, func(tx *store.Tx) error {
+			cur, err := tx.GetTask(r.run.ID, t.ID)
+			if err != nil {
+				return err
+			}
+			if cur.StartedAt == nil {
+				cur.StartedAt = &now
+			}
+			cur.BaseTree = tr.Tree.String()
+			if err := tx.UpdateTask(cur); err != nil {
+				return err
+			}
+			*t = *cur
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	base := plumbing.NewHash(t.BaseTree)
+	var deadlineAt time.Time
+	if def.Deadline > 0 {
+		deadlineAt = t.StartedAt.Add(def.Deadline)
+	}
+
+	for {
+		if err := ctx.Err(); err != nil {
+			return r.cancelTask(ctx, t, nil)
+		}
+		// A task in backoff (after a crash, too) waits out the rest of its delay.
+		if t.State == store.TaskBackoff && t.ResumeAt != nil {
+			if err := r.env.Sleep(ctx, time.Until(*t.ResumeAt)); err != nil {
+				return r.cancelTask(ctx, t, nil)
+			}
+		}
+		res, err := r.runAttempt(ctx, def, t, base, deadlineAt)
+		if err != nil {
+			return nil, err
+		}
+		switch res.decision.Action {
+		case ActSucceed:
+			r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskSucceeded})
+			return nil, nil
+		case ActRetry:
+			r.env.Progress.Event(ProgressEvent{Kind: KindRetry, Task: t.ID, N: res.n + 1, Delay: res.decision.Delay})
+			continue
+		case ActFail:
+			r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskFailed, Reason: res.decision.Reason})
+			return nil, nil
+		case ActBlock:
+			r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskBlocked, Reason: res.decision.Reason})
+			return r.end(ctx, store.RunBlocked, res.decision.Reason)
+		default: // ActCancel
+			return r.end(ctx, store.RunCancelled, "")
+		}
+	}
+}
+
+// cancelTask ends the task and the run cancelled (the tree stays as it is, for inspection).
+func (r *runner) cancelTask(ctx context.Context, t *store.Task, _ error) (*Outcome, error) {
+	if err := r.setTaskState(ctx, t, store.TaskCancelled, "", nil); err != nil {
+		return nil, err
+	}
+	return r.end(ctx, store.RunCancelled, "")
+}
+
+// blockOnRestore holds the task when the tree could not be put back (a file changed under it):
+// nothing more runs on a tree mulligan does not know. runTask then ends the run blocked.
+func (r *runner) blockOnRestore(ctx context.Context, t *store.Task, n int, err error) (*attemptResult, error) {
+	from := t.State
+	if uerr := r.update(ctx, func(tx *store.Tx) error {
+		if err := tx.SetTaskState(r.run.ID, t.ID, store.TaskBlocked, ReasonRestoreConflict, nil); err != nil {
+			return err
+		}
+		return r.event(tx, t.ID, 0, "task.state_changed", map[string]any{"from": from, "to": store.TaskBlocked, "reason": ReasonRestoreConflict, "error": err.Error()})
+	}); uerr != nil {
+		return nil, uerr
+	}
+	t.State, t.Reason = store.TaskBlocked, ReasonRestoreConflict
+	r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: "could not reset the tree: " + err.Error()})
+	return &attemptResult{n: n, decision: Decision{Action: ActBlock, Reason: ReasonRestoreConflict}}, nil
+}
+
+// restore puts the working tree back to tree (between attempts, after a failed task). The tree it
+// replaces is already kept in the last attempt's ref, so no undo ref is written.
+func (r *runner) restore(ctx context.Context, tree plumbing.Hash) error {
+	_, err := r.env.Repo.Restore(context.WithoutCancel(ctx), tree, snapshot.RestoreOptions{})
+	return err
+}
+
+type attemptResult struct {
+	n        int
+	decision Decision
+}
+
+// runAttempt runs one attempt of def: reset the tree, pre snapshot, agent, post snapshot, classify,
+// record, decide.
+func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base plumbing.Hash, deadlineAt time.Time) (*attemptResult, error) {
+	var n, counted int
+	var prev *store.Attempt
+	var disabled map[string]store.AgentHealth
+	if err := r.env.DB.View(ctx, func(tx *store.Tx) error {
+		var err error
+		if n, err = tx.NextAttemptNumber(r.run.ID, t.ID); err != nil {
+			return err
+		}
+		cur, err := tx.GetTask(r.run.ID, t.ID)
+		if err != nil {
+			return err
+		}
+		for i := range cur.Attempts {
+			a := &cur.Attempts[i]
+			if a.Counted {
+				counted++
+			}
+			if a.State == store.AttemptFailed || a.State == store.AttemptCancelled {
+				prev = a
+			} else if a.State == store.AttemptSucceeded {
+				prev = nil
+			}
+		}
+		disabled, err = tx.DisabledAgents(r.run.ID)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+
+	agentName, ok := pickAgent(def.Agents, counted, disabled)
+	if !ok {
+		// Every rung is disabled: the task fails with the class that disabled the last one.
+		f := &Failure{Class: ClassAgentMissing, Code: "all_agents_disabled", Message: "every agent of the task is disabled for this run"}
+		for _, name := range def.Agents {
+			if h, ok := disabled[name]; ok {
+				f.Class = Class(h.Class)
+				f.Message = fmt.Sprintf("every agent of the task is disabled for this run (%s: %s)", name, h.Reason)
+			}
+		}
+		d := Decision{Action: ActFail, Reason: string(f.Class), Failure: f}
+		if err := r.restore(ctx, base); err != nil {
+			return r.blockOnRestore(ctx, t, n-1, err)
+		}
+		if err := r.setTaskState(ctx, t, store.TaskFailed, d.Reason, nil); err != nil {
+			return nil, err
+		}
+		return &attemptResult{n: n - 1, decision: d}, nil
+	}
+	agent := r.file.Agents[agentName]
+
+	// Attempt n starts from the task's base (never from a failed attempt's edits) unless carry_over.
+	if !def.CarryOver {
+		if err := r.restore(ctx, base); err != nil {
+			return r.blockOnRestore(ctx, t, n-1, fmt.Errorf("reset the tree before %s@%d: %w", t.ID, n, err))
+		}
+	}
+
+	prompt, err := r.composePrompt(def, prev)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(r.logDir, t.ID)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	promptFile := filepath.Join(dir, strconv.Itoa(n)+".prompt")
+	outputFile := filepath.Join(dir, strconv.Itoa(n)+".output")
+	logPath := filepath.Join(dir, strconv.Itoa(n)+".log")
+	if err := os.WriteFile(promptFile, []byte(prompt), 0o600); err != nil {
+		return nil, err
+	}
+	os.Remove(outputFile)
+
+	crashPoint("before-pre")
+	preRef := runRef(r.run.ID, t.ID, strconv.Itoa(n), "pre")
+	pre, err := r.snapshot(ctx, preRef, fmt.Sprintf("mulligan %s %s@%d: pre\n\nThe tree attempt %d of task %s started from (run %s).\n", r.run.ID, t.ID, n, n, t.ID, r.run.ID), plumbing.ZeroHash)
+	if err != nil {
+		return nil, fmt.Errorf("pre snapshot of %s@%d: %w", t.ID, n, err)
+	}
+
+	idemKey := "mulligan-" + r.run.ID + "-" + t.ID
+	vars := Vars{Prompt: prompt, PromptFile: promptFile, Run: r.run.ID, Task: t.ID, Attempt: n, IdempotencyKey: idemKey}
+	argv, err := Expand(agent.Command, vars)
+	if err != nil {
+		return nil, err
+	}
+	envv := append([]string{}, r.env.Environ...)
+	for k, v := range agent.Env {
+		ev, err := ExpandString(v, vars)
+		if err != nil {
+			return nil, err
+		}
+		envv = append(envv, k+"="+ev)
+	}
+	envv = append(envv,
+		"MULLIGAN_RUN="+r.run.ID, "MULLIGAN_TASK="+t.ID, "MULLIGAN_ATTEMPT="+strconv.Itoa(n),
+		"MULLIGAN_IDEMPOTENCY_KEY="+idemKey, "MULLIGAN_PROMPT_FILE="+promptFile, "MULLIGAN_OUTPUT_FILE="+outputFile,
+	)
+
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+
+	started := r.env.Now().UTC()
+	a := &store.Attempt{
+		RunID: r.run.ID, TaskID: t.ID, N: n, Agent: agentName, State: store.AttemptRunning,
+		StartedAt: started, PreRef: preRef, PreTree: pre.Tree.String(), Prompt: prompt, Log: logPath,
+		Counted: true,
+	}
+	if err := r.update(ctx, func(tx *store.Tx) error {
+		if err := tx.InsertAttempt(a); err != nil {
+			return err
+		}
+		from := t.State
+		if err := tx.SetTaskState(r.run.ID, t.ID, store.TaskRunning, "", nil); err != nil {
+			return err
+		}
+		t.State = store.TaskRunning
+		if from != store.TaskRunning {
+			if err := r.event(tx, t.ID, 0, "task.state_changed", map[string]any{"from": from, "to": store.TaskRunning}); err != nil {
+				return err
+			}
+		}
+		return r.event(tx, t.ID, n, "attempt.started", map[string]any{"agent": agentName, "pre_ref": preRef, "pre_tree": a.PreTree, "argv0": argv[0]})
+	}); err != nil {
+		return nil, err
+	}
+	maxAttempts := 1
+	if def.OnFailure == OnFailureRetry {
+		maxAttempts = def.Retries + 1
+	}
+	r.env.Progress.Event(ProgressEvent{Kind: KindAttemptStarted, Task: t.ID, N: n, Max: maxAttempts, Agent: agentName})
+
+	// The attempt's limits: its timeout, and what remains of the task's deadline.
+	timeout := def.Timeout
+	deadlineBound := false
+	if !deadlineAt.IsZero() {
+		left := deadlineAt.Sub(r.env.Now())
+		if left <= 0 {
+			left = time.Millisecond
+		}
+		if timeout == 0 || left < timeout {
+			timeout, deadlineBound = left, true
+		}
+	}
+	spec := ProcSpec{
+		Argv: argv, Dir: r.env.Repo.Root(), Env: envv, Timeout: timeout, Heartbeat: def.Heartbeat,
+		Grace: r.env.Grace, Output: &progressWriter{w: logf, p: r.env.Progress, task: t.ID, n: n},
+		Kill: r.killCh,
+	}
+	proc := RunProcess(ctx, spec)
+	if proc.Pid > 0 {
+		r.notePgid(ctx, t.ID, n, proc.Pid)
+	}
+
+	obs := Observation{
+		Cancelled: proc.Cancelled || proc.Killed, TimedOut: proc.TimedOut && !deadlineBound,
+		DeadlineExceeded: proc.TimedOut && deadlineBound, Silent: proc.Silent,
+		StartErr: proc.StartErr, ExitCode: proc.ExitCode, Output: proc.Tail,
+	}
+	if proc.Signal != 0 && obs.ExitCode < 0 {
+		obs.ExitCode = 128 + int(proc.Signal)
+	}
+	var preset PresetRules
+	if r.env.Presets != nil {
+		preset = r.env.Presets(agent)
+	}
+	failure := Classify(obs, def.Classify, preset)
+	if failure != nil {
+		failure.RetryEligible = Eligible(failure.Class, def.NonRetryable, def.RetryOn)
+	}
+
+	// The post snapshot: the tree the attempt left, whatever its outcome.
+	state := store.AttemptSucceeded
+	if failure != nil {
+		state = store.AttemptFailed
+		if failure.Class == ClassCancellation {
+			state = store.AttemptCancelled
+		}
+	}
+	postRef := runRef(r.run.ID, t.ID, strconv.Itoa(n))
+	post, err := r.snapshot(ctx, postRef, attemptMessage(r.run.ID, t.ID, n, state, failure), pre.Commit)
+	if err != nil {
+		return nil, fmt.Errorf("post snapshot of %s@%d: %w", t.ID, n, err)
+	}
+	crashPoint("after-post")
+	changed, err := r.env.Repo.DiffTrees(pre.Tree, post.Tree)
+	if err != nil {
+		return nil, err
+	}
+
+	// Decide on the counters as recorded, then act on the tree before recording: a crash between
+	// the two leaves the attempt `running`, which resume turns into runner_died and redoes.
+	var cur *store.Task
+	if err := r.env.DB.View(ctx, func(tx *store.Tx) error {
+		var err error
+		cur, err = tx.GetTask(r.run.ID, t.ID)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if failure != nil {
+		cur.ConsecutiveFailures++
+	} else {
+		cur.ConsecutiveFailures = 0
+	}
+	decision := Decide(def, failure, Counters{RetriesUsed: cur.RetriesUsed, ConsecutiveFailures: cur.ConsecutiveFailures}, r.env.Now(), deadlineAt, r.env.Rand)
+	if decision.Action == ActFail {
+		// A failed task leaves no edits behind: back to where it started. If the tree cannot be
+		// put back, the task is held instead, with the tree as it is.
+		if err := r.restore(ctx, base); err != nil {
+			r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: "could not reset the tree: " + err.Error()})
+			decision.Action, decision.Reason = ActBlock, ReasonRestoreConflict
+		}
+	}
+
+	finished := r.env.Now().UTC()
+	err = r.update(ctx, func(tx *store.Tx) error {
+		a.State = state
+		a.FinishedAt = &finished
+		a.Ref, a.Tree = postRef, post.Tree.String()
+		a.FilesChanged = store.Ptr(len(changed))
+		if proc.StartErr == nil && proc.ExitCode >= 0 {
+			a.ExitCode = store.Ptr(proc.ExitCode)
+		} else if proc.Signal != 0 {
+			a.ExitCode = store.Ptr(128 + int(proc.Signal))
+		}
+		if failure != nil {
+			applyFailure(a, failure)
+			if err := tx.UpdateAttempt(a); err != nil {
+				return err
+			}
+			// attempt.failed carries the class as classified, before the policy's decision.
+			if err := r.event(tx, t.ID, n, "attempt.failed", map[string]any{
+				"class": string(failure.Class), "code": failure.Code, "message": failure.Message,
+				"retry_eligible": failure.RetryEligible, "consecutive_failures": cur.ConsecutiveFailures,
+				"exit_code": a.ExitCode, "ref": postRef,
+			}); err != nil {
+				return err
+			}
+			if failure.Class == ClassAgentMissing || failure.Class == ClassAuth {
+				if err := tx.DisableAgent(r.run.ID, agentName, string(failure.Class), failure.Message); err != nil {
+					return err
+				}
+				if err := r.event(tx, t.ID, n, "agent.disabled", map[string]any{"agent": agentName, "class": string(failure.Class), "reason": failure.Message}); err != nil {
+					return err
+				}
+			}
+			if decision.Failure != failure {
+				applyFailure(a, decision.Failure)
+				if err := tx.UpdateAttempt(a); err != nil {
+					return err
+				}
+			}
+		} else {
+			if err := tx.UpdateAttempt(a); err != nil {
+				return err
+			}
+			if err := r.event(tx, t.ID, n, "attempt.succeeded", map[string]any{"ref": postRef, "files_changed": len(changed)}); err != nil {
+				return err
+			}
+		}
+		from := cur.State
+		payload := map[string]any{"from": from}
+		switch decision.Action {
+		case ActSucceed:
+			cur.State, cur.Reason = store.TaskSucceeded, ""
+			now := finished
+			cur.FinishedAt = &now
+		case ActRetry:
+			resumeAt := finished.Add(decision.Delay)
+			cur.State, cur.Reason, cur.ResumeAt = store.TaskBackoff, "", &resumeAt
+			cur.RetriesUsed++
+			payload["delay_ms"] = decision.Delay.Milliseconds()
+			payload["resume_at"] = resumeAt.Format(time.RFC3339Nano)
+			payload["reason"] = "retry"
+		case ActFail:
+			cur.State, cur.Reason = store.TaskFailed, decision.Reason
+			now := finished
+			cur.FinishedAt = &now
+		case ActBlock:
+			cur.State, cur.Reason = store.TaskBlocked, decision.Reason
+		case ActCancel:
+			cur.State, cur.Reason = store.TaskCancelled, ""
+			now := finished
+			cur.FinishedAt = &now
+		}
+		payload["to"] = cur.State
+		if cur.Reason != "" {
+			payload["reason"] = cur.Reason
+		}
+		if err := tx.UpdateTask(cur); err != nil {
+			return err
+		}
+		if err := r.event(tx, t.ID, n, "task.state_changed", payload); err != nil {
+			return err
+		}
+		*t = *cur
+		run, err := tx.RunHeader(r.run.ID)
+		if err != nil {
+			return err
+		}
+		run.ResumesWithoutProgress = 0
+		return tx.UpdateRun(run)
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.env.Progress.Event(ProgressEvent{Kind: KindAttemptFinished, Task: t.ID, N: n, Agent: agentName, Failure: decision.Failure, Duration: finished.Sub(started), Files: len(changed)})
+	if proc.Cancelled {
+		if s, ok := context.Cause(ctx).(signalCause); ok {
+			r.mu.Lock()
+			r.sigSeen = s.sig
+			r.mu.Unlock()
+		}
+	}
+	return &attemptResult{n: n, decision: decision}, nil
+}
+
+func applyFailure(a *store.Attempt, f *Failure) {
+	a.Class, a.Code, a.Message, a.Hint = string(f.Class), f.Code, f.Message, f.Hint
+	a.RetryEligible = store.Ptr(f.RetryEligible)
+	if f.RetryAfter > 0 {
+		a.RetryAfterMS = store.Ptr(f.RetryAfter.Milliseconds())
+	} else {
+		a.RetryAfterMS = nil
+	}
+	switch f.Class {
+	case ClassQuota, ClassRunnerDied:
+		a.Counted = false
+	}
+}
+
+// notePgid records the agent's process group, so that resume can end what a dead run left behind.
+func (r *runner) notePgid(ctx context.Context, task string, n, pgid int) {
+	_ = r.update(ctx, func(tx *store.Tx) error {
+		return r.event(tx, task, n, "attempt.process", map[string]any{"pgid": pgid})
+	})
+}
+
+func attemptMessage(run, task string, n int, state string, f *Failure) string {
+	subject := fmt.Sprintf("mulligan %s %s@%d %s", run, task, n, state)
+	body := fmt.Sprintf("Run %s, task %s, attempt %d: %s.", run, task, n, state)
+	if f != nil {
+		subject += " (" + string(f.Class) + ")"
+		body += fmt.Sprintf("\nclass: %s\ncode: %s\nmessage: %s", f.Class, f.Code, oneLine(f.Message))
+	}
+	return subject + "\n\n" + body + "\n"
+}
+
+// composePrompt builds attempt n's prompt from the task's and the previous failed attempt.
+func (r *runner) composePrompt(def *Task, prev *store.Attempt) (string, error) {
+	text := def.Prompt
+	if def.PromptFile != "" {
+		p := def.PromptFile
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(r.env.Repo.Root(), p)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return "", fmt.Errorf("task %s: prompt_file: %w", def.ID, err)
+		}
+		text = string(data)
+	}
+	parts := PromptParts{Task: text}
+	if prev != nil {
+		var out []byte
+		if prev.Log != "" {
+			out = readTail(prev.Log, 64<<10)
+		}
+		parts.Prev = &PrevAttempt{N: prev.N, Class: prev.Class, Message: prev.Message, Output: out}
+	}
+	return ComposePrompt(parts), nil
+}
+
+// readTail returns up to max bytes from the end of the file at path.
+func readTail(path string, limit int64) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	off := max(0, st.Size()-limit)
+	buf := make([]byte, st.Size()-off)
+	n, _ := f.ReadAt(buf, off)
+	return buf[:n]
+}
+
+// crashPoint kills this process with SIGKILL when MULLIGAN_TEST_CRASH_AT names the point: the
+// seam the crash tests use to die at an exact step of an attempt's life.
+func crashPoint(name string) {
+	if os.Getenv("MULLIGAN_TEST_CRASH_AT") == name {
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		time.Sleep(time.Minute)
+	}
+}
+
+// signalCause is the cause of a context cancelled by a signal to mulligan.
+type signalCause struct{ sig syscall.Signal }
+
+func (s signalCause) Error() string { return "received " + s.sig.String() }
+
+// CancelCause is the cause to cancel a run's context with when mulligan receives sig, so the
+// outcome can tell SIGINT (exit 130) from SIGTERM (exit 5).
+func CancelCause(sig syscall.Signal) error { return signalCause{sig: sig} }

@@ -1,0 +1,45 @@
+package attempt
+
+import "fmt"
+
+// CheckSupported refuses a task file that uses keys this version of the runner does not act on
+// yet, rather than ignoring them: a verify gate or a side-effect declaration that silently does
+// nothing is worse than an error. Each check goes when its feature lands.
+func CheckSupported(f *File) error {
+	var errs AuthoringErrors
+	add := func(t *Task, key string) {
+		errs = append(errs, &AuthoringError{File: f.Path, Line: t.Pos.Line, Col: t.Pos.Col,
+			Msg:  fmt.Sprintf("task %s: `%s` is not supported by this version of mulligan yet", t.ID, key),
+			Hint: "remove it, or check `mulligan version` against the release notes"})
+	}
+	for _, t := range f.Tasks {
+		if t.Verify != nil {
+			add(t, "verify")
+		}
+		if t.OutputSchema != "" {
+			add(t, "output_schema")
+		}
+		if t.ResultContract != nil {
+			add(t, "result_contract")
+		}
+		if t.MaxCostUSD > 0 {
+			add(t, "max_cost_usd")
+		}
+		if t.SideEffects == SideEffectsNonIdempotent {
+			add(t, "side_effects")
+		}
+		if len(t.Effects) > 0 {
+			add(t, "effects")
+		}
+		if len(t.Hooks) > 0 {
+			add(t, "hooks")
+		}
+	}
+	if len(f.Hooks) > 0 {
+		errs = append(errs, &AuthoringError{File: f.Path, Line: 1, Col: 1, Msg: "`hooks` are not supported by this version of mulligan yet"})
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}

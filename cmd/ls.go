@@ -1,0 +1,79 @@
+package cmd
+
+import (
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mulligan-dev/mulligan/attempt/store"
+)
+
+func lsCommand(g *globals) *cli.Command {
+	return &cli.Command{
+		Name:  "ls",
+		Usage: "list runs, newest first, with state, tasks, attempts and age",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "limit", Aliases: []string{"n"}, Value: 50, Usage: "at most `N` runs (0: all)"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usageError("", "ls takes no arguments")
+			}
+			st, err := openState()
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			var runs []store.RunSummary
+			if err := st.db.View(c.Context, func(tx *store.Tx) error {
+				var err error
+				runs, err = tx.ListRuns(c.Int("limit"))
+				return err
+			}); err != nil {
+				return err
+			}
+			if g.json() {
+				if runs == nil {
+					runs = []store.RunSummary{}
+				}
+				return writeJSON(g.io.Out, runs)
+			}
+			if len(runs) == 0 {
+				fmt.Fprintln(g.io.Out, "no runs yet: start one with `mulligan run`")
+				return nil
+			}
+			tw := tabwriter.NewWriter(g.io.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "RUN\tSTATE\tTASKS\tATTEMPTS\tCOST\tAGE")
+			now := time.Now()
+			for _, r := range runs {
+				state := r.State
+				if r.Reason != "" {
+					state += " (" + r.Reason + ")"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, state, r.Tasks, r.Attempts, cost(r.CostUSD), age(now.Sub(r.StartedAt)))
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func cost(c *float64) string {
+	if c == nil {
+		return "-"
+	}
+	return fmt.Sprintf("$%.2f", *c)
+}
+
+func age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}

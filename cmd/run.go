@@ -1,0 +1,208 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/attempt/store"
+)
+
+type runOptions struct {
+	File  string
+	Tasks []string
+	AdHoc *attempt.AdHocOptions
+}
+
+func runCommand(g *globals) *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "run the tasks of mulligan.yaml (with their dependencies), or one command ad hoc after --",
+		ArgsUsage: "[TASK…] | [flags] -- CMD [ARG…]",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "the task `FILE` (default: mulligan.yaml in the working tree root)"},
+			&cli.StringFlag{Name: "prompt", Usage: "ad hoc: the prompt (in $MULLIGAN_PROMPT_FILE and {{prompt}})"},
+			&cli.StringFlag{Name: "prompt-file", Usage: "ad hoc: read the prompt from `FILE`"},
+			&cli.StringFlag{Name: "retries", Usage: "ad hoc: retries after the first attempt (with --on-failure retry)"},
+			&cli.StringFlag{Name: "on-failure", Usage: "ad hoc: fail, ask or retry"},
+			&cli.StringFlag{Name: "backoff", Usage: "ad hoc: KIND[:INITIAL[:MAX[:JITTER]]], e.g. exponential:1s:5m"},
+			&cli.StringFlag{Name: "timeout", Usage: "ad hoc: limit of one attempt, e.g. 20m"},
+			&cli.StringFlag{Name: "heartbeat", Usage: "ad hoc: longest silence before the attempt fails, e.g. 5m"},
+			&cli.StringFlag{Name: "deadline", Usage: "ad hoc: limit of all attempts and backoff together, e.g. 2h"},
+			&cli.StringFlag{Name: "fallback", Usage: "ad hoc: a second agent `CMD` for the failover chain"},
+		},
+		Action: func(c *cli.Context) error {
+			opts := runOptions{File: c.String("file"), Tasks: c.Args().Slice()}
+			adhocFlags := []string{"prompt", "prompt-file", "retries", "on-failure", "backoff", "timeout", "heartbeat", "deadline", "fallback"}
+			if g.rest != nil {
+				if len(opts.Tasks) > 0 || opts.File != "" {
+					return usageError("run either tasks of a file or one command after --, not both", "run takes TASK names or -- CMD, not both")
+				}
+				if len(g.rest) == 0 {
+					return usageError("e.g. mulligan run --retries 2 --on-failure retry -- go test ./...", "no command after --")
+				}
+				a := &attempt.AdHocOptions{
+					Command: g.rest, Prompt: c.String("prompt"), PromptFile: c.String("prompt-file"),
+					OnFailure: c.String("on-failure"), Backoff: c.String("backoff"), Timeout: c.String("timeout"),
+					Heartbeat: c.String("heartbeat"), Deadline: c.String("deadline"), Fallback: c.String("fallback"),
+				}
+				if c.IsSet("retries") {
+					n, err := parseCount(c.String("retries"))
+					if err != nil {
+						return usageError("--retries takes a whole number, e.g. --retries 3", "--retries: %v", err)
+					}
+					a.Retries = &n
+				}
+				opts.AdHoc = a
+			} else {
+				for _, f := range adhocFlags {
+					if c.IsSet(f) {
+						return usageError("these flags describe an ad-hoc run: mulligan run --"+f+" … -- CMD", "--%s needs a command after --", f)
+					}
+				}
+			}
+			return runRun(c.Context, g, opts)
+		},
+	}
+}
+
+func parseCount(s string) (int, error) {
+	var n int
+	if _, err := fmt.Sscanf(s, "%d", &n); err != nil || fmt.Sprint(n) != strings.TrimSpace(s) || n < 0 {
+		return 0, fmt.Errorf("%q is not a whole number ≥ 0", s)
+	}
+	return n, nil
+}
+
+func runRun(ctx context.Context, g *globals, opts runOptions) error {
+	st, err := openState()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	var file *attempt.File
+	if opts.AdHoc != nil {
+		file, err = attempt.AdHoc(*opts.AdHoc)
+	} else {
+		path := opts.File
+		if path == "" {
+			path = filepath.Join(st.repo.Root(), "mulligan.yaml")
+			if _, statErr := os.Stat(path); statErr != nil {
+				return usageError("write a mulligan.yaml, pass -f FILE, or run one command ad hoc: mulligan run -- CMD…",
+					"no task file: %s does not exist", displayPath(path))
+			}
+			path = displayPath(path)
+		}
+		file, err = attempt.Load(path)
+	}
+	if err != nil {
+		return err
+	}
+	if err := attempt.CheckSupported(file); err != nil {
+		return err
+	}
+	return foreground(ctx, g, st, func(ctx context.Context, env attempt.Env) (*attempt.Outcome, error) {
+		return attempt.Start(ctx, env, attempt.StartOptions{File: file, Tasks: opts.Tasks})
+	})
+}
+
+// displayPath shortens path relative to the current directory when that is clearer.
+func displayPath(path string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return path
+	}
+	if rel, err := filepath.Rel(wd, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
+}
+
+// foreground runs (or resumes) a run in this process, with progress on stderr, SIGINT/SIGTERM
+// turned into a clean cancel, and the exit code of the run's end state.
+func foreground(ctx context.Context, g *globals, st *state, do func(context.Context, attempt.Env) (*attempt.Outcome, error)) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case s := <-sigs:
+			cancel(attempt.CancelCause(s.(syscall.Signal)))
+		case <-ctx.Done():
+		}
+	}()
+
+	env := attempt.Env{Repo: st.repo, DB: st.db, Progress: newProgress(g.io, g.json())}
+	out, err := do(ctx, env)
+	if err != nil {
+		return err
+	}
+	run, err := st.getRun(context.WithoutCancel(ctx), out.RunID)
+	if err != nil {
+		return err
+	}
+	if g.json() {
+		if err := writeJSON(g.io.Out, run); err != nil {
+			return err
+		}
+	} else {
+		printRunEnd(g, run)
+	}
+	return exitError{code: runExitCode(out)}
+}
+
+func runExitCode(out *attempt.Outcome) int {
+	switch out.State {
+	case store.RunSucceeded:
+		return ExitOK
+	case store.RunBlocked:
+		return ExitBlocked
+	case store.RunWaitingQuota:
+		return ExitParked
+	case store.RunCancelled:
+		if out.Signal == syscall.SIGINT {
+			return ExitInterrupted
+		}
+		return ExitCancelled
+	case store.RunPaused:
+		return ExitOK
+	}
+	return ExitFailed
+}
+
+func printRunEnd(g *globals, run *store.Run) {
+	attempts := 0
+	for _, t := range run.Tasks {
+		attempts += len(t.Attempts)
+	}
+	fmt.Fprintf(g.io.Out, "run %s %s: %d task%s, %d attempt%s\n", run.ID, stateColor(run.State),
+		len(run.Tasks), plural(len(run.Tasks)), attempts, plural(attempts))
+	switch run.State {
+	case store.RunBlocked:
+		for _, t := range run.Tasks {
+			if t.State == store.TaskBlocked {
+				fmt.Fprintf(g.io.Out, "task %s is blocked (%s); the tree is as its last attempt left it\n", t.ID, t.Reason)
+			}
+		}
+		fmt.Fprintf(g.io.Out, "hint: mulligan show %s\n", run.ID)
+	case store.RunFailed, store.RunCancelled:
+		fmt.Fprintf(g.io.Out, "hint: mulligan show %s; every attempt's tree is kept: mulligan restore refs/mulligan/runs/%s/TASK/N\n", run.ID, run.ID)
+	}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
