@@ -59,7 +59,7 @@ func TestCompatWithGit(t *testing.T) {
 			if dir == "" {
 				dir = r.Root
 			}
-			root := runGit(t, dir, nil, "rev-parse", "--show-toplevel")
+			root := gitRepoInfo(t, dir).Root
 
 			repo := openRepo(t, dir)
 			if repo.Root() != root {
@@ -425,7 +425,7 @@ func compatCases() []compatCase {
 				r.writeMode("plain.txt", "text\n", 0o644)
 				r.commitAll("init")
 				r.git("config", "core.fileMode", "false")
-				r.chmod("run.sh", 0o644)   // index mode kept: 100755
+				r.chmod("run.sh", 0o644)    // index mode kept: 100755
 				r.chmod("plain.txt", 0o755) // index mode kept: 100644
 				r.writeMode("new.sh", "#!/bin/sh\n", 0o755)
 				return ""
@@ -868,7 +868,7 @@ func TestOpenLocations(t *testing.T) {
 
 	for _, dir := range []string{r.Root, r.path("a/b"), wt, filepath.Join(wt, "a"), r.path("mod")} {
 		repo := openRepo(t, dir)
-		root := runGit(t, dir, nil, "rev-parse", "--show-toplevel")
+		root := gitRepoInfo(t, dir).Root
 		gitDir := runGit(t, dir, nil, "rev-parse", "--absolute-git-dir")
 		common := runGit(t, dir, nil, "rev-parse", "--path-format=absolute", "--git-common-dir")
 		if repo.Root() != root {
@@ -1077,8 +1077,13 @@ func TestRefsAgainstGit(t *testing.T) {
 		if err := repo.UpdateRef(base+"x", c2, zero); err == nil {
 			t.Errorf("UpdateRef(%sx) succeeded while %sx/pre exists (packed: %v); git refuses that", base, base, packed)
 		}
-		if out, err := tryGit(r.Root, nil, "for-each-ref", base+"/", base+"x"); err != nil || out != "" {
-			t.Errorf("git for-each-ref after refused D/F updates: %q, %v", out, err)
+		for _, n := range []string{base + "/pre", base + "x"} {
+			if out, err := tryGit(r.Root, nil, "show-ref", "--verify", n); err == nil {
+				t.Errorf("git show-ref finds %s after a refused D/F update: %s", n, out)
+			}
+		}
+		if out, err := tryGit(r.Root, nil, "for-each-ref"); err != nil {
+			t.Errorf("git for-each-ref after refused D/F updates: %v\n%s", err, out)
 		}
 	}
 
@@ -1130,5 +1135,356 @@ func TestResolveRevisionAgainstGit(t *testing.T) {
 		if _, _, err := repo.ResolveRevision(rev); !errors.Is(err, snapshot.ErrBadRevision) {
 			t.Errorf("ResolveRevision(%q) error = %v, want ErrBadRevision", rev, err)
 		}
+	}
+}
+
+type restoreCase struct {
+	name  string
+	needs string
+	// setup builds the tree of the first snapshot and returns the directory to
+	// open the engine on ("" for the root).
+	setup func(r *testRepo) string
+	// edit turns it into the tree of the second.
+	edit func(r *testRepo)
+}
+
+// TestRestoreRoundTrip: after S1, edits and S2, Restore(S1) writes exactly
+// what git's checkout of S1 would (bytes, modes, symlinks, eol, smudge
+// filters), leaves ignored files alone, lists the changes git's diff-tree
+// lists, and its undo ref brings S2 back.
+func TestRestoreRoundTrip(t *testing.T) {
+	for _, c := range restoreCases() {
+		t.Run(c.name, func(t *testing.T) {
+			if c.needs != "" {
+				if _, err := exec.LookPath(c.needs); err != nil {
+					t.Skipf("%s is not on PATH; this case needs it", c.needs)
+				}
+			}
+			r := newRepo(t)
+			dir := c.setup(r)
+			if dir == "" {
+				dir = r.Root
+			}
+			repo := openRepo(t, dir)
+			s1 := snapshotMatchingGit(t, repo, dir, "refs/mulligan/manual/s1")
+			c.edit(r)
+			s2 := snapshotMatchingGit(t, repo, dir, "refs/mulligan/manual/s2")
+			if s1.Tree == s2.Tree {
+				t.Fatalf("setup: the edits did not change the tree")
+			}
+
+			restoreAndCheck(t, repo, dir, s1.Tree, s2.Tree, "refs/mulligan/undo/u1")
+			if t.Failed() {
+				return
+			}
+			undoTree := hash(t, gitTreeOf(t, dir, "refs/mulligan/undo/u1"))
+			restoreAndCheck(t, repo, dir, undoTree, s1.Tree, "refs/mulligan/undo/u2")
+			if t.Failed() {
+				return
+			}
+			// Once more from a fresh engine, as the next process would.
+			restoreAndCheck(t, openRepo(t, dir), dir, s1.Tree, s2.Tree, "refs/mulligan/undo/u3")
+			gitFsck(t, dir)
+		})
+	}
+}
+
+// snapshotMatchingGit takes a Snapshot into ref and checks its tree is git's.
+func snapshotMatchingGit(t testing.TB, repo *snapshot.Repo, dir, ref string) *snapshot.Result {
+	t.Helper()
+	res, err := repo.Snapshot(context.Background(), snapshot.SnapshotOptions{Ref: ref, Message: "test snapshot " + ref})
+	if err != nil {
+		t.Fatalf("Snapshot(%s): %v", ref, err)
+	}
+	if want := gitWriteTree(t, dir); res.Tree.String() != want {
+		t.Fatalf("Snapshot(%s) tree = %s, git write-tree = %s\n%s", ref, res.Tree, want, describeTreeDiff(t, dir, want, res.Tree.String()))
+	}
+	return res
+}
+
+// restoreAndCheck restores target over a working tree whose snapshot is
+// current: first as a dry run (nothing may change), then for real.
+func restoreAndCheck(t testing.TB, repo *snapshot.Repo, dir string, target, current plumbing.Hash, undoRef string) {
+	t.Helper()
+	ctx := context.Background()
+	root := gitRepoInfo(t, dir).Root
+
+	before := captureState(t, dir)
+	dry, err := repo.Restore(ctx, target, snapshot.RestoreOptions{UndoRef: undoRef + "-dry", DryRun: true})
+	if err != nil {
+		t.Fatalf("Restore(%s, DryRun): %v", target, err)
+	}
+	if d := before.diff(captureState(t, dir)); len(d) > 0 {
+		t.Errorf("a dry-run Restore changed the repository:\n  %s", strings.Join(d, "\n  "))
+	}
+	if dry.Undo != nil {
+		t.Errorf("dry-run Restore returned an undo snapshot %+v", dry.Undo)
+	}
+	if _, err := tryGit(dir, nil, "rev-parse", "--verify", "-q", undoRef+"-dry"); err == nil {
+		t.Errorf("dry-run Restore wrote its undo ref")
+	}
+	if dry.UndoTree != current {
+		t.Errorf("dry-run UndoTree = %s, want the current tree %s", dry.UndoTree, current)
+	}
+	assertChangesMatchGit(t, dir, dry.Changes, current, target)
+
+	ignored := ignoredOnDisk(t, dir)
+	emptyBefore := emptyDirs(t, root)
+	res, err := repo.Restore(ctx, target, snapshot.RestoreOptions{UndoRef: undoRef, UndoMessage: "undo for " + undoRef + "\n"})
+	if err != nil {
+		t.Fatalf("Restore(%s): %v", target, err)
+	}
+	after := captureState(t, dir)
+	if before.Refs != after.Refs || before.Config != after.Config || fmt.Sprint(before.HeadFiles) != fmt.Sprint(after.HeadFiles) {
+		t.Errorf("Restore changed HEAD, refs outside refs/mulligan/ or config")
+	}
+	if res.Undo == nil {
+		t.Fatalf("Restore returned no undo snapshot")
+	}
+	if res.Undo.Ref != undoRef || res.Undo.Tree != current || res.UndoTree != current {
+		t.Errorf("undo snapshot: ref %q tree %s UndoTree %s; want ref %q tree %s", res.Undo.Ref, res.Undo.Tree, res.UndoTree, undoRef, current)
+	}
+	if got := gitTreeOf(t, dir, undoRef); got != current.String() {
+		t.Errorf("git says the undo ref %s holds tree %s, want %s", undoRef, got, current)
+	}
+	assertChangesMatchGit(t, dir, res.Changes, current, target)
+
+	got := assertTreeMatchesGit(t, repo, dir)
+	if got.Tree != target {
+		t.Errorf("after Restore(%s) the working tree snapshots as %s\n%s", target, got.Tree, describeTreeDiff(t, dir, target.String(), got.Tree.String()))
+	}
+	assertWorktreeLike(t, root, gitCheckout(t, dir, target.String()))
+	assertIgnoredSurvive(t, root, ignored)
+	for _, d := range emptyDirs(t, root) {
+		if !slicesContains(emptyBefore, d) {
+			t.Errorf("Restore left the empty directory %s behind", d)
+		}
+	}
+}
+
+func slicesContains(s []string, x string) bool {
+	for _, y := range s {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// emptyDirs lists the empty directories of a working tree (not in .git).
+func emptyDirs(t testing.TB, root string) []string {
+	t.Helper()
+	var out []string
+	for p, st := range worktreeFiles(t, root) {
+		if !st.Mode.IsDir() || p == "." {
+			continue
+		}
+		ents, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(p)))
+		if err == nil && len(ents) == 0 {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// assertChangesMatchGit compares a change list with `git diff-tree -r from to`.
+func assertChangesMatchGit(t testing.TB, dir string, changes []snapshot.Change, from, to plumbing.Hash) {
+	t.Helper()
+	want := gitDiffTree(t, dir, from.String(), to.String())
+	var got []string
+	for _, c := range changes {
+		got = append(got, fmt.Sprintf("%s %06o %s %06o %s", c.Path, uint32(c.From.Mode), c.From.Hash, uint32(c.To.Mode), c.To.Hash))
+	}
+	sort.Strings(got)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("changes %s → %s:\n  engine: %s\n  git:    %s", from, to, strings.Join(got, "\n          "), strings.Join(want, "\n          "))
+	}
+}
+
+// gitDiffTree lists `git diff-tree -r` as "path fromMode fromHash toMode toHash", sorted.
+func gitDiffTree(t testing.TB, dir, from, to string) []string {
+	t.Helper()
+	out := runGit(t, dir, nil, "diff-tree", "-r", "-z", "--raw", "--no-renames", "--full-index", from, to)
+	var lines []string
+	recs := strings.Split(out, "\x00")
+	for i := 0; i+1 < len(recs); i += 2 {
+		// ":100644 100644 <from> <to> M" then the path
+		f := strings.Fields(strings.TrimPrefix(recs[i], ":"))
+		if len(f) < 5 {
+			break
+		}
+		lines = append(lines, fmt.Sprintf("%s %s %s %s %s", recs[i+1], f[0], f[2], f[1], f[3]))
+	}
+	sort.Strings(lines)
+	return lines
+}
+
+func restoreCases() []restoreCase {
+	return []restoreCase{
+		{
+			name: "files-dirs-modes-symlinks",
+			setup: func(r *testRepo) string {
+				r.write(".gitignore", "*.log\nignored-dir/\n")
+				r.write("a.txt", "a1\n")
+				r.write("dir/b.txt", "b\n")
+				r.write("dir/sub/c.txt", "c\n")
+				r.writeMode("run.sh", "#!/bin/sh\n", 0o755)
+				r.write("plain", "p\n")
+				r.symlink("a.txt", "link")
+				r.symlink("dir", "linkdir")
+				r.symlink("/nonexistent/absolute", "dangling")
+				r.write("willbedir", "a file first\n")
+				r.write("willbefile/x", "x\n")
+				r.write("gone-later/deep/er/f", "f\n")
+				r.write("keep.log", "ignored, kept\n")
+				r.write("dir/keep.log", "ignored, kept\n")
+				r.write("ignored-dir/x", "ignored\n")
+				r.commitAll("init")
+				r.write("untracked.txt", "untracked, not ignored\n")
+				return ""
+			},
+			edit: func(r *testRepo) {
+				r.write("a.txt", "a2, longer\n")
+				r.remove("dir/b.txt")
+				r.write("new/dir/n.txt", "n\n")
+				r.write("new/dir/ignored.log", "ignored inside a directory restore empties\n")
+				r.write("new/only/n.txt", "n\n")
+				r.chmod("run.sh", 0o644)
+				r.chmod("plain", 0o755)
+				r.remove("link")
+				r.symlink("dir/sub/c.txt", "link")
+				r.remove("linkdir")
+				r.write("linkdir/real", "now a real directory\n")
+				r.remove("dangling")
+				r.write("dangling", "now a file\n")
+				r.remove("willbedir")
+				r.write("willbedir/inside", "now a directory\n")
+				r.remove("willbefile")
+				r.write("willbefile", "now a file\n")
+				r.remove("gone-later")
+				r.remove("untracked.txt")
+				r.write("new.log", "ignored\n")
+				r.write("keep.log", "ignored, changed: restore must not touch it\n")
+			},
+		},
+		{
+			name: "eol-attributes-from-the-target-tree",
+			setup: func(r *testRepo) string {
+				r.write(".gitattributes", "*.crlf eol=crlf\n*.auto text=auto\n*.bin -text\n*.txt text\n")
+				r.write("a.crlf", "one\r\ntwo\r\n")
+				r.write("b.crlf", "lf only\nhere\n")
+				r.write("c.auto", "one\r\ntwo\r\n")
+				r.write("d.bin", "raw\r\n\x00\n")
+				r.write("e.txt", "mixed\r\nlines\n")
+				return ""
+			},
+			edit: func(r *testRepo) {
+				r.write(".gitattributes", "*.crlf -text\n")
+				r.write("a.crlf", "changed\r\n")
+				r.write("b.crlf", "changed\n")
+				r.write("c.auto", "changed\r\n")
+				r.write("d.bin", "changed\r\n")
+				r.write("e.txt", "changed\r\n")
+			},
+		},
+		{
+			name: "autocrlf-true",
+			setup: func(r *testRepo) string {
+				r.git("config", "core.autocrlf", "true")
+				r.write("a.txt", "one\ntwo\n")
+				r.write("b.txt", "one\r\ntwo\r\n")
+				r.write("c.bin", "bin\x00\n")
+				return ""
+			},
+			edit: func(r *testRepo) {
+				r.write("a.txt", "changed\n")
+				r.write("b.txt", "changed\r\n")
+				r.write("c.bin", "changed\x00\n")
+			},
+		},
+		{
+			name: "clean-and-smudge-filter",
+			setup: func(r *testRepo) string {
+				r.git("config", "filter.upper.clean", "tr a-z A-Z")
+				r.git("config", "filter.upper.smudge", "tr A-Z a-z")
+				r.write(".gitattributes", "*.up filter=upper\n")
+				r.write("a.up", "hello\n")
+				r.write("b.txt", "Not Filtered\n")
+				return ""
+			},
+			edit: func(r *testRepo) {
+				r.write("a.up", "changed\n")
+				r.write("b.txt", "Changed\n")
+			},
+		},
+		{
+			name: "ident",
+			setup: func(r *testRepo) string {
+				r.write(".gitattributes", "*.id ident\n")
+				r.write("a.id", "$Id$\n")
+				return ""
+			},
+			edit: func(r *testRepo) { r.write("a.id", "$Id$ changed\n") },
+		},
+		{
+			name:  "lfs",
+			needs: "git-lfs",
+			setup: func(r *testRepo) string {
+				r.git("lfs", "install", "--local")
+				r.git("lfs", "track", "*.bin")
+				writeBigFile(r.t, r.path("big.bin"), 200<<10, 5)
+				r.write("small.txt", "not lfs\n")
+				r.commitAll("lfs")
+				return ""
+			},
+			edit: func(r *testRepo) {
+				writeBigFile(r.t, r.path("big.bin"), 100<<10, 6)
+				writeBigFile(r.t, r.path("new.bin"), 10<<10, 7)
+			},
+		},
+		{
+			name: "unborn-head",
+			setup: func(r *testRepo) string {
+				r.write("a", "a\n")
+				r.write("d/b", "b\n")
+				return ""
+			},
+			edit: func(r *testRepo) {
+				r.remove("d")
+				r.write("a", "changed\n")
+				r.write("e/f", "f\n")
+			},
+		},
+		{
+			name: "linked-worktree",
+			setup: func(r *testRepo) string {
+				r.write("a", "main\n")
+				r.commitAll("init")
+				wt := filepath.Join(filepath.Dir(r.Root), "wt")
+				r.git("worktree", "add", "-q", "-b", "feature", wt)
+				mustWrite(r.t, filepath.Join(wt, "b"), []byte("b in wt\n"), 0o644)
+				r.Root = wt // the edits below happen in the linked worktree
+				return wt
+			},
+			edit: func(r *testRepo) {
+				r.write("a", "changed in wt\n")
+				r.remove("b")
+				r.write("c/d", "new\n")
+			},
+		},
+		{
+			name: "opened-from-a-subdirectory",
+			setup: func(r *testRepo) string {
+				r.write("top", "top\n")
+				r.write("sub/x", "x\n")
+				return r.path("sub")
+			},
+			edit: func(r *testRepo) {
+				r.write("top", "changed\n")
+				r.remove("sub/x")
+				r.write("sub/y", "y\n")
+			},
+		},
 	}
 }

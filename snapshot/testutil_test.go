@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -241,15 +242,33 @@ func mustMkdir(t testing.TB, p string) {
 	}
 }
 
-// gitPath asks git where a file of the repository containing dir lives
-// (`git rev-parse --git-path`), as an absolute path.
-func gitPath(t testing.TB, dir, name string) string {
+// repoInfo is where git says the repository containing a directory lives.
+type repoInfo struct {
+	Root, GitDir, CommonDir string
+}
+
+var (
+	repoInfoMu    sync.Mutex
+	repoInfoCache = map[string]repoInfo{}
+)
+
+// gitRepoInfo asks git once per directory (test temp directories are never
+// reused, and a repository does not move during a test).
+func gitRepoInfo(t testing.TB, dir string) repoInfo {
 	t.Helper()
-	p := runGit(t, dir, nil, "rev-parse", "--git-path", name)
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(dir, p)
+	repoInfoMu.Lock()
+	defer repoInfoMu.Unlock()
+	if ri, ok := repoInfoCache[dir]; ok {
+		return ri
 	}
-	return p
+	out := runGit(t, dir, nil, "rev-parse", "--path-format=absolute", "--show-toplevel", "--absolute-git-dir", "--git-common-dir")
+	lines := strings.Split(out, "\n")
+	if len(lines) != 3 {
+		t.Fatalf("git rev-parse in %s: %q", dir, out)
+	}
+	ri := repoInfo{Root: lines[0], GitDir: lines[1], CommonDir: filepath.Clean(lines[2])}
+	repoInfoCache[dir] = ri
+	return ri
 }
 
 // gitWriteTree is the reference: the tree id of
@@ -261,9 +280,10 @@ func gitPath(t testing.TB, dir, name string) string {
 // which entries are racily clean by comparing them with it.
 func gitWriteTree(t testing.TB, dir string) string {
 	t.Helper()
-	root := runGit(t, dir, nil, "rev-parse", "--show-toplevel")
+	ri := gitRepoInfo(t, dir)
+	root := ri.Root
 	tmp := filepath.Join(t.TempDir(), "index")
-	copyIndex(t, gitPath(t, dir, "index"), tmp)
+	copyIndex(t, filepath.Join(ri.GitDir, "index"), tmp)
 	env := []string{"GIT_INDEX_FILE=" + tmp}
 	runGit(t, root, env, "add", "-A")
 	return runGit(t, root, env, "write-tree")
@@ -341,7 +361,7 @@ func assertTreeMatchesGit(t testing.TB, repo *snapshot.Repo, dir string) snapsho
 // names exists; it returns the number of non-tree entries.
 func countTreeFiles(t testing.TB, dir, tree string) int {
 	t.Helper()
-	out, err := tryGit(dir, nil, "ls-tree", "-r", "-z", tree)
+	out, err := tryGit(dir, nil, "ls-tree", "-r", "-z", "--full-tree", tree)
 	if err != nil {
 		t.Fatalf("the engine's tree %s is not readable by git: %v", tree, err)
 	}
@@ -430,10 +450,8 @@ type repoState struct {
 // captureState records the user-visible state of the repository containing dir.
 func captureState(t testing.TB, dir string) *repoState {
 	t.Helper()
-	root := runGit(t, dir, nil, "rev-parse", "--show-toplevel")
-	gitDir := runGit(t, dir, nil, "rev-parse", "--absolute-git-dir")
-	common := gitPath(t, dir, "config")
-	common = filepath.Dir(common)
+	ri := gitRepoInfo(t, dir)
+	root, gitDir, common := ri.Root, ri.GitDir, ri.CommonDir
 	s := &repoState{HeadFiles: map[string]string{}, Files: map[string]fileState{}}
 	if b, err := os.ReadFile(filepath.Join(gitDir, "index")); err == nil {
 		s.Index = b
@@ -442,12 +460,32 @@ func captureState(t testing.TB, dir string) *repoState {
 		b, _ := os.ReadFile(filepath.Join(d, "HEAD"))
 		s.HeadFiles[d] = string(b)
 	}
+	// Loose refs read from disk (a git process per capture is too slow on a
+	// loaded machine); packed refs below.
 	var refs []string
-	for _, line := range strings.Split(runGit(t, dir, nil, "for-each-ref", "--format=%(refname) %(objectname)"), "\n") {
-		if !strings.HasPrefix(line, "refs/mulligan/") {
-			refs = append(refs, line)
+	for i, d := range []string{common, gitDir} {
+		if i == 1 && d == common {
+			break
 		}
+		base := filepath.Join(d, "refs")
+		filepath.WalkDir(base, func(p string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			rel, _ := filepath.Rel(d, p)
+			rel = filepath.ToSlash(rel)
+			if e.IsDir() {
+				if rel == "refs/mulligan" {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			b, _ := os.ReadFile(p)
+			refs = append(refs, rel+" "+strings.TrimSpace(string(b)))
+			return nil
+		})
 	}
+	sort.Strings(refs)
 	s.Refs = strings.Join(refs, "\n")
 	if b, err := os.ReadFile(filepath.Join(common, "packed-refs")); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
@@ -569,7 +607,7 @@ func diffFiles(a, b map[string]fileState) []string {
 // filters) and returns the directory.
 func gitCheckout(t testing.TB, dir, tree string) string {
 	t.Helper()
-	gitDir := runGit(t, dir, nil, "rev-parse", "--absolute-git-dir")
+	gitDir := gitRepoInfo(t, dir).GitDir
 	out := filepath.Join(resolvedTempDir(t), "checkout")
 	mustMkdir(t, out)
 	env := []string{
@@ -650,9 +688,10 @@ func hash(t testing.TB, s string) plumbing.Hash {
 // repository of dir, against a copy of its index.
 func ignoredOnDisk(t testing.TB, dir string) map[string]string {
 	t.Helper()
-	root := runGit(t, dir, nil, "rev-parse", "--show-toplevel")
+	ri := gitRepoInfo(t, dir)
+	root := ri.Root
 	tmp := filepath.Join(t.TempDir(), "index")
-	copyIndex(t, gitPath(t, dir, "index"), tmp)
+	copyIndex(t, filepath.Join(ri.GitDir, "index"), tmp)
 	out := runGit(t, root, []string{"GIT_INDEX_FILE=" + tmp}, "ls-files", "-z", "--others", "--ignored", "--exclude-standard")
 	files := map[string]string{}
 	for _, p := range strings.Split(out, "\x00") {
