@@ -44,3 +44,5 @@ func (tx *Tx) QueryPlanForTest(q string, args ...any) ([]string, error) {
 	}
 	return out, rows.Err()
 }
+
+func SetOnBusyRetryForTest(f func()) { onBusyRetry = f }

@@ -68,6 +68,15 @@ func (db *DB) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The common case, an up-to-date file, must not take the write lock: every ls and show
+	// opens the database, and a runner may be holding the lock.
+	var v int
+	if err := db.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if v == len(ms) {
+		return nil
+	}
 	for {
 		applied, err := db.applyNext(ctx, ms)
 		if err != nil {

@@ -241,3 +241,47 @@ func TestUpdateWaitsForAnotherWriter(t *testing.T) {
 		t.Errorf("%d runs, want 2", len(runs))
 	}
 }
+
+// When the lock stays taken past busy_timeout, Update starts the transaction over instead of
+// failing at once.
+func TestUpdateRetriesAfterBusyTimeout(t *testing.T) {
+	path := store.DefaultPath(t.TempDir())
+	a := storetest.OpenTempPath(t, path)
+	b := storetest.OpenTempPath(t, path, store.WithBusyTimeout(10*time.Millisecond))
+	retried := make(chan struct{}, 16)
+	aDone := make(chan struct{})
+	// the retry waits for the holder to commit, so the test does not race the retry budget
+	store.SetOnBusyRetryForTest(func() { retried <- struct{}{}; <-aDone })
+	defer store.SetOnBusyRetryForTest(nil)
+
+	holding, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- a.Update(context.Background(), func(tx *store.Tx) error {
+			close(holding)
+			<-release
+			return tx.InsertRun(newRun("runa"))
+		})
+	}()
+	<-holding
+	errB := make(chan error, 1)
+	go func() {
+		errB <- b.Update(context.Background(), func(tx *store.Tx) error {
+			return tx.InsertRun(newRun("runb"))
+		})
+	}()
+	<-retried // b hit SQLITE_BUSY at least once and is starting over
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("first writer: %v", err)
+	}
+	close(aDone)
+	if err := <-errB; err != nil {
+		t.Fatalf("writer that met a busy database: %v", err)
+	}
+
+	view(t, a, func(tx *store.Tx) error {
+		_, err := tx.RunHeader("runb")
+		return err
+	})
+}

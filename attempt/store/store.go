@@ -31,8 +31,9 @@ type DB struct {
 	// without spending busy_timeout on each other.
 	w *sql.DB
 	// r holds query_only connections for View: in WAL mode readers never wait for the writer.
-	r   *sql.DB
-	now func() time.Time
+	r           *sql.DB
+	now         func() time.Time
+	busyTimeout time.Duration
 }
 
 // Option configures Open.
@@ -41,6 +42,12 @@ type Option func(*DB)
 // WithClock replaces time.Now for every timestamp the store writes (tests, replay).
 func WithClock(now func() time.Time) Option {
 	return func(db *DB) { db.now = now }
+}
+
+// WithBusyTimeout replaces the 5 s SQLite waits for another process's write lock before a
+// transaction is retried from the start.
+func WithBusyTimeout(d time.Duration) Option {
+	return func(db *DB) { db.busyTimeout = d }
 }
 
 // DefaultPath is where a repository's database lives: <commonDir>/mulligan/mulligan.db.
@@ -55,7 +62,7 @@ func Open(path string, opts ...Option) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open history database: %w", err)
 	}
-	db := &DB{path: abs, now: time.Now}
+	db := &DB{path: abs, now: time.Now, busyTimeout: 5 * time.Second}
 	for _, o := range opts {
 		o(db)
 	}
@@ -67,7 +74,8 @@ func Open(path string, opts ...Option) (*DB, error) {
 	// (kill -9, panic, OOM) loses nothing. Only a power cut or kernel crash can lose the last
 	// few commits, and even then the database stays consistent (never corrupt). FULL would add
 	// an fsync per state change for a guarantee a history database does not need.
-	const pragmas = "_foreign_keys=on&_busy_timeout=5000&_journal_mode=WAL&_synchronous=NORMAL"
+	pragmas := fmt.Sprintf("_foreign_keys=on&_busy_timeout=%d&_journal_mode=WAL&_synchronous=NORMAL",
+		db.busyTimeout.Milliseconds())
 	uri := "file:" + escapeURIPath(abs) + "?" + pragmas
 	db.w, err = sql.Open("sqlite3", uri+"&_txlock=immediate")
 	if err != nil {
@@ -159,8 +167,11 @@ func (db *DB) Close() error {
 	return errors.Join(errs...)
 }
 
+// onBusyRetry, when set (by tests), is called each time Update starts over after SQLITE_BUSY.
+var onBusyRetry func()
+
 // busyTries bounds how often Update starts over after SQLITE_BUSY. Each try already waited
-// busy_timeout (5 s) inside SQLite, so giving up after a few means another process has held
+// busy_timeout (5 s by default) inside SQLite, so giving up after a few means another process has held
 // the write lock for most of a minute, which is a bug to report, not a wait to prolong.
 const busyTries = 5
 
@@ -174,6 +185,9 @@ func (db *DB) Update(ctx context.Context, fn func(tx *Tx) error) error {
 		err := db.run(ctx, db.w, true, fn)
 		if !isBusy(err) || try == busyTries {
 			return err
+		}
+		if onBusyRetry != nil {
+			onBusyRetry()
 		}
 		// jitter so two processes that collided do not collide again in lockstep
 		d := time.Duration(try)*50*time.Millisecond + rand.N(50*time.Millisecond)
