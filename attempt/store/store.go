@@ -96,13 +96,11 @@ func Open(path string, opts ...Option) (*DB, error) {
 	}
 	db.r.SetMaxOpenConns(4)
 	db.r.SetMaxIdleConns(4)
-	// SQLite gives -wal and -shm the main file's mode; tighten them anyway in case a file
-	// system or an older file had looser bits.
+	// SQLite creates -wal and -shm with the main file's mode already; this only tightens
+	// files left looser by something else. Best effort: in a repository shared with other
+	// users the files may belong to someone else, and that must not stop ls.
 	for _, suffix := range []string{"-wal", "-shm"} {
-		if err := os.Chmod(abs+suffix, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
-			db.Close()
-			return nil, fmt.Errorf("open history database: %w", err)
-		}
+		os.Chmod(abs+suffix, 0o600)
 	}
 	return db, nil
 }
@@ -115,7 +113,7 @@ func prepareFile(path string) error {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return err
 		}
-		// MkdirAll honours the umask; a umask of 0 or 077 is fine, anything odd is not.
+		// MkdirAll applies the umask; make the mode exactly 0700 whatever the umask is
 		if err := os.Chmod(dir, 0o700); err != nil {
 			return err
 		}
@@ -171,8 +169,8 @@ func (db *DB) Close() error {
 var onBusyRetry func()
 
 // busyTries bounds how often Update starts over after SQLITE_BUSY. Each try already waited
-// busy_timeout (5 s by default) inside SQLite, so giving up after a few means another process has held
-// the write lock for most of a minute, which is a bug to report, not a wait to prolong.
+// busy_timeout (5 s by default) inside SQLite, so giving up after a few means another process
+// has held the write lock for most of half a minute: a bug to report, not a wait to prolong.
 const busyTries = 5
 
 // Update runs fn in one write transaction (BEGIN IMMEDIATE … COMMIT). If fn returns an error
@@ -199,7 +197,9 @@ func (db *DB) Update(ctx context.Context, fn func(tx *Tx) error) error {
 	}
 }
 
-// View runs fn in one read transaction: every query in fn sees the same snapshot.
+// View runs fn in one read transaction: every query in fn sees the same snapshot. Like
+// Update, it may run fn again after SQLITE_BUSY (rare for WAL readers: only while another
+// process recovers the WAL after a crash).
 func (db *DB) View(ctx context.Context, fn func(tx *Tx) error) error {
 	for try := 1; ; try++ {
 		err := db.run(ctx, db.r, false, fn)
@@ -214,7 +214,7 @@ func (db *DB) View(ctx context.Context, fn func(tx *Tx) error) error {
 	}
 }
 
-func (db *DB) run(ctx context.Context, pool *sql.DB, write bool, fn func(tx *Tx) error) (err error) {
+func (db *DB) run(ctx context.Context, pool *sql.DB, write bool, fn func(tx *Tx) error) error {
 	stx, err := pool.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
