@@ -277,6 +277,18 @@ func (c *Converter) Clean(ctx context.Context, path string, a Attrs, src *os.Fil
 		return nil, 0, err
 	}
 	cur := content{src, st.Size()}
+	// A stream that still reads src checks at its end that src kept the
+	// size the blob size was computed from.
+	srcUnchanged := func() error {
+		st2, err := src.Stat()
+		if err != nil {
+			return err
+		}
+		if st2.Size() != st.Size() {
+			return errChanged
+		}
+		return nil
+	}
 
 	if drv, ok := c.driver(a); ok {
 		out, err := sp.create()
@@ -317,7 +329,10 @@ func (c *Converter) Clean(ctx context.Context, path string, a Attrs, src *os.Fil
 		}
 		if convert {
 			size := cur.size - int64(stats.crlf)
-			conv := &exactReader{newCRLFToLF(cur.reader(), act.isAuto()), size}
+			conv := &exactReader{r: newCRLFToLF(cur.reader(), act.isAuto()), n: size}
+			if cur.r == io.ReaderAt(src) {
+				conv.atEOF = srcUnchanged
+			}
 			if a.Ident {
 				f, err := sp.create()
 				if err != nil {
@@ -348,7 +363,11 @@ func (c *Converter) Clean(ctx context.Context, path string, a Attrs, src *os.Fil
 		finalSize = size
 	}
 	if final == nil {
-		final, finalSize = &exactReader{cur.reader(), cur.size}, cur.size
+		e := &exactReader{r: cur.reader(), n: cur.size}
+		if cur.r == io.ReaderAt(src) {
+			e.atEOF = srcUnchanged
+		}
+		final, finalSize = e, cur.size
 	}
 	return &spoolReader{r: ctxReader(ctx, final), sp: sp}, finalSize, nil
 }

@@ -97,6 +97,20 @@ var errChanged = errors.New("file changed while it was being read")
 type exactReader struct {
 	r io.Reader
 	n int64
+	// atEOF, if set, runs once all n bytes were delivered; it catches a
+	// source that grew beyond the part that was read.
+	atEOF func() error
+}
+
+func (e *exactReader) eof() error {
+	if e.atEOF != nil {
+		check := e.atEOF
+		e.atEOF = nil
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return io.EOF
 }
 
 func (e *exactReader) Read(p []byte) (int, error) {
@@ -108,7 +122,7 @@ func (e *exactReader) Read(p []byte) (int, error) {
 				return 0, errChanged
 			}
 			if err == io.EOF {
-				return 0, io.EOF
+				return 0, e.eof()
 			}
 			if err != nil {
 				return 0, err
@@ -127,7 +141,7 @@ func (e *exactReader) Read(p []byte) (int, error) {
 		if k > 0 {
 			return k, nil
 		}
-		return 0, io.EOF
+		return 0, e.eof()
 	}
 	return k, err
 }

@@ -68,6 +68,9 @@ func filterProcessHelper(in io.Reader, out io.Writer) error {
 	w.text("git-filter-server\n")
 	w.text("version=2\n")
 	w.flush()
+	if err := bw.Flush(); err != nil {
+		return err
+	}
 	caps, err := readList()
 	if err != nil {
 		return err
