@@ -1,0 +1,33 @@
+package snapshot
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrNotRepository means no git repository contains the directory.
+	ErrNotRepository = errors.New("not a git repository")
+	// ErrBareRepository means the repository has no working tree to snapshot.
+	ErrBareRepository = errors.New("bare repository has no working tree")
+	// ErrRefConflict means a compare-and-swap ref update found another value (or a lock).
+	ErrRefConflict = errors.New("ref changed concurrently")
+	// ErrRefNotFound means the ref does not exist.
+	ErrRefNotFound = errors.New("ref not found")
+	// ErrBadRevision means a revision string names no object.
+	ErrBadRevision = errors.New("bad revision")
+)
+
+// ConflictError stops a Restore before it overwrites or deletes a path that changed on disk after
+// the undo snapshot was taken (or whose parent directory is no longer a plain directory).
+type ConflictError struct {
+	Path   string
+	Reason string
+}
+
+func (e *ConflictError) Error() string {
+	if e.Reason == "" {
+		return fmt.Sprintf("restore conflict at %s", e.Path)
+	}
+	return fmt.Sprintf("restore conflict at %s: %s", e.Path, e.Reason)
+}

@@ -1,0 +1,126 @@
+package snapshot
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// hermeticGit points every git setting the engine and the git binary read at fresh temporary
+// places, so both see the same configuration and nothing from the machine.
+func hermeticGit(t testing.TB) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git binary not on PATH")
+	}
+	home := t.TempDir()
+	cfg := filepath.Join(home, ".gitconfig")
+	writeFile(t, cfg, "[user]\n\tname = Test\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"+
+		"[commit]\n\tgpgSign = false\n[maintenance]\n\tauto = false\n[gc]\n\tauto = 0\n"+
+		"[advice]\n\taddEmbeddedRepo = false\n\tdetachedHead = false\n")
+	t.Setenv("HOME", home)
+	t.Setenv("GIT_CONFIG_GLOBAL", cfg)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_TERMINAL_PROMPT", "0")
+	t.Setenv("LC_ALL", "C")
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "xdg"))
+	for _, v := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+		"GIT_COMMON_DIR", "GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS", "GIT_CEILING_DIRECTORIES"} {
+		if _, ok := os.LookupEnv(v); ok {
+			t.Setenv(v, "")
+			os.Unsetenv(v)
+		}
+	}
+	return home
+}
+
+func writeFile(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func runGit(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	return runGitEnv(t, dir, nil, args...)
+}
+
+func runGitEnv(t testing.TB, dir string, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("git %s: %v\n%s%s", strings.Join(args, " "), err, out.String(), errb.String())
+	}
+	return strings.TrimSpace(out.String())
+}
+
+// newGitRepo makes an empty repository (hermetic environment included).
+func newGitRepo(t testing.TB) string {
+	t.Helper()
+	hermeticGit(t)
+	dir := filepath.Join(t.TempDir(), "repo")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runGit(t, dir, "init", "-q")
+	return dir
+}
+
+// gitAddAllTree is the reference: git add -A on a copy of the user's index, then write-tree.
+func gitAddAllTree(t testing.TB, dir string) string {
+	t.Helper()
+	gd := runGit(t, dir, "rev-parse", "--absolute-git-dir")
+	tmp := filepath.Join(t.TempDir(), "index")
+	if data, err := os.ReadFile(filepath.Join(gd, "index")); err == nil {
+		if err := os.WriteFile(tmp, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	top := runGit(t, dir, "rev-parse", "--show-toplevel")
+	env := []string{"GIT_INDEX_FILE=" + tmp}
+	runGitEnv(t, top, env, "add", "-A")
+	return runGitEnv(t, top, env, "write-tree")
+}
+
+func openRepo(t testing.TB, dir string) *Repo {
+	t.Helper()
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+func writeTree(t testing.TB, r *Repo) TreeResult {
+	t.Helper()
+	res, err := r.WriteTree(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// assertSameTree checks WriteTree against git and returns the result.
+func assertSameTree(t testing.TB, r *Repo, dir string) TreeResult {
+	t.Helper()
+	res := writeTree(t, r)
+	want := gitAddAllTree(t, dir)
+	if res.Tree.String() != want {
+		t.Fatalf("tree %s, git says %s\nours:\n%s\ngit:\n%s", res.Tree, want,
+			runGit(t, dir, "ls-tree", "-r", res.Tree.String()), runGit(t, dir, "ls-tree", "-r", want))
+	}
+	return res
+}

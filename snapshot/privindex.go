@@ -1,0 +1,450 @@
+package snapshot
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unsafe"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// entry is one path of the private index: what the snapshot holds for it and the stat data that
+// lets the next snapshot trust that without reading the file again.
+type entry struct {
+	path  string
+	st    statData
+	mode  uint32        // git mode in the snapshot; 0 = no trusted content yet (must be read)
+	flags uint32        // f* bits
+	blob  plumbing.Hash // blob (or gitlink commit) in the snapshot
+	umode uint32        // tracked entries: mode in the user's index (stage 2, 1, 3 for conflicts)
+	ublob plumbing.Hash // tracked entries: blob in the user's index (stage 2 for conflicts)
+}
+
+const (
+	fTracked     uint32 = 1 << iota // the path is in the user's index
+	fSkipWT                         // skip-worktree in the user's index: kept as it is there
+	fAssumeValid                    // assume-unchanged in the user's index: kept while the path exists
+	fITA                            // intent-to-add in the user's index
+	fConflict                       // unmerged (stages 1–3) in the user's index
+	fHashed                         // content was read by mulligan (not taken from the user's index)
+	fCRCalled                       // the clean conversion asked whether the index blob has CRLF…
+	fCRValue                        // …and this was the answer
+	fUblobSame                      // (on disk only) ublob equals blob
+)
+
+// dirInfo is what the private index remembers per directory: the tree id last computed for it
+// (known to exist in the object store), whether that id still matches the recorded entries, and
+// the fingerprint of the attributes that applied when its entries were read.
+type dirInfo struct {
+	path  string
+	tree  plumbing.Hash
+	fp    uint64
+	valid bool
+}
+
+// privIndex is the decoded private index.
+type privIndex struct {
+	t0S, t0Ns uint32 // its write time: entries with mtime >= t0 are racy
+	user      userIndexStamp
+	entries   []entry
+	dirs      []dirInfo // sorted by path
+}
+
+const privMagic = "MLGI"
+const privVersion = 1
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+func privIndexPath(gitDir string) string {
+	return filepath.Join(gitDir, "mulligan", "snapshot-index")
+}
+
+var errPrivCorrupt = errors.New("private index is corrupt")
+
+type crcReader struct {
+	r   *bufio.Reader
+	crc uint32
+	buf [64]byte
+}
+
+func (c *crcReader) full(n int) ([]byte, error) {
+	b := c.buf[:n]
+	if _, err := io.ReadFull(c.r, b); err != nil {
+		return nil, errPrivCorrupt
+	}
+	c.crc = crc32.Update(c.crc, crcTable, b)
+	return b, nil
+}
+
+func (c *crcReader) into(b []byte) error {
+	if _, err := io.ReadFull(c.r, b); err != nil {
+		return errPrivCorrupt
+	}
+	c.crc = crc32.Update(c.crc, crcTable, b)
+	return nil
+}
+
+func (c *crcReader) uvarint() (uint64, error) {
+	var x uint64
+	var s uint
+	for i := 0; i < 10; i++ {
+		b, err := c.r.ReadByte()
+		if err != nil {
+			return 0, errPrivCorrupt
+		}
+		c.crc = crc32.Update(c.crc, crcTable, []byte{b})
+		if b < 0x80 {
+			return x | uint64(b)<<s, nil
+		}
+		x |= uint64(b&0x7f) << s
+		s += 7
+	}
+	return 0, errPrivCorrupt
+}
+
+func (c *crcReader) u32() (uint32, error) {
+	b, err := c.full(4)
+	if err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint32(b), nil
+}
+
+// loadPrivIndex reads the private index; any damage or version mismatch reads as "absent", since
+// it is only a cache and will be rebuilt from the user's index.
+func loadPrivIndex(path string) (*privIndex, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	defer f.Close()
+	c := &crcReader{r: bufio.NewReaderSize(f, 256<<10)}
+	p, err := decodePriv(c)
+	if err != nil {
+		return nil, nil
+	}
+	return p, nil
+}
+
+func decodePriv(c *crcReader) (*privIndex, error) {
+	b, err := c.full(8)
+	if err != nil || string(b[:4]) != privMagic || binary.LittleEndian.Uint32(b[4:]) != privVersion {
+		return nil, errPrivCorrupt
+	}
+	p := &privIndex{}
+	var hdr [12]uint32
+	for i := range hdr {
+		if hdr[i], err = c.u32(); err != nil {
+			return nil, err
+		}
+	}
+	p.t0S, p.t0Ns = hdr[0], hdr[1]
+	p.user.present = hdr[2] != 0
+	p.user.st = statData{ctimeS: hdr[3], ctimeNs: hdr[4], mtimeS: hdr[5], mtimeNs: hdr[6], dev: hdr[7], ino: hdr[8], size: hdr[9]}
+	if err := c.into(p.user.sum[:]); err != nil {
+		return nil, err
+	}
+	nEntries, pathBytes := int(hdr[10]), int(hdr[11])
+	nDirs, err := c.u32()
+	if err != nil {
+		return nil, err
+	}
+	if nEntries > 1<<26 || pathBytes > 1<<31-1 || nDirs > 1<<26 {
+		return nil, errPrivCorrupt
+	}
+	// All paths share one arena: decoding allocates per index, not per entry.
+	arena := make([]byte, 0, pathBytes)
+	p.entries = make([]entry, nEntries)
+	spans := make([][2]int, nEntries)
+	prev := 0
+	for i := 0; i < nEntries; i++ {
+		start, err := readPath(c, &arena, &prev)
+		if err != nil {
+			return nil, err
+		}
+		spans[i] = [2]int{start, len(arena)}
+		e := &p.entries[i]
+		var v [12]uint32
+		for k := range v {
+			if v[k], err = c.u32(); err != nil {
+				return nil, err
+			}
+		}
+		e.flags = v[0]
+		e.st = statData{ctimeS: v[1], ctimeNs: v[2], mtimeS: v[3], mtimeNs: v[4], dev: v[5], ino: v[6], uid: v[7], gid: v[8], size: v[9], mode: v[10]}
+		e.mode = v[11]
+		if err := c.into(e.blob[:]); err != nil {
+			return nil, err
+		}
+		if e.flags&fTracked != 0 {
+			if e.umode, err = c.u32(); err != nil {
+				return nil, err
+			}
+			if e.flags&fUblobSame != 0 {
+				e.ublob = e.blob
+			} else if err := c.into(e.ublob[:]); err != nil {
+				return nil, err
+			}
+		}
+		e.flags &^= fUblobSame
+	}
+	if len(arena) > pathBytes {
+		return nil, errPrivCorrupt
+	}
+	paths := arenaString(arena)
+	for i := range p.entries {
+		p.entries[i].path = paths[spans[i][0]:spans[i][1]]
+	}
+	darena := make([]byte, 0, 1024)
+	dspans := make([][2]int, nDirs)
+	p.dirs = make([]dirInfo, nDirs)
+	prev = 0
+	for i := 0; i < int(nDirs); i++ {
+		start, err := readPath(c, &darena, &prev)
+		if err != nil {
+			return nil, err
+		}
+		dspans[i] = [2]int{start, len(darena)}
+		d := &p.dirs[i]
+		if err := c.into(d.tree[:]); err != nil {
+			return nil, err
+		}
+		lo, err := c.u32()
+		if err != nil {
+			return nil, err
+		}
+		hi, err := c.u32()
+		if err != nil {
+			return nil, err
+		}
+		fl, err := c.u32()
+		if err != nil {
+			return nil, err
+		}
+		d.fp = uint64(hi)<<32 | uint64(lo)
+		d.valid = fl&1 != 0
+	}
+	dpaths := arenaString(darena)
+	for i := range p.dirs {
+		p.dirs[i].path = dpaths[dspans[i][0]:dspans[i][1]]
+	}
+	want := c.crc
+	var sum [4]byte
+	if _, err := io.ReadFull(c.r, sum[:]); err != nil || binary.LittleEndian.Uint32(sum[:]) != want {
+		return nil, errPrivCorrupt
+	}
+	// Order is what every lookup relies on; a file that breaks it is not trusted.
+	for i := 1; i < len(p.entries); i++ {
+		if p.entries[i-1].path >= p.entries[i].path {
+			return nil, errPrivCorrupt
+		}
+	}
+	for i := 1; i < len(p.dirs); i++ {
+		if p.dirs[i-1].path >= p.dirs[i].path {
+			return nil, errPrivCorrupt
+		}
+	}
+	return p, nil
+}
+
+// readPath reads a prefix-compressed path (bytes kept from the previous path, then the suffix)
+// into the arena and returns where it starts.
+func readPath(c *crcReader, arena *[]byte, prev *int) (int, error) {
+	keep, err := c.uvarint()
+	if err != nil {
+		return 0, err
+	}
+	n, err := c.uvarint()
+	if err != nil {
+		return 0, err
+	}
+	a := *arena
+	prevLen := len(a) - *prev
+	if int(keep) > prevLen || n > 1<<16 {
+		return 0, errPrivCorrupt
+	}
+	start := len(a)
+	a = append(a, a[*prev:*prev+int(keep)]...)
+	a = slices.Grow(a, int(n))
+	a = a[:len(a)+int(n)]
+	if err := c.into(a[len(a)-int(n):]); err != nil {
+		return 0, err
+	}
+	*arena = a
+	*prev = start
+	return start, nil
+}
+
+// privWriter streams the private index to a file with a CRC-32C trailer.
+type privWriter struct {
+	w    *bufio.Writer
+	crc  uint32
+	prev string
+	err  error
+	tmp  [binary.MaxVarintLen64]byte
+}
+
+func (w *privWriter) write(b []byte) {
+	if w.err != nil {
+		return
+	}
+	w.crc = crc32.Update(w.crc, crcTable, b)
+	_, w.err = w.w.Write(b)
+}
+
+func (w *privWriter) u32(v uint32) {
+	binary.LittleEndian.PutUint32(w.tmp[:4], v)
+	w.write(w.tmp[:4])
+}
+
+func (w *privWriter) uvarint(v uint64) {
+	n := binary.PutUvarint(w.tmp[:], v)
+	w.write(w.tmp[:n])
+}
+
+func (w *privWriter) path(p string) {
+	keep := 0
+	for keep < len(p) && keep < len(w.prev) && p[keep] == w.prev[keep] {
+		keep++
+	}
+	w.uvarint(uint64(keep))
+	w.uvarint(uint64(len(p) - keep))
+	if w.err == nil {
+		w.crc = crc32.Update(w.crc, crcTable, []byte(p[keep:]))
+		_, w.err = w.w.WriteString(p[keep:])
+	}
+	w.prev = p
+}
+
+// savePrivIndex writes the index to f (the temporary file whose creation time is t0) and renames
+// it into place, so readers see the old or the new index, never a half-written one.
+func savePrivIndex(f *os.File, dest string, p *privIndex, entries []*entry) error {
+	w := &privWriter{w: bufio.NewWriterSize(f, 256<<10)}
+	w.write([]byte(privMagic))
+	w.u32(privVersion)
+	pathBytes := 0
+	for _, e := range entries {
+		pathBytes += len(e.path)
+	}
+	present := uint32(0)
+	if p.user.present {
+		present = 1
+	}
+	u := p.user.st
+	for _, v := range []uint32{p.t0S, p.t0Ns, present, u.ctimeS, u.ctimeNs, u.mtimeS, u.mtimeNs, u.dev, u.ino, u.size,
+		uint32(len(entries)), uint32(pathBytes)} {
+		w.u32(v)
+	}
+	w.write(p.user.sum[:])
+	w.u32(uint32(len(p.dirs)))
+	for _, e := range entries {
+		w.path(e.path)
+		fl := e.flags &^ fUblobSame
+		same := e.flags&fTracked != 0 && e.ublob == e.blob
+		if same {
+			fl |= fUblobSame
+		}
+		s := e.st
+		for _, v := range []uint32{fl, s.ctimeS, s.ctimeNs, s.mtimeS, s.mtimeNs, s.dev, s.ino, s.uid, s.gid, s.size, s.mode, e.mode} {
+			w.u32(v)
+		}
+		w.write(e.blob[:])
+		if e.flags&fTracked != 0 {
+			w.u32(e.umode)
+			if !same {
+				w.write(e.ublob[:])
+			}
+		}
+	}
+	w.prev = ""
+	for i := range p.dirs {
+		d := &p.dirs[i]
+		w.path(d.path)
+		w.write(d.tree[:])
+		w.u32(uint32(d.fp))
+		w.u32(uint32(d.fp >> 32))
+		v := uint32(0)
+		if d.valid {
+			v = 1
+		}
+		w.u32(v)
+	}
+	if w.err == nil {
+		binary.LittleEndian.PutUint32(w.tmp[:4], w.crc)
+		_, w.err = w.w.Write(w.tmp[:4])
+	}
+	if w.err == nil {
+		w.err = w.w.Flush()
+	}
+	if err := f.Close(); err != nil && w.err == nil {
+		w.err = err
+	}
+	if w.err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("write private index: %w", w.err)
+	}
+	if err := os.Rename(f.Name(), dest); err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("write private index: %w", err)
+	}
+	return nil
+}
+
+// createPrivTemp creates the next private index's temporary file. Its mtime, stamped by the
+// filesystem's own clock before the walk lstat()s anything, is the racy-git reference time: a file
+// changed after it was read carries an mtime at or after it.
+func createPrivTemp(gitDir string) (*os.File, uint32, uint32, error) {
+	dir := filepath.Join(gitDir, "mulligan")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, 0, 0, err
+	}
+	f, err := os.CreateTemp(dir, "snapshot-index.tmp-*")
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	st, err := fstatFile(f)
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, 0, 0, err
+	}
+	return f, st.mtimeS, st.mtimeNs, nil
+}
+
+// cleanStaleTemps removes temporary files a crashed process left behind (older than a minute, so
+// a concurrent writer's file is spared).
+func cleanStaleTemps(gitDir string, nowS uint32) {
+	dir := filepath.Join(gitDir, "mulligan")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), "snapshot-index.tmp-") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && uint32(fi.ModTime().Unix())+60 < nowS {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// arenaString views an arena that is never written again as one string, so that every path can
+// be a substring of it without copying the arena.
+func arenaString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}

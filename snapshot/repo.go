@@ -1,0 +1,207 @@
+package snapshot
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+)
+
+// Repo is an opened working tree and its git directories. Its methods are safe for concurrent
+// use; WriteTree and Restore on one Repo run one at a time.
+type Repo struct {
+	root      string
+	gitDir    string
+	commonDir string
+	cfg       *gitConfig
+	set       settings
+	objs      *objectStore
+
+	mu sync.Mutex // serialises WriteTree and Restore (they share the private index)
+
+	storOnce sync.Once
+	stor     *filesystem.Storage
+	storMu   sync.Mutex // go-git's storage is not safe for concurrent readers
+}
+
+// Open finds the repository containing dir, walking up as git does. `.git` may be a directory or a
+// `gitdir:` file (linked worktree, submodule).
+func Open(dir string) (*Repo, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", dir, err)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	} else {
+		return nil, fmt.Errorf("open %s: %w", dir, err)
+	}
+	for d := abs; ; {
+		dotgit := filepath.Join(d, ".git")
+		if gd, ok, err := resolveDotGit(dotgit); err != nil {
+			return nil, err
+		} else if ok {
+			return openAt(d, gd)
+		}
+		if isGitDir(d) {
+			return nil, fmt.Errorf("%w: %s", ErrBareRepository, d)
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return nil, fmt.Errorf("%w (or any parent up to /): %s", ErrNotRepository, abs)
+		}
+		d = parent
+	}
+}
+
+// resolveDotGit returns the git directory a `.git` entry names: the directory itself or the
+// target of a `gitdir: <path>` file.
+func resolveDotGit(dotgit string) (string, bool, error) {
+	fi, err := os.Stat(dotgit)
+	if err != nil {
+		return "", false, nil
+	}
+	if fi.IsDir() {
+		if isGitDir(dotgit) {
+			return dotgit, true, nil
+		}
+		return "", false, nil
+	}
+	if !fi.Mode().IsRegular() {
+		return "", false, nil
+	}
+	gd, err := readGitFile(dotgit)
+	if err != nil {
+		return "", false, err
+	}
+	if !isGitDir(gd) {
+		return "", false, fmt.Errorf("%s points to %s, which is not a git directory", dotgit, gd)
+	}
+	return gd, true, nil
+}
+
+func readGitFile(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	line := strings.TrimRight(string(data), "\r\n")
+	if i := strings.IndexByte(line, '\n'); i >= 0 {
+		line = strings.TrimRight(line[:i], "\r")
+	}
+	if !strings.HasPrefix(line, "gitdir: ") {
+		return "", fmt.Errorf("%s is not a gitdir file", path)
+	}
+	gd := strings.TrimPrefix(line, "gitdir: ")
+	if !filepath.IsAbs(gd) {
+		gd = filepath.Join(filepath.Dir(path), gd)
+	}
+	return filepath.Clean(gd), nil
+}
+
+// isGitDir mirrors git's is_git_directory: a HEAD file plus objects/ and refs/ (found through
+// commondir for a linked worktree).
+func isGitDir(dir string) bool {
+	if fi, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	common := commonDirOf(dir)
+	for _, sub := range []string{"objects", "refs"} {
+		if fi, err := os.Stat(filepath.Join(common, sub)); err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+func commonDirOf(gitDir string) string {
+	data, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
+	if err != nil {
+		return gitDir
+	}
+	c := strings.TrimRight(string(data), "\r\n")
+	if c == "" {
+		return gitDir
+	}
+	if !filepath.IsAbs(c) {
+		c = filepath.Join(gitDir, c)
+	}
+	return filepath.Clean(c)
+}
+
+func openAt(root, gitDir string) (*Repo, error) {
+	if real, err := filepath.EvalSymlinks(gitDir); err == nil {
+		gitDir = real
+	}
+	r := &Repo{root: root, gitDir: gitDir, commonDir: commonDirOf(gitDir)}
+	branch := ""
+	if target, ok := readSymbolicHead(gitDir); ok && strings.HasPrefix(target, "refs/heads/") {
+		branch = strings.TrimPrefix(target, "refs/heads/")
+	}
+	cfg, err := loadConfig(r.gitDir, r.commonDir, branch)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.boolean("core.bare", false) {
+		return nil, fmt.Errorf("%w: %s", ErrBareRepository, r.commonDir)
+	}
+	r.cfg = cfg
+	r.set = cfg.settings(root)
+	r.objs = newObjectStore(filepath.Join(r.commonDir, "objects"))
+	return r, nil
+}
+
+func readSymbolicHead(gitDir string) (string, bool) {
+	data, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	if err != nil {
+		return "", false
+	}
+	s := strings.TrimSpace(string(data))
+	if !strings.HasPrefix(s, "ref:") {
+		return "", false
+	}
+	return strings.TrimSpace(strings.TrimPrefix(s, "ref:")), true
+}
+
+// Close releases the object store's open files and maps.
+func (r *Repo) Close() error {
+	var err error
+	if r.objs != nil {
+		err = r.objs.close()
+	}
+	r.storMu.Lock()
+	if r.stor != nil {
+		if cerr := r.stor.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	r.storMu.Unlock()
+	return err
+}
+
+// Root is the absolute working tree root.
+func (r *Repo) Root() string { return r.root }
+
+// GitDir is the per-worktree git directory (".git" or ".git/worktrees/X").
+func (r *Repo) GitDir() string { return r.gitDir }
+
+// CommonDir is the shared git directory holding objects, refs and config.
+func (r *Repo) CommonDir() string { return r.commonDir }
+
+// storage is go-git's object reader for this repository (packs, deltas, alternates). Blobs larger
+// than a megabyte are streamed, not held in memory.
+func (r *Repo) storage() *filesystem.Storage {
+	r.storOnce.Do(func() {
+		fs := osfs.New(r.commonDir)
+		r.stor = filesystem.NewStorageWithOptions(fs, cache.NewObjectLRU(8*cache.MiByte), filesystem.Options{
+			LargeObjectThreshold: 1 << 20,
+			AlternatesFS:         osfs.New("/"),
+		})
+	})
+	return r.stor
+}

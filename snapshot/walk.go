@@ -1,0 +1,795 @@
+package snapshot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"golang.org/x/sys/unix"
+
+	"github.com/mulligan-dev/mulligan/snapshot/attr"
+	"github.com/mulligan-dev/mulligan/snapshot/ignore"
+)
+
+// The walk visits every directory of the working tree once, in parallel, merging what readdir and
+// lstat show with the private index (the old entries). A directory is a job; files whose stat
+// data changed are read (hashed) inside the job or, when there are many, in batch jobs of their
+// own. The result is a tree of dirNodes whose file kids point at old entries when nothing changed,
+// so a clean walk allocates per directory, not per file.
+
+// dirent types, independent of the platform's DT_* values.
+const (
+	dtUnknown uint8 = iota
+	dtReg
+	dtDir
+	dtLink
+	dtOther
+)
+
+type nameRef struct {
+	off, n uint32
+	typ    uint8
+}
+
+// scratch is one worker's reusable memory.
+type scratch struct {
+	dents   []byte
+	arena   []byte // names, each followed by a NUL
+	names   []nameRef
+	oldKids []oldKid
+	items   []hashItem
+	cname   []byte
+	buf     []byte
+	st      unix.Stat_t
+	slab    []entry
+}
+
+func newScratch() *scratch {
+	return &scratch{dents: make([]byte, 64<<10), arena: make([]byte, 0, 16<<10)}
+}
+
+func (s *scratch) addName(name []byte, typ uint8) {
+	off := len(s.arena)
+	s.arena = append(s.arena, name...)
+	s.arena = append(s.arena, 0)
+	s.names = append(s.names, nameRef{off: uint32(off), n: uint32(len(name)), typ: typ})
+}
+
+func (s *scratch) name(r nameRef) []byte  { return s.arena[r.off : r.off+r.n] }
+func (s *scratch) cName(r nameRef) []byte { return s.arena[r.off : r.off+r.n+1] }
+
+// cString returns name NUL-terminated in reusable memory.
+func (s *scratch) cString(name string) []byte {
+	s.cname = append(append(s.cname[:0], name...), 0)
+	return s.cname
+}
+
+// newEntry hands out entries from a slab, so changed files cost an allocation per 512 of them.
+func (s *scratch) newEntry() *entry {
+	if len(s.slab) == 0 {
+		s.slab = make([]entry, 512)
+	}
+	e := &s.slab[0]
+	s.slab = s.slab[1:]
+	return e
+}
+
+// oldKid is a direct child of the directory being walked, as the old entries describe it.
+type oldKid struct {
+	name    string
+	e       *entry // file-like child
+	lo, hi  int    // directory child: its range of old entries
+	tracked int32  // directory child: how many of them are in the user's index
+	isDir   bool
+	matched bool
+}
+
+type kid struct {
+	name string
+	e    *entry // file-like kid (regular, symlink, gitlink); mode 0 = vanished while read
+	old  *entry // the old entry e replaces (e == old when unchanged)
+	d    *dirNode
+}
+
+type dirNode struct {
+	path, name   string
+	kids         []kid
+	info         *dirInfo // what the old index recorded for this directory
+	fp           uint64
+	hadOld       bool // the old index had entries below this directory
+	unmatchedOld bool // some old child is gone
+	tree         plumbing.Hash
+	files        int
+}
+
+type dirJob struct {
+	node    *dirNode
+	lo, hi  int
+	ign     *ignore.Matcher
+	attrs   *attr.Matcher
+	fp      uint64
+	ignored bool // the directory is ignored: only tracked paths in it count
+}
+
+type hashItem struct {
+	e   *entry
+	typ uint8
+}
+
+type hashJob struct {
+	node  *dirNode
+	items []hashItem
+	attrs *attr.Matcher
+	fp    uint64
+}
+
+type job struct {
+	dir  *dirJob
+	hash *hashJob
+}
+
+type walker struct {
+	r        *Repo
+	ctx      context.Context
+	root     string
+	fileMode bool
+	set      settings
+	conv     *attr.Converter
+	old      []entry
+	tp       []int32 // tp[i] = tracked entries in old[:i]
+	dirs     []dirInfo
+	uHints   map[string]plumbing.Hash
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	queue   []job
+	pending int
+	err     error
+
+	hashed     atomic.Int64
+	newEntries atomic.Int64
+}
+
+func (w *walker) push(j job) {
+	w.mu.Lock()
+	w.queue = append(w.queue, j)
+	w.pending++
+	w.mu.Unlock()
+	w.cond.Signal()
+}
+
+func (w *walker) next() (job, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for len(w.queue) == 0 && w.pending > 0 && w.err == nil {
+		w.cond.Wait()
+	}
+	if w.err != nil || len(w.queue) == 0 {
+		return job{}, false
+	}
+	j := w.queue[len(w.queue)-1]
+	w.queue = w.queue[:len(w.queue)-1]
+	return j, true
+}
+
+func (w *walker) finish(err error) {
+	w.mu.Lock()
+	w.pending--
+	if err != nil && w.err == nil {
+		w.err = err
+	}
+	wake := w.pending == 0 || w.err != nil
+	w.mu.Unlock()
+	if wake {
+		w.cond.Broadcast()
+	}
+}
+
+func (w *walker) run(workers int) error {
+	var wg sync.WaitGroup
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := newScratch()
+			for {
+				j, ok := w.next()
+				if !ok {
+					return
+				}
+				var err error
+				if j.dir != nil {
+					err = w.doDir(s, j.dir)
+				} else {
+					err = w.doHashJob(s, j.hash)
+				}
+				w.finish(err)
+			}
+		}()
+	}
+	wg.Wait()
+	return w.err
+}
+
+func (w *walker) dirInfo(path string) *dirInfo {
+	i, ok := slices.BinarySearchFunc(w.dirs, path, func(d dirInfo, p string) int { return strings.Compare(d.path, p) })
+	if !ok {
+		return nil
+	}
+	return &w.dirs[i]
+}
+
+// collectOldKids groups old[lo:hi] (all below the same directory) into its direct children.
+func (w *walker) collectOldKids(kids []oldKid, lo, hi, prefixLen int) []oldKid {
+	for i := lo; i < hi; {
+		p := w.old[i].path[prefixLen:]
+		slash := strings.IndexByte(p, '/')
+		if slash < 0 {
+			kids = append(kids, oldKid{name: p, e: &w.old[i]})
+			i++
+			continue
+		}
+		pfx := w.old[i].path[:prefixLen+slash+1]
+		// The entries below pfx are contiguous from i: binary search for their end.
+		a, b := i+1, hi
+		for a < b {
+			m := int(uint(a+b) >> 1)
+			if strings.HasPrefix(w.old[m].path, pfx) {
+				a = m + 1
+			} else {
+				b = m
+			}
+		}
+		kids = append(kids, oldKid{name: p[:slash], isDir: true, lo: i, hi: a, tracked: w.tp[a] - w.tp[i]})
+		i = a
+	}
+	return kids
+}
+
+// treeCompare orders names as git orders tree entries: a directory sorts as if its name ended in '/'.
+func treeCompare(a string, aDir bool, b string, bDir bool) int {
+	n := min(len(a), len(b))
+	if c := strings.Compare(a[:n], b[:n]); c != 0 {
+		return c
+	}
+	var ca, cb byte
+	if len(a) > n {
+		ca = a[n]
+	} else if aDir {
+		ca = '/'
+	}
+	if len(b) > n {
+		cb = b[n]
+	} else if bDir {
+		cb = '/'
+	}
+	return int(ca) - int(cb)
+}
+
+func findOldKid(kids []oldKid, name []byte, isDir bool) int {
+	i, ok := slices.BinarySearchFunc(kids, name, func(k oldKid, n []byte) int {
+		return treeCompare(k.name, k.isDir, string(n), isDir)
+	})
+	if !ok {
+		return -1
+	}
+	return i
+}
+
+func joinPath(dir string, name []byte) string {
+	if dir == "" {
+		return string(name)
+	}
+	return dir + "/" + string(name)
+}
+
+func (w *walker) abs(rel string) string {
+	if rel == "" {
+		return w.root
+	}
+	return w.root + "/" + rel
+}
+
+// readSpecial reads a .gitignore or .gitattributes next to the walk; like git (2.32+) it does not
+// follow a symbolic link there.
+func readSpecial(dirfd int, name string) ([]byte, error) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if err == unix.ENOENT || err == unix.ELOOP || err == unix.ENOTDIR {
+			return nil, nil
+		}
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, nil
+	}
+	buf := make([]byte, 0, st.Size+1)
+	for {
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err != nil || n == 0 {
+			break
+		}
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, 4096)
+		}
+	}
+	return buf, nil
+}
+
+func (w *walker) doDir(s *scratch, j *dirJob) error {
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
+	n := j.node
+	prefixLen := 0
+	if n.path != "" {
+		prefixLen = len(n.path) + 1
+	}
+	s.oldKids = w.collectOldKids(s.oldKids[:0], j.lo, j.hi, prefixLen)
+	fd, err := unix.Open(w.abs(n.path), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if err == unix.ENOENT || err == unix.ENOTDIR || err == unix.ELOOP {
+			// Gone (or replaced) since its parent was read: only skip-worktree entries survive.
+			w.keepAbsent(n, s.oldKids)
+			return nil
+		}
+		return fmt.Errorf("open directory %s: %w", w.abs(n.path), err)
+	}
+	defer unix.Close(fd)
+
+	attrs, fp := j.attrs, j.fp
+	if j.ignored {
+		data, err := readSpecial(fd, ".gitattributes")
+		if err != nil {
+			return fmt.Errorf("read %s: %w", filepath.Join(w.abs(n.path), ".gitattributes"), err)
+		}
+		if data != nil {
+			attrs, fp = attrs.Child(n.path, data), mixFP(fp, data)
+		}
+		n.fp = fp
+		return w.doIgnoredDir(s, j, fd, attrs, fp)
+	}
+
+	s.arena, s.names = s.arena[:0], s.names[:0]
+	if err := readDirents(fd, s); err != nil {
+		return fmt.Errorf("read directory %s: %w", w.abs(n.path), err)
+	}
+	ign := j.ign
+	for _, nr := range s.names {
+		name := s.name(nr)
+		if nr.typ != dtReg && nr.typ != dtUnknown {
+			continue
+		}
+		switch string(name) {
+		case ".gitignore":
+			data, err := readSpecial(fd, ".gitignore")
+			if err != nil {
+				return fmt.Errorf("read %s: %w", filepath.Join(w.abs(n.path), ".gitignore"), err)
+			}
+			if data != nil {
+				ign = ign.Child(n.path, data)
+			}
+		case ".gitattributes":
+			data, err := readSpecial(fd, ".gitattributes")
+			if err != nil {
+				return fmt.Errorf("read %s: %w", filepath.Join(w.abs(n.path), ".gitattributes"), err)
+			}
+			if data != nil {
+				attrs, fp = attrs.Child(n.path, data), mixFP(fp, data)
+			}
+		}
+	}
+	n.fp = fp
+	fpSame := n.info != nil && n.info.fp == fp
+
+	kids := make([]kid, 0, len(s.names)+2)
+	s.items = s.items[:0]
+	for _, nr := range s.names {
+		name := s.name(nr)
+		if len(name) == 4 && string(name) == ".git" {
+			continue
+		}
+		typ := nr.typ
+		if typ == dtReg || typ == dtLink || typ == dtUnknown {
+			if err := fstatat(fd, s.cName(nr), &s.st); err != nil {
+				if err == unix.ENOENT {
+					continue // deleted since readdir
+				}
+				return fmt.Errorf("lstat %s: %w", w.abs(joinPath(n.path, name)), err)
+			}
+			typ = typeOfMode(uint32(s.st.Mode))
+		}
+		switch typ {
+		case dtReg, dtLink:
+			fk := findOldKid(s.oldKids, name, false)
+			var e *entry
+			if fk >= 0 {
+				e = s.oldKids[fk].e
+			}
+			var path string
+			if e != nil {
+				if e.flags&fTracked == 0 && ign.Ignored(e.path, false) {
+					continue // was untracked, now ignored: drops out
+				}
+				path = e.path
+			} else {
+				path = joinPath(n.path, name)
+				if ign.Ignored(path, false) {
+					continue
+				}
+			}
+			if fk >= 0 {
+				s.oldKids[fk].matched = true
+			}
+			kids = append(kids, w.fileKid(s, path, len(name), e, typ, fpSame))
+		case dtDir:
+			k, ok, err := w.dirKid(s, j, n, ign, attrs, fp, name)
+			if err != nil {
+				return err
+			}
+			if ok {
+				kids = append(kids, k)
+			}
+		}
+	}
+	return w.finishDir(s, n, kids, fd, attrs, fp)
+}
+
+// dirKid decides what a directory found on disk is: a gitlink (submodule or nested repository),
+// a directory to walk, or nothing (ignored, or an unborn nested repository).
+func (w *walker) dirKid(s *scratch, j *dirJob, n *dirNode, ign *ignore.Matcher, attrs *attr.Matcher, fp uint64, name []byte) (kid, bool, error) {
+	fk := findOldKid(s.oldKids, name, false)
+	dk := findOldKid(s.oldKids, name, true)
+	var fe *entry
+	if fk >= 0 {
+		fe = s.oldKids[fk].e
+	}
+	var path string
+	switch {
+	case fe != nil:
+		path = fe.path
+	case dk >= 0:
+		path = w.old[s.oldKids[dk].lo].path[:len(n.path)+len(name)+min(len(n.path), 1)]
+	default:
+		path = joinPath(n.path, name)
+	}
+	if fe != nil && fe.flags&fTracked != 0 {
+		if fe.flags&fSkipWT != 0 {
+			s.oldKids[fk].matched = true
+			return kid{name: path[len(path)-len(name):], e: fe, old: fe}, true, nil
+		}
+		if fe.umode == modeGitlink {
+			s.oldKids[fk].matched = true
+			return w.gitlinkKid(s, path, len(name), fe), true, nil
+		}
+	}
+	if dk >= 0 && s.oldKids[dk].tracked > 0 {
+		// A directory with tracked files is walked even when it holds a .git of its own.
+		ok := &s.oldKids[dk]
+		ok.matched = true
+		return w.childDir(path, len(name), ok.lo, ok.hi, true, ign, attrs, fp, ign.Ignored(path, true)), true, nil
+	}
+	if fe != nil && fe.flags&fTracked != 0 {
+		// A tracked file replaced by a directory: a repository there becomes a gitlink (git's
+		// check_removed); otherwise the file is gone and the directory is untracked.
+		if head, _, ok := nestedHead(w.abs(path)); ok {
+			s.oldKids[fk].matched = true
+			if fe.flags&fAssumeValid != 0 {
+				return kid{name: path[len(path)-len(name):], e: fe, old: fe}, true, nil
+			}
+			return w.gitlinkAt(s, path, len(name), fe, head), true, nil
+		}
+	}
+	if ign.Ignored(path, true) {
+		return kid{}, false, nil
+	}
+	if head, isRepo, ok := nestedHead(w.abs(path)); isRepo {
+		if !ok {
+			return kid{}, false, nil // git add refuses a repository without a commit; leave it out
+		}
+		var old *entry
+		if fe != nil && fe.flags&fTracked == 0 {
+			old = fe
+			s.oldKids[fk].matched = true
+		}
+		return w.gitlinkAt(s, path, len(name), old, head), true, nil
+	}
+	lo, hi, had := 0, 0, false
+	if dk >= 0 {
+		ok := &s.oldKids[dk]
+		ok.matched = true
+		lo, hi, had = ok.lo, ok.hi, true
+	}
+	return w.childDir(path, len(name), lo, hi, had, ign, attrs, fp, false), true, nil
+}
+
+func (w *walker) childDir(path string, nameLen, lo, hi int, had bool, ign *ignore.Matcher, attrs *attr.Matcher, fp uint64, ignored bool) kid {
+	c := &dirNode{path: path, name: path[len(path)-nameLen:], info: w.dirInfo(path), hadOld: had}
+	w.push(job{dir: &dirJob{node: c, lo: lo, hi: hi, ign: ign, attrs: attrs, fp: fp, ignored: ignored}})
+	return kid{name: c.name, d: c}
+}
+
+func typeOfMode(m uint32) uint8 {
+	switch m & unix.S_IFMT {
+	case unix.S_IFREG:
+		return dtReg
+	case unix.S_IFDIR:
+		return dtDir
+	case unix.S_IFLNK:
+		return dtLink
+	}
+	return dtOther
+}
+
+// fileKid handles a regular file or symlink whose lstat is in s.st: keep the old entry when its
+// stat data still matches, otherwise queue the file to be read.
+func (w *walker) fileKid(s *scratch, path string, nameLen int, e *entry, typ uint8, fpSame bool) kid {
+	k := kid{name: path[len(path)-nameLen:], old: e}
+	if e != nil && e.flags&(fSkipWT|fAssumeValid) != 0 && e.mode != 0 {
+		k.e = e // kept as in the user's index while the path exists
+		return k
+	}
+	sd := statFromUnix(&s.st)
+	if e != nil && e.mode != 0 && e.mode != modeGitlink && e.st.matches(&sd, w.fileMode) &&
+		(e.flags&fHashed == 0 || fpSame) {
+		k.e = e
+		return k
+	}
+	ne := s.newEntry()
+	if e != nil {
+		*ne = *e
+	} else {
+		*ne = entry{}
+	}
+	ne.path = path
+	ne.st = sd
+	ne.mode = 0
+	ne.blob = plumbing.ZeroHash
+	ne.flags = ne.flags&^(fCRCalled|fCRValue) | fHashed
+	w.newEntries.Add(1)
+	k.e = ne
+	s.items = append(s.items, hashItem{e: ne, typ: typ})
+	return k
+}
+
+// gitlinkKid handles a tracked gitlink whose directory exists: its checked-out HEAD, or the
+// index's commit when the submodule is not checked out.
+func (w *walker) gitlinkKid(s *scratch, path string, nameLen int, e *entry) kid {
+	head, _, ok := nestedHead(w.abs(path))
+	if !ok {
+		head = e.ublob
+	}
+	return w.gitlinkAt(s, path, nameLen, e, head)
+}
+
+func (w *walker) gitlinkAt(s *scratch, path string, nameLen int, e *entry, head plumbing.Hash) kid {
+	k := kid{name: path[len(path)-nameLen:], old: e}
+	if e != nil && e.mode == modeGitlink && e.blob == head {
+		k.e = e
+		return k
+	}
+	ne := s.newEntry()
+	if e != nil {
+		*ne = *e
+	} else {
+		*ne = entry{}
+	}
+	ne.path = path
+	ne.st = statData{}
+	ne.mode = modeGitlink
+	ne.blob = head
+	ne.flags &^= fHashed | fCRCalled | fCRValue
+	w.newEntries.Add(1)
+	k.e = ne
+	return k
+}
+
+// nestedHead reports whether dir holds a repository (.git directory or gitdir file) and the
+// commit its HEAD resolves to.
+func nestedHead(dir string) (head plumbing.Hash, isRepo, ok bool) {
+	gd, found, err := resolveDotGit(filepath.Join(dir, ".git"))
+	if err != nil || !found {
+		return plumbing.ZeroHash, false, false
+	}
+	sub := &Repo{gitDir: gd, commonDir: commonDirOf(gd)}
+	h, found, err := sub.resolveRef("HEAD")
+	if err != nil || !found {
+		return plumbing.ZeroHash, true, false
+	}
+	return h, true, true
+}
+
+// doIgnoredDir handles a directory git does not descend into for untracked files: only the
+// tracked paths recorded below it are looked at.
+func (w *walker) doIgnoredDir(s *scratch, j *dirJob, fd int, attrs *attr.Matcher, fp uint64) error {
+	n := j.node
+	fpSame := n.info != nil && n.info.fp == fp
+	kids := make([]kid, 0, len(s.oldKids))
+	s.items = s.items[:0]
+	for i := range s.oldKids {
+		ok := &s.oldKids[i]
+		if ok.isDir && ok.tracked == 0 || !ok.isDir && ok.e.flags&fTracked == 0 {
+			continue
+		}
+		if !ok.isDir && ok.e.flags&fSkipWT != 0 {
+			ok.matched = true
+			kids = append(kids, kid{name: ok.name, e: ok.e, old: ok.e})
+			continue
+		}
+		if err := fstatat(fd, s.cString(ok.name), &s.st); err != nil {
+			if err == unix.ENOENT || err == unix.ENOTDIR {
+				continue
+			}
+			return fmt.Errorf("lstat %s: %w", w.abs(joinPath(n.path, []byte(ok.name))), err)
+		}
+		typ := typeOfMode(uint32(s.st.Mode))
+		switch {
+		case ok.isDir && typ == dtDir:
+			ok.matched = true
+			path := w.old[ok.lo].path[:len(n.path)+len(ok.name)+min(len(n.path), 1)]
+			kids = append(kids, w.childDir(path, len(ok.name), ok.lo, ok.hi, true, j.ign, attrs, fp, true))
+		case ok.isDir:
+			// replaced by a file: the tracked paths below are gone (the file itself is ignored)
+		case typ == dtReg || typ == dtLink:
+			ok.matched = true
+			kids = append(kids, w.fileKid(s, ok.e.path, len(ok.name), ok.e, typ, fpSame))
+		case typ == dtDir:
+			if ok.e.umode == modeGitlink {
+				ok.matched = true
+				kids = append(kids, w.gitlinkKid(s, ok.e.path, len(ok.name), ok.e))
+			} else if head, _, found := nestedHead(w.abs(ok.e.path)); found {
+				ok.matched = true
+				if ok.e.flags&fAssumeValid != 0 {
+					kids = append(kids, kid{name: ok.name, e: ok.e, old: ok.e})
+				} else {
+					kids = append(kids, w.gitlinkAt(s, ok.e.path, len(ok.name), ok.e, head))
+				}
+			}
+		}
+	}
+	return w.finishDir(s, n, kids, fd, attrs, fp)
+}
+
+// finishDir keeps the skip-worktree paths disk does not show, orders the kids as a tree and
+// reads the files that need it.
+func (w *walker) finishDir(s *scratch, n *dirNode, kids []kid, fd int, attrs *attr.Matcher, fp uint64) error {
+	for i := range s.oldKids {
+		ok := &s.oldKids[i]
+		if ok.matched {
+			continue
+		}
+		if !ok.isDir && ok.e.flags&fSkipWT != 0 {
+			ok.matched = true
+			kids = append(kids, kid{name: ok.name, e: ok.e, old: ok.e})
+			continue
+		}
+		if ok.isDir {
+			path := w.old[ok.lo].path[:len(n.path)+len(ok.name)+min(len(n.path), 1)]
+			if c := w.absentDir(path, len(ok.name), ok.lo, ok.hi); c != nil {
+				ok.matched = true
+				kids = append(kids, kid{name: c.name, d: c})
+				continue
+			}
+		}
+		n.unmatchedOld = true
+	}
+	slices.SortFunc(kids, func(a, b kid) int { return treeCompare(a.name, a.d != nil, b.name, b.d != nil) })
+	n.kids = kids
+	if len(s.items) == 0 {
+		return nil
+	}
+	if len(s.items) <= 16 {
+		for _, it := range s.items {
+			if err := w.hashEntry(s, fd, it.e, it.typ, attrs); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// Many changed files in one directory: spread them over the workers.
+	for len(s.items) > 0 {
+		m := min(len(s.items), 32)
+		items := slices.Clone(s.items[:m])
+		s.items = s.items[m:]
+		w.push(job{hash: &hashJob{node: n, items: items, attrs: attrs, fp: fp}})
+	}
+	return nil
+}
+
+func (w *walker) doHashJob(s *scratch, h *hashJob) error {
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
+	fd, err := unix.Open(w.abs(h.node.path), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if err == unix.ENOENT || err == unix.ENOTDIR || err == unix.ELOOP {
+			for _, it := range h.items {
+				it.e.mode = 0
+			}
+			return nil
+		}
+		return fmt.Errorf("open directory %s: %w", w.abs(h.node.path), err)
+	}
+	defer unix.Close(fd)
+	for _, it := range h.items {
+		if err := w.hashEntry(s, fd, it.e, it.typ, h.attrs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keepAbsent fills a directory that vanished during the walk with its skip-worktree entries.
+func (w *walker) keepAbsent(n *dirNode, kids []oldKid) {
+	var out []kid
+	for i := range kids {
+		ok := &kids[i]
+		if !ok.isDir && ok.e.flags&fSkipWT != 0 {
+			out = append(out, kid{name: ok.name, e: ok.e, old: ok.e})
+			continue
+		}
+		if ok.isDir {
+			path := w.old[ok.lo].path[:len(n.path)+len(ok.name)+min(len(n.path), 1)]
+			if c := w.absentDir(path, len(ok.name), ok.lo, ok.hi); c != nil {
+				out = append(out, kid{name: c.name, d: c})
+				continue
+			}
+		}
+		n.unmatchedOld = true
+	}
+	n.kids = out
+}
+
+// absentDir builds the node of a directory missing from disk, holding only its skip-worktree
+// entries (a sparse checkout leaves whole directories out); nil when there are none.
+func (w *walker) absentDir(path string, nameLen, lo, hi int) *dirNode {
+	any := false
+	for i := lo; i < hi; i++ {
+		if w.old[i].flags&fSkipWT != 0 {
+			any = true
+			break
+		}
+	}
+	if !any {
+		return nil
+	}
+	c := &dirNode{path: path, name: path[len(path)-nameLen:], info: w.dirInfo(path), hadOld: true}
+	if c.info != nil {
+		c.fp = c.info.fp
+	}
+	w.keepAbsent(c, w.collectOldKids(nil, lo, hi, len(path)+1))
+	return c
+}
+
+// fileModeFor is the mode `git add` records for a file (git's ce_mode_from_stat).
+func (w *walker) fileModeFor(canon uint32, e *entry) uint32 {
+	if canon == modeSymlink {
+		return modeSymlink
+	}
+	tracked := e.flags&fTracked != 0
+	if !w.set.symlinks && tracked && e.umode == modeSymlink {
+		return modeSymlink
+	}
+	if !w.set.fileMode {
+		if tracked && (e.umode == modeRegular || e.umode == modeExec) {
+			return e.umode
+		}
+		return modeRegular
+	}
+	return canon
+}
+
+var errVanished = errors.New("vanished")
+
+func newCond(mu *sync.Mutex) *sync.Cond { return sync.NewCond(mu) }

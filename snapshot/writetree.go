@@ -1,0 +1,465 @@
+package snapshot
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/mulligan-dev/mulligan/snapshot/attr"
+	"github.com/mulligan-dev/mulligan/snapshot/ignore"
+)
+
+// TreeResult is what WriteTree wrote.
+type TreeResult struct {
+	Tree   plumbing.Hash
+	Files  int // blob, symlink and gitlink entries
+	Hashed int // files read this time (the rest were trusted from their stat data)
+}
+
+// emptyTree is the id of the tree with no entries.
+var emptyTree = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+
+// WriteTree writes blobs and trees for the whole working tree, exactly as
+// `cp .git/index tmp; GIT_INDEX_FILE=tmp git add -A; GIT_INDEX_FILE=tmp git write-tree` would,
+// and returns the tree id. It never changes the user's index, HEAD, refs, config or worktree
+// files; it keeps its own private index under <GitDir>/mulligan/ for speed.
+func (r *Repo) WriteTree(ctx context.Context) (TreeResult, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ws, err := r.walkTree(ctx)
+	if err != nil {
+		return TreeResult{}, err
+	}
+	if err := ws.save(); err != nil {
+		return TreeResult{}, err
+	}
+	return ws.result, nil
+}
+
+// walkState is one finished walk: the tree written and the private index it implies.
+type walkState struct {
+	r         *Repo
+	result    TreeResult
+	root      *dirNode
+	entries   []*entry // sorted by path
+	dirs      []dirInfo
+	user      userIndexStamp
+	t0S, t0Ns uint32
+	tmp       *os.File
+	dirty     bool
+}
+
+func (ws *walkState) discard() {
+	if ws.tmp != nil {
+		ws.tmp.Close()
+		os.Remove(ws.tmp.Name())
+		ws.tmp = nil
+	}
+}
+
+// save writes the private index when the walk changed anything; a clean snapshot writes nothing.
+func (ws *walkState) save() error {
+	if !ws.dirty {
+		ws.discard()
+		return nil
+	}
+	p := &privIndex{t0S: ws.t0S, t0Ns: ws.t0Ns, user: ws.user, dirs: ws.dirs}
+	tmp := ws.tmp
+	ws.tmp = nil
+	return savePrivIndex(tmp, privIndexPath(ws.r.gitDir), p, ws.entries)
+}
+
+func (r *Repo) walkTree(ctx context.Context) (ws *walkState, err error) {
+	tmp, t0S, t0Ns, err := createPrivTemp(r.gitDir)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: private index: %w", err)
+	}
+	ws = &walkState{r: r, tmp: tmp, t0S: t0S, t0Ns: t0Ns}
+	defer func() {
+		if err != nil {
+			ws.discard()
+		}
+	}()
+	cleanStaleTemps(r.gitDir, t0S)
+
+	p, err := loadPrivIndex(privIndexPath(r.gitDir))
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: private index: %w", err)
+	}
+	if p != nil {
+		// Racy git: an entry whose mtime is not before the index's own write time may have
+		// changed in the same clock tick after it was read; forget its stat data.
+		for i := range p.entries {
+			e := &p.entries[i]
+			if e.st != (statData{}) && !e.st.mtimeBefore(p.t0S, p.t0Ns) {
+				e.st = statData{}
+			}
+		}
+	}
+	stamp, err := stampUserIndex(filepath.Join(r.gitDir, "index"))
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: read index: %w", err)
+	}
+	ws.user = stamp
+	var hints map[string]plumbing.Hash
+	if p == nil || p.user != stamp {
+		var ui *userIndex
+		if stamp.present {
+			data, err := os.ReadFile(filepath.Join(r.gitDir, "index"))
+			if err != nil {
+				return nil, fmt.Errorf("snapshot: read index: %w", err)
+			}
+			if ui, err = decodeUserIndex(data); err != nil {
+				return nil, fmt.Errorf("snapshot: %w", err)
+			}
+			hints = ui.trees
+		}
+		p = r.reseed(p, ui, stamp)
+		ws.dirty = true
+	}
+
+	w := &walker{
+		r:        r,
+		ctx:      ctx,
+		root:     r.root,
+		fileMode: r.set.fileMode,
+		set:      r.set,
+		conv:     attr.NewConverter(r.set.conv, r.root),
+		old:      p.entries,
+		dirs:     p.dirs,
+		uHints:   hints,
+	}
+	w.cond = newCond(&w.mu)
+	w.tp = make([]int32, len(w.old)+1)
+	for i := range w.old {
+		w.tp[i+1] = w.tp[i]
+		if w.old[i].flags&fTracked != 0 {
+			w.tp[i+1]++
+		}
+	}
+	ign, attrs, fp, err := r.rootMatchers()
+	if err != nil {
+		return nil, err
+	}
+	root := &dirNode{info: w.dirInfo(""), hadOld: true}
+	w.push(job{dir: &dirJob{node: root, lo: 0, hi: len(w.old), ign: ign, attrs: attrs, fp: fp}})
+	if err := w.run(runtime.GOMAXPROCS(0)); err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+
+	b := &treeBuilder{w: w}
+	if _, err := b.build(root); err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	if root.files == 0 {
+		if _, err := r.objs.writeBytes(plumbing.TreeObject, nil); err != nil {
+			return nil, fmt.Errorf("snapshot: %w", err)
+		}
+		root.tree = emptyTree
+	}
+	ws.root = root
+	ws.entries = make([]*entry, 0, len(w.old)+int(w.newEntries.Load()))
+	ws.flatten(root)
+	sort.Slice(ws.dirs, func(i, j int) bool { return ws.dirs[i].path < ws.dirs[j].path })
+	if b.dirty || w.newEntries.Load() > 0 || len(ws.entries) != len(w.old) || len(ws.dirs) != len(w.dirs) {
+		ws.dirty = true
+	}
+	ws.result = TreeResult{Tree: root.tree, Files: len(ws.entries), Hashed: int(w.hashed.Load())}
+	return ws, nil
+}
+
+func (ws *walkState) flatten(n *dirNode) {
+	ws.dirs = append(ws.dirs, dirInfo{path: n.path, tree: n.tree, fp: n.fp, valid: true})
+	for i := range n.kids {
+		k := &n.kids[i]
+		if k.d != nil {
+			ws.flatten(k.d)
+		} else if k.e.mode != 0 {
+			ws.entries = append(ws.entries, k.e)
+		}
+	}
+}
+
+// rootMatchers reads the repository-wide ignore and attribute sources and fingerprints everything
+// that changes how a file's content becomes a blob.
+func (r *Repo) rootMatchers() (*ignore.Matcher, *attr.Matcher, uint64, error) {
+	read := func(path string) ([]byte, error) {
+		if path == "" {
+			return nil, nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			if os.IsNotExist(err) || strings.Contains(err.Error(), "not a directory") {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("snapshot: read %s: %w", path, err)
+		}
+		return data, nil
+	}
+	excl, err := read(r.set.excludesFile)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	info, err := read(filepath.Join(r.commonDir, "info", "exclude"))
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	gattr, err := read(r.set.attributesFile)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	iattr, err := read(filepath.Join(r.commonDir, "info", "attributes"))
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	ign := ignore.NewMatcher(ignore.Parse(excl, ""), ignore.Parse(info, ""))
+	attrs := attr.NewMatcher(attr.Parse(gattr, ""), attr.Parse(iattr, ""))
+	fp := mixFP(0, []byte(r.set.fingerprint()))
+	fp = mixFP(fp, gattr)
+	fp = mixFP(fp, []byte{0})
+	fp = mixFP(fp, iattr)
+	return ign, attrs, fp, nil
+}
+
+// fingerprint is every setting that changes which mode or blob a file gets.
+func (s settings) fingerprint() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "v1 filemode=%t symlinks=%t autocrlf=%s eol=%s", s.fileMode, s.symlinks, s.conv.AutoCRLF, s.conv.EOL)
+	names := make([]string, 0, len(s.conv.Filters))
+	for n := range s.conv.Filters {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		f := s.conv.Filters[n]
+		fmt.Fprintf(&b, "\x00filter %q clean=%q process=%q required=%t", n, f.Clean, f.Process, f.Required)
+	}
+	return b.String()
+}
+
+// reseed rebuilds the private index entries from a changed user index, keeping content mulligan
+// read itself where the user's index cannot vouch for the file.
+func (r *Repo) reseed(p *privIndex, ui *userIndex, stamp userIndexStamp) *privIndex {
+	np := &privIndex{user: stamp}
+	var old []entry
+	if p != nil {
+		old = p.entries
+		np.dirs = p.dirs
+		for i := range np.dirs {
+			np.dirs[i].valid = false // their ids stay useful as "known to exist"
+		}
+	}
+	var u []userEntry
+	if ui != nil {
+		u = ui.entries
+	}
+	w := &walker{set: r.set}
+	out := make([]entry, 0, len(u)+len(old)/8)
+	i, k := 0, 0
+	for i < len(old) || k < len(u) {
+		var pe *entry
+		var group []userEntry
+		switch {
+		case k >= len(u) || i < len(old) && old[i].path < u[k].name:
+			pe = &old[i]
+			i++
+		default:
+			g := k + 1
+			for g < len(u) && u[g].name == u[k].name {
+				g++
+			}
+			group = u[k:g]
+			if i < len(old) && old[i].path == u[k].name {
+				pe = &old[i]
+				i++
+			}
+			k = g
+		}
+		ownContent := pe != nil && pe.flags&fHashed != 0 && pe.mode != 0 && pe.st != (statData{})
+		if group == nil {
+			// Not (or no longer) in the user's index: only what mulligan read itself survives.
+			if ownContent {
+				e := *pe
+				e.flags &^= fTracked | fSkipWT | fAssumeValid | fITA | fConflict | fCRCalled | fCRValue
+				e.umode, e.ublob = 0, plumbing.ZeroHash
+				if e.mode != modeSymlink {
+					e.mode = w.fileModeFor(e.st.mode, &e)
+				}
+				out = append(out, e)
+			}
+			continue
+		}
+		e := entryFromUser(group, stamp)
+		if ownContent && e.flags&(fSkipWT|fAssumeValid) == 0 && e.umode != modeGitlink &&
+			(e.mode == 0 || pe.st != e.st) &&
+			(pe.flags&fCRCalled == 0 || pe.ublob == e.ublob) {
+			// The file changed after the user's index recorded it, and mulligan read it since.
+			e.st, e.blob = pe.st, pe.blob
+			e.flags |= fHashed | pe.flags&(fCRCalled|fCRValue)
+			if pe.mode == modeSymlink {
+				e.mode = modeSymlink
+			} else {
+				e.mode = w.fileModeFor(pe.st.mode, &e)
+			}
+		}
+		out = append(out, e)
+	}
+	np.entries = out
+	return np
+}
+
+func entryFromUser(group []userEntry, stamp userIndexStamp) entry {
+	g := group[0]
+	e := entry{path: g.name, flags: fTracked}
+	if len(group) == 1 && g.stage == 0 {
+		e.flags |= g.flags
+		e.umode, e.ublob = g.mode, g.hash
+		switch {
+		case g.flags&fITA != 0:
+			// intent-to-add: no content yet
+		case g.mode == modeGitlink || g.flags&(fSkipWT|fAssumeValid) != 0:
+			e.mode, e.blob = g.mode, g.hash
+		case g.st.mtimeS >= stamp.st.mtimeS:
+			// racily clean in the user's index (git compares whole seconds): read it again
+		default:
+			e.mode, e.blob, e.st = g.mode, g.hash, g.st
+		}
+		return e
+	}
+	// Unmerged: `git add` takes the file as it is now; its mode (core.fileMode=false) comes from
+	// stage 2, else 1, else 3, and the CRLF rule looks at stage 2 (git's read_blob_data_from_index).
+	e.flags |= fConflict
+	pick := func(stage uint8) *userEntry {
+		for i := range group {
+			if group[i].stage == stage {
+				return &group[i]
+			}
+		}
+		return nil
+	}
+	for _, st := range []uint8{2, 1, 3, 0} {
+		if x := pick(st); x != nil {
+			e.umode = x.mode
+			break
+		}
+	}
+	if x := pick(2); x != nil {
+		e.ublob = x.hash
+	}
+	return e
+}
+
+// treeBuilder computes tree ids bottom-up, serialising only directories whose content may have
+// changed and writing only trees the object store lacks.
+type treeBuilder struct {
+	w     *walker
+	buf   []byte
+	dirty bool
+}
+
+// build returns whether n's entry in its parent tree changed (appeared, vanished or got a new id).
+func (b *treeBuilder) build(n *dirNode) (bool, error) {
+	info := n.info
+	changed := n.unmatchedOld || info == nil || !info.valid || info.fp != n.fp
+	files := 0
+	for i := range n.kids {
+		k := &n.kids[i]
+		if k.d != nil {
+			c, err := b.build(k.d)
+			if err != nil {
+				return false, err
+			}
+			if c {
+				changed = true
+			}
+			files += k.d.files
+			continue
+		}
+		if k.e.mode == 0 {
+			if k.old != nil {
+				changed = true
+			}
+			continue
+		}
+		files++
+		if k.old == nil || k.e != k.old && (k.e.mode != k.old.mode || k.e.blob != k.old.blob) {
+			changed = true
+		}
+	}
+	n.files = files
+	if !changed {
+		n.tree = info.tree
+		return false, nil
+	}
+	b.dirty = true
+	if files > 0 {
+		b.buf = serializeTree(b.buf[:0], n)
+		id := objectID(plumbing.TreeObject, b.buf)
+		known := info != nil && info.tree == id
+		if !known && b.w.uHints != nil {
+			known = b.w.uHints[n.path] == id
+		}
+		if !known {
+			if _, err := b.w.r.objs.writeBytes(plumbing.TreeObject, b.buf); err != nil {
+				return false, fmt.Errorf("write tree %s: %w", n.path, err)
+			}
+		}
+		n.tree = id
+	} else {
+		n.tree = plumbing.ZeroHash
+	}
+	switch {
+	case !n.hadOld:
+		return files > 0, nil
+	case files == 0:
+		return true, nil
+	default:
+		return info == nil || !info.valid || n.tree != info.tree, nil
+	}
+}
+
+func serializeTree(buf []byte, n *dirNode) []byte {
+	for i := range n.kids {
+		k := &n.kids[i]
+		if k.d != nil {
+			if k.d.files == 0 {
+				continue
+			}
+			buf = append(buf, "40000 "...)
+			buf = append(buf, k.name...)
+			buf = append(buf, 0)
+			buf = append(buf, k.d.tree[:]...)
+			continue
+		}
+		if k.e.mode == 0 {
+			continue
+		}
+		buf = appendMode(buf, k.e.mode)
+		buf = append(buf, ' ')
+		buf = append(buf, k.name...)
+		buf = append(buf, 0)
+		buf = append(buf, k.e.blob[:]...)
+	}
+	return buf
+}
+
+func appendMode(buf []byte, mode uint32) []byte {
+	switch mode {
+	case modeRegular:
+		return append(buf, "100644"...)
+	case modeExec:
+		return append(buf, "100755"...)
+	case modeSymlink:
+		return append(buf, "120000"...)
+	case modeGitlink:
+		return append(buf, "160000"...)
+	}
+	return append(buf, fmt.Sprintf("%o", mode)...)
+}
