@@ -41,6 +41,24 @@ func FuzzMatch(f *testing.F) {
 			if p.pattern == "" || strings.ContainsRune(p.pattern, 0) {
 				t.Fatalf("Parse kept pattern %q", p.pattern)
 			}
+			// The tail filter and the literal fast paths only skip work.
+			plain := p
+			plain.tail = ""
+			for _, path := range []string{text, "d/" + text} {
+				base := path[strings.LastIndexByte(path, '/')+1:]
+				if got, want := p.matches(path, base, true), plain.matches(path, base, true); got != want {
+					t.Fatalf("pattern %q on %q: %v with the tail filter, %v without", p.pattern, path, got, want)
+				}
+				var want bool
+				if p.flags&flagNoDir != 0 {
+					want = dowild(p.pattern, base, false) == wmMatch
+				} else {
+					want = plain.matchPathname(path)
+				}
+				if got := p.matches(path, base, true); got != want {
+					t.Fatalf("pattern %q on %q: matches says %v, wildmatch %v", p.pattern, path, got, want)
+				}
+			}
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -399,14 +400,12 @@ func FuzzAgainstGit(f *testing.F) {
 	f.Add("a/**/b/\n", "a/x/b", true)
 	f.Add("[[:alpha:]-z]?\\ \n", "q- ", false)
 	f.Add("/x*/\n!x1\n", "x1/y", false)
-	var r *gitRepo
+	r := newGitRepo(f)
 	f.Fuzz(func(t *testing.T, content, path string, isDir bool) {
 		if !validPath(path) || len(content) > 200 || strings.IndexByte(content, 0) >= 0 {
 			t.Skip()
 		}
-		if r == nil || r.t != t {
-			r = newGitRepo(t)
-		}
+		r.t = t // one repository for every input of this process
 		s := root(content)
 		r.reset(s)
 		r.create(path, isDir)
@@ -444,4 +443,84 @@ func TestValidPath(t *testing.T) {
 			t.Errorf("validPath(%q) = %v", p, !want)
 		}
 	}
+}
+
+// TestRandomAgainstGit compares many generated .gitignore files at once:
+// file k sits in n<k>/ over its own copy of a small random tree, so one
+// check-ignore run judges every pattern on every path. Set
+// MULLIGAN_IGNORE_RANDOM to run more than the default number of files.
+func TestRandomAgainstGit(t *testing.T) {
+	n := 60
+	if v, err := strconv.Atoi(os.Getenv("MULLIGAN_IGNORE_RANDOM")); err == nil {
+		n = v
+	}
+	r := newGitRepo(t)
+	rng := rand.New(rand.NewPCG(1, uint64(n)))
+	names := []string{"a", "b", "ab", "ba", "aa", "a*", ".a", "a b", "[a]", "!a"}
+	var tree []string
+	isDir := map[string]bool{}
+	seen := map[string]bool{}
+	for len(tree) < 40 {
+		depth := 1 + rng.IntN(3)
+		var parts []string
+		for i := 0; i < depth; i++ {
+			parts = append(parts, names[rng.IntN(len(names))])
+		}
+		p := strings.Join(parts, "/")
+		if seen[p] || isDir[p] {
+			continue
+		}
+		// A file cannot also be a directory on the way to another path.
+		conflict := false
+		for i := range parts[:len(parts)-1] {
+			if d := strings.Join(parts[:i+1], "/"); seen[d] && !isDir[d] {
+				conflict = true
+			}
+		}
+		if conflict {
+			continue
+		}
+		for i := range parts[:len(parts)-1] {
+			d := strings.Join(parts[:i+1], "/")
+			if !seen[d] {
+				seen[d], isDir[d] = true, true
+				tree = append(tree, d)
+			}
+		}
+		seen[p] = true
+		isDir[p] = rng.IntN(4) == 0
+		tree = append(tree, p)
+	}
+	tokens := []string{"a", "b", "ab", "*", "**", "?", "/", "/", "[ab]", "[!a]", "[^b]", "[a-b]",
+		"[[:alpha:]]", "[[:punct:]]", "\\*", "\\a", "\\!", " ", "\\ ", ".", "[]", "]", "-", "[a-]", "[*]", "!", "[!]a]"}
+	s := setup{gitignore: map[string]string{}}
+	var paths []string
+	pathDir := map[string]bool{}
+	r.reset(s)
+	for k := 0; k < n; k++ {
+		var lines []string
+		for l := 0; l < 1+rng.IntN(3); l++ {
+			var b strings.Builder
+			if rng.IntN(4) == 0 {
+				b.WriteString("!")
+			}
+			for i := 0; i < 1+rng.IntN(5); i++ {
+				b.WriteString(tokens[rng.IntN(len(tokens))])
+			}
+			if rng.IntN(5) == 0 {
+				b.WriteString("/")
+			}
+			lines = append(lines, b.String())
+		}
+		dir := "n" + strconv.Itoa(k)
+		s.gitignore[dir] = strings.Join(lines, "\n") + "\n"
+		writeFile(t, filepath.Join(r.dir, dir, ".gitignore"), s.gitignore[dir])
+		for _, p := range tree {
+			full := dir + "/" + p
+			r.create(full, isDir[p])
+			paths = append(paths, full)
+			pathDir[full] = isDir[p]
+		}
+	}
+	compare(t, r, s, paths, pathDir)
 }

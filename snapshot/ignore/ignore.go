@@ -43,6 +43,10 @@ type Pattern struct {
 	// before the first of * ? [ \.
 	nowild int
 	flags  uint8
+	// tail is the literal end of a wildcard pattern, after its last glob
+	// byte or ']': any text the pattern matches ends with it, so a suffix
+	// test rejects most paths before wildmatch runs. "" when unknown.
+	tail string
 	// line is the 1-based line number, for diagnostics and tests.
 	line int
 }
@@ -181,7 +185,19 @@ func parseLine(p []byte, base string) (Pattern, bool) {
 	}
 	// Only anchored patterns look at base; basename patterns apply to every
 	// path below the file's directory, which the Matcher checks.
-	return Pattern{pattern: string(p[:n]), base: base, nowild: nowild, flags: flags}, true
+	pat := Pattern{pattern: string(p[:n]), base: base, nowild: nowild, flags: flags}
+	if nowild < n {
+		t := n
+		for t > 0 && !isGlobSpecial(p[t-1]) && p[t-1] != ']' {
+			t--
+		}
+		// "**/" may match no directory at all, slash included.
+		if t >= 2 && p[t-1] == '*' && p[t-2] == '*' && t < n && p[t] == '/' {
+			t++
+		}
+		pat.tail = pat.pattern[t:]
+	}
+	return pat, true
 }
 
 // matches reports whether the pattern matches path (with basename its last
@@ -190,6 +206,9 @@ func parseLine(p []byte, base string) (Pattern, bool) {
 func (p *Pattern) matches(path, basename string, isDir bool) bool {
 	if p.flags&flagMustBeDir != 0 && !isDir {
 		return false
+	}
+	if !strings.HasSuffix(path, p.tail) {
+		return false // basename and path end alike
 	}
 	if p.flags&flagNoDir != 0 {
 		return p.matchBasename(basename)
@@ -268,6 +287,100 @@ type Matcher struct {
 	parent   *Matcher
 	dir      string // "" for the root sets
 	patterns []Pattern
+	idx      index
+}
+
+// index lets a lookup skip most patterns of a set without testing them.
+// What decides is the highest-numbered matching pattern, so the two maps
+// give the highest candidate among literal basenames ("node_modules") and
+// among basename suffixes that are one extension ("*.o", "*.exe~"), and
+// only the patterns numbered above that are tried one by one, newest first.
+type index struct {
+	literal map[string]best // by the whole basename
+	ext     map[string]best // by the basename from its last '.'
+	rest    []int32         // every other pattern, ascending
+}
+
+// best holds the highest pattern number among the candidates for a key,
+// once counting only patterns that match files, once counting all (a
+// trailing-slash pattern matches directories only); -1 for none.
+type best struct{ file, dir int32 }
+
+func (b best) pick(isDir bool) int32 {
+	if isDir {
+		return b.dir
+	}
+	return b.file
+}
+
+func (b *best) add(i int32, dirOnly bool) {
+	b.dir = max(b.dir, i)
+	if !dirOnly {
+		b.file = max(b.file, i)
+	}
+}
+
+func newIndex(ps []Pattern) index {
+	var x index
+	put := func(m *map[string]best, key string, i int, dirOnly bool) {
+		if *m == nil {
+			*m = map[string]best{}
+		}
+		b, ok := (*m)[key]
+		if !ok {
+			b = best{-1, -1}
+		}
+		b.add(int32(i), dirOnly)
+		(*m)[key] = b
+	}
+	for i := range ps {
+		p := &ps[i]
+		dirOnly := p.flags&flagMustBeDir != 0
+		switch {
+		case p.flags&flagNoDir != 0 && p.nowild == len(p.pattern):
+			put(&x.literal, p.pattern, i, dirOnly)
+		case p.flags&flagNoDir != 0 && p.flags&flagEndsWith != 0 && isExtension(p.pattern[1:]):
+			put(&x.ext, p.pattern[1:], i, dirOnly)
+		default:
+			x.rest = append(x.rest, int32(i))
+		}
+	}
+	return x
+}
+
+// isExtension reports whether s is '.' and a dot-free tail: then a
+// basename ends with s exactly when its part from the last '.' equals s.
+func isExtension(s string) bool {
+	return len(s) > 0 && s[0] == '.' && strings.IndexByte(s[1:], '.') < 0
+}
+
+// find returns the deciding pattern of this link's set for path, or nil.
+func (m *Matcher) find(path, basename string, isDir bool) *Pattern {
+	hit := int32(-1)
+	if b, ok := m.idx.literal[basename]; ok {
+		hit = b.pick(isDir)
+	}
+	if m.idx.ext != nil {
+		if dot := strings.LastIndexByte(basename, '.'); dot >= 0 {
+			if b, ok := m.idx.ext[basename[dot:]]; ok {
+				hit = max(hit, b.pick(isDir))
+			}
+		}
+	}
+	for j := len(m.idx.rest) - 1; j >= 0 && m.idx.rest[j] > hit; j-- {
+		if i := m.idx.rest[j]; m.patterns[i].matches(path, basename, isDir) {
+			hit = i
+			break
+		}
+	}
+	if hit < 0 {
+		return nil
+	}
+	return &m.patterns[hit]
+}
+
+func newLink(parent *Matcher, dir string, ps []Pattern) *Matcher {
+	return &Matcher{parent: parent, dir: dir, patterns: ps, idx: newIndex(ps)}
 }
 
 // NewMatcher builds the root of the chain from the lowest-priority sets first:
@@ -276,7 +389,7 @@ func NewMatcher(sets ...[]Pattern) *Matcher {
 	m := &Matcher{}
 	for _, s := range sets {
 		if len(s) > 0 {
-			m = &Matcher{parent: m, patterns: s}
+			m = newLink(m, "", s)
 		}
 	}
 	return m
@@ -293,7 +406,7 @@ func (m *Matcher) Child(dir string, gitignore []byte) *Matcher {
 	if len(ps) == 0 {
 		return m
 	}
-	return &Matcher{parent: m, dir: dir, patterns: ps}
+	return newLink(m, dir, ps)
 }
 
 // Ignored reports whether path is ignored. isDir tells whether it is a
@@ -335,10 +448,8 @@ func (m *Matcher) match(path string, isDir bool) *Pattern {
 		if d := l.dir; d != "" && (len(path) <= len(d) || path[len(d)] != '/' || path[:len(d)] != d) {
 			continue
 		}
-		for i := len(l.patterns) - 1; i >= 0; i-- {
-			if p := &l.patterns[i]; p.matches(path, basename, isDir) {
-				return p
-			}
+		if p := l.find(path, basename, isDir); p != nil {
+			return p
 		}
 	}
 	return nil

@@ -310,8 +310,9 @@ func refClass(p string, i int) (in func(byte) bool, next int, ok bool) {
 			i++
 		}
 		// A '-' after a plain member, not followed by ']' or the end,
-		// makes a range with the next member (which may be escaped).
-		last := &items[len(items)-1]
+		// adds the range from that member to the next (which may be
+		// escaped); the member itself still counts on its own.
+		last := items[len(items)-1]
 		if last.class == "" && i+1 < len(p) && p[i] == '-' && p[i+1] != ']' {
 			hi := p[i+1]
 			i += 2
@@ -322,7 +323,7 @@ func refClass(p string, i int) (in func(byte) bool, next int, ok bool) {
 				hi = p[i]
 				i++
 			}
-			last.hi = hi
+			items = append(items, item{lo: last.lo, hi: hi})
 		}
 	}
 	if i >= len(p) {
