@@ -1,0 +1,574 @@
+//go:build mulligan_compat
+
+package snapshot_test
+
+// TestCompareWithGit is `make bench`'s comparison of mulligan with the git CLI
+// on the same generated trees in the same run: snapshot (clean, 10 and 1000
+// files changed, a new 64 MB file) and restore (10 and 1000 differing paths),
+// medians of fresh processes and their peak RSS. It only prints; a timing
+// never fails a test. It does fail when the two tools disagree on a tree id,
+// because then the comparison would be meaningless.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/mulligan-dev/mulligan/snapshot"
+)
+
+// benchGenVersion names the generator; a cached tree made by another version is rebuilt.
+const benchGenVersion = "mulligan-bench v1: 25 files a directory, 1-8 KB, xorshift hex lines\n"
+
+// gitBestConfig is what git gets to be at its fastest on a big tree without a
+// daemon: the untracked cache and a version-4 index (feature.manyFiles).
+var gitBestConfig = []string{"-c", "core.untrackedCache=true", "-c", "index.version=4"}
+
+func TestCompareWithGit(t *testing.T) {
+	if os.Getenv("MULLIGAN_BENCH") != "1" {
+		t.Skip("set MULLIGAN_BENCH=1 (make bench) to compare mulligan with git")
+	}
+	runs := 5
+	if s := os.Getenv("MULLIGAN_BENCH_RUNS"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 5 {
+			t.Fatalf("MULLIGAN_BENCH_RUNS=%q: want an integer >= 5", s)
+		}
+		runs = v
+	}
+	sizes := []int{10000, 100000}
+	if s := os.Getenv("MULLIGAN_BENCH_SIZES"); s != "" {
+		sizes = nil
+		for _, f := range strings.Split(s, ",") {
+			v, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || v < 1000 {
+				t.Fatalf("MULLIGAN_BENCH_SIZES=%q: want comma-separated integers >= 1000", s)
+			}
+			sizes = append(sizes, v)
+		}
+	}
+	hermeticHome(t, "")
+	t.Setenv("NO_COLOR", "1")
+
+	b := &bench{t: t, runs: runs}
+	b.mulligan, b.cliErr = buildMulligan(t)
+	if b.cliErr != nil {
+		t.Logf("timing the in-process API instead of the CLI: %v", b.cliErr)
+	}
+
+	var rows []benchRow
+	for _, n := range sizes {
+		dir := benchRepo(t, n)
+		rows = append(rows, b.runSize(dir, n)...)
+	}
+	b.report(rows, sizes)
+}
+
+type bench struct {
+	t        *testing.T
+	runs     int
+	mulligan string // the built binary, "" when the CLI cannot be used
+	cliErr   error  // why the CLI is not used
+}
+
+// sample is one measured run: wall time and peak RSS in KB (0 when unknown).
+type sample struct {
+	d   time.Duration
+	rss int64
+}
+
+type benchRow struct {
+	name     string
+	files    int
+	mulligan []sample
+	git      []sample
+}
+
+// buildMulligan builds the binary from the module root and checks that
+// `snapshot -o json` and `restore REV -o json` work in a scratch repository.
+func buildMulligan(t *testing.T) (string, error) {
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil || strings.TrimSpace(string(gomod)) == "" {
+		return "", fmt.Errorf("go env GOMOD: %v", err)
+	}
+	root := filepath.Dir(strings.TrimSpace(string(gomod)))
+	bin := filepath.Join(t.TempDir(), "mulligan")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	probe := filepath.Join(resolvedTempDir(t), "probe")
+	mustMkdir(t, probe)
+	runGit(t, probe, nil, "init", "-q")
+	mustWrite(t, filepath.Join(probe, "a"), []byte("a\n"), 0o644)
+	var snap struct{ Tree string }
+	if err := runJSON(probe, bin, &snap, "snapshot", "-o", "json"); err != nil {
+		return "", fmt.Errorf("mulligan snapshot -o json: %v", err)
+	}
+	if want := gitWriteTree(t, probe); snap.Tree != want {
+		return "", fmt.Errorf("mulligan snapshot printed tree %q, git says %s", snap.Tree, want)
+	}
+	mustWrite(t, filepath.Join(probe, "a"), []byte("changed\n"), 0o644)
+	var rest struct{ Tree string }
+	if err := runJSON(probe, bin, &rest, "restore", snap.Tree, "-o", "json"); err != nil {
+		return "", fmt.Errorf("mulligan restore REV -o json: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(probe, "a")); string(b) != "a\n" {
+		return "", fmt.Errorf("mulligan restore did not restore the probe file (%q)", b)
+	}
+	return bin, nil
+}
+
+func runJSON(dir, bin string, v any, args ...string) error {
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%v: %s", err, strings.TrimSpace(errb.String()))
+	}
+	if err := json.Unmarshal(out.Bytes(), v); err != nil {
+		return fmt.Errorf("output is not JSON: %v: %q", err, out.String())
+	}
+	return nil
+}
+
+// benchRepo returns a committed tree of n files, generated once and cached
+// under os.TempDir() with a marker inside .git, reset to its commit.
+func benchRepo(t *testing.T, n int) string {
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("mulligan-bench-%d", n))
+	marker := filepath.Join(dir, ".git", "mulligan-bench-ready")
+	if b, err := os.ReadFile(marker); err == nil && string(b) == benchGenVersion {
+		start := time.Now()
+		runGit(t, dir, nil, "reset", "-q", "--hard", "HEAD")
+		runGit(t, dir, nil, "clean", "-q", "-f", "-d")
+		deleteRefs(t, dir, "refs/mulligan/", "refs/bench/")
+		os.RemoveAll(filepath.Join(dir, ".git", "mulligan"))
+		os.Remove(filepath.Join(dir, ".git", "bench-git-index"))
+		t.Logf("%d files: reusing %s (reset in %v)", n, dir, time.Since(start).Round(time.Millisecond))
+		return dir
+	}
+	start := time.Now()
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	mustMkdir(t, dir)
+	for i := 0; i < n; i++ {
+		p := filepath.Join(dir, benchPath(i))
+		if i%25 == 0 {
+			mustMkdir(t, filepath.Dir(p))
+		}
+		if err := os.WriteFile(p, benchContent(i, 0), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runGit(t, dir, nil, "init", "-q")
+	runGit(t, dir, nil, "add", "-A")
+	runGit(t, dir, nil, "commit", "-q", "-m", fmt.Sprintf("%d generated files", n))
+	runGit(t, dir, nil, "repack", "-a", "-d", "-q")
+	runGit(t, dir, nil, "prune-packed")
+	mustWrite(t, marker, []byte(benchGenVersion), 0o644)
+	t.Logf("%d files: generated and committed %s in %v", n, dir, time.Since(start).Round(time.Second))
+	return dir
+}
+
+func deleteRefs(t *testing.T, dir string, prefixes ...string) {
+	args := append([]string{"for-each-ref", "--format=delete %(refname)"}, prefixes...)
+	out := runGit(t, dir, nil, args...)
+	if out == "" {
+		return
+	}
+	cmd := exec.Command("git", "update-ref", "--stdin")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(out + "\n")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git update-ref --stdin: %v\n%s", err, b)
+	}
+}
+
+// benchPath spreads files 25 to a directory, 64 directories to a parent.
+func benchPath(i int) string {
+	d := i / 25
+	return fmt.Sprintf("d%03d/s%02d/f%02d.txt", d/64, d%64, i%25)
+}
+
+// benchContent is 1-8 KB of hex lines, a function of (file, variant) only.
+func benchContent(i, variant int) []byte {
+	x := uint64(i)*0x9E3779B97F4A7C15 ^ uint64(variant+1)*0xBF58476D1CE4E5B9
+	next := func() uint64 {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		return x
+	}
+	next()
+	size := 1024 + int(next()%7169)
+	const hexdigits = "0123456789abcdef"
+	b := make([]byte, size)
+	for j := range b {
+		if j%64 == 63 {
+			b[j] = '\n'
+		} else {
+			b[j] = hexdigits[next()&15]
+		}
+	}
+	b[size-1] = '\n'
+	return b
+}
+
+// editFiles rewrites k files chosen by run, deterministically.
+func editFiles(t *testing.T, dir string, n, k, run int) {
+	for j := 0; j < k; j++ {
+		i := (run*1000003 + j*7919) % n
+		if err := os.WriteFile(filepath.Join(dir, benchPath(i)), benchContent(i, 1+run*k+j), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// timed runs one process and measures it.
+func timed(dir string, env []string, stdout io.Writer, name string, args ...string) (sample, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = stdout, &errb
+	start := time.Now()
+	err := cmd.Run()
+	s := sample{d: time.Since(start)}
+	if cmd.ProcessState != nil {
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			s.rss = int64(ru.Maxrss)
+		}
+	}
+	if err != nil {
+		return s, fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+	}
+	return s, nil
+}
+
+// pipeline adds up the wall times of sequential processes; RSS is the largest.
+type pipeline struct{ s sample }
+
+func (p *pipeline) add(s sample) {
+	p.s.d += s.d
+	p.s.rss = max(p.s.rss, s.rss)
+}
+
+// gitSnapshot is git's best snapshot pipeline with a private index kept
+// between snapshots: add -A, write-tree, commit-tree, update-ref.
+func (b *bench) gitSnapshot(dir, ref string) (sample, string) {
+	t := b.t
+	env := []string{"GIT_INDEX_FILE=" + filepath.Join(dir, ".git", "bench-git-index")}
+	var p pipeline
+	var out bytes.Buffer
+	step := func(args ...string) string {
+		out.Reset()
+		s, err := timed(dir, env, &out, "git", args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.add(s)
+		return strings.TrimSpace(out.String())
+	}
+	step(append(append([]string{}, gitBestConfig...), "add", "-A")...)
+	tree := step("write-tree")
+	commit := step("commit-tree", tree, "-p", "HEAD", "-m", "bench snapshot")
+	step("update-ref", ref, commit)
+	return p.s, tree
+}
+
+// gitRestore is git's restore: the undo snapshot, then a two-tree read-tree
+// -m -u from the current tree to the target on the same private index.
+func (b *bench) gitRestore(dir, undoRef, target string) (sample, string) {
+	s, cur := b.gitSnapshot(dir, undoRef)
+	p := pipeline{s: s}
+	env := []string{"GIT_INDEX_FILE=" + filepath.Join(dir, ".git", "bench-git-index")}
+	rs, err := timed(dir, env, io.Discard, "git", "read-tree", "-m", "-u", cur, target)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	p.add(rs)
+	return p.s, cur
+}
+
+// mulliganSnapshot runs `mulligan snapshot -o json` (or, without the CLI, the
+// API in this process).
+func (b *bench) mulliganSnapshot(dir string) (sample, string) {
+	t := b.t
+	if b.mulligan == "" {
+		repo, err := snapshot.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer repo.Close()
+		start := time.Now()
+		res, err := repo.Snapshot(context.Background(), snapshot.SnapshotOptions{Ref: "refs/mulligan/manual/" + snapshot.NewID(time.Now()), Message: "bench"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sample{d: time.Since(start)}, res.Tree.String()
+	}
+	var out bytes.Buffer
+	s, err := timed(dir, nil, &out, b.mulligan, "snapshot", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct{ Tree string }
+	if err := json.Unmarshal(out.Bytes(), &v); err != nil {
+		t.Fatalf("mulligan snapshot -o json printed %q: %v", out.String(), err)
+	}
+	return s, v.Tree
+}
+
+// mulliganRestore runs `mulligan restore REV -o json` and returns the number
+// of changed paths it reports.
+func (b *bench) mulliganRestore(dir, target string) (sample, int) {
+	t := b.t
+	if b.mulligan == "" {
+		repo, err := snapshot.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer repo.Close()
+		start := time.Now()
+		res, err := repo.Restore(context.Background(), plumbing.NewHash(target), snapshot.RestoreOptions{UndoRef: "refs/mulligan/undo/" + snapshot.NewID(time.Now())})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sample{d: time.Since(start)}, len(res.Changes)
+	}
+	var out bytes.Buffer
+	s, err := timed(dir, nil, &out, b.mulligan, "restore", target, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Changed []json.RawMessage
+	}
+	if err := json.Unmarshal(out.Bytes(), &v); err != nil {
+		t.Fatalf("mulligan restore -o json printed %q: %v", out.String(), err)
+	}
+	return s, len(v.Changed)
+}
+
+func (b *bench) runSize(dir string, n int) []benchRow {
+	t := b.t
+	var rows []benchRow
+	// Warm both private indexes and the page cache; not measured.
+	_, mt := b.mulliganSnapshot(dir)
+	_, gt := b.gitSnapshot(dir, "refs/bench/warm")
+	if mt != gt {
+		t.Errorf("%d files: mulligan's tree %s, git's %s", n, mt, gt)
+	}
+
+	snapCase := func(name string, edit func(run int)) {
+		row := benchRow{name: name, files: n}
+		for run := 0; run < b.runs; run++ {
+			edit(run)
+			var ms, gs sample
+			var mtree, gtree string
+			ref := fmt.Sprintf("refs/bench/%s-%d", strings.ReplaceAll(name, " ", "-"), run)
+			if run%2 == 0 {
+				ms, mtree = b.mulliganSnapshot(dir)
+				gs, gtree = b.gitSnapshot(dir, ref)
+			} else {
+				gs, gtree = b.gitSnapshot(dir, ref)
+				ms, mtree = b.mulliganSnapshot(dir)
+			}
+			if mtree != gtree {
+				t.Errorf("%s, %d files, run %d: mulligan's tree %s, git's %s", name, n, run, mtree, gtree)
+			}
+			row.mulligan = append(row.mulligan, ms)
+			row.git = append(row.git, gs)
+		}
+		rows = append(rows, row)
+		t.Logf("%d files: %s done", n, name)
+	}
+	snapCase("snapshot clean", func(int) {})
+	snapCase("snapshot 10 changed", func(run int) { editFiles(t, dir, n, 10, 100+run) })
+	snapCase("snapshot 1000 changed", func(run int) { editFiles(t, dir, n, 1000, 200+run) })
+	big := func(run int) string { return filepath.Join(dir, fmt.Sprintf("big-%d.bin", run)) }
+	snapCase("snapshot new 64 MB file", func(run int) {
+		if run > 0 {
+			os.Remove(big(run - 1))
+		}
+		writeBigFile(t, big(run), 64<<20, uint64(run+11))
+	})
+	os.Remove(big(b.runs - 1))
+
+	for _, k := range []int{10, 1000} {
+		// Two trees k paths apart: the current one (base) and base with k edits.
+		_, base := b.gitSnapshot(dir, fmt.Sprintf("refs/bench/restore-base-%d", k))
+		editFiles(t, dir, n, k, 300+k)
+		_, other := b.gitSnapshot(dir, fmt.Sprintf("refs/bench/restore-other-%d", k))
+		env := []string{"GIT_INDEX_FILE=" + filepath.Join(dir, ".git", "bench-git-index")}
+		runGit(t, dir, env, "read-tree", "-m", "-u", other, base)
+		b.mulliganSnapshot(dir) // warm mulligan's private index at base
+
+		row := benchRow{name: fmt.Sprintf("restore %d paths", k), files: n}
+		state := base
+		flip := func() string {
+			if state == base {
+				return other
+			}
+			return base
+		}
+		for run := 0; run < b.runs; run++ {
+			for slot := 0; slot < 2; slot++ {
+				useMulligan := (run%2 == 0) == (slot == 0)
+				target := flip()
+				if useMulligan {
+					s, changed := b.mulliganRestore(dir, target)
+					if changed != k {
+						t.Errorf("restore %d paths, %d files: mulligan reported %d changed paths", k, n, changed)
+					}
+					row.mulligan = append(row.mulligan, s)
+				} else {
+					s, cur := b.gitRestore(dir, fmt.Sprintf("refs/bench/undo-%d-%d-%d", k, run, slot), target)
+					if cur != state {
+						t.Errorf("restore %d paths, %d files: the tree before git's restore was %s, want %s (did mulligan's restore write it?)", k, n, cur, state)
+					}
+					row.git = append(row.git, s)
+				}
+				state = target
+			}
+		}
+		if _, cur := b.gitSnapshot(dir, fmt.Sprintf("refs/bench/restore-end-%d", k)); cur != state {
+			t.Errorf("restore %d paths, %d files: final tree %s, want %s", k, n, cur, state)
+		}
+		rows = append(rows, row)
+		t.Logf("%d files: restore %d paths done", n, k)
+	}
+	return rows
+}
+
+func median(ss []sample) time.Duration {
+	ds := make([]time.Duration, len(ss))
+	for i, s := range ss {
+		ds[i] = s.d
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	if len(ds) == 0 {
+		return 0
+	}
+	if len(ds)%2 == 1 {
+		return ds[len(ds)/2]
+	}
+	return (ds[len(ds)/2-1] + ds[len(ds)/2]) / 2
+}
+
+func maxRSS(ss []sample) int64 {
+	var m int64
+	for _, s := range ss {
+		m = max(m, s.rss)
+	}
+	return m
+}
+
+func (b *bench) report(rows []benchRow, sizes []int) {
+	var out bytes.Buffer
+	if b.mulligan != "" {
+		fmt.Fprintf(&out, "mulligan CLI (fresh process per run) vs git %s, median of %d runs; RSS = peak of any process in a run, max over runs\n", gitVersion(), b.runs)
+	} else {
+		fmt.Fprintf(&out, "mulligan IN-PROCESS API (the CLI is not usable: %v) vs git %s CLI, median of %d runs; mulligan RSS not measurable in process\n", firstLine(b.cliErr), gitVersion(), b.runs)
+	}
+	fmt.Fprintf(&out, "git: %s add -A / write-tree / commit-tree / update-ref on a private index kept between runs; restore adds read-tree -m -u CUR TARGET\n", strings.Join(gitBestConfig, " "))
+	fmt.Fprintf(&out, "machine: %d CPUs, load average %s\n\n", runtime.NumCPU(), loadAvg())
+	tw := tabwriter.NewWriter(&out, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "case\tfiles\tmulligan\tgit\tratio\tmulligan RSS\tgit RSS\tRSS ratio\t")
+	for _, r := range rows {
+		m, g := median(r.mulligan), median(r.git)
+		mr, gr := maxRSS(r.mulligan), maxRSS(r.git)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.name, r.files, fmtDur(m), fmtDur(g), ratio(float64(m), float64(g)),
+			fmtKB(mr), fmtKB(gr), ratio(float64(mr), float64(gr)))
+	}
+	tw.Flush()
+	// Flatness: restore of 10 paths on the largest tree vs the smallest.
+	if len(sizes) > 1 {
+		lo, hi := sizes[0], sizes[len(sizes)-1]
+		var ml, mh, gl, gh time.Duration
+		for _, r := range rows {
+			if r.name != "restore 10 paths" {
+				continue
+			}
+			switch r.files {
+			case lo:
+				ml, gl = median(r.mulligan), median(r.git)
+			case hi:
+				mh, gh = median(r.mulligan), median(r.git)
+			}
+		}
+		fmt.Fprintf(&out, "\nrestore flatness, 10 differing paths, %d vs %d files (1.00x = flat; %.0fx = linear in files): mulligan %s, git %s\n",
+			hi, lo, float64(hi)/float64(lo), ratio(float64(mh), float64(ml)), ratio(float64(gh), float64(gl)))
+	}
+	os.Stdout.Write(out.Bytes())
+	if p := os.Getenv("MULLIGAN_BENCH_OUT"); p != "" {
+		if err := os.WriteFile(p, out.Bytes(), 0o644); err != nil {
+			b.t.Errorf("writing MULLIGAN_BENCH_OUT: %v", err)
+		}
+	}
+}
+
+func ratio(a, b float64) string {
+	if a == 0 || b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", a/b)
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d == 0:
+		return "-"
+	case d < time.Second:
+		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
+	default:
+		return fmt.Sprintf("%.2fs", d.Seconds())
+	}
+}
+
+func fmtKB(kb int64) string {
+	if kb == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f MB", float64(kb)/1024)
+}
+
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}
+
+func gitVersion() string {
+	out, _ := exec.Command("git", "version").Output()
+	return strings.TrimPrefix(strings.TrimSpace(string(out)), "git version ")
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
