@@ -266,14 +266,15 @@ func (p *Pattern) matchPathname(path string) bool {
 }
 
 // retainPrefixByte chooses between two versions of git's match_pathname.
-// Released git up to late 2025 (2.39 on Debian 12, for one) hands wildmatch
-// the pattern after its literal prefix, so in "foo**/bar" the "**" looks
-// like a leading one and spans directories: it matches "foobar" and
-// "foo/x/bar". Upstream then started to keep the prefix's last byte, so the
-// "**" is seen mid-component and acts like "*". The installed base is
-// overwhelmingly the former, so that is what we do; the tests switch to the
-// newer rule when the git they compare with has it. Only patterns with a
-// literal prefix directly followed by "**" can tell the two apart.
+// git as released for a decade (2.39, installed here, for one) hands
+// wildmatch the pattern after its literal prefix, so in "foo**/bar" the
+// "**" looks like a leading one and spans directories: it matches "foobar"
+// and "foo/x/bar". A fix discussed on the git list in October 2025 keeps
+// the prefix's last byte, so the "**" is seen mid-component and acts like
+// "*". The installed base is overwhelmingly the former, so that is what we
+// do; the tests switch to the newer rule when the git they compare with has
+// it. Only patterns with a literal prefix directly followed by "**" can
+// tell the two apart.
 var retainPrefixByte = false
 
 // Matcher is an immutable chain of pattern sets. Precedence as git: patterns
@@ -384,7 +385,8 @@ func newLink(parent *Matcher, dir string, ps []Pattern) *Matcher {
 }
 
 // NewMatcher builds the root of the chain from the lowest-priority sets first:
-// NewMatcher(excludesFilePatterns, infoExcludePatterns).
+// NewMatcher(excludesFilePatterns, infoExcludePatterns). The matcher keeps
+// the slices; they must not be modified afterwards.
 func NewMatcher(sets ...[]Pattern) *Matcher {
 	m := &Matcher{}
 	for _, s := range sets {
@@ -399,7 +401,9 @@ func NewMatcher(sets ...[]Pattern) *Matcher {
 // directory dir (content may be nil → returns m). dir is relative to the
 // worktree root, "" for the root's own .gitignore, and must lie at or below
 // the directories of the links already in m. Patterns without a slash then
-// apply only to paths below dir, anchored ones relative to dir.
+// apply only to paths below dir, anchored ones relative to dir. git does not
+// follow a .gitignore that is a symlink (it opens it O_NOFOLLOW), nor read
+// one inside an ignored directory: pass nil for those.
 func (m *Matcher) Child(dir string, gitignore []byte) *Matcher {
 	dir = strings.Trim(dir, "/")
 	ps := Parse(gitignore, dir)
