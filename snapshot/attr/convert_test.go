@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -112,17 +113,33 @@ func attrsFor(t *testing.T, line string) Attrs {
 	return NewMatcher(nil, nil).Child("", []byte("f "+line+"\n")).Lookup("f")
 }
 
+var testDirs sync.Map // *testing.T → its one temporary directory
+
+// testDir is t.TempDir, created once per test: many small files in one
+// directory are much cheaper than a directory each.
+func testDir(t *testing.T) string {
+	if d, ok := testDirs.Load(t); ok {
+		return d.(string)
+	}
+	d := t.TempDir()
+	testDirs.Store(t, d)
+	t.Cleanup(func() { testDirs.Delete(t) })
+	return d
+}
+
 func tempFileWith(t *testing.T, data []byte) *os.File {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "src")
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(p)
+	f, err := os.CreateTemp(testDir(t), "src-*")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
+	if _, err := f.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
 	return f
 }
 
@@ -152,7 +169,7 @@ func smudge(t *testing.T, c *Converter, path string, a Attrs, blob []byte) ([]by
 
 func TestCRLFActionTable(t *testing.T) {
 	for _, tc := range crlfActionCases {
-		c := NewConverter(Config{AutoCRLF: tc.autocrlf, EOL: tc.eol}, t.TempDir())
+		c := NewConverter(Config{AutoCRLF: tc.autocrlf, EOL: tc.eol}, testDir(t))
 		a := attrsFor(t, tc.attrs)
 		name := "[" + tc.attrs + "] autocrlf=" + tc.autocrlf + " eol=" + tc.eol
 		if got := c.action(a); got != tc.action {
