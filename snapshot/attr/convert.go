@@ -28,7 +28,9 @@ type Config struct {
 	Warn func(error)
 }
 
-// FilterDriver is one filter.<name>.* section.
+// FilterDriver is one filter.<name>.* section. A driver present in
+// Config.Filters is "configured" in git's sense even with no commands: a
+// required one then fails every conversion.
 type FilterDriver struct {
 	Clean, Smudge, Process string
 	Required               bool
@@ -261,8 +263,10 @@ func (c *Converter) applyFilter(ctx context.Context, drv FilterDriver, name, cap
 //
 // indexHasCR is called lazily and only when that rule decides; it should
 // answer BlobHasCRLF for the blob the index holds at path (nil: no index
-// entry). src must be a regular file read from its start; Clean never
-// closes it, and the returned reader may read it until closed. Memory stays
+// entry). src must be a regular file; it is read from offset 0 whatever
+// its position, Clean never closes it, and the returned reader may read it
+// until closed. Reading fails with an error if src changes size meanwhile,
+// so the announced size never lies about the bytes delivered. Memory stays
 // bounded: an end-of-line conversion is streamed with its size computed in
 // a first pass, and filter output or ident-rewritten content is spooled to
 // temporary files that Close removes.

@@ -96,7 +96,8 @@ func TestDifferentialAgainstGit(t *testing.T) {
 				files := map[string]string{} // path → worktree content
 				// Filter commands cost a process per file and direction;
 				// two configurations cover their interplay with eol.
-				withFilters := (autocrlf == "false" && eol == "") || (autocrlf == "true" && eol == "crlf")
+				withFilters := (autocrlf == "false" && eol == "") ||
+					(autocrlf == "true" && eol == "crlf" && !testing.Short())
 				for _, d := range diffDirs {
 					if d.filter && !withFilters {
 						continue

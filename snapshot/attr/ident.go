@@ -181,10 +181,11 @@ done:
 func isGitSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
 
 // identStream is convert.c's ident stream filter, which checkout uses
-// instead of identToWorktree when nothing else needs the whole blob. It
-// differs on purpose-free details (a '$' that breaks a partial "$Id" match
-// cannot start a new one; foreign ids are judged by whitespace), and those
-// details decide the bytes on disk.
+// instead of identToWorktree when nothing else needs the whole blob. The
+// two disagree in corner cases (a '$' that breaks a partial "$Id" match
+// cannot start a new one here; a foreign id is judged by any whitespace,
+// not only spaces), and git's choice between them decides the bytes on
+// disk, so both exist.
 func identStream(c content, oid string, w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	br := bufio.NewReader(io.NewSectionReader(c.r, 0, c.size))

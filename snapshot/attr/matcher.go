@@ -63,7 +63,11 @@ func NewMatcher(globalRules, infoRules []Rule) *Matcher {
 
 // Child returns a Matcher that also knows the .gitattributes file of dir
 // ("" for the root, else a slash-separated path without trailing slash).
-// Pass nil when the directory has no .gitattributes.
+// Pass nil when the directory has none. Which bytes to pass is the
+// caller's part of git's rules: for `git add` the worktree file, or the
+// index's version when the worktree has none (sparse checkout); for
+// checkout the index's version first; and never a .gitattributes that is
+// a symlink, which git refuses to follow.
 func (m *Matcher) Child(dir string, gitattributes []byte) *Matcher {
 	dir = strings.Trim(dir, "/")
 	rules := Parse(gitattributes, dir)
