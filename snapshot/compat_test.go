@@ -717,8 +717,235 @@ func compatCases() []compatCase {
 			},
 			edit: func(r *testRepo, _ string) { r.write("tiny.bin", "tiny lfs\n") },
 		},
+		{
+			name: "user-index-same-size-same-mtime-rewrite",
+			setup: func(r *testRepo) string {
+				// The user's index (not a private one) is the only stat cache: a
+				// rewrite that keeps size and mtime is seen through ctime and inode.
+				// git compares whole seconds of ctime (no USE_NSEC in common
+				// builds), so the rewrite must land in a later second for git to
+				// see it at all.
+				old := time.Now().Add(-time.Hour)
+				r.write("a", "aaaa1\n")
+				r.setMtime("a", old)
+				r.commitAll("init")
+				sleepToNextSecond()
+				r.write("a", "aaaa2\n")
+				r.setMtime("a", old)
+				return ""
+			},
+		},
+		{
+			name: "trustctime-false-same-mtime-rewrite",
+			setup: func(r *testRepo) string {
+				// With core.trustCtime=false git trusts size+mtime(+inode): an
+				// in-place rewrite that keeps them is invisible to git add -A, so
+				// the snapshot must keep the old blob too.
+				old := time.Now().Add(-time.Hour)
+				r.git("config", "core.trustCtime", "false")
+				r.write("a", "aaaa1\n")
+				r.setMtime("a", old)
+				r.commitAll("init")
+				f, err := os.OpenFile(r.path("a"), os.O_WRONLY, 0)
+				if err != nil {
+					r.t.Fatal(err)
+				}
+				f.WriteAt([]byte("b"), 0) // same inode, same size
+				f.Close()
+				r.setMtime("a", old)
+				return ""
+			},
+		},
+		{
+			name: "assume-unchanged-and-skip-worktree",
+			setup: func(r *testRepo) string {
+				for _, f := range []string{"au", "sw", "sw-deleted", "normal"} {
+					r.write(f, f+" 1\n")
+				}
+				r.commitAll("init")
+				r.git("update-index", "--assume-unchanged", "au")
+				r.git("update-index", "--skip-worktree", "sw", "sw-deleted")
+				r.write("au", "au changed, longer\n")
+				r.write("sw", "sw changed, longer\n")
+				r.remove("sw-deleted")
+				r.write("normal", "normal changed\n")
+				return ""
+			},
+		},
+		{
+			name: "intent-to-add",
+			setup: func(r *testRepo) string {
+				r.write("base", "b\n")
+				r.commitAll("init")
+				r.write("ita", "intent to add\n")
+				r.write("ita-gone", "added -N then deleted\n")
+				r.git("add", "-N", "ita", "ita-gone")
+				r.remove("ita-gone")
+				return ""
+			},
+		},
+		{
+			name: "merge-conflict-stages",
+			setup: func(r *testRepo) string {
+				r.write("f", "base\n")
+				r.write("g", "g\n")
+				r.commitAll("base")
+				r.git("checkout", "-q", "-b", "other")
+				r.write("f", "other\n")
+				r.remove("g")
+				r.commitAll("other")
+				r.git("checkout", "-q", "main")
+				r.write("f", "main\n")
+				r.write("g", "g main\n")
+				r.commitAll("main")
+				if _, err := tryGit(r.Root, nil, "merge", "-q", "other"); err == nil {
+					r.t.Fatal("setup: the merge did not conflict")
+				}
+				return ""
+			},
+		},
+		{
+			name: "index-version-4",
+			setup: func(r *testRepo) string {
+				for i := 0; i < 20; i++ {
+					r.write(fmt.Sprintf("dir/common-prefix-%02d", i), "x\n")
+				}
+				r.commitAll("init")
+				r.git("update-index", "--index-version", "4")
+				r.write("dir/common-prefix-03", "changed\n")
+				r.write("dir/common-prefix-new", "new\n")
+				return ""
+			},
+		},
+		{
+			name: "split-index",
+			setup: func(r *testRepo) string {
+				for i := 0; i < 10; i++ {
+					r.write(fmt.Sprintf("f%d", i), "x\n")
+				}
+				r.commitAll("init")
+				r.git("update-index", "--split-index")
+				r.write("f3", "changed\n")
+				r.git("add", "f3")
+				r.git("rm", "-q", "--cached", "f4")
+				r.write("f5", "changed on disk\n")
+				return ""
+			},
+		},
+		{
+			name: "untracked-cache-and-fsmonitor-off",
+			setup: func(r *testRepo) string {
+				r.git("config", "core.untrackedCache", "true")
+				r.write("a", "a\n")
+				r.write("d/b", "b\n")
+				r.commitAll("init")
+				r.git("update-index", "--untracked-cache")
+				r.git("status", "--porcelain") // fills the UNTR extension
+				r.write("d/new", "new\n")
+				return ""
+			},
+		},
+		{
+			name: "sparse-checkout-cone",
+			setup: func(r *testRepo) string {
+				r.write("in/a", "a\n")
+				r.write("out/b", "b\n")
+				r.write("top", "t\n")
+				r.commitAll("init")
+				r.git("sparse-checkout", "set", "--cone", "in")
+				r.write("in/a", "changed\n")
+				return ""
+			},
+		},
+		{
+			name: "sparse-index",
+			setup: func(r *testRepo) string {
+				r.write("in/a", "a\n")
+				r.write("out/b", "b\n")
+				r.write("out/deep/c", "c\n")
+				r.write("top", "t\n")
+				r.commitAll("init")
+				r.git("sparse-checkout", "set", "--cone", "--sparse-index", "in")
+				r.write("in/a", "changed\n")
+				r.write("in/new", "new\n")
+				return ""
+			},
+		},
+		{
+			name: "symlinked-gitignore-and-gitattributes",
+			setup: func(r *testRepo) string {
+				// git (2.32+) does not follow these when they are symlinks in the working tree.
+				r.write("rules/ignore", "*.x\n")
+				r.write("rules/attributes", "*.t text\n")
+				r.symlink("rules/ignore", ".gitignore")
+				r.symlink("../rules/attributes", "sub/.gitattributes")
+				r.write("a.x", "not ignored: the .gitignore symlink is not read\n")
+				r.write("sub/b.t", "crlf\r\nkept\r\n")
+				return ""
+			},
+		},
+		{
+			name: "gitignore-bom-and-escapes",
+			setup: func(r *testRepo) string {
+				r.write(".gitignore", "\xef\xbb\xbfbom.x\n\\*literal\nends-with-slash-star/**\n**/\nnot-a-dir/\n")
+				r.write("sub/.gitignore", "\xef\xbb\xbfsubbom\n")
+				for _, f := range []string{"bom.x", "*literal", "xliteral", "ends-with-slash-star/a", "ends-with-slash-star",
+					"sub/subbom", "sub/other", "not-a-dir"} {
+					r.write(f, f+"\n")
+				}
+				return ""
+			},
+		},
+		{
+			name: "attribute-macros-and-bad-lines",
+			setup: func(r *testRepo) string {
+				r.write(".gitattributes", "[attr]crlfy text eol=crlf\n*.m crlfy\n!*.neg text\n\"quoted name.q\" text\n*.m -eol\n")
+				r.write("a.m", "x\r\ny\n")
+				r.write("b.neg", "x\r\ny\n")
+				r.write("quoted name.q", "x\r\ny\n")
+				return ""
+			},
+		},
+		{
+			name: "tracked-path-behind-symlink",
+			setup: func(r *testRepo) string {
+				r.write("d/f", "tracked\n")
+				r.write("other/f", "other\n")
+				r.commitAll("init")
+				r.remove("d")
+				r.symlink("other", "d") // d/f is now "beyond a symbolic link"
+				return ""
+			},
+		},
+		{
+			name: "worktree-inside-worktree",
+			setup: func(r *testRepo) string {
+				r.write("a", "a\n")
+				r.commitAll("init")
+				r.git("worktree", "add", "-q", "-b", "inner", "inner-wt")
+				mustWrite(r.t, r.path("inner-wt/x"), []byte("x\n"), 0o644)
+				return ""
+			},
+		},
+		{
+			name: "long-and-deep-names",
+			setup: func(r *testRepo) string {
+				r.write(strings.Repeat("n", 255), "255 bytes\n")
+				r.write(strings.Repeat("deep/", 60)+"leaf", "deep\n")
+				r.write(strings.Repeat("é", 127), "254 bytes of UTF-8\n")
+				return ""
+			},
+		},
 	}
 	return cases
+}
+
+// sleepToNextSecond waits until the wall clock (and so a file's ctime, which
+// the kernel takes from a coarse clock a few milliseconds behind) is in the
+// next second.
+func sleepToNextSecond() {
+	now := time.Now()
+	time.Sleep(now.Truncate(time.Second).Add(time.Second + 20*time.Millisecond).Sub(now))
 }
 
 // makeSideRepo creates a repository next to r (outside its worktree) with n
