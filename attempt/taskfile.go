@@ -263,8 +263,8 @@ type loader struct {
 	src     []byte
 	errs    AuthoringErrors
 	anchors []anchorDef
-	budget  int // merge expansions left; bounds "billion laughs" built from << merges
-	lines   int // lines in src, counted once
+	budget  int      // merge expansions left; bounds "billion laughs" built from << merges
+	lines   []string // src split into lines, once, for clamping positions
 }
 
 type anchorDef struct {
@@ -326,12 +326,29 @@ func (l *loader) pos(n ast.Node) Pos {
 }
 
 func (l *loader) clamp(p Pos) Pos {
-	if l.lines == 0 {
-		l.lines = strings.Count(string(l.src), "\n") + 1
+	if l.lines == nil {
+		l.lines = yamlLines(string(l.src))
 	}
-	p.Line = min(max(p.Line, 1), l.lines)
-	p.Col = max(p.Col, 1)
+	p.Line = min(max(p.Line, 1), len(l.lines))
+	p.Col = min(max(p.Col, 1), len(l.lines[p.Line-1])+1)
 	return p
+}
+
+// yamlLines splits s at YAML's line breaks (\r\n, \r, \n), which is how the parser
+// counts the lines it reports.
+func yamlLines(s string) []string {
+	var lines []string
+	for {
+		i := strings.IndexAny(s, "\r\n")
+		if i < 0 {
+			return append(lines, s)
+		}
+		lines = append(lines, s[:i])
+		if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
+			i++
+		}
+		s = s[i+1:]
+	}
 }
 
 func (l *loader) file() *File {
@@ -461,10 +478,8 @@ func firstInvalidUTF8(b []byte) int {
 
 // offsetPos converts a byte offset into a line and a column counted in bytes.
 func (l *loader) offsetPos(off int) Pos {
-	before := l.src[:off]
-	line := strings.Count(string(before), "\n") + 1
-	col := off - (strings.LastIndexByte(string(before), '\n') + 1) + 1
-	return Pos{line, col}
+	before := yamlLines(string(l.src[:off]))
+	return Pos{len(before), len(before[len(before)-1]) + 1}
 }
 
 // collectAnchors records every &anchor in document order, for aliases to find.

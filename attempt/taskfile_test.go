@@ -82,8 +82,8 @@ func TestParseSpecExample(t *testing.T) {
 	}
 }
 
-// agentsA is a valid agents section for the error cases below.
-const agentsA = "version: 1\nagents: {a: {command: [x]}}\ntasks:\n"
+// tfAgentsA is a valid agents section for the error cases below.
+const tfAgentsA = "version: 1\nagents: {a: {command: [x]}}\ntasks:\n"
 
 func TestAuthoringErrors(t *testing.T) {
 	tests := []struct {
@@ -119,11 +119,11 @@ func TestAuthoringErrors(t *testing.T) {
 				"f.yaml:4:5: unknown key `comand` in agent `a`",
 				"f.yaml:9:5: unknown key `retrys` in task `t`",
 			}, ""},
-		{"did you mean retries", agentsA + "  - {id: t, prompt: p, agent: a, retrys: 2}\n",
+		{"did you mean retries", tfAgentsA + "  - {id: t, prompt: p, agent: a, retrys: 2}\n",
 			[]string{"f.yaml:4:34: unknown key `retrys` in task `t`"}, "did you mean `retries`?"},
-		{"unknown key prefix", agentsA + "  - {id: t, prompt: p, agent: a, timeout_seconds: 2}\n",
+		{"unknown key prefix", tfAgentsA + "  - {id: t, prompt: p, agent: a, timeout_seconds: 2}\n",
 			[]string{"f.yaml:4:34: unknown key `timeout_seconds` in task `t`"}, "did you mean `timeout`?"},
-		{"unknown key, nothing close", agentsA + "  - {id: t, prompt: p, agent: a, zzzzzz: 2}\n",
+		{"unknown key, nothing close", tfAgentsA + "  - {id: t, prompt: p, agent: a, zzzzzz: 2}\n",
 			[]string{"f.yaml:4:34: unknown key `zzzzzz` in task `t`"}, "known keys: id, needs, prompt, prompt_file, agent, on_failure, retries, backoff, timeout, heartbeat, deadline, max_consecutive_failures, non_retryable, retry_on, carry_over, verify, output_schema, max_schema_retries, result_contract, classify, max_cost_usd, side_effects, effects, hooks"},
 		{"wrong types", "version: 1\nagents:\n  a: {command: claude -p}\ntasks:\n  - {id: t, prompt: p, agent: {x: 1}, needs: b}\n",
 			[]string{
@@ -137,11 +137,11 @@ func TestAuthoringErrors(t *testing.T) {
 			[]string{"f.yaml:2:27: items of `command` must be strings, not a list"}, ""},
 		{"bad env", "version: 1\nagents: {a: {command: [x], env: {1A: b, C: [d]}}}\ntasks: [{id: t, prompt: p, agent: a}]\n",
 			[]string{`f.yaml:2:34: invalid environment variable name "1A"`, "f.yaml:2:44: `C` must be a string, not a list"}, ""},
-		{"carry_over type", agentsA + "  - {id: t, prompt: p, agent: a, carry_over: \"yes\"}\n",
+		{"carry_over type", tfAgentsA + "  - {id: t, prompt: p, agent: a, carry_over: \"yes\"}\n",
 			[]string{"f.yaml:4:46: `carry_over` must be true or false, not a string"}, ""},
-		{"task not a mapping", agentsA + "  - t\n",
+		{"task not a mapping", tfAgentsA + "  - t\n",
 			[]string{"f.yaml:4:5: task 1 must be a mapping (key: value lines), not a string"}, ""},
-		{"ids and prompts", agentsA + "  - prompt: p\n    agent: a\n  - id: a b\n    prompt: p\n    agent: a\n  - id: t\n    prompt: p\n    prompt_file: f\n    agent: a\n  - id: t\n    agent: a\n",
+		{"ids and prompts", tfAgentsA + "  - prompt: p\n    agent: a\n  - id: a b\n    prompt: p\n    agent: a\n  - id: t\n    prompt: p\n    prompt_file: f\n    agent: a\n  - id: t\n    agent: a\n",
 			[]string{
 				"f.yaml:4:5: task 1 has no `id`",
 				`f.yaml:6:9: invalid task id "a b"`,
@@ -149,11 +149,11 @@ func TestAuthoringErrors(t *testing.T) {
 				"f.yaml:13:5: task `t` has no `prompt` or `prompt_file`",
 				"f.yaml:13:9: duplicate task id `t` (first at 9:9)",
 			}, "add `id: NAME`"},
-		{"no agent", agentsA + "  - {id: t, prompt: p}\n",
+		{"no agent", tfAgentsA + "  - {id: t, prompt: p}\n",
 			[]string{"f.yaml:4:5: task `t` has no `agent`"}, "add `agent: NAME` naming one of `agents:`"},
-		{"empty agent list", agentsA + "  - {id: t, prompt: p, agent: []}\n",
+		{"empty agent list", tfAgentsA + "  - {id: t, prompt: p, agent: []}\n",
 			[]string{"f.yaml:4:31: `agent` is empty"}, ""},
-		{"retries rules", agentsA +
+		{"retries rules", tfAgentsA +
 			"  - {id: t, prompt: p, agent: a, on_failure: retry}\n" +
 			"  - {id: u, prompt: p, agent: a, retries: -2}\n" +
 			"  - {id: v, prompt: p, agent: a, retries: 2.5}\n" +
@@ -176,7 +176,7 @@ func TestAuthoringErrors(t *testing.T) {
 				"f.yaml:12:44: `retries` must be a whole number, not a string",
 				"f.yaml:13:44: `retries` is too large",
 			}, "there is no unlimited default: add `retries: 3` (or any number)"},
-		{"on_failure suggestion", agentsA + "  - {id: z, prompt: p, agent: a, on_failure: retyr}\n",
+		{"on_failure suggestion", tfAgentsA + "  - {id: z, prompt: p, agent: a, on_failure: retyr}\n",
 			[]string{`f.yaml:4:46: unknown ` + "`on_failure`" + ` value "retyr"`}, "did you mean `retry`?"},
 		{"unknown agent, preset, needs, cycles", "version: 1\nagents:\n  fast: {command: [x], preset: claud}\ntasks:\n" +
 			"  - id: t\n    prompt: p\n    agent: [fast, fsat]\n    needs: [t, nope, tt]\n" +
@@ -194,7 +194,7 @@ func TestAuthoringErrors(t *testing.T) {
 			[]string{"f.yaml:3:35: unknown agent `fsat`"}, "did you mean `fast`? defined agents: fast, strong"},
 		{"no agents at all", "version: 1\ntasks: [{id: t, prompt: p, agent: claude}]\n",
 			[]string{"f.yaml:2:35: unknown agent `claude`"}, "define it under `agents:`"},
-		{"longer cycle", agentsA +
+		{"longer cycle", tfAgentsA +
 			"  - {id: a, prompt: p, agent: a, needs: [c]}\n" +
 			"  - {id: b, prompt: p, agent: a, needs: [a]}\n" +
 			"  - {id: c, prompt: p, agent: a, needs: [b]}\n",
@@ -216,7 +216,7 @@ func TestAuthoringErrors(t *testing.T) {
 		{"template hint lists known", "version: 1\nagents: {a: {command: [x, \"{{zzz}}\"]}}\ntasks: [{id: t, prompt: p, agent: a}]\n",
 			[]string{"f.yaml:2:27: unknown template variable {{zzz}}"},
 			"known variables: {{prompt}}, {{prompt_file}}, {{run}}, {{task}}, {{attempt}}, {{idempotency_key}}; write {{{{ for a literal {{"},
-		{"durations and backoff", agentsA +
+		{"durations and backoff", tfAgentsA +
 			"  - id: t\n    prompt: p\n    agent: a\n    timeout: 5 minutes\n    heartbeat: 30\n    deadline: -5m\n    backoff: {kind: expo, jitter: half}\n" +
 			"  - id: u\n    prompt: p\n    agent: a\n    backoff: {initial: 10m, max: 1m}\n" +
 			"  - {id: v, prompt: p, agent: a, backoff: {max: 0}}\n" +
@@ -231,9 +231,9 @@ func TestAuthoringErrors(t *testing.T) {
 				"f.yaml:15:49: backoff max must be above 0 (for no delay set initial to 0)",
 				"f.yaml:16:43: `backoff` must be a mapping (key: value lines), not a string",
 			}, "write durations like 90s, 20m, 2h or 1d"},
-		{"backoff kind hint", agentsA + "  - {id: t, prompt: p, agent: a, backoff: {kind: expo}}\n",
+		{"backoff kind hint", tfAgentsA + "  - {id: t, prompt: p, agent: a, backoff: {kind: expo}}\n",
 			[]string{`f.yaml:4:50: unknown ` + "`kind`" + ` value "expo"`}, "did you mean `exponential`?"},
-		{"classes and numbers", agentsA +
+		{"classes and numbers", tfAgentsA +
 			"  - id: t\n    prompt: p\n    agent: a\n" +
 			"    retry_on: [transport, quality_rejection, agent_exti]\n" +
 			"    non_retryable: [auth, cancelation]\n" +
@@ -258,23 +258,23 @@ func TestAuthoringErrors(t *testing.T) {
 				"f.yaml:23:7: unknown key `on_fail` in `hooks`",
 				"f.yaml:24:19: `on_failed` must be a list of commands, each a list",
 			}, "`transport` is retried by default; list it in `non_retryable` to stop that"},
-		{"class hints", agentsA + "  - {id: t, prompt: p, agent: a, non_retryable: [agent_exti]}\n",
+		{"class hints", tfAgentsA + "  - {id: t, prompt: p, agent: a, non_retryable: [agent_exti]}\n",
 			[]string{`f.yaml:4:50: unknown failure class "agent_exti"`}, "did you mean `agent_exit`?"},
-		{"retry_on other non-widenable", agentsA + "  - {id: t, prompt: p, agent: a, retry_on: [auth]}\n",
+		{"retry_on other non-widenable", tfAgentsA + "  - {id: t, prompt: p, agent: a, retry_on: [auth]}\n",
 			[]string{"f.yaml:4:45: `retry_on` cannot add `auth`"}, "only quality_rejection, payload_declared and schema_invalid can be added"},
-		{"hook name hint", agentsA + "  - {id: t, prompt: p, agent: a, hooks: {on_fail: [[x]]}}\n",
+		{"hook name hint", tfAgentsA + "  - {id: t, prompt: p, agent: a, hooks: {on_fail: [[x]]}}\n",
 			[]string{"f.yaml:4:42: unknown key `on_fail` in `hooks`"}, "did you mean `on_failed`?"},
-		{"verify and result_contract", agentsA + "  - {id: t, prompt: p, agent: a, verify: {timeout: 1m}, result_contract: {message_field: m}, output_schema: \"\"}\n",
+		{"verify and result_contract", tfAgentsA + "  - {id: t, prompt: p, agent: a, verify: {timeout: 1m}, result_contract: {message_field: m}, output_schema: \"\"}\n",
 			[]string{
 				"f.yaml:4:34: `verify` has no `command`",
 				"f.yaml:4:57: `result_contract` has no `failure_field`",
 				"f.yaml:4:109: `output_schema` is empty",
 			}, ""},
-		{"unknown alias", agentsA + "  - {id: t, prompt: p, agent: a, timeout: *nope}\n",
+		{"unknown alias", tfAgentsA + "  - {id: t, prompt: p, agent: a, timeout: *nope}\n",
 			[]string{"f.yaml:4:43: unknown alias *nope"}, "define it first with &nope"},
-		{"complex key", agentsA + "  - {id: t, prompt: p, agent: a}\n? [x]\n: y\n",
+		{"complex key", tfAgentsA + "  - {id: t, prompt: p, agent: a}\n? [x]\n: y\n",
 			[]string{"f.yaml:6:1: invalid YAML: found an invalid key for this map"}, ""},
-		{"sorted by position", agentsA + "  - {id: t, prompt: p, agent: a, zz: 1}\nxx: 1\n",
+		{"sorted by position", tfAgentsA + "  - {id: t, prompt: p, agent: a, zz: 1}\nxx: 1\n",
 			[]string{"f.yaml:4:34: unknown key `zz` in task `t`", "f.yaml:5:1: unknown key `xx` at the top level"}, ""},
 	}
 	for _, tt := range tests {
@@ -397,7 +397,7 @@ func TestLoadMissingFile(t *testing.T) {
 
 func TestLoadFromDisk(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.yaml")
-	if err := os.WriteFile(path, []byte(agentsA+"  - {id: t, prompt: p, agent: b}\n"), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(tfAgentsA+"  - {id: t, prompt: p, agent: b}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	_, err := Load(path)

@@ -110,14 +110,15 @@ func CheckTemplate(s string) []string {
 	return unknown
 }
 
-// templateError is an unknown variable (Name set) or an unterminated {{ (Name empty).
+// templateError is an unknown (or here disallowed) variable, or an unterminated {{.
 type templateError struct {
-	Offset int // byte offset of the {{ in the string
-	Name   string
+	Offset       int // byte offset of the {{ in the string
+	Name         string
+	Unterminated bool
 }
 
 func (e *templateError) Error() string {
-	if e.Name == "" {
+	if e.Unterminated {
 		return "unterminated {{ (close it with }}, or write {{{{ for a literal {{)"
 	}
 	if isTemplateVar(e.Name) {
@@ -128,7 +129,7 @@ func (e *templateError) Error() string {
 
 // hint names the known variables and, when one is close, the likely intended one.
 func (e *templateError) hint() string {
-	if e.Name == "" || isTemplateVar(e.Name) {
+	if e.Unterminated || isTemplateVar(e.Name) {
 		return ""
 	}
 	known := make([]string, len(TemplateVars))
@@ -185,7 +186,7 @@ func scanTemplate(s string) ([]tmplPart, error) {
 		}
 		end := strings.Index(s[at+2:], "}}")
 		if end < 0 {
-			return nil, &templateError{Offset: at}
+			return nil, &templateError{Offset: at, Unterminated: true}
 		}
 		flush()
 		name := strings.Trim(s[at+2:at+2+end], " \t")
