@@ -25,7 +25,8 @@ bench:
 	MULLIGAN_BENCH=1 $(GO) test -count=1 -timeout 60m -run '^TestCompareWithGit$$' -v ./snapshot/
 
 demo: build
-	@bash testdata/demo/demo.sh $(abspath $(BIN))
+	$(GO) build -o bin/demoagent ./testdata/demoagent
+	@bash testdata/demo/demo.sh $(abspath $(BIN)) $(abspath bin/demoagent)
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

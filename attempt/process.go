@@ -30,6 +30,8 @@ type ProcSpec struct {
 	Kill <-chan struct{}
 	// OnOutput is called (from the reader goroutines, serialised) with each chunk, for liveness.
 	OnOutput func([]byte)
+	// OnStart is called with the pid (which is also the process group id) once the process runs.
+	OnStart func(pid int)
 }
 
 // ProcResult is what was seen of a finished process.
@@ -98,6 +100,9 @@ func RunProcess(ctx context.Context, spec ProcSpec) ProcResult {
 	errW.Close()
 	res.Pid = cmd.Process.Pid
 	pgid := cmd.Process.Pid
+	if spec.OnStart != nil {
+		spec.OnStart(pgid)
+	}
 
 	var mu sync.Mutex // serialises Output, OnOutput and the buffers
 	var lastOutput = time.Now()

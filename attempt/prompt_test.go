@@ -15,8 +15,8 @@ func TestComposePromptFirstAttempt(t *testing.T) {
 
 func TestComposePromptPrevious(t *testing.T) {
 	got := ComposePrompt(PromptParts{
-		Task: "Fix it.",
-		Prev: &PrevAttempt{N: 2, Class: "agent_exit", Message: "agent exited with status 1\nmore", Output: []byte("a\nb\nerror: boom\n")},
+		Task:     "Fix it.",
+		Prev:     &PrevAttempt{N: 2, Class: "agent_exit", Message: "agent exited with status 1\nmore", Output: []byte("a\nb\nerror: boom\n")},
 		Operator: "try the other file",
 	})
 	for _, want := range []string{

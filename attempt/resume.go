@@ -93,7 +93,7 @@ func Resume(ctx context.Context, env Env, opts ResumeOptions) (*Outcome, error) 
 // the attempt's ref.
 func (r *runner) recoverInterrupted(ctx context.Context) error {
 	var pgids map[string]int
-	if err := r.env.DB.View(ctx, func(tx *store.Tx) error {
+	if err := r.env.DB.View(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 		evs, err := tx.Events(r.run.ID, 0, 0)
 		if err != nil {
 			return err
@@ -134,7 +134,7 @@ func (r *runner) recoverInterrupted(ctx context.Context) error {
 }
 
 func (r *runner) recordRunnerDied(ctx context.Context, t *store.Task, a *store.Attempt) error {
-	postRef := runRef(r.run.ID, t.ID, fmt.Sprint(a.N))
+	postRef := runRef(r.run.ID, t.ID, fmt.Sprint(a.N), "post")
 	// A post ref the dead process already wrote holds the attempt's own tree; keep it. Otherwise
 	// the tree as it is now is what the attempt left.
 	var tree plumbing.Hash

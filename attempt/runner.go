@@ -325,7 +325,7 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 	}
 	for {
 		var run *store.Run
-		if err := r.env.DB.View(ctx, func(tx *store.Tx) error {
+		if err := r.env.DB.View(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 			var err error
 			run, err = tx.GetRun(r.run.ID)
 			return err
@@ -407,8 +407,11 @@ func runRef(run string, parts ...string) string {
 
 // snapshot writes the working tree, a commit and ref (replacing whatever the ref held: a crashed
 // process may have written it before recording it).
+//
+// A snapshot is never skipped for a cancelled context: the tree a cancelled attempt left is
+// exactly what must be kept.
 func (r *runner) snapshot(ctx context.Context, ref, message string, parent plumbing.Hash) (*snapshot.Result, error) {
-	tr, err := r.env.Repo.WriteTree(ctx)
+	tr, err := r.env.Repo.WriteTree(context.WithoutCancel(ctx))
 	if err != nil {
 		return nil, err
 	}

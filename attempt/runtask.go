@@ -24,7 +24,7 @@ func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
 	}
 	if t.StartedAt == nil || t.BaseTree == "" {
 		// The task's base is the tree as it starts: what every attempt starts from.
-		tr, err := r.env.Repo.WriteTree(ctx)
+		tr, err := r.env.Repo.WriteTree(context.WithoutCancel(ctx))
 		if err != nil {
 			return nil, fmt.Errorf("snapshot before task %s: %w", t.ID, err)
 		}
@@ -129,7 +129,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	var n, counted int
 	var prev *store.Attempt
 	var disabled map[string]store.AgentHealth
-	if err := r.env.DB.View(ctx, func(tx *store.Tx) error {
+	if err := r.env.DB.View(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 		var err error
 		if n, err = tx.NextAttemptNumber(r.run.ID, t.ID); err != nil {
 			return err
@@ -276,12 +276,10 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	spec := ProcSpec{
 		Argv: argv, Dir: r.env.Repo.Root(), Env: envv, Timeout: timeout, Heartbeat: def.Heartbeat,
 		Grace: r.env.Grace, Output: &progressWriter{w: logf, p: r.env.Progress, task: t.ID, n: n},
-		Kill: r.killCh,
+		Kill:    r.killCh,
+		OnStart: func(pgid int) { r.notePgid(ctx, t.ID, n, pgid) },
 	}
 	proc := RunProcess(ctx, spec)
-	if proc.Pid > 0 {
-		r.notePgid(ctx, t.ID, n, proc.Pid)
-	}
 
 	obs := Observation{
 		Cancelled: proc.Cancelled || proc.Killed, TimedOut: proc.TimedOut && !deadlineBound,
@@ -308,7 +306,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 			state = store.AttemptCancelled
 		}
 	}
-	postRef := runRef(r.run.ID, t.ID, strconv.Itoa(n))
+	postRef := runRef(r.run.ID, t.ID, strconv.Itoa(n), "post")
 	post, err := r.snapshot(ctx, postRef, attemptMessage(r.run.ID, t.ID, n, state, failure), pre.Commit)
 	if err != nil {
 		return nil, fmt.Errorf("post snapshot of %s@%d: %w", t.ID, n, err)
@@ -322,7 +320,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	// Decide on the counters as recorded, then act on the tree before recording: a crash between
 	// the two leaves the attempt `running`, which resume turns into runner_died and redoes.
 	var cur *store.Task
-	if err := r.env.DB.View(ctx, func(tx *store.Tx) error {
+	if err := r.env.DB.View(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 		var err error
 		cur, err = tx.GetTask(r.run.ID, t.ID)
 		return err

@@ -13,6 +13,12 @@ func CheckSupported(f *File) error {
 			Hint: "remove it, or check `mulligan version` against the release notes"})
 	}
 	for _, t := range f.Tasks {
+		if t.ID == "base" {
+			// refs/mulligan/runs/<run>/base is the run's base snapshot; a task of that name would
+			// need refs/mulligan/runs/<run>/base/<n>/pre beside it, which git cannot store.
+			errs = append(errs, &AuthoringError{File: f.Path, Line: t.Pos.Line, Col: t.Pos.Col,
+				Msg: "task id `base` is reserved (refs/mulligan/runs/<run>/base is the run's base snapshot)", Hint: "rename the task"})
+		}
 		if t.Verify != nil {
 			add(t, "verify")
 		}

@@ -6,6 +6,7 @@
 package attempt
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
@@ -285,10 +286,21 @@ func (l *loader) sorted() AuthoringErrors {
 		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col))
 	})
 	// An error inside an anchored value is found once per alias that uses it.
-	return slices.CompactFunc(l.errs, func(a, b *AuthoringError) bool {
+	errs := slices.CompactFunc(l.errs, func(a, b *AuthoringError) bool {
 		return a.Line == b.Line && a.Col == b.Col && a.Msg == b.Msg
 	})
+	// Past a screenful, more errors hide the first ones rather than help.
+	if len(errs) > maxReported {
+		more := *errs[maxReported]
+		more.Msg = fmt.Sprintf("and %d more problems", len(errs)-maxReported)
+		more.Hint = ""
+		errs = append(errs[:maxReported:maxReported], &more)
+	}
+	return errs
 }
+
+// maxReported bounds the authoring errors reported for one file.
+const maxReported = 50
 
 func (l *loader) errAt(p Pos, hint, format string, args ...any) {
 	l.errs = append(l.errs, &AuthoringError{File: l.name, Line: p.Line, Col: p.Col, Msg: fmt.Sprintf(format, args...), Hint: hint})
@@ -355,6 +367,11 @@ func (l *loader) file() *File {
 	if !utf8.Valid(l.src) {
 		l.errAt(l.offsetPos(firstInvalidUTF8(l.src)), "", "the task file is not valid UTF-8")
 		return nil
+	}
+	// Editors on Windows start files with a byte order mark; YAML allows it, the parser
+	// would take it as part of the first key.
+	if bytes.HasPrefix(l.src, []byte("\ufeff")) {
+		l.src = l.src[3:]
 	}
 	doc, ok := l.parseYAML()
 	if !ok {
@@ -565,8 +582,8 @@ func tokenValue(n ast.Node) string {
 // nodeKind names a node's type for "must be …, not …" messages.
 func nodeKind(n ast.Node) string {
 	switch n.(type) {
-	case nil:
-		return "empty"
+	case nil, *ast.NullNode, *ast.AliasNode, *ast.AnchorNode, *ast.TagNode:
+		return "null" // the last three only stay unresolved when they stand for null
 	case *ast.MappingNode, *ast.MappingValueNode:
 		return "a mapping"
 	case *ast.SequenceNode:
@@ -614,6 +631,7 @@ func isScalar(n ast.Node) bool {
 // mapping returns a mapping's entries with << merges applied (explicit keys win, then
 // earlier merge sources). what names the value in errors.
 func (l *loader) mapping(n ast.Node, what string) ([]yamlEntry, bool) {
+	orig := n
 	n = l.resolve(n)
 	var values []*ast.MappingValueNode
 	switch m := n.(type) {
@@ -621,6 +639,9 @@ func (l *loader) mapping(n ast.Node, what string) ([]yamlEntry, bool) {
 		values = m.Values
 	case *ast.MappingValueNode:
 		values = []*ast.MappingValueNode{m}
+	case nil:
+		l.errorf(orig, "", "%s must be a mapping (key: value lines), not null", what)
+		return nil, false
 	default:
 		l.errorf(n, "", "%s must be a mapping (key: value lines), not %s", what, nodeKind(n))
 		return nil, false
@@ -726,7 +747,10 @@ func (l *loader) sequence(e yamlEntry, what, shape string) ([]ast.Node, bool) {
 	}
 	items := make([]ast.Node, len(seq.Values))
 	for i, v := range seq.Values {
-		items[i] = l.resolve(v)
+		// A null item keeps its unresolved node, for its position.
+		if items[i] = l.resolve(v); items[i] == nil {
+			items[i] = v
+		}
 	}
 	return items, true
 }

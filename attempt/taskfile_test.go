@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -133,12 +134,16 @@ func TestAuthoringErrors(t *testing.T) {
 			}, "write it as [PROGRAM, ARGS…, \"{{prompt}}\"]"},
 		{"empty command", "version: 1\nagents: {a: {command: []}}\ntasks: [{id: t, prompt: p, agent: a}]\n",
 			[]string{"f.yaml:2:23: `command` is empty"}, ""},
+		{"command item is null", "version: 1\nagents: {a: {command: [x, null]}}\ntasks: [{id: t, prompt: p, agent: a}]\n",
+			[]string{"f.yaml:2:27: items of `command` must be strings, not null"}, ""},
 		{"command item is a list", "version: 1\nagents: {a: {command: [x, [y]]}}\ntasks: [{id: t, prompt: p, agent: a}]\n",
 			[]string{"f.yaml:2:27: items of `command` must be strings, not a list"}, ""},
 		{"bad env", "version: 1\nagents: {a: {command: [x], env: {1A: b, C: [d]}}}\ntasks: [{id: t, prompt: p, agent: a}]\n",
 			[]string{`f.yaml:2:34: invalid environment variable name "1A"`, "f.yaml:2:44: `C` must be a string, not a list"}, ""},
 		{"carry_over type", tfAgentsA + "  - {id: t, prompt: p, agent: a, carry_over: \"yes\"}\n",
 			[]string{"f.yaml:4:46: `carry_over` must be true or false, not a string"}, ""},
+		{"task is null", tfAgentsA + "  - {id: t, prompt: p, agent: a}\n  - ~\n",
+			[]string{"f.yaml:5:5: task 2 must be a mapping (key: value lines), not null"}, ""},
 		{"task not a mapping", tfAgentsA + "  - t\n",
 			[]string{"f.yaml:4:5: task 1 must be a mapping (key: value lines), not a string"}, ""},
 		{"ids and prompts", tfAgentsA + "  - prompt: p\n    agent: a\n  - id: a b\n    prompt: p\n    agent: a\n  - id: t\n    prompt: p\n    prompt_file: f\n    agent: a\n  - id: t\n    agent: a\n",
@@ -306,6 +311,40 @@ func TestAuthoringErrors(t *testing.T) {
 				t.Errorf("hint = %q, want %q", es[0].Hint, tt.hint)
 			}
 		})
+	}
+}
+
+func TestParseBOMAndCRLF(t *testing.T) {
+	src := "\ufeffversion: 1\r\nagents: {a: {command: [x]}}\r\ntasks:\r\n  - id: t\r\n    prompt: |\r\n      line1\r\n      line2\r\n    agent: a\r\n"
+	f, err := Parse("f.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Tasks[0].Prompt != "line1\nline2\n" || string(f.Content) != src {
+		t.Errorf("prompt %q; content kept: %v", f.Tasks[0].Prompt, string(f.Content) == src)
+	}
+	_, err = Parse("f.yaml", []byte(strings.ReplaceAll(src, "agent: a", "agent: b")))
+	if err == nil || err.Error() != "f.yaml:8:12: unknown agent `b`" {
+		t.Errorf("CRLF position: %v", err)
+	}
+}
+
+func TestManyErrorsAreCapped(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(tfAgentsA + "  - {id: t, prompt: p, agent: a}\n")
+	for i := range 60 {
+		fmt.Fprintf(&b, "k%d: 1\n", i)
+	}
+	_, err := Parse("f.yaml", []byte(b.String()))
+	var es AuthoringErrors
+	if !errors.As(err, &es) || len(es) != maxReported+1 {
+		t.Fatalf("%d errors, want %d", len(es), maxReported+1)
+	}
+	if es[0].Error() != "f.yaml:5:1: unknown key `k0` at the top level" {
+		t.Errorf("first = %q", es[0])
+	}
+	if last := es[maxReported].Error(); last != "f.yaml:55:1: and 10 more problems" {
+		t.Errorf("last = %q", last)
 	}
 }
 

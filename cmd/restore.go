@@ -80,7 +80,7 @@ func printRestore(g *globals, tree plumbing.Hash, res *snapshot.RestoreResult, d
 		})
 	}
 	for _, ch := range res.Changes {
-		fmt.Fprintf(g.io.Out, "%s %s\n", ch.Action.Letter(), ch.Path)
+		fmt.Fprintf(g.io.Out, "%s %s\n", actionLetter(ch.Action), ch.Path)
 	}
 	switch {
 	case dryRun:
@@ -92,4 +92,17 @@ func printRestore(g *globals, tree plumbing.Hash, res *snapshot.RestoreResult, d
 		fmt.Fprintf(g.io.Out, "hint: `mulligan undo` puts back the tree this replaced\n")
 	}
 	return nil
+}
+
+// actionLetter is the one-letter form of a change, as `git status --short` writes them.
+func actionLetter(a snapshot.Action) string {
+	switch a {
+	case snapshot.Add:
+		return "A"
+	case snapshot.Delete:
+		return "D"
+	case snapshot.TypeChange:
+		return "T"
+	}
+	return "M"
 }

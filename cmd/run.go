@@ -196,7 +196,7 @@ func printRunEnd(g *globals, run *store.Run) {
 		}
 		fmt.Fprintf(g.io.Out, "hint: mulligan show %s\n", run.ID)
 	case store.RunFailed, store.RunCancelled:
-		fmt.Fprintf(g.io.Out, "hint: mulligan show %s; every attempt's tree is kept: mulligan restore refs/mulligan/runs/%s/TASK/N\n", run.ID, run.ID)
+		fmt.Fprintf(g.io.Out, "hint: mulligan show %s; every attempt's tree is kept: mulligan restore refs/mulligan/runs/%s/TASK/N/post\n", run.ID, run.ID)
 	}
 }
 

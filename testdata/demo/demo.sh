@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# make demo: mulligan on a throw-away repository. No API key, no network.
+# make demo: mulligan on a throw-away repository, with a bundled demo agent. No API key, no network.
 set -euo pipefail
-MULLIGAN=${1:?usage: demo.sh PATH-TO-MULLIGAN}
+MULLIGAN=${1:?usage: demo.sh PATH-TO-MULLIGAN PATH-TO-DEMOAGENT}
+AGENT=${2:?usage: demo.sh PATH-TO-MULLIGAN PATH-TO-DEMOAGENT}
 demo=$(mktemp -d "${TMPDIR:-/tmp}/mulligan-demo.XXXXXX")
-export HOME="$demo/.home" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$demo/.home/.gitconfig" NO_COLOR=${NO_COLOR:-}
-mkdir -p "$HOME"
+export HOME="$demo/.home" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$demo/.home/.gitconfig"
+mkdir -p "$HOME" "$demo/bin"
+cp "$AGENT" "$demo/bin/demoagent"
+export PATH="$demo/bin:$PATH"
 git config --global user.name "Demo User"
 git config --global user.email demo@example.com
 git config --global init.defaultBranch main
@@ -14,33 +17,43 @@ run()  { printf '$ %s\n' "$*"; "$@"; }
 
 cd "$demo" && mkdir repo && cd repo
 git init -q
-printf 'package main\n\nfunc main() {}\n' > main.go
+printf 'package calc\n\nfunc Add(a, b int) int { return a - b }\n' > calc.go
 printf '*.log\n' > .gitignore
+cat > mulligan.yaml <<'YAML'
+version: 1
+agents:
+  demo:
+    # A stand-in for claude/codex/…: attempt 1 leaves a half-finished edit and fails,
+    # attempt 2 fixes the bug.
+    command: [demoagent, "say:reading calc.go", "write:NOTES.md=attempt {{attempt}} was here\n",
+              "fail-until:2",
+              "write:calc.go=package calc\n\nfunc Add(a, b int) int { return a + b }\n", "say:fixed Add"]
+tasks:
+  - id: fix-add
+    prompt: Fix the bug in Add.
+    agent: demo
+    on_failure: retry
+    retries: 2
+    backoff: {kind: exponential, initial: 200ms, max: 2s, jitter: full}
+YAML
 git add -A && git commit -qm "initial commit"
-printf 'work in progress\n' > notes.txt      # uncommitted work of the user's
-printf 'build output\n' > build.log          # ignored
+printf 'my own notes, not committed\n' > todo.txt      # uncommitted work of the user's
+printf 'build output\n' > build.log                   # ignored
 
-step "1. snapshot the working tree (tracked + untracked, not ignored)"
-run "$MULLIGAN" snapshot -m "before the agent"
-ref=$("$MULLIGAN" snapshot -o json | sed -n 's/.*"ref": "\(.*\)".*/\1/p')
-
-step "2. an 'agent' edits the tree"
-printf 'package main\n\nfunc main() { panic("oops") }\n' > main.go
-rm notes.txt
-printf 'junk\n' > scratch.txt
-run git status --short
-
-step "3. restore the snapshot: only differing paths change, ignored files stay"
-run "$MULLIGAN" restore "$ref"
-run git status --short
-run cat notes.txt
-run ls build.log
-
-step "4. undo: the tree the restore replaced comes back"
+step "1. run the task: attempt 1 fails, attempt 2 starts from the base tree and succeeds"
+run "$MULLIGAN" run
+step "2. the history: every attempt, its class, its refs"
+run "$MULLIGAN" show
+run "$MULLIGAN" logs fix-add@1
+step "3. every attempt's tree is a plain git commit"
+run git for-each-ref --format='%(refname) %(subject)' refs/mulligan/runs
+run_id=$("$MULLIGAN" show -o json | sed -n 's/^  "id": "\(.*\)",$/\1/p')
+step "4. put the tree back to attempt 1's half-finished state, then undo"
+run "$MULLIGAN" restore "refs/mulligan/runs/$run_id/fix-add/1/post"
+run cat NOTES.md
 run "$MULLIGAN" undo
-run git status --short
-
-step "5. every snapshot is a plain git commit"
-run git for-each-ref refs/mulligan
+run cat calc.go
+step "5. your uncommitted and ignored files were never touched"
+run cat todo.txt build.log
 echo
 echo "demo repository left in $demo/repo"

@@ -17,6 +17,7 @@
 //	attempt-file:DIR    write a file DIR/attempt-N.txt (N from MULLIGAN_ATTEMPT)
 //	waitfile:PATH       wait (up to a minute) until PATH exists
 //	attempt:N:STEP      run STEP only in attempt N
+//	signal-parent:SIG   send SIGTERM or SIGINT to the parent process (mulligan)
 //
 // It never touches the network and has no state of its own.
 package fakeagent
@@ -157,6 +158,14 @@ func step(a string) (code int, stop bool) {
 				return fail("%s did not appear", arg), true
 			}
 			time.Sleep(10 * time.Millisecond)
+		}
+	case "signal-parent":
+		sig := map[string]syscall.Signal{"TERM": syscall.SIGTERM, "INT": syscall.SIGINT}[arg]
+		if sig == 0 {
+			return fail("signal-parent takes TERM or INT"), true
+		}
+		if err := syscall.Kill(os.Getppid(), sig); err != nil {
+			return fail("%v", err), true
 		}
 	case "attempt":
 		n, inner, ok := strings.Cut(arg, ":")
