@@ -770,6 +770,7 @@ func (l *loader) strList(e yamlEntry, single bool, shape string) ([]string, []as
 		return nil, nil, false
 	}
 	out := make([]string, 0, len(items))
+	nodes := make([]ast.Node, 0, len(items)) // kept parallel to out
 	for _, it := range items {
 		if !isScalar(it) {
 			l.errorf(it, "write it as "+shape, "items of `%s` must be strings, not %s", e.key, nodeKind(it))
@@ -777,8 +778,9 @@ func (l *loader) strList(e yamlEntry, single bool, shape string) ([]string, []as
 			continue
 		}
 		out = append(out, l.text(it))
+		nodes = append(nodes, it)
 	}
-	return out, items, ok
+	return out, nodes, ok
 }
 
 // command reads an argv list and checks its templates.

@@ -142,6 +142,8 @@ func TestAuthoringErrors(t *testing.T) {
 			[]string{`f.yaml:2:34: invalid environment variable name "1A"`, "f.yaml:2:44: `C` must be a string, not a list"}, ""},
 		{"carry_over type", tfAgentsA + "  - {id: t, prompt: p, agent: a, carry_over: \"yes\"}\n",
 			[]string{"f.yaml:4:46: `carry_over` must be true or false, not a string"}, ""},
+		{"bad item, then unknown need", tfAgentsA + "  - {id: t, prompt: p, agent: a, needs: [[x], nope]}\n",
+			[]string{"f.yaml:4:42: items of `needs` must be strings, not a list", "f.yaml:4:47: `needs` names unknown task `nope`"}, ""},
 		{"task is null", tfAgentsA + "  - {id: t, prompt: p, agent: a}\n  - ~\n",
 			[]string{"f.yaml:5:5: task 2 must be a mapping (key: value lines), not null"}, ""},
 		{"task not a mapping", tfAgentsA + "  - t\n",
