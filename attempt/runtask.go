@@ -57,6 +57,10 @@ func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
 		if err := ctx.Err(); err != nil {
 			return r.cancelTask(ctx, t, nil)
 		}
+		// Between attempts the operator may have asked the run to pause or cancel.
+		if out, err := r.checkpoint(ctx, t); out != nil || err != nil {
+			return out, err
+		}
 		// A task in backoff (after a crash, too) waits out the rest of its delay.
 		if t.State == store.TaskBackoff && t.ResumeAt != nil {
 			if err := r.env.Sleep(ctx, time.Until(*t.ResumeAt)); err != nil {
