@@ -62,14 +62,11 @@ func TestCompareWithGit(t *testing.T) {
 			sizes = append(sizes, v)
 		}
 	}
+	b := &bench{t: t, runs: runs}
+	b.build() // before HOME moves: the go command finds its caches through it
 	hermeticHome(t, "")
 	t.Setenv("NO_COLOR", "1")
-
-	b := &bench{t: t, runs: runs}
-	b.mulligan, b.cliErr = buildMulligan(t)
-	if b.cliErr != nil {
-		t.Logf("timing the in-process API instead of the CLI: %v", b.cliErr)
-	}
+	b.probeCLI()
 
 	var rows []benchRow
 	for _, n := range sizes {
@@ -80,10 +77,13 @@ func TestCompareWithGit(t *testing.T) {
 }
 
 type bench struct {
-	t        *testing.T
-	runs     int
-	mulligan string // the built binary, "" when the CLI cannot be used
-	cliErr   error  // why the CLI is not used
+	t    *testing.T
+	runs int
+	// The built binary, and for each command whether it works; when one does
+	// not, that case times the in-process API instead, and the header says so.
+	bin                    string
+	snapErr, restoreErr    error
+	useSnapCLI, useRestCLI bool
 }
 
 // sample is one measured run: wall time and peak RSS in KB (0 when unknown).
@@ -99,40 +99,58 @@ type benchRow struct {
 	git      []sample
 }
 
-// buildMulligan builds the binary from the module root and checks that
-// `snapshot -o json` and `restore REV -o json` work in a scratch repository.
-func buildMulligan(t *testing.T) (string, error) {
+// build builds the binary from the module root.
+func (b *bench) build() {
 	gomod, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil || strings.TrimSpace(string(gomod)) == "" {
-		return "", fmt.Errorf("go env GOMOD: %v", err)
+		b.snapErr = fmt.Errorf("go env GOMOD: %v", err)
+		b.restoreErr = b.snapErr
+		return
 	}
 	root := filepath.Dir(strings.TrimSpace(string(gomod)))
-	bin := filepath.Join(t.TempDir(), "mulligan")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	b.bin = filepath.Join(b.t.TempDir(), "mulligan")
+	build := exec.Command("go", "build", "-o", b.bin, ".")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
+		b.snapErr = fmt.Errorf("go build: %v: %s", err, firstLine(fmt.Errorf("%s", out)))
+		b.restoreErr = b.snapErr
+	}
+}
+
+// probeCLI checks that `snapshot -o json` and `restore REV -o json` work in a
+// scratch repository.
+func (b *bench) probeCLI() {
+	t := b.t
+	defer func() {
+		b.useSnapCLI, b.useRestCLI = b.snapErr == nil, b.restoreErr == nil
+		if b.snapErr != nil {
+			t.Logf("snapshot cases time the in-process API: %v", b.snapErr)
+		}
+		if b.restoreErr != nil {
+			t.Logf("restore cases time the in-process API: %v", b.restoreErr)
+		}
+	}()
+	if b.snapErr != nil {
+		return
 	}
 	probe := filepath.Join(resolvedTempDir(t), "probe")
 	mustMkdir(t, probe)
 	runGit(t, probe, nil, "init", "-q")
 	mustWrite(t, filepath.Join(probe, "a"), []byte("a\n"), 0o644)
 	var snap struct{ Tree string }
-	if err := runJSON(probe, bin, &snap, "snapshot", "-o", "json"); err != nil {
-		return "", fmt.Errorf("mulligan snapshot -o json: %v", err)
+	if err := runJSON(probe, b.bin, &snap, "snapshot", "-o", "json"); err != nil {
+		b.snapErr = fmt.Errorf("mulligan snapshot -o json: %v", err)
+	} else if want := gitWriteTree(t, probe); snap.Tree != want {
+		b.snapErr = fmt.Errorf("mulligan snapshot printed tree %q, git says %s", snap.Tree, want)
 	}
-	if want := gitWriteTree(t, probe); snap.Tree != want {
-		return "", fmt.Errorf("mulligan snapshot printed tree %q, git says %s", snap.Tree, want)
-	}
+	want := gitWriteTree(t, probe)
 	mustWrite(t, filepath.Join(probe, "a"), []byte("changed\n"), 0o644)
 	var rest struct{ Tree string }
-	if err := runJSON(probe, bin, &rest, "restore", snap.Tree, "-o", "json"); err != nil {
-		return "", fmt.Errorf("mulligan restore REV -o json: %v", err)
+	if err := runJSON(probe, b.bin, &rest, "restore", want, "-o", "json"); err != nil {
+		b.restoreErr = fmt.Errorf("mulligan restore REV -o json: %v", err)
+	} else if got, _ := os.ReadFile(filepath.Join(probe, "a")); string(got) != "a\n" {
+		b.restoreErr = fmt.Errorf("mulligan restore did not restore the probe file (%q)", got)
 	}
-	if b, _ := os.ReadFile(filepath.Join(probe, "a")); string(b) != "a\n" {
-		return "", fmt.Errorf("mulligan restore did not restore the probe file (%q)", b)
-	}
-	return bin, nil
 }
 
 func runJSON(dir, bin string, v any, args ...string) error {
@@ -312,7 +330,7 @@ func (b *bench) gitRestore(dir, undoRef, target string) (sample, string) {
 // API in this process).
 func (b *bench) mulliganSnapshot(dir string) (sample, string) {
 	t := b.t
-	if b.mulligan == "" {
+	if !b.useSnapCLI {
 		repo, err := snapshot.Open(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -326,7 +344,7 @@ func (b *bench) mulliganSnapshot(dir string) (sample, string) {
 		return sample{d: time.Since(start)}, res.Tree.String()
 	}
 	var out bytes.Buffer
-	s, err := timed(dir, nil, &out, b.mulligan, "snapshot", "-o", "json")
+	s, err := timed(dir, nil, &out, b.bin, "snapshot", "-o", "json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +359,7 @@ func (b *bench) mulliganSnapshot(dir string) (sample, string) {
 // of changed paths it reports.
 func (b *bench) mulliganRestore(dir, target string) (sample, int) {
 	t := b.t
-	if b.mulligan == "" {
+	if !b.useRestCLI {
 		repo, err := snapshot.Open(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -355,7 +373,7 @@ func (b *bench) mulliganRestore(dir, target string) (sample, int) {
 		return sample{d: time.Since(start)}, len(res.Changes)
 	}
 	var out bytes.Buffer
-	s, err := timed(dir, nil, &out, b.mulligan, "restore", target, "-o", "json")
+	s, err := timed(dir, nil, &out, b.bin, "restore", target, "-o", "json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -484,11 +502,15 @@ func maxRSS(ss []sample) int64 {
 
 func (b *bench) report(rows []benchRow, sizes []int) {
 	var out bytes.Buffer
-	if b.mulligan != "" {
-		fmt.Fprintf(&out, "mulligan CLI (fresh process per run) vs git %s, median of %d runs; RSS = peak of any process in a run, max over runs\n", gitVersion(), b.runs)
-	} else {
-		fmt.Fprintf(&out, "mulligan IN-PROCESS API (the CLI is not usable: %v) vs git %s CLI, median of %d runs; mulligan RSS not measurable in process\n", firstLine(b.cliErr), gitVersion(), b.runs)
+	how := func(cli bool, err error) string {
+		if cli {
+			return "CLI, a fresh process per run"
+		}
+		return fmt.Sprintf("IN-PROCESS API, no RSS (the CLI is not usable: %s)", firstLine(err))
 	}
+	fmt.Fprintf(&out, "mulligan vs git %s, median of %d runs; RSS = peak of any process in a run, max over runs\n", gitVersion(), b.runs)
+	fmt.Fprintf(&out, "mulligan snapshot cases: %s\n", how(b.useSnapCLI, b.snapErr))
+	fmt.Fprintf(&out, "mulligan restore cases:  %s\n", how(b.useRestCLI, b.restoreErr))
 	fmt.Fprintf(&out, "git: %s add -A / write-tree / commit-tree / update-ref on a private index kept between runs; restore adds read-tree -m -u CUR TARGET\n", strings.Join(gitBestConfig, " "))
 	fmt.Fprintf(&out, "machine: %d CPUs, load average %s\n\n", runtime.NumCPU(), loadAvg())
 	tw := tabwriter.NewWriter(&out, 0, 4, 2, ' ', tabwriter.AlignRight)
