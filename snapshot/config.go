@@ -334,13 +334,17 @@ type settings struct {
 	attributesFile string
 	fileMode       bool
 	symlinks       bool
+	trustCtime     bool
+	checkStat      bool // false for core.checkStat=minimal
 	conv           attr.Config
 }
 
 func (c *gitConfig) settings(root string) settings {
 	s := settings{
-		fileMode: c.boolean("core.fileMode", true),
-		symlinks: c.boolean("core.symlinks", true),
+		fileMode:   c.boolean("core.fileMode", true),
+		symlinks:   c.boolean("core.symlinks", true),
+		trustCtime: c.boolean("core.trustCtime", true),
+		checkStat:  !strings.EqualFold(c.str("core.checkStat"), "minimal"),
 	}
 	s.excludesFile = c.pathOr("core.excludesFile", xdgConfigPath("ignore"), root)
 	s.attributesFile = c.pathOr("core.attributesFile", xdgConfigPath("attributes"), root)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -31,6 +32,12 @@ type userIndex struct {
 // assume-unchanged bit (CE_VALID) and discards invalidated cache-tree nodes together with the
 // subtree counts needed to rebuild the others' paths. It is used as the oracle in the tests.
 func decodeUserIndex(data []byte) (*userIndex, error) {
+	return decodeIndexFile(data, "")
+}
+
+// decodeIndexFile decodes an index; gitDir is where a split index finds its shared index ("" when
+// data is itself a shared index).
+func decodeIndexFile(data []byte, gitDir string) (*userIndex, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("read index: "+format, args...)
 	}
@@ -65,6 +72,8 @@ func decodeUserIndex(data []byte) (*userIndex, error) {
 		u.mode = be32(b[24:])
 		if u.mode&modeFmt == modeRegular&modeFmt || u.mode == modeSymlink {
 			u.st.mode = u.mode
+		} else if u.mode&modeFmt == modeTree {
+			u.mode = modeTree
 		}
 		copy(u.hash[:], b[40:60])
 		flags := binary.BigEndian.Uint16(b[60:])
@@ -138,9 +147,17 @@ func decodeUserIndex(data []byte) (*userIndex, error) {
 				ui.trees = nil // only an optimisation: ignore a cache tree we cannot read
 			}
 		case "link":
-			return nil, bad("split index (core.splitIndex) is not supported")
+			if gitDir == "" {
+				return nil, bad("split index link inside a shared index")
+			}
+			merged, err := mergeSplitIndex(ui, body, gitDir)
+			if err != nil {
+				return nil, bad("split index: %v", err)
+			}
+			ui.entries = merged
 		case "sdir":
-			return nil, bad("sparse index (index.sparse) is not supported")
+			// Sparse index: directory entries ("dir/", mode 040000, skip-worktree) stand for
+			// whole trees; they are kept as they are.
 		default:
 			if sig[0] < 'A' || sig[0] > 'Z' {
 				return nil, bad("unknown required extension %q", sig)
@@ -243,4 +260,101 @@ func stampUserIndex(path string) (userIndexStamp, error) {
 		f.ReadAt(s.sum[:], fi.Size()-20)
 	}
 	return s, nil
+}
+
+// mergeSplitIndex applies a split index ("link" extension: shared index id, delete and replace
+// bitmaps) to the entries of the shared index it names, as git's merge_base_index does.
+func mergeSplitIndex(split *userIndex, body []byte, gitDir string) ([]userEntry, error) {
+	if len(body) < 20 {
+		return nil, errors.New("short link extension")
+	}
+	var shared plumbing.Hash
+	copy(shared[:], body[:20])
+	if shared.IsZero() {
+		return split.entries, nil
+	}
+	del, rest, err := decodeEWAH(body[20:])
+	if err != nil {
+		return nil, err
+	}
+	rep, _, err := decodeEWAH(rest)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(gitDir + "/sharedindex." + shared.String())
+	if err != nil {
+		return nil, err
+	}
+	base, err := decodeIndexFile(data, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]userEntry, 0, len(base.entries)+len(split.entries))
+	next := 0 // split entries replace the shared ones whose replace bit is set, in order
+	for i, e := range base.entries {
+		if rep.has(i) {
+			if next >= len(split.entries) {
+				return nil, errors.New("replace bitmap names more entries than the split index has")
+			}
+			r := split.entries[next]
+			next++
+			if r.name == "" {
+				r.name = e.name
+			}
+			e = r
+		}
+		if del.has(i) {
+			continue
+		}
+		out = append(out, e)
+	}
+	out = append(out, split.entries[next:]...)
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].name != out[j].name {
+			return out[i].name < out[j].name
+		}
+		return out[i].stage < out[j].stage
+	})
+	return out, nil
+}
+
+// ewahBits is a decoded EWAH bitmap (ewah/ewah_io.c): the set bit positions.
+type ewahBits map[int]bool
+
+func (b ewahBits) has(i int) bool { return b[i] }
+
+func decodeEWAH(b []byte) (ewahBits, []byte, error) {
+	if len(b) < 8 {
+		return nil, nil, errors.New("short ewah bitmap")
+	}
+	words := int(binary.BigEndian.Uint32(b[4:8]))
+	if words < 0 || len(b) < 8+8*words+4 {
+		return nil, nil, errors.New("short ewah bitmap")
+	}
+	w := b[8 : 8+8*words]
+	bits := ewahBits{}
+	pos := 0
+	for k := 0; k < words; {
+		rlw := binary.BigEndian.Uint64(w[8*k:])
+		k++
+		run := int(rlw >> 1 & 0xffffffff)
+		lits := int(rlw >> 33)
+		if rlw&1 != 0 {
+			for i := 0; i < run*64; i++ {
+				bits[pos+i] = true
+			}
+		}
+		pos += run * 64
+		for j := 0; j < lits && k < words; j++ {
+			word := binary.BigEndian.Uint64(w[8*k:])
+			k++
+			for c := 0; c < 64; c++ {
+				if word>>c&1 != 0 {
+					bits[pos+c] = true
+				}
+			}
+			pos += 64
+		}
+	}
+	return bits, b[8+8*words+4:], nil
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // hermeticGit points every git setting the engine and the git binary read at fresh temporary
@@ -123,4 +124,26 @@ func assertSameTree(t testing.TB, r *Repo, dir string) TreeResult {
 			runGit(t, dir, "ls-tree", "-r", res.Tree.String()), runGit(t, dir, "ls-tree", "-r", want))
 	}
 	return res
+}
+
+// ageFiles sets every file's mtime an hour back (symlinks are left alone), so that no entry is
+// racily clean and tests can count exactly which files a snapshot reads.
+func ageFiles(t testing.TB, dir string) {
+	t.Helper()
+	old := time.Now().Add(-time.Hour)
+	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		if fi.IsDir() && fi.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if fi.Mode().IsRegular() {
+			return os.Chtimes(p, old, old)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

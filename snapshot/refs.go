@@ -290,14 +290,57 @@ func (r *Repo) UpdateRef(name string, new, old plumbing.Hash) error {
 		lock.rollback()
 		return fmt.Errorf("%w: %s is at %s (expected %s)", ErrRefConflict, name, cur, old)
 	}
-	if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
+	if err := r.checkDF(name, path); err != nil {
 		lock.rollback()
-		return fmt.Errorf("update ref %s: a directory of refs exists at that name", name)
+		return fmt.Errorf("update ref %s: %w", name, err)
 	}
 	if err := lock.commit([]byte(new.String() + "\n")); err != nil {
 		return fmt.Errorf("update ref %s: %w", name, err)
 	}
 	return nil
+}
+
+// checkDF refuses a ref that would be a directory of another ref or live inside one (git's
+// files backend cannot hold both refs/x/1 and refs/x/1/pre, loose or packed).
+func (r *Repo) checkDF(name, path string) error {
+	for i := len("refs/"); i < len(name); i++ {
+		if name[i] != '/' {
+			continue
+		}
+		if _, _, found, err := r.rawRef(name[:i]); err == nil && found {
+			return fmt.Errorf("ref %s exists; cannot create %s", name[:i], name)
+		}
+	}
+	packed, err := r.packedRefs()
+	if err != nil {
+		return err
+	}
+	for p := range packed {
+		if strings.HasPrefix(p, name+"/") {
+			return fmt.Errorf("ref %s exists; cannot create %s", p, name)
+		}
+	}
+	if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
+		// Empty directories left by deleted refs are removed, as git does; real refs below stop us.
+		if n := countFiles(path); n > 0 {
+			return fmt.Errorf("refs exist below %s; cannot create it", name)
+		}
+		if err := os.RemoveAll(path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func countFiles(dir string) int {
+	n := 0
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			n++
+		}
+		return nil
+	})
+	return n
 }
 
 // DeleteRef removes ref name, loose and packed. A non-zero old must match its current value.

@@ -58,6 +58,26 @@ func (rec *statData) matches(disk *statData, fileMode bool) bool {
 	return rec.mode&modeFmt == disk.mode&modeFmt
 }
 
+// gitMatches is git's own comparison (match_stat_data and ie_match_stat in a git built without
+// USE_NSEC, as distributions build it): whole seconds, ctime only with core.trustCtime, owner
+// and inode only without core.checkStat=minimal, no device. It is used for entries that come
+// from the user's index, so the snapshot sees exactly the changes `git add -A` sees.
+func (rec *statData) gitMatches(disk *statData, fileMode, trustCtime, checkStat bool) bool {
+	if rec.mtimeS != disk.mtimeS || rec.size != disk.size {
+		return false
+	}
+	if trustCtime && checkStat && rec.ctimeS != disk.ctimeS {
+		return false
+	}
+	if checkStat && (rec.uid != disk.uid || rec.gid != disk.gid || rec.ino != disk.ino) {
+		return false
+	}
+	if rec.mode&modeFmt != disk.mode&modeFmt {
+		return false
+	}
+	return !fileMode || rec.mode == disk.mode
+}
+
 // before reports whether the recorded mtime is strictly before t (the racy-git test: an entry whose
 // mtime is not before the index's own timestamp may have changed unseen in the same tick).
 func (rec *statData) mtimeBefore(tS, tNs uint32) bool {

@@ -84,19 +84,24 @@ func (s *scratch) newEntry() *entry {
 // oldKid is a direct child of the directory being walked, as the old entries describe it.
 type oldKid struct {
 	name    string
-	e       *entry // file-like child
+	e       *entry // file-like child, or a sparse-index directory entry (isDir with e set)
 	lo, hi  int    // directory child: its range of old entries
 	tracked int32  // directory child: how many of them are in the user's index
 	isDir   bool
 	matched bool
 }
 
+// sparse reports whether the kid is a sparse-index directory entry: kept whole, never walked.
+func (k *oldKid) sparse() bool { return k.isDir && k.e != nil }
+
 type kid struct {
 	name string
-	e    *entry // file-like kid (regular, symlink, gitlink); mode 0 = vanished while read
+	e    *entry // file-like kid (regular, symlink, gitlink, sparse tree); mode 0 = vanished while read
 	old  *entry // the old entry e replaces (e == old when unchanged)
 	d    *dirNode
 }
+
+func (k *kid) isDir() bool { return k.d != nil || k.e.mode == modeTree }
 
 type dirNode struct {
 	path, name   string
@@ -233,6 +238,12 @@ func (w *walker) collectOldKids(kids []oldKid, lo, hi, prefixLen int) []oldKid {
 		slash := strings.IndexByte(p, '/')
 		if slash < 0 {
 			kids = append(kids, oldKid{name: p, e: &w.old[i]})
+			i++
+			continue
+		}
+		if slash == len(p)-1 {
+			// A sparse-index directory entry ("dir/", a whole tree kept as it is).
+			kids = append(kids, oldKid{name: p[:slash], e: &w.old[i], isDir: true, tracked: 1})
 			i++
 			continue
 		}
@@ -451,6 +462,11 @@ func (w *walker) doDir(s *scratch, j *dirJob) error {
 func (w *walker) dirKid(s *scratch, j *dirJob, n *dirNode, ign *ignore.Matcher, attrs *attr.Matcher, fp uint64, name []byte) (kid, bool, error) {
 	fk := findOldKid(s.oldKids, name, false)
 	dk := findOldKid(s.oldKids, name, true)
+	if dk >= 0 && s.oldKids[dk].sparse() {
+		ok := &s.oldKids[dk]
+		ok.matched = true
+		return kid{name: ok.name, e: ok.e, old: ok.e}, true, nil
+	}
 	var fe *entry
 	if fk >= 0 {
 		fe = s.oldKids[fk].e
@@ -541,8 +557,7 @@ func (w *walker) fileKid(s *scratch, path string, nameLen int, e *entry, typ uin
 		return k
 	}
 	sd := statFromUnix(&s.st)
-	if e != nil && e.mode != 0 && e.mode != modeGitlink && e.st.matches(&sd, w.fileMode) &&
-		(e.flags&fHashed == 0 || fpSame) {
+	if e != nil && e.mode != 0 && e.mode != modeGitlink && w.unchanged(e, &sd, fpSame) {
 		k.e = e
 		return k
 	}
@@ -561,6 +576,20 @@ func (w *walker) fileKid(s *scratch, path string, nameLen int, e *entry, typ uin
 	k.e = ne
 	s.items = append(s.items, hashItem{e: ne, typ: typ})
 	return k
+}
+
+// unchanged decides whether e still describes the file whose fresh stat data is sd. Content
+// mulligan read itself is trusted on an exact match only (and only under the same attributes);
+// content from the user's index is judged the way git judges it, blind spots included, because
+// the snapshot must be what `git add -A` makes of that index.
+func (w *walker) unchanged(e *entry, sd *statData, fpSame bool) bool {
+	if e.flags&fHashed != 0 {
+		return fpSame && e.st.matches(sd, w.fileMode)
+	}
+	if e.st.size == 0 && e.blob != emptyBlob {
+		return false // git's racily-smudged entry
+	}
+	return e.st.gitMatches(sd, w.fileMode, w.set.trustCtime, w.set.checkStat)
 }
 
 // gitlinkKid handles a tracked gitlink whose directory exists: its checked-out HEAD, or the
@@ -622,7 +651,7 @@ func (w *walker) doIgnoredDir(s *scratch, j *dirJob, fd int, attrs *attr.Matcher
 		if ok.isDir && ok.tracked == 0 || !ok.isDir && ok.e.flags&fTracked == 0 {
 			continue
 		}
-		if !ok.isDir && ok.e.flags&fSkipWT != 0 {
+		if ok.e != nil && ok.e.flags&fSkipWT != 0 {
 			ok.matched = true
 			kids = append(kids, kid{name: ok.name, e: ok.e, old: ok.e})
 			continue
@@ -669,12 +698,12 @@ func (w *walker) finishDir(s *scratch, n *dirNode, kids []kid, fd int, attrs *at
 		if ok.matched {
 			continue
 		}
-		if !ok.isDir && ok.e.flags&fSkipWT != 0 {
+		if ok.e != nil && ok.e.flags&fSkipWT != 0 {
 			ok.matched = true
 			kids = append(kids, kid{name: ok.name, e: ok.e, old: ok.e})
 			continue
 		}
-		if ok.isDir {
+		if ok.isDir && ok.e == nil {
 			path := w.old[ok.lo].path[:len(n.path)+len(ok.name)+min(len(n.path), 1)]
 			if c := w.absentDir(path, len(ok.name), ok.lo, ok.hi); c != nil {
 				ok.matched = true
@@ -684,7 +713,7 @@ func (w *walker) finishDir(s *scratch, n *dirNode, kids []kid, fd int, attrs *at
 		}
 		n.unmatchedOld = true
 	}
-	slices.SortFunc(kids, func(a, b kid) int { return treeCompare(a.name, a.d != nil, b.name, b.d != nil) })
+	slices.SortFunc(kids, func(a, b kid) int { return treeCompare(a.name, a.isDir(), b.name, b.isDir()) })
 	n.kids = kids
 	if len(s.items) == 0 {
 		return nil
@@ -735,11 +764,11 @@ func (w *walker) keepAbsent(n *dirNode, kids []oldKid) {
 	var out []kid
 	for i := range kids {
 		ok := &kids[i]
-		if !ok.isDir && ok.e.flags&fSkipWT != 0 {
+		if ok.e != nil && ok.e.flags&fSkipWT != 0 {
 			out = append(out, kid{name: ok.name, e: ok.e, old: ok.e})
 			continue
 		}
-		if ok.isDir {
+		if ok.isDir && ok.e == nil {
 			path := w.old[ok.lo].path[:len(n.path)+len(ok.name)+min(len(n.path), 1)]
 			if c := w.absentDir(path, len(ok.name), ok.lo, ok.hi); c != nil {
 				out = append(out, kid{name: c.name, d: c})

@@ -26,6 +26,9 @@ type TreeResult struct {
 // emptyTree is the id of the tree with no entries.
 var emptyTree = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
 
+// emptyBlob is the id of the empty blob.
+var emptyBlob = plumbing.NewHash("e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")
+
 // WriteTree writes blobs and trees for the whole working tree, exactly as
 // `cp .git/index tmp; GIT_INDEX_FILE=tmp git add -A; GIT_INDEX_FILE=tmp git write-tree` would,
 // and returns the tree id. It never changes the user's index, HEAD, refs, config or worktree
@@ -76,12 +79,12 @@ func (ws *walkState) save() error {
 	return savePrivIndex(tmp, privIndexPath(ws.r.gitDir), p, ws.entries)
 }
 
-func (r *Repo) walkTree(ctx context.Context) (ws *walkState, err error) {
+func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 	tmp, t0S, t0Ns, err := createPrivTemp(r.gitDir)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: private index: %w", err)
 	}
-	ws = &walkState{r: r, tmp: tmp, t0S: t0S, t0Ns: t0Ns}
+	ws := &walkState{r: r, tmp: tmp, t0S: t0S, t0Ns: t0Ns}
 	defer func() {
 		if err != nil {
 			ws.discard()
@@ -116,7 +119,7 @@ func (r *Repo) walkTree(ctx context.Context) (ws *walkState, err error) {
 			if err != nil {
 				return nil, fmt.Errorf("snapshot: read index: %w", err)
 			}
-			if ui, err = decodeUserIndex(data); err != nil {
+			if ui, err = decodeIndexFile(data, r.gitDir); err != nil {
 				return nil, fmt.Errorf("snapshot: %w", err)
 			}
 			hints = ui.trees
@@ -136,6 +139,7 @@ func (r *Repo) walkTree(ctx context.Context) (ws *walkState, err error) {
 		dirs:     p.dirs,
 		uHints:   hints,
 	}
+	defer w.conv.Close()
 	w.cond = newCond(&w.mu)
 	w.tp = make([]int32, len(w.old)+1)
 	for i := range w.old {
@@ -171,7 +175,15 @@ func (r *Repo) walkTree(ctx context.Context) (ws *walkState, err error) {
 	if b.dirty || w.newEntries.Load() > 0 || len(ws.entries) != len(w.old) || len(ws.dirs) != len(w.dirs) {
 		ws.dirty = true
 	}
-	ws.result = TreeResult{Tree: root.tree, Files: len(ws.entries), Hashed: int(w.hashed.Load())}
+	files := 0
+	for _, e := range ws.entries {
+		if e.mode == modeTree {
+			files += int(e.st.size) // sparse-index directory: its file count, cached at reseed
+		} else {
+			files++
+		}
+	}
+	ws.result = TreeResult{Tree: root.tree, Files: files, Hashed: int(w.hashed.Load())}
 	return ws, nil
 }
 
@@ -261,6 +273,7 @@ func (r *Repo) reseed(p *privIndex, ui *userIndex, stamp userIndexStamp) *privIn
 		u = ui.entries
 	}
 	w := &walker{set: r.set}
+	counts := map[plumbing.Hash]int{}
 	out := make([]entry, 0, len(u)+len(old)/8)
 	i, k := 0, 0
 	for i < len(old) || k < len(u) {
@@ -297,6 +310,9 @@ func (r *Repo) reseed(p *privIndex, ui *userIndex, stamp userIndexStamp) *privIn
 			continue
 		}
 		e := entryFromUser(group, stamp)
+		if e.mode == modeTree {
+			e.st.size = uint32(r.countFiles(e.blob, counts))
+		}
 		if ownContent && e.flags&(fSkipWT|fAssumeValid) == 0 && e.umode != modeGitlink &&
 			(e.mode == 0 || pe.st != e.st) &&
 			(pe.flags&fCRCalled == 0 || pe.ublob == e.ublob) {
@@ -315,6 +331,27 @@ func (r *Repo) reseed(p *privIndex, ui *userIndex, stamp userIndexStamp) *privIn
 	return np
 }
 
+// countFiles is the number of non-tree entries below tree h (what `git ls-tree -r` lists).
+func (r *Repo) countFiles(h plumbing.Hash, memo map[plumbing.Hash]int) int {
+	if n, ok := memo[h]; ok {
+		return n
+	}
+	ents, err := r.readTree(h)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for i := range ents {
+		if ents[i].isDir() {
+			n += r.countFiles(ents[i].hash, memo)
+		} else {
+			n++
+		}
+	}
+	memo[h] = n
+	return n
+}
+
 func entryFromUser(group []userEntry, stamp userIndexStamp) entry {
 	g := group[0]
 	e := entry{path: g.name, flags: fTracked}
@@ -324,7 +361,7 @@ func entryFromUser(group []userEntry, stamp userIndexStamp) entry {
 		switch {
 		case g.flags&fITA != 0:
 			// intent-to-add: no content yet
-		case g.mode == modeGitlink || g.flags&(fSkipWT|fAssumeValid) != 0:
+		case g.mode == modeGitlink || g.mode == modeTree || g.flags&(fSkipWT|fAssumeValid) != 0:
 			e.mode, e.blob = g.mode, g.hash
 		case g.st.mtimeS >= stamp.st.mtimeS:
 			// racily clean in the user's index (git compares whole seconds): read it again

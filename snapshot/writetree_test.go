@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestWriteTreeBasic(t *testing.T) {
@@ -19,6 +20,7 @@ func TestWriteTreeBasic(t *testing.T) {
 	if err := os.Symlink("a.txt", filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)
 	}
+	ageFiles(t, dir) // nothing racily clean: the Hashed counts below are exact
 	r := openRepo(t, dir)
 	res := assertSameTree(t, r, dir)
 	if res.Files != 5 {
@@ -29,6 +31,8 @@ func TestWriteTreeBasic(t *testing.T) {
 		t.Errorf("second snapshot hashed %d files, want 0", again.Hashed)
 	}
 	writeFile(t, filepath.Join(dir, "sub/b.txt"), "changed\n")
+	old := time.Now().Add(-time.Minute)
+	os.Chtimes(filepath.Join(dir, "sub/b.txt"), old, old)
 	os.Remove(filepath.Join(dir, "a.txt"))
 	third := assertSameTree(t, r, dir)
 	if third.Hashed != 1 {

@@ -1,0 +1,632 @@
+package snapshot
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"golang.org/x/sys/unix"
+
+	"github.com/mulligan-dev/mulligan/snapshot/attr"
+)
+
+// RestoreOptions control Restore.
+type RestoreOptions struct {
+	UndoRef     string // ref for the undo snapshot; "" means refs/mulligan/undo/<NewID>
+	UndoMessage string
+	DryRun      bool // compute the changes only: no undo ref, no file touched
+}
+
+// RestoreResult is what Restore did (or, on DryRun, would do).
+type RestoreResult struct {
+	Undo     *Result // nil on DryRun
+	UndoTree plumbing.Hash
+	Changes  []Change
+}
+
+// Restore sets the working tree to target (a tree, or a commit standing for its tree):
+//  1. it takes an undo snapshot of the current tree, commits it and writes opts.UndoRef;
+//  2. it diffs the undo tree against target, skipping identical subtrees;
+//  3. it deletes (deepest first), then writes and re-modes (shallowest first) only the differing
+//     paths, as checkout would (smudge filters and eol conversion from the target tree's
+//     .gitattributes), never following a symbolic link out of the working tree, leaving ignored
+//     files alone and removing only directories left empty.
+//
+// Before overwriting or deleting a path it checks the path still has the stat data the undo
+// snapshot recorded; if not it stops with a *ConflictError naming the path. Paths already
+// written stay written and each one is complete, so a second Restore finishes the job.
+func (r *Repo) Restore(ctx context.Context, target plumbing.Hash, opts RestoreOptions) (*RestoreResult, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	start := time.Now()
+	targetTree, _, err := r.peel(target)
+	if err != nil {
+		return nil, fmt.Errorf("restore: %w: %v", ErrBadRevision, err)
+	}
+	ws, err := r.walkTree(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res := &RestoreResult{UndoTree: ws.result.Tree}
+	if opts.DryRun {
+		if err := ws.save(); err != nil {
+			return nil, err
+		}
+		if res.Changes, err = r.DiffTrees(ws.result.Tree, targetTree); err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
+	ws.discard() // the index is saved after the files are written
+	ref := opts.UndoRef
+	if ref == "" {
+		ref = "refs/mulligan/undo/" + NewID(time.Now())
+	}
+	msg := opts.UndoMessage
+	if msg == "" {
+		msg = "mulligan: working tree before restore to " + targetTree.String()
+	}
+	if res.Undo, err = r.commitSnapshot(ws.result, SnapshotOptions{Ref: ref, Message: msg}, start); err != nil {
+		return nil, err
+	}
+	if res.Changes, err = r.DiffTrees(ws.result.Tree, targetTree); err != nil {
+		return res, err
+	}
+	if len(res.Changes) == 0 {
+		return res, nil
+	}
+	x, err := newRestorer(ctx, r, ws, targetTree)
+	if err != nil {
+		return res, err
+	}
+	applyErr := x.apply(res.Changes)
+	x.close()
+	if err := x.saveIndex(); err != nil && applyErr == nil {
+		applyErr = err
+	}
+	return res, applyErr
+}
+
+type restorer struct {
+	ctx    context.Context
+	r      *Repo
+	ws     *walkState
+	target plumbing.Hash
+	rootfd int
+	conv   *attr.Converter
+	attrs  map[string]*attr.Matcher // target tree's attribute matcher per directory
+	trees  map[string][]treeEntry   // target tree's directories read so far
+	done   map[string]*entry        // path → entry written (nil: deleted or not to be trusted)
+	keep   []string                 // gitlink directories left in place (never written into)
+	pcache struct {
+		dir string
+		fd  int
+	}
+}
+
+func newRestorer(ctx context.Context, r *Repo, ws *walkState, target plumbing.Hash) (*restorer, error) {
+	fd, err := unix.Open(r.root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("restore: open %s: %w", r.root, err)
+	}
+	x := &restorer{ctx: ctx, r: r, ws: ws, target: target, rootfd: fd,
+		conv:  attr.NewConverter(r.set.conv, r.root),
+		attrs: map[string]*attr.Matcher{}, trees: map[string][]treeEntry{}, done: map[string]*entry{}}
+	x.pcache.fd = -1
+	return x, nil
+}
+
+func (x *restorer) close() {
+	x.dropParent()
+	unix.Close(x.rootfd)
+	x.conv.Close()
+}
+
+func (x *restorer) dropParent() {
+	if x.pcache.fd >= 0 {
+		unix.Close(x.pcache.fd)
+	}
+	x.pcache.fd, x.pcache.dir = -1, ""
+}
+
+// checkPath refuses paths git would refuse to check out: empty, ".", ".." and ".git" components.
+func checkPath(p string) error {
+	if p == "" || strings.HasPrefix(p, "/") {
+		return fmt.Errorf("restore: refusing path %q", p)
+	}
+	for _, c := range strings.Split(p, "/") {
+		if c == "" || c == "." || c == ".." || strings.EqualFold(c, ".git") {
+			return fmt.Errorf("restore: refusing path %q", p)
+		}
+	}
+	return nil
+}
+
+func splitPath(p string) (dir, name string) {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i], p[i+1:]
+	}
+	return "", p
+}
+
+// parent opens the directory holding path, one component at a time with O_NOFOLLOW, so no
+// symbolic link (planted before or during the restore) is ever followed. With create, missing
+// directories are made. It returns -1 and no error when a component is missing and create is off.
+func (x *restorer) parent(path string, create bool) (int, string, error) {
+	dir, name := splitPath(path)
+	if x.pcache.fd >= 0 && x.pcache.dir == dir {
+		return x.pcache.fd, name, nil
+	}
+	x.dropParent()
+	fd, err := unix.Dup(x.rootfd)
+	if err != nil {
+		return -1, "", err
+	}
+	if dir != "" {
+		done := 0
+		for _, comp := range strings.Split(dir, "/") {
+			sofar := dir[:done+len(comp)]
+			done += len(comp) + 1
+			nfd, err := unix.Openat(fd, comp, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err == unix.ENOENT && create {
+				if err = unix.Mkdirat(fd, comp, 0o777); err != nil && err != unix.EEXIST {
+					unix.Close(fd)
+					return -1, "", fmt.Errorf("restore: mkdir %s: %w", sofar, err)
+				}
+				nfd, err = unix.Openat(fd, comp, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			}
+			if err != nil {
+				var st unix.Stat_t
+				serr := unix.Fstatat(fd, comp, &st, unix.AT_SYMLINK_NOFOLLOW)
+				unix.Close(fd)
+				switch {
+				case err == unix.ENOENT:
+					return -1, name, nil
+				case serr == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK:
+					return -1, "", &ConflictError{Path: sofar, Reason: "is a symbolic link; restore does not follow it"}
+				case err == unix.ENOTDIR || err == unix.ELOOP:
+					return -1, "", &ConflictError{Path: sofar, Reason: "is not a directory (an untracked or ignored file is in the way)"}
+				}
+				return -1, "", fmt.Errorf("restore: open %s: %w", sofar, err)
+			}
+			unix.Close(fd)
+			fd = nfd
+		}
+	}
+	x.pcache.dir, x.pcache.fd = dir, fd
+	return fd, name, nil
+}
+
+// recorded is the entry the undo snapshot holds for path.
+func (x *restorer) recorded(path string) *entry {
+	i, ok := slices.BinarySearchFunc(x.ws.entries, path, func(e *entry, p string) int { return strings.Compare(e.path, p) })
+	if !ok {
+		return nil
+	}
+	return x.ws.entries[i]
+}
+
+// unchanged reports whether the file at name still is what the undo snapshot recorded; a
+// missing file counts as unchanged (there is nothing to lose).
+func (x *restorer) unchanged(fd int, name, path string) (exists bool, err error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if err == unix.ENOENT {
+			return false, nil
+		}
+		return false, fmt.Errorf("restore: lstat %s: %w", path, err)
+	}
+	e := x.recorded(path)
+	if e == nil || e.st == (statData{}) {
+		return true, &ConflictError{Path: path, Reason: "not recorded by the undo snapshot"}
+	}
+	sd := statFromUnix(&st)
+	if !e.st.matches(&sd, true) {
+		return true, &ConflictError{Path: path, Reason: "changed on disk after the undo snapshot"}
+	}
+	return true, nil
+}
+
+func isGitlink(m filemode.FileMode) bool { return uint32(m) == modeGitlink }
+
+func (x *restorer) apply(changes []Change) error {
+	for _, c := range changes {
+		if err := checkPath(c.Path); err != nil {
+			return err
+		}
+	}
+	// Deletions, deepest first, so directories empty out before they are removed.
+	var dels []Change
+	for _, c := range changes {
+		if c.Action == Delete || c.Action == TypeChange && (isGitlink(c.From.Mode) || isGitlink(c.To.Mode)) {
+			dels = append(dels, c)
+		}
+	}
+	slices.SortFunc(dels, func(a, b Change) int { return strings.Compare(b.Path, a.Path) })
+	for _, c := range dels {
+		if err := x.ctx.Err(); err != nil {
+			return err
+		}
+		if err := x.remove(c); err != nil {
+			return err
+		}
+	}
+	// Writes, shallowest first (path order puts every directory before what it holds).
+	for _, c := range changes {
+		if c.Action == Delete {
+			continue
+		}
+		if err := x.ctx.Err(); err != nil {
+			return err
+		}
+		if err := x.write(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (x *restorer) remove(c Change) error {
+	if testHookBeforePath != nil {
+		testHookBeforePath(c.Path)
+	}
+	fd, name, err := x.parent(c.Path, false)
+	if err != nil {
+		return err
+	}
+	if fd < 0 {
+		x.done[c.Path] = nil
+		return nil // its directory is already gone
+	}
+	if isGitlink(c.From.Mode) {
+		// A submodule's content is never touched: its directory goes only when empty.
+		err := unix.Unlinkat(fd, name, unix.AT_REMOVEDIR)
+		switch {
+		case err == nil || err == unix.ENOENT:
+		case err == unix.ENOTEMPTY || err == unix.EEXIST:
+			if c.Action == TypeChange {
+				return &ConflictError{Path: c.Path, Reason: "submodule directory is not empty"}
+			}
+			x.keep = append(x.keep, c.Path)
+		case err == unix.ENOTDIR:
+			return &ConflictError{Path: c.Path, Reason: "changed on disk after the undo snapshot"}
+		default:
+			return fmt.Errorf("restore: remove %s: %w", c.Path, err)
+		}
+		x.done[c.Path] = nil
+		x.pruneEmpty(c.Path)
+		return nil
+	}
+	exists, err := x.unchanged(fd, name, c.Path)
+	if err != nil {
+		return err
+	}
+	if exists {
+		if err := unix.Unlinkat(fd, name, 0); err != nil && err != unix.ENOENT {
+			return fmt.Errorf("restore: remove %s: %w", c.Path, err)
+		}
+	}
+	x.done[c.Path] = nil
+	x.pruneEmpty(c.Path)
+	return nil
+}
+
+// pruneEmpty removes the directories above path that the deletion left empty (a directory that
+// still holds ignored or untracked files stays).
+func (x *restorer) pruneEmpty(path string) {
+	for {
+		dir, _ := splitPath(path)
+		if dir == "" {
+			return
+		}
+		x.dropParent()
+		fd, name, err := x.parent(dir, false)
+		if err != nil || fd < 0 {
+			return
+		}
+		if unix.Unlinkat(fd, name, unix.AT_REMOVEDIR) != nil {
+			return
+		}
+		path = dir
+	}
+}
+
+func (x *restorer) write(c Change) error {
+	if testHookBeforePath != nil {
+		testHookBeforePath(c.Path)
+	}
+	for _, k := range x.keep {
+		if strings.HasPrefix(c.Path, k+"/") {
+			return &ConflictError{Path: c.Path, Reason: "inside submodule directory " + k + ", which restore does not write into"}
+		}
+	}
+	fd, name, err := x.parent(c.Path, true)
+	if err != nil {
+		return err
+	}
+	mode := uint32(c.To.Mode)
+	if mode == modeGitlink {
+		// An empty directory where the submodule goes; its content is not restore's business.
+		if err := unix.Mkdirat(fd, name, 0o777); err != nil && err != unix.EEXIST {
+			return fmt.Errorf("restore: mkdir %s: %w", c.Path, err)
+		}
+		x.done[c.Path] = nil
+		return nil
+	}
+	replace := c.Action != Add && !isGitlink(c.From.Mode)
+	if replace {
+		exists, err := x.unchanged(fd, name, c.Path)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			replace = false
+		}
+	} else if err := x.clearWay(fd, name, c.Path); err != nil {
+		return err
+	}
+	if c.Action == ModeChange && replace {
+		return x.chmod(fd, name, c)
+	}
+	var tm *entry
+	if mode == modeSymlink {
+		tm, err = x.writeSymlink(fd, name, c)
+	} else {
+		tm, err = x.writeFile(fd, name, c)
+	}
+	if err != nil {
+		return err
+	}
+	x.done[c.Path] = tm
+	return nil
+}
+
+// clearWay makes sure nothing sits where a new path goes: an empty directory is removed (it holds
+// nothing to lose), anything else is an untracked or ignored file that restore will not clobber.
+func (x *restorer) clearWay(fd int, name, path string) error {
+	var st unix.Stat_t
+	err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if err == unix.ENOENT {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("restore: lstat %s: %w", path, err)
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		if unix.Unlinkat(fd, name, unix.AT_REMOVEDIR) == nil {
+			return nil
+		}
+		return &ConflictError{Path: path, Reason: "a directory holding untracked or ignored files is in the way"}
+	}
+	return &ConflictError{Path: path, Reason: "an untracked or ignored file is in the way"}
+}
+
+func (x *restorer) chmod(fd int, name string, c Change) error {
+	if !x.r.set.fileMode {
+		return nil // with core.fileMode=false checkout leaves the executable bit alone
+	}
+	f, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return fmt.Errorf("restore: open %s: %w", c.Path, err)
+	}
+	defer unix.Close(f)
+	var st unix.Stat_t
+	if err := unix.Fstat(f, &st); err != nil {
+		return err
+	}
+	perm := uint32(st.Mode) & 0o7777
+	if uint32(c.To.Mode) == modeExec {
+		perm |= (perm & 0o444) >> 2
+	} else {
+		perm &^= 0o111
+	}
+	if err := unix.Fchmod(f, perm); err != nil {
+		return fmt.Errorf("restore: chmod %s: %w", c.Path, err)
+	}
+	x.record(fd, name, c, true)
+	return nil
+}
+
+// testHookBeforePath, when set (tests only), runs just before Restore checks and touches a path:
+// the seam that lets a test change the tree between the undo snapshot and the write.
+var testHookBeforePath func(path string)
+
+var tmpSeq atomic.Uint64
+
+func tmpName() string {
+	return ".mulligan-restore-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(tmpSeq.Add(1), 36)
+}
+
+func (x *restorer) writeSymlink(fd int, name string, c Change) (*entry, error) {
+	var target []byte
+	err := x.r.withBlob(c.To.Hash, func(rd io.Reader) error {
+		var err error
+		target, err = io.ReadAll(io.LimitReader(rd, 1<<20))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("restore: read %s: %w", c.Path, err)
+	}
+	tmp := tmpName()
+	if err := unix.Symlinkat(string(target), fd, tmp); err != nil {
+		return nil, fmt.Errorf("restore: symlink %s: %w", c.Path, err)
+	}
+	if err := unix.Renameat(fd, tmp, fd, name); err != nil {
+		unix.Unlinkat(fd, tmp, 0)
+		return nil, fmt.Errorf("restore: rename %s: %w", c.Path, err)
+	}
+	return x.record(fd, name, c, true), nil
+}
+
+func (x *restorer) writeFile(fd int, name string, c Change) (*entry, error) {
+	a := x.attrsFor(c.Path)
+	perm := uint32(0o666)
+	if uint32(c.To.Mode) == modeExec {
+		perm = 0o777
+	}
+	tmp := tmpName()
+	tfd, err := unix.Openat(fd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
+	if err != nil {
+		return nil, fmt.Errorf("restore: create %s: %w", c.Path, err)
+	}
+	f := os.NewFile(uintptr(tfd), c.Path)
+	smudge := x.conv.NeedsSmudge(a)
+	err = x.r.withBlob(c.To.Hash, func(rd io.Reader) error {
+		if smudge {
+			return x.conv.Smudge(x.ctx, c.Path, a, rd, f)
+		}
+		_, err := io.Copy(f, rd)
+		return err
+	})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		unix.Unlinkat(fd, tmp, 0)
+		return nil, fmt.Errorf("restore: write %s: %w", c.Path, err)
+	}
+	if err := unix.Renameat(fd, tmp, fd, name); err != nil {
+		unix.Unlinkat(fd, tmp, 0)
+		if err == unix.EISDIR || err == unix.ENOTEMPTY || err == unix.EEXIST {
+			return nil, &ConflictError{Path: c.Path, Reason: "a directory holding untracked or ignored files is in the way"}
+		}
+		return nil, fmt.Errorf("restore: rename %s: %w", c.Path, err)
+	}
+	// Only content that needs no conversion may skip the next snapshot's read: elsewhere
+	// clean(smudge(blob)) is not always blob, and `git add` would see the difference.
+	return x.record(fd, name, c, !smudge && !x.conv.NeedsClean(a)), nil
+}
+
+// record notes what now sits at name, with the stat data that lets the next snapshot trust it.
+func (x *restorer) record(fd int, name string, c Change, trusted bool) *entry {
+	e := &entry{path: c.Path}
+	if old := x.recorded(c.Path); old != nil {
+		*e = *old
+	}
+	e.flags = e.flags&^(fCRCalled|fCRValue) | fHashed
+	e.mode, e.blob = uint32(c.To.Mode), c.To.Hash
+	var st unix.Stat_t
+	if !trusted || unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		x.done[c.Path] = nil
+		return nil
+	}
+	e.st = statFromUnix(&st)
+	x.done[c.Path] = e
+	return e
+}
+
+// attrsFor looks up path's attributes in the target tree's .gitattributes files (plus info/
+// and core.attributesFile), as checkout does for the files it writes.
+func (x *restorer) attrsFor(path string) attr.Attrs {
+	dir, _ := splitPath(path)
+	return x.matcher(dir).Lookup(path)
+}
+
+func (x *restorer) matcher(dir string) *attr.Matcher {
+	if m, ok := x.attrs[dir]; ok {
+		return m
+	}
+	var m *attr.Matcher
+	if dir == "" {
+		_, root, _, err := x.r.rootMatchers()
+		if err != nil {
+			root = attr.NewMatcher(nil, nil)
+		}
+		m = root
+	} else {
+		parent, _ := splitPath(dir)
+		m = x.matcher(parent)
+	}
+	if ents := x.treeAt(dir); ents != nil {
+		for _, e := range ents {
+			if e.name == ".gitattributes" && (e.mode == modeRegular || e.mode == modeExec) {
+				var data []byte
+				if err := x.r.withBlob(e.hash, func(rd io.Reader) error {
+					var err error
+					data, err = io.ReadAll(rd)
+					return err
+				}); err == nil {
+					m = m.Child(dir, data)
+				}
+				break
+			}
+		}
+	}
+	x.attrs[dir] = m
+	return m
+}
+
+// treeAt returns the entries of directory dir in the target tree (nil if it has none).
+func (x *restorer) treeAt(dir string) []treeEntry {
+	if ents, ok := x.trees[dir]; ok {
+		return ents
+	}
+	var ents []treeEntry
+	if dir == "" {
+		ents, _ = x.r.readTree(x.target)
+	} else {
+		parent, name := splitPath(dir)
+		for _, e := range x.treeAt(parent) {
+			if e.name == name && e.isDir() {
+				ents, _ = x.r.readTree(e.hash)
+				break
+			}
+		}
+	}
+	x.trees[dir] = ents
+	return ents
+}
+
+// saveIndex records in the private index what the restore wrote, so the next snapshot does not
+// read those files again. The user's index stamp is cleared: the next snapshot re-derives which
+// of the restored paths the user's index tracks.
+func (x *restorer) saveIndex() error {
+	tmp, t1S, t1Ns, err := createPrivTemp(x.r.gitDir)
+	if err != nil {
+		return fmt.Errorf("restore: private index: %w", err)
+	}
+	ws := x.ws
+	out := make([]*entry, 0, len(ws.entries)+len(x.done))
+	for _, e := range ws.entries {
+		if _, ok := x.done[e.path]; ok {
+			continue
+		}
+		if e.st != (statData{}) && !e.st.mtimeBefore(ws.t0S, ws.t0Ns) {
+			// racy at the undo snapshot: the new index's later timestamp must not vouch for it
+			c := *e
+			c.st = statData{}
+			e = &c
+		}
+		out = append(out, e)
+	}
+	for _, e := range x.done {
+		if e != nil {
+			out = append(out, e)
+		}
+	}
+	slices.SortFunc(out, func(a, b *entry) int { return strings.Compare(a.path, b.path) })
+	dirs := slices.Clone(ws.dirs)
+	for p := range x.done {
+		for {
+			dir, _ := splitPath(p)
+			i, ok := slices.BinarySearchFunc(dirs, dir, func(d dirInfo, s string) int { return strings.Compare(d.path, s) })
+			if ok {
+				dirs[i].valid = false
+			}
+			if dir == "" {
+				break
+			}
+			p = dir
+		}
+	}
+	p := &privIndex{t0S: t1S, t0Ns: t1Ns, dirs: dirs}
+	return savePrivIndex(tmp, privIndexPath(x.r.gitDir), p, out)
+}
