@@ -100,6 +100,12 @@ type runner struct {
 	// logDir is <common>/mulligan/logs/<run>.
 	logDir string
 
+	// known is the tree the working tree is known to hold right now (just snapshotted or
+	// restored, no agent run since), so consecutive steps don't walk the tree again: the task's
+	// base and attempt 1's pre snapshot reuse the run's base walk, and a pre snapshot after a
+	// reset reuses the tree the reset wrote. Zero when unknown.
+	known plumbing.Hash
+
 	mu      sync.Mutex
 	fenced  bool
 	killCh  chan struct{}
@@ -411,11 +417,24 @@ func runRef(run string, parts ...string) string {
 // A snapshot is never skipped for a cancelled context: the tree a cancelled attempt left is
 // exactly what must be kept.
 func (r *runner) snapshot(ctx context.Context, ref, message string, parent plumbing.Hash) (*snapshot.Result, error) {
-	tr, err := r.env.Repo.WriteTree(context.WithoutCancel(ctx))
+	tree, err := r.currentTree(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return r.commitTree(ref, tr.Tree, tr.Files, message, parent)
+	return r.commitTree(ref, tree, 0, message, parent)
+}
+
+// currentTree returns the working tree's tree id, walking the tree only when it is not known.
+func (r *runner) currentTree(ctx context.Context) (plumbing.Hash, error) {
+	if !r.known.IsZero() {
+		return r.known, nil
+	}
+	tr, err := r.env.Repo.WriteTree(context.WithoutCancel(ctx))
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	r.known = tr.Tree
+	return tr.Tree, nil
 }
 
 func (r *runner) commitTree(ref string, tree plumbing.Hash, files int, message string, parent plumbing.Hash) (*snapshot.Result, error) {

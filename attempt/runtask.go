@@ -24,7 +24,7 @@ func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
 	}
 	if t.StartedAt == nil || t.BaseTree == "" {
 		// The task's base is the tree as it starts: what every attempt starts from.
-		tr, err := r.env.Repo.WriteTree(context.WithoutCancel(ctx))
+		tree, err := r.currentTree(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("snapshot before task %s: %w", t.ID, err)
 		}
@@ -37,7 +37,7 @@ func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
 			if cur.StartedAt == nil {
 				cur.StartedAt = &now
 			}
-			cur.BaseTree = tr.Tree.String()
+			cur.BaseTree = tree.String()
 			if err := tx.UpdateTask(cur); err != nil {
 				return err
 			}
@@ -118,8 +118,15 @@ func (r *runner) blockOnRestore(ctx context.Context, t *store.Task, n int, err e
 // restore puts the working tree back to tree (between attempts, after a failed task). The tree it
 // replaces is already kept in the last attempt's ref, so no undo ref is written.
 func (r *runner) restore(ctx context.Context, tree plumbing.Hash) error {
-	_, err := r.env.Repo.Restore(context.WithoutCancel(ctx), tree, snapshot.RestoreOptions{})
-	return err
+	if r.known == tree {
+		return nil
+	}
+	r.known = plumbing.ZeroHash
+	if _, err := r.env.Repo.Restore(context.WithoutCancel(ctx), tree, snapshot.RestoreOptions{}); err != nil {
+		return err
+	}
+	r.known = tree
+	return nil
 }
 
 type attemptResult struct {
@@ -283,6 +290,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		Kill:    r.killCh,
 		OnStart: func(pgid int) { r.notePgid(ctx, t.ID, n, pgid) },
 	}
+	r.known = plumbing.ZeroHash // the agent may change anything
 	proc := RunProcess(ctx, spec)
 
 	obs := Observation{
