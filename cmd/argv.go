@@ -96,6 +96,12 @@ func normalizeArgs(app *cli.App, argv []string) (normalized, error) {
 		out = append(out, c.Name)
 		out = append(out, levelFlags[i]...)
 	}
+	// Only `run` gives `--` a meaning of its own (the command of an ad-hoc run); elsewhere what
+	// follows it is positional arguments, as in any Unix tool (`mulligan restore -- -odd-name`).
+	if rest != nil && !(len(path) > 0 && path[0].Name == "run") {
+		positional = append(positional, rest...)
+		rest = nil
+	}
 	if len(positional) > 0 {
 		// The terminator keeps urfave/cli from reading a positional such as "-" as a flag.
 		out = append(out, "--")
