@@ -887,9 +887,9 @@ func compatCases() []compatCase {
 		{
 			name: "gitignore-bom-and-escapes",
 			setup: func(r *testRepo) string {
-				r.write(".gitignore", "\xef\xbb\xbfbom.x\n\\*literal\nends-with-slash-star/**\n**/\nnot-a-dir/\n")
+				r.write(".gitignore", "\xef\xbb\xbfbom.x\n\\*literal\nends-with-slash-star/**\nnot-a-dir/\n")
 				r.write("sub/.gitignore", "\xef\xbb\xbfsubbom\n")
-				for _, f := range []string{"bom.x", "*literal", "xliteral", "ends-with-slash-star/a", "ends-with-slash-star",
+				for _, f := range []string{"bom.x", "*literal", "xliteral", "ends-with-slash-star/a", "ends-with-slash-star/b/c",
 					"sub/subbom", "sub/other", "not-a-dir"} {
 					r.write(f, f+"\n")
 				}
@@ -1480,7 +1480,7 @@ func restoreAndCheck(t testing.TB, repo *snapshot.Repo, dir string, target, curr
 	if got.Tree != target {
 		t.Errorf("after Restore(%s) the working tree snapshots as %s\n%s", target, got.Tree, describeTreeDiff(t, dir, target.String(), got.Tree.String()))
 	}
-	assertWorktreeLike(t, root, gitCheckout(t, dir, target.String()))
+	assertWorktreeLike(t, root, gitCheckout(t, dir, target.String()), contentChanged(t, dir, current, target))
 	assertIgnoredSurvive(t, root, ignored)
 	for _, d := range emptyDirs(t, root) {
 		if !slicesContains(emptyBefore, d) {
@@ -1522,11 +1522,30 @@ func assertChangesMatchGit(t testing.TB, dir string, changes []snapshot.Change, 
 	var got []string
 	for _, c := range changes {
 		got = append(got, fmt.Sprintf("%s %06o %s %06o %s", c.Path, uint32(c.From.Mode), c.From.Hash, uint32(c.To.Mode), c.To.Hash))
+		if want := expectedAction(c); c.Action != want {
+			t.Errorf("change %s %06o→%06o: Action %v, want %v", c.Path, uint32(c.From.Mode), uint32(c.To.Mode), c.Action, want)
+		}
 	}
 	sort.Strings(got)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("changes %s → %s:\n  engine: %s\n  git:    %s", from, to, strings.Join(got, "\n          "), strings.Join(want, "\n          "))
 	}
+}
+
+// expectedAction is what the API documents for a change's two sides.
+func expectedAction(c snapshot.Change) snapshot.Action {
+	kind := func(m uint32) uint32 { return m &^ 0o777 }
+	switch {
+	case c.From.Mode == 0:
+		return snapshot.Add
+	case c.To.Mode == 0:
+		return snapshot.Delete
+	case kind(uint32(c.From.Mode)) != kind(uint32(c.To.Mode)):
+		return snapshot.TypeChange
+	case c.From.Hash == c.To.Hash:
+		return snapshot.ModeChange
+	}
+	return snapshot.Modify
 }
 
 // gitDiffTree lists `git diff-tree -r` as "path fromMode fromHash toMode toHash", sorted.
@@ -1713,5 +1732,34 @@ func restoreCases() []restoreCase {
 				r.write("sub/y", "y\n")
 			},
 		},
+	}
+}
+
+// TestRestoreReplacesEmptyDirectoryInTheWay: a directory holding no files at
+// all (only empty directories) does not hold anything restore could lose, so
+// restoring a file or symlink at its path replaces it, as git's checkout does.
+func TestRestoreReplacesEmptyDirectoryInTheWay(t *testing.T) {
+	for _, kind := range []string{"file", "symlink"} {
+		t.Run(kind, func(t *testing.T) {
+			r := newRepo(t)
+			r.write("target", "t\n")
+			if kind == "file" {
+				r.write("d", "a file\n")
+			} else {
+				r.symlink("target", "d")
+			}
+			repo := openRepo(t, r.Root)
+			s1 := snapshotMatchingGit(t, repo, r.Root, "refs/mulligan/manual/s1")
+			r.remove("d")
+			r.mkdir("d/empty/emptier")
+			s2 := snapshotMatchingGit(t, repo, r.Root, "refs/mulligan/manual/s2")
+			if _, err := repo.Restore(context.Background(), s1.Tree, snapshot.RestoreOptions{UndoRef: "refs/mulligan/undo/u"}); err != nil {
+				t.Fatalf("Restore over a directory of empty directories: %v", err)
+			}
+			if got := assertTreeMatchesGit(t, repo, r.Root); got.Tree != s1.Tree {
+				t.Errorf("after Restore the tree is %s, want %s", got.Tree, s1.Tree)
+			}
+			assertWorktreeLike(t, r.Root, gitCheckout(t, r.Root, s1.Tree.String()), contentChanged(t, r.Root, s2.Tree, s1.Tree))
+		})
 	}
 }

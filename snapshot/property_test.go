@@ -307,7 +307,7 @@ func (m *propModel) restoreEarlier(repo *snapshot.Repo, snaps []plumbing.Hash, s
 		t.Errorf("undo ref %s holds %s, want the tree before the restore %s", undoRef, got, cur)
 	}
 	assertChangesMatchGit(t, r.Root, res.Changes, cur, target)
-	assertWorktreeLike(t, r.Root, gitCheckout(t, r.Root, target.String()))
+	assertWorktreeLike(t, r.Root, gitCheckout(t, r.Root, target.String()), contentChanged(t, r.Root, cur, target))
 	assertIgnoredSurvive(t, r.Root, ignored)
 	after := assertTreeMatchesGit(t, repo, r.Root)
 	if after.Tree != target {
@@ -496,7 +496,7 @@ func TestRestoreRefusesPathChangedAfterUndoSnapshot(t *testing.T) {
 			if got := assertTreeMatchesGit(t, repo, r.Root); got.Tree != s1.Tree {
 				t.Errorf("after the second Restore the tree is %s, want %s", got.Tree, s1.Tree)
 			}
-			assertWorktreeLike(t, r.Root, gitCheckout(t, r.Root, s1.Tree.String()))
+			assertWorktreeLike(t, r.Root, gitCheckout(t, r.Root, s1.Tree.String()), nil)
 		})
 	}
 }
@@ -550,7 +550,7 @@ func TestRestoreNeverFollowsSymlinkOut(t *testing.T) {
 			if got := assertTreeMatchesGit(t, repo, r.Root); got.Tree != s1.Tree {
 				t.Errorf("after Restore the tree is %s, want %s", got.Tree, s1.Tree)
 			}
-			assertWorktreeLike(t, r.Root, gitCheckout(t, r.Root, s1.Tree.String()))
+			assertWorktreeLike(t, r.Root, gitCheckout(t, r.Root, s1.Tree.String()), nil)
 		})
 	}
 

@@ -620,10 +620,13 @@ func gitCheckout(t testing.TB, dir, tree string) string {
 }
 
 // assertWorktreeLike checks that every file, symlink and exec bit git's
-// checkout wrote into want exists with the same bytes under root. Paths that
-// are only under root are the tree comparison's business (WriteTree == tree).
-// Directories git left empty (submodules) only need to exist.
-func assertWorktreeLike(t testing.TB, root, want string) {
+// checkout wrote into want exists under root, with the same bytes when the
+// path is in written (nil: every path). A path restore had no reason to write
+// (same blob, or only its mode changed) keeps the user's bytes, which need
+// only clean to the same blob: WriteTree == tree checks that, and so the paths
+// that are only under root too. Directories git left empty (submodules) only
+// need to exist.
+func assertWorktreeLike(t testing.TB, root, want string, written map[string]bool) {
 	t.Helper()
 	wantFiles := worktreeFiles(t, want)
 	for p, w := range wantFiles {
@@ -653,6 +656,9 @@ func assertWorktreeLike(t testing.TB, root, want string) {
 			if (w.Mode&0o100 != 0) != (fi.Mode()&0o100 != 0) {
 				t.Errorf("restore: %s exec bit: git checkout %v, restore %v", p, w.Mode.Perm(), fi.Mode().Perm())
 			}
+			if written != nil && !written[p] {
+				continue
+			}
 			if got := fileSum(t, filepath.Join(root, filepath.FromSlash(p))); got != w.Sum {
 				gb, _ := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
 				wb, _ := os.ReadFile(filepath.Join(want, filepath.FromSlash(p)))
@@ -667,6 +673,22 @@ func shortQuote(b []byte) string {
 		return fmt.Sprintf("%q... (%d bytes)", b[:120], len(b))
 	}
 	return fmt.Sprintf("%q", b)
+}
+
+// contentChanged lists the paths whose blob (or kind) differs between two
+// trees: the ones a restore from one to the other has to write.
+func contentChanged(t testing.TB, dir string, from, to plumbing.Hash) map[string]bool {
+	t.Helper()
+	out := runGit(t, dir, nil, "diff-tree", "-r", "-z", "--raw", "--no-renames", "--full-index", from.String(), to.String())
+	paths := map[string]bool{}
+	recs := strings.Split(out, "\x00")
+	for i := 0; i+1 < len(recs); i += 2 {
+		f := strings.Fields(strings.TrimPrefix(recs[i], ":"))
+		if len(f) >= 5 && (f[2] != f[3] || f[0][:2] != f[1][:2]) {
+			paths[recs[i+1]] = true
+		}
+	}
+	return paths
 }
 
 // gitTreeOf returns the tree of a commit or ref with git.
