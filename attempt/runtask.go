@@ -139,6 +139,7 @@ type attemptResult struct {
 func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base plumbing.Hash, deadlineAt time.Time) (*attemptResult, error) {
 	var n, counted int
 	var prev *store.Attempt
+	var operator string
 	var disabled map[string]store.AgentHealth
 	if err := r.env.DB.View(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 		var err error
@@ -160,7 +161,10 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 				prev = nil
 			}
 		}
-		disabled, err = tx.DisabledAgents(r.run.ID)
+		if disabled, err = tx.DisabledAgents(r.run.ID); err != nil {
+			return err
+		}
+		operator, err = operatorText(tx, r.run.ID, t.ID) // `mulligan prompt`'s text, for this attempt only
 		return err
 	}); err != nil {
 		return nil, err
@@ -194,7 +198,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		}
 	}
 
-	prompt, err := r.composePrompt(def, prev)
+	prompt, err := r.composePrompt(def, prev, operator)
 	if err != nil {
 		return nil, err
 	}
@@ -489,7 +493,7 @@ func attemptMessage(run, task string, n int, state string, f *Failure) string {
 }
 
 // composePrompt builds attempt n's prompt from the task's and the previous failed attempt.
-func (r *runner) composePrompt(def *Task, prev *store.Attempt) (string, error) {
+func (r *runner) composePrompt(def *Task, prev *store.Attempt, operator string) (string, error) {
 	text := def.Prompt
 	if def.PromptFile != "" {
 		p := def.PromptFile
@@ -502,7 +506,7 @@ func (r *runner) composePrompt(def *Task, prev *store.Attempt) (string, error) {
 		}
 		text = string(data)
 	}
-	parts := PromptParts{Task: text}
+	parts := PromptParts{Task: text, Operator: operator}
 	if prev != nil {
 		var out []byte
 		if prev.Log != "" {

@@ -110,10 +110,17 @@ func commands(g *globals) []*cli.Command {
 		showCommand(g),
 		logsCommand(g),
 		eventsCommand(g),
+		diffCommand(g),
 		resumeCommand(g),
+		retryTaskCommand(g),
 		snapshotCommand(g),
 		restoreCommand(g),
 		undoCommand(g),
+		revertCommand(g),
+		timetravelCommand(g),
+		promptCommand(g),
+		stopCommand(g),
+		gcCommand(g),
 		versionCommand(g),
 	}
 }

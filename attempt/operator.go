@@ -1,0 +1,405 @@
+package attempt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"slices"
+
+	"github.com/mulligan-dev/mulligan/attempt/store"
+)
+
+// The operator's state changes (retry-task, prompt, stop, revert's audit): each is one write
+// transaction that checks, inside it, that no live process runs the run or holds its worktree.
+
+// Reasons and events of the operator's decisions.
+const (
+	ReasonOperatorStop = "operator-stop"
+	ReasonRetryTask    = "retry-task"
+	ReasonTimetravel   = "timetravel"
+
+	// EventOperatorPrompt carries the text of `mulligan prompt` to the task's next attempt.
+	EventOperatorPrompt = "task.operator_prompt"
+	// EventTaskReset marks a retry-task reset of a task (retry budget back to zero).
+	EventTaskReset = "task.reset"
+)
+
+// ErrNotBlocked is returned by prompt and stop for a task that waits for no decision.
+var ErrNotBlocked = errors.New("the task is not blocked")
+
+// Who names the operator in audit events: user, host and pid.
+func Who() map[string]any {
+	self := store.Self()
+	name := os.Getenv("USER")
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	}
+	return map[string]any{"user": name, "host": self.Host, "pid": self.PID}
+}
+
+// CheckIdle fails with ErrActive when run's owner process is alive (and is not this process) or
+// a live, unfinished run holds the worktree of run. force skips the check.
+func CheckIdle(tx *store.Tx, run *store.Run, force bool) error {
+	if force {
+		return nil
+	}
+	self := store.Self()
+	if !store.RunFinished(run.State) && run.Owner != nil && *run.Owner != self && store.ProcessAlive(*run.Owner) {
+		return fmt.Errorf("%w: run %s is running (pid %d on %s)", ErrActive, run.ID, run.Owner.PID, run.Owner.Host)
+	}
+	lock, err := tx.WorktreeLock(run.Worktree)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if lock.Owner == self {
+		return nil
+	}
+	holder, err := tx.RunHeader(lock.RunID)
+	if err != nil {
+		return err
+	}
+	if !store.RunFinished(holder.State) && store.ProcessAlive(lock.Owner) {
+		return fmt.Errorf("%w: run %s is running in %s (pid %d on %s)", ErrActive, lock.RunID, run.Worktree, lock.Owner.PID, lock.Owner.Host)
+	}
+	return nil
+}
+
+// CheckIdleRun is CheckIdle in a read transaction of its own.
+func CheckIdleRun(ctx context.Context, db *store.DB, runID string, force bool) error {
+	return db.View(ctx, func(tx *store.Tx) error {
+		run, err := tx.RunHeader(runID)
+		if err != nil {
+			return err
+		}
+		return CheckIdle(tx, run, force)
+	})
+}
+
+// RecordEvent appends one run event (revert's audit record).
+func RecordEvent(ctx context.Context, db *store.DB, runID, task string, n int, typ string, payload map[string]any) error {
+	return db.Update(ctx, func(tx *store.Tx) error {
+		_, err := tx.AppendEvent(runID, task, n, typ, payload)
+		return err
+	})
+}
+
+// Dependents returns task and every task that needs it, transitively, by the needs edges of the
+// run's task file, in the run's order. Tasks of the file the run does not hold are left out.
+func Dependents(file *File, run *store.Run, task string) []string {
+	in := map[string]bool{task: true}
+	for changed := true; changed; {
+		changed = false
+		for _, t := range file.Tasks {
+			if in[t.ID] {
+				continue
+			}
+			for _, n := range t.Needs {
+				if in[n] {
+					in[t.ID], changed = true, true
+					break
+				}
+			}
+		}
+	}
+	var out []string
+	for _, t := range run.Tasks {
+		if in[t.ID] {
+			out = append(out, t.ID)
+		}
+	}
+	return out
+}
+
+// ResetOptions are the inputs of retry-task's reset.
+type ResetOptions struct {
+	RunID  string
+	Task   string
+	NoDeps bool // reset only the task, not its dependents
+	Force  bool // even while the run's process is alive: it is fenced
+	Load   func(run *store.Run) (*File, error)
+	// UndoRef is the undo point taken before the reset (recorded in the event).
+	UndoRef string
+}
+
+// ResetTasks is retry-task's state change, in one transaction: the task and (unless NoDeps) its
+// dependents become pending with a fresh retry budget (retries_used 0, consecutive failures
+// kept) and a fresh task base (taken from the tree when each starts); the agents of the task
+// disabled for the run are enabled again; the run becomes paused until Continue claims it.
+// Earlier attempts are kept; new ones continue the numbering. It returns the tasks reset.
+func ResetTasks(ctx context.Context, db *store.DB, opts ResetOptions) ([]string, error) {
+	var reset []string
+	err := db.Update(ctx, func(tx *store.Tx) error {
+		reset = nil
+		run, err := tx.GetRun(opts.RunID)
+		if err != nil {
+			return err
+		}
+		if err := CheckIdle(tx, run, opts.Force); err != nil {
+			return err
+		}
+		file, err := opts.Load(run)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(run.Tasks, func(t store.Task) bool { return t.ID == opts.Task }) {
+			return unknownRunTask(run, opts.Task)
+		}
+		if opts.NoDeps {
+			reset = []string{opts.Task}
+		} else {
+			reset = Dependents(file, run, opts.Task)
+		}
+		if opts.Force {
+			if _, err := tx.FenceRun(run.ID); err != nil {
+				return err
+			}
+		}
+		for _, id := range reset {
+			t, err := tx.GetTask(run.ID, id)
+			if err != nil {
+				return err
+			}
+			from := t.State
+			t.State, t.Reason = store.TaskPending, ""
+			t.RetriesUsed = 0
+			t.ResumeAt, t.StartedAt, t.FinishedAt = nil, nil, nil
+			t.BaseTree = ""
+			if err := tx.UpdateTask(t); err != nil {
+				return err
+			}
+			if _, err := tx.AppendEvent(run.ID, id, 0, EventTaskReset, map[string]any{
+				"from": from, "reason": ReasonRetryTask, "consecutive_failures": t.ConsecutiveFailures,
+			}); err != nil {
+				return err
+			}
+			if _, err := tx.AppendEvent(run.ID, id, 0, "task.state_changed", map[string]any{
+				"from": from, "to": store.TaskPending, "reason": ReasonRetryTask,
+			}); err != nil {
+				return err
+			}
+			if def := file.Task(id); def != nil {
+				for _, a := range def.Agents {
+					if err := tx.EnableAgent(run.ID, a); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return pauseRun(tx, run, ReasonRetryTask, map[string]any{
+			"for_task": opts.Task, "reset": reset, "undo_ref": nullable(opts.UndoRef), "who": Who(),
+		})
+	})
+	return reset, err
+}
+
+// pauseRun sets the run paused (finished_at cleared) and records it, with the worktree lock of a
+// fenced or dead owner released.
+func pauseRun(tx *store.Tx, run *store.Run, reason string, extra map[string]any) error {
+	if err := tx.SetRunState(run.ID, store.RunPaused, reason); err != nil {
+		return err
+	}
+	hdr, err := tx.RunHeader(run.ID)
+	if err != nil {
+		return err
+	}
+	hdr.ResumesWithoutProgress = 0
+	if err := tx.UpdateRun(hdr); err != nil {
+		return err
+	}
+	if err := tx.ReleaseWorktreeLock(run.Worktree, run.ID); err != nil {
+		return err
+	}
+	payload := map[string]any{"from": run.State, "to": store.RunPaused, "reason": reason}
+	for k, v := range extra {
+		payload[k] = v
+	}
+	_, err = tx.AppendEvent(run.ID, "", 0, "run.state_changed", payload)
+	return err
+}
+
+func unknownRunTask(run *store.Run, task string) error {
+	known := make([]string, len(run.Tasks))
+	for i, t := range run.Tasks {
+		known[i] = t.ID
+	}
+	return &UnknownTaskError{Task: task, Known: known}
+}
+
+// blockedTask reads the run and its task and checks a decision can be taken on it.
+func blockedTask(tx *store.Tx, runID, task string) (*store.Run, *store.Task, error) {
+	run, err := tx.GetRun(runID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := CheckIdle(tx, run, false); err != nil {
+		return nil, nil, err
+	}
+	for i := range run.Tasks {
+		if t := &run.Tasks[i]; t.ID == task {
+			if t.State != store.TaskBlocked {
+				return nil, nil, fmt.Errorf("task %s of run %s is %s: %w", task, run.ID, t.State, ErrNotBlocked)
+			}
+			return run, t, nil
+		}
+	}
+	return nil, nil, unknownRunTask(run, task)
+}
+
+// PromptTask is `mulligan prompt`'s decision: the blocked task becomes pending and its next
+// attempt's prompt carries text. The attempt counts toward the circuit breaker like any other.
+func PromptTask(ctx context.Context, db *store.DB, runID, task, text string) error {
+	return db.Update(ctx, func(tx *store.Tx) error {
+		run, t, err := blockedTask(tx, runID, task)
+		if err != nil {
+			return err
+		}
+		from, reason := t.State, t.Reason
+		if err := tx.SetTaskState(run.ID, t.ID, store.TaskPending, "", nil); err != nil {
+			return err
+		}
+		if _, err := tx.AppendEvent(run.ID, t.ID, 0, EventOperatorPrompt, map[string]any{"text": text, "who": Who()}); err != nil {
+			return err
+		}
+		if _, err := tx.AppendEvent(run.ID, t.ID, 0, "task.state_changed", map[string]any{
+			"from": from, "to": store.TaskPending, "reason": "operator-prompt", "blocked_reason": nullable(reason),
+		}); err != nil {
+			return err
+		}
+		return pauseRun(tx, run, "operator-prompt", map[string]any{"for_task": t.ID, "who": Who()})
+	})
+}
+
+// StopTask is `mulligan stop`'s decision: the blocked task ends failed (reason operator-stop),
+// so its dependents are skipped and the rest of the run can go on. It returns the task's base
+// tree, where the caller puts the working tree back (a failed task leaves no edits behind).
+func StopTask(ctx context.Context, db *store.DB, runID, task string) (base string, err error) {
+	err = db.Update(ctx, func(tx *store.Tx) error {
+		run, t, err := blockedTask(tx, runID, task)
+		if err != nil {
+			return err
+		}
+		base = t.BaseTree
+		if err := tx.SetTaskState(run.ID, t.ID, store.TaskFailed, ReasonOperatorStop, nil); err != nil {
+			return err
+		}
+		if _, err := tx.AppendEvent(run.ID, t.ID, 0, "task.state_changed", map[string]any{
+			"from": t.State, "to": store.TaskFailed, "reason": ReasonOperatorStop, "who": Who(),
+		}); err != nil {
+			return err
+		}
+		return pauseRun(tx, run, ReasonOperatorStop, map[string]any{"for_task": t.ID, "who": Who()})
+	})
+	return base, err
+}
+
+// TaskBase returns a task's recorded base tree ("" when it never started).
+func TaskBase(ctx context.Context, db *store.DB, runID, task string) (string, error) {
+	var base string
+	err := db.View(ctx, func(tx *store.Tx) error {
+		t, err := tx.GetTask(runID, task)
+		if err != nil {
+			return err
+		}
+		base = t.BaseTree
+		return nil
+	})
+	return base, err
+}
+
+// operatorText returns the text of the newest `mulligan prompt` for task given after its latest
+// attempt started: the operator's words go to the next attempt only.
+func operatorText(tx *store.Tx, run, task string) (string, error) {
+	evs, err := tx.Events(run, 0, 0)
+	if err != nil {
+		return "", err
+	}
+	text := ""
+	for _, ev := range evs {
+		if ev.Task != task {
+			continue
+		}
+		switch ev.Type {
+		case "attempt.started":
+			text = ""
+		case EventOperatorPrompt:
+			var p struct {
+				Text string `json:"text"`
+			}
+			if json.Unmarshal(ev.Payload, &p) == nil {
+				text = p.Text
+			}
+		}
+	}
+	return text, nil
+}
+
+// ContinueOptions are the inputs of Continue.
+type ContinueOptions struct {
+	RunID string
+	Load  func(run *store.Run) (*File, error)
+	// Force claims the run even when its owner process is alive (the owner is fenced).
+	Force bool
+}
+
+// Continue runs the rest of a run in this process after an operator's decision (retry-task,
+// prompt, stop, timetravel --resume): like Resume, it claims the run by compare-and-swap on the
+// owner epoch and recovers interrupted attempts, but it also continues a run that had ended.
+func Continue(ctx context.Context, env Env, opts ContinueOptions) (*Outcome, error) {
+	env.defaults()
+	var run *store.Run
+	if err := env.DB.View(ctx, func(tx *store.Tx) error {
+		var err error
+		if run, err = tx.GetRun(opts.RunID); err != nil {
+			return err
+		}
+		return CheckIdle(tx, run, opts.Force)
+	}); err != nil {
+		return nil, err
+	}
+	file, err := opts.Load(run)
+	if err != nil {
+		return nil, err
+	}
+	self := store.Self()
+	alive := store.ProcessAlive
+	if opts.Force {
+		alive = func(store.Owner) bool { return false }
+	}
+	var epoch int64
+	err = env.DB.Update(ctx, func(tx *store.Tx) error {
+		var err error
+		if epoch, err = tx.ClaimRun(run.ID, run.Epoch, self); err != nil {
+			return err
+		}
+		if err := tx.AcquireWorktreeLock(run.Worktree, run.ID, self, alive); err != nil {
+			return err
+		}
+		from := run.State
+		if err := tx.SetRunState(run.ID, store.RunRunning, ""); err != nil {
+			return err
+		}
+		_, err = tx.AppendEvent(run.ID, "", 0, "run.state_changed", map[string]any{
+			"from": from, "to": store.RunRunning, "reason": "continued", "pid": self.PID, "host": self.Host,
+		})
+		return err
+	})
+	if err != nil {
+		var locked *store.LockedError
+		if errors.As(err, &locked) {
+			return nil, fmt.Errorf("%w: %w", ErrActive, err)
+		}
+		return nil, err
+	}
+	run.Epoch, run.State, run.Reason, run.FinishedAt = epoch, store.RunRunning, "", nil
+	r := newRunner(env, file, run)
+	if err := r.recoverInterrupted(ctx); err != nil {
+		return nil, err
+	}
+	return r.execute(ctx)
+}

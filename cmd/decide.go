@@ -1,0 +1,111 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/urfave/cli/v2"
+
+	"github.com/mulligan-dev/mulligan/attempt"
+)
+
+func promptCommand(g *globals) *cli.Command {
+	return &cli.Command{
+		Name:      "prompt",
+		Usage:     "decide a blocked task: run a new attempt with your corrective text in its prompt, and continue the run",
+		ArgsUsage: "ADDR TEXT",
+		Action: func(c *cli.Context) error {
+			if c.NArg() < 2 {
+				return usageError(`e.g. mulligan prompt fix-tests "the flaky test needs TZ=UTC"`, "prompt takes an address and the text")
+			}
+			text := strings.Join(c.Args().Slice()[1:], " ")
+			if strings.TrimSpace(text) == "" {
+				return usageError("", "the text is empty")
+			}
+			return runPrompt(c.Context, g, c.Args().First(), text)
+		},
+	}
+}
+
+func stopCommand(g *globals) *cli.Command {
+	return &cli.Command{
+		Name:      "stop",
+		Usage:     "decide a blocked task: give up on it (failed, operator-stop) and let the rest of the run finish",
+		ArgsUsage: "ADDR",
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageError("e.g. mulligan stop fix-tests", "stop takes one address")
+			}
+			return runStop(c.Context, g, c.Args().First())
+		},
+	}
+}
+
+// decisionTarget resolves ADDR to its run and task (the attempt number does not matter).
+func decisionTarget(ctx context.Context, st *state, text string) (runID, task string, err error) {
+	addr, err := attempt.ParseAddress(text)
+	if err != nil {
+		return "", "", usageError("an address is [RUN/]TASK[@N], e.g. fix-tests or k3f9/fix-tests", "%s", err)
+	}
+	id, err := st.resolveRun(ctx, addr.Run)
+	if err != nil {
+		return "", "", err
+	}
+	run, err := st.getRun(ctx, id)
+	if err != nil {
+		return "", "", err
+	}
+	for _, t := range run.Tasks {
+		if t.ID == addr.Task {
+			return id, t.ID, nil
+		}
+	}
+	return "", "", unknownTask(run, addr.Task)
+}
+
+func runPrompt(ctx context.Context, g *globals, addr, text string) error {
+	st, err := openState()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	id, task, err := decisionTarget(ctx, st, addr)
+	if err != nil {
+		return err
+	}
+	if err := attempt.PromptTask(ctx, st.db, id, task, text); err != nil {
+		return refuseActive(err, id)
+	}
+	fmt.Fprintf(g.io.ErrOut, "prompt: task %s gets a new attempt with your text\n", task)
+	return continueRun(ctx, g, st, id, false)
+}
+
+func runStop(ctx context.Context, g *globals, addr string) error {
+	st, err := openState()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	id, task, err := decisionTarget(ctx, st, addr)
+	if err != nil {
+		return err
+	}
+	base, err := attempt.StopTask(ctx, st.db, id, task)
+	if err != nil {
+		return refuseActive(err, id)
+	}
+	fmt.Fprintf(g.io.ErrOut, "stop: task %s failed (operator-stop); its dependents will be skipped\n", task)
+	if base != "" {
+		// A failed task leaves no edits behind; its attempts' trees stay in their refs.
+		res, err := restoreWithUndo(ctx, st.repo, plumbing.NewHash(base), fmt.Sprintf("stop %s/%s", id, task), false)
+		if err != nil {
+			return &Error{Code: exitCode(mapError(err)), Msg: err.Error(), Err: err, Hints: []string{
+				fmt.Sprintf("the task is stopped but the tree could not be put back to its base; fix the path, then `mulligan resume %s`", id)}}
+		}
+		fmt.Fprintf(g.io.ErrOut, "stop: the tree is back at task %s's base (%d path%s changed); undo point %s\n",
+			task, len(res.Changes), plural(len(res.Changes)), res.Undo.Ref)
+	}
+	return continueRun(ctx, g, st, id, false)
+}

@@ -1,0 +1,143 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/urfave/cli/v2"
+
+	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/snapshot"
+)
+
+type retryTaskOptions struct {
+	Run, Task string
+	NoDeps    bool
+	FromBase  bool
+	Force     bool
+}
+
+func retryTaskCommand(g *globals) *cli.Command {
+	return &cli.Command{
+		Name:      "retry-task",
+		Usage:     "reset a task and its dependents to pending with a fresh retry budget, and continue the run",
+		ArgsUsage: "[RUN] TASK",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "no-deps", Usage: "reset only TASK, not the tasks that need it"},
+			&cli.BoolFlag{Name: "from-base", Usage: "start from the task's recorded base tree, not the current tree"},
+			&cli.BoolFlag{Name: "force", Usage: "even while the run's process is alive (it is fenced)"},
+		},
+		Action: func(c *cli.Context) error {
+			opts := retryTaskOptions{NoDeps: c.Bool("no-deps"), FromBase: c.Bool("from-base"), Force: c.Bool("force")}
+			switch c.NArg() {
+			case 1:
+				opts.Task = c.Args().First()
+			case 2:
+				opts.Run, opts.Task = c.Args().Get(0), c.Args().Get(1)
+			default:
+				return usageError("e.g. mulligan retry-task k3f9 fix-tests", "retry-task takes [RUN] TASK")
+			}
+			return runRetryTask(c.Context, g, opts)
+		},
+	}
+}
+
+func runRetryTask(ctx context.Context, g *globals, opts retryTaskOptions) error {
+	st, err := openState()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	id, err := st.resolveRun(ctx, opts.Run)
+	if err != nil {
+		return err
+	}
+	run, err := st.getRun(ctx, id)
+	if err != nil {
+		return err
+	}
+	var base string
+	found := false
+	for _, t := range run.Tasks {
+		if t.ID == opts.Task {
+			found, base = true, t.BaseTree
+		}
+	}
+	if !found {
+		return unknownTask(run, opts.Task)
+	}
+	if err := attempt.CheckIdleRun(ctx, st.db, id, opts.Force); err != nil {
+		return refuseActive(err, id)
+	}
+	what := fmt.Sprintf("retry-task %s %s", id, opts.Task)
+	var undo string
+	if opts.FromBase {
+		if base == "" {
+			return &Error{Code: ExitFailed, Msg: fmt.Sprintf("task %s of run %s has no recorded base: it never started", opts.Task, id),
+				Hints: []string{fmt.Sprintf("`mulligan retry-task %s %s` starts it from the current tree", id, opts.Task)}}
+		}
+		res, err := restoreWithUndo(ctx, st.repo, plumbing.NewHash(base), what+" --from-base", false)
+		if err != nil {
+			return err
+		}
+		undo = res.Undo.Ref
+		fmt.Fprintf(g.io.ErrOut, "retry-task: the tree is back at task %s's base (%d path%s changed); undo point %s\n",
+			opts.Task, len(res.Changes), plural(len(res.Changes)), undo)
+	} else {
+		// The run will change the tree from here: keep an undo point of it as it is now.
+		ref, msg := undoPoint(what)
+		res, err := st.repo.Snapshot(ctx, snapshot.SnapshotOptions{Ref: ref, Message: msg})
+		if err != nil {
+			return err
+		}
+		undo = res.Ref
+		fmt.Fprintf(g.io.ErrOut, "retry-task: starting from the current tree; undo point %s\n", undo)
+	}
+	reset, err := attempt.ResetTasks(ctx, st.db, attempt.ResetOptions{
+		RunID: id, Task: opts.Task, NoDeps: opts.NoDeps, Force: opts.Force, Load: loadStoredFile, UndoRef: undo,
+	})
+	if err != nil {
+		return refuseActive(err, id)
+	}
+	fmt.Fprintf(g.io.ErrOut, "retry-task: reset %s to pending\n", joinList(reset))
+	return continueRun(ctx, g, st, id, opts.Force)
+}
+
+// continueRun runs the rest of the run in the foreground, like `run`.
+func continueRun(ctx context.Context, g *globals, st *state, id string, force bool) error {
+	err := foreground(ctx, g, st, func(ctx context.Context, env attempt.Env) (*attempt.Outcome, error) {
+		return attempt.Continue(ctx, env, attempt.ContinueOptions{RunID: id, Load: loadStoredFile, Force: force})
+	})
+	return refuseActive(err, id)
+}
+
+func unknownTask(run *store.Run, task string) error {
+	known := make([]string, len(run.Tasks))
+	for i, t := range run.Tasks {
+		known[i] = t.ID
+	}
+	return &attempt.UnknownTaskError{Task: task, Known: known}
+}
+
+func joinList(s []string) string {
+	switch len(s) {
+	case 0:
+		return "nothing"
+	case 1:
+		return s[0]
+	}
+	out := ""
+	for i, x := range s {
+		switch {
+		case i == 0:
+		case i == len(s)-1:
+			out += " and "
+		default:
+			out += ", "
+		}
+		out += x
+	}
+	return out
+}

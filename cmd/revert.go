@@ -1,0 +1,149 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/urfave/cli/v2"
+
+	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/snapshot"
+)
+
+func init() {
+	errorMappers = append(errorMappers, mapOperatorError)
+}
+
+func mapOperatorError(err error) error {
+	switch {
+	case errors.Is(err, attempt.ErrNotBlocked):
+		return withHint(ExitFailed, err, "prompt and stop decide a blocked task; `mulligan retry-task RUN TASK` runs any task again")
+	case errors.Is(err, attempt.ErrAttemptRunning):
+		return withHint(ExitFailed, err, "timetravel goes back to a finished attempt; `mulligan show` lists them")
+	}
+	return nil
+}
+
+// refuseActive turns ErrActive into exit 6 with the hint to wait or pass --force.
+func refuseActive(err error, runID string) error {
+	if errors.Is(err, attempt.ErrActive) {
+		return &Error{Code: ExitRefused, Msg: err.Error(), Err: err, Hints: []string{
+			fmt.Sprintf("wait for it to stop (`mulligan show %s`), or pass --force to do it anyway", runID)}}
+	}
+	return err
+}
+
+// undoPoint is the name and message of a new undo ref for `mulligan WHAT`.
+func undoPoint(what string) (ref, message string) {
+	id := snapshot.NewID(time.Now())
+	return "refs/mulligan/undo/" + id,
+		fmt.Sprintf("mulligan undo %s\n\nThe working tree just before `mulligan %s`.\n", id, what)
+}
+
+// restoreWithUndo sets the working tree to tree through the snapshot engine, with an undo ref
+// first (none on a dry run).
+func restoreWithUndo(ctx context.Context, repo *snapshot.Repo, tree plumbing.Hash, what string, dryRun bool) (*snapshot.RestoreResult, error) {
+	ref, msg := undoPoint(what)
+	return repo.Restore(ctx, tree, snapshot.RestoreOptions{UndoRef: ref, UndoMessage: msg, DryRun: dryRun})
+}
+
+type revertOptions struct {
+	Target string
+	Pre    bool
+	Base   bool
+	DryRun bool
+	Force  bool
+}
+
+func revertCommand(g *globals) *cli.Command {
+	return &cli.Command{
+		Name:      "revert",
+		Usage:     "set the working tree to the tree an attempt left (--pre: started from; RUN --base: the run's start)",
+		ArgsUsage: "ADDR | RUN --base",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "pre", Usage: "the tree the attempt started from, not the one it left"},
+			&cli.BoolFlag{Name: "base", Usage: "the argument is a RUN: its base tree (the working tree when it started)"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print what would change, change nothing"},
+			&cli.BoolFlag{Name: "force", Usage: "even while the run is active in this worktree"},
+		},
+		Action: func(c *cli.Context) error {
+			opts := revertOptions{Target: c.Args().First(), Pre: c.Bool("pre"), Base: c.Bool("base"),
+				DryRun: c.Bool("dry-run"), Force: c.Bool("force")}
+			switch {
+			case c.NArg() > 1:
+				return usageError("e.g. mulligan revert k3f9/fix-tests@2", "revert takes one address")
+			case c.NArg() == 0 && !opts.Base:
+				return usageError("e.g. mulligan revert fix-tests@2, or mulligan revert RUN --base", "revert needs an address")
+			case opts.Base && opts.Pre:
+				return usageError("--base takes a run, --pre an attempt's address", "--base and --pre cannot go together")
+			}
+			return runRevert(c.Context, g, opts)
+		},
+	}
+}
+
+func runRevert(ctx context.Context, g *globals, opts revertOptions) error {
+	st, err := openState()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	var (
+		runID, tree, target string
+		task                string
+		n                   int
+	)
+	if opts.Base {
+		if runID, err = st.resolveRun(ctx, opts.Target); err != nil {
+			return err
+		}
+		run, err := st.getRun(ctx, runID)
+		if err != nil {
+			return err
+		}
+		tree, target = run.BaseTree, run.ID+" --base"
+		if tree == "" {
+			return &Error{Code: ExitFailed, Msg: fmt.Sprintf("run %s has no base tree recorded", run.ID)}
+		}
+	} else {
+		run, a, err := st.resolveAddress(ctx, opts.Target)
+		if err != nil {
+			return err
+		}
+		runID, task, n = run.ID, a.TaskID, a.N
+		target = fmt.Sprintf("%s/%s@%d", run.ID, a.TaskID, a.N)
+		tree = a.Tree
+		if opts.Pre {
+			tree, target = a.PreTree, target+" --pre"
+		}
+		if err := attempt.CheckIdleRun(ctx, st.db, runID, opts.Force); err != nil {
+			return refuseActive(err, runID)
+		}
+		if tree == "" {
+			return &Error{Code: ExitFailed, Msg: fmt.Sprintf("%s has no tree recorded yet (it is still running)", target),
+				Hints: []string{fmt.Sprintf("`mulligan revert %s/%s@%d --pre` sets the tree it started from", run.ID, a.TaskID, a.N)}}
+		}
+	}
+	if err := attempt.CheckIdleRun(ctx, st.db, runID, opts.Force); err != nil {
+		return refuseActive(err, runID)
+	}
+	h := plumbing.NewHash(tree)
+	res, err := restoreWithUndo(ctx, st.repo, h, "revert "+target, opts.DryRun)
+	if res != nil && res.Undo != nil && !opts.DryRun {
+		// Audited even when the restore stopped half-way: the tree changed.
+		payload := map[string]any{
+			"who": attempt.Who(), "target": target, "from": res.UndoTree.String(), "to": tree,
+			"undo_ref": res.Undo.Ref, "changed": len(res.Changes), "complete": err == nil, "force": opts.Force,
+		}
+		if rerr := attempt.RecordEvent(context.WithoutCancel(ctx), st.db, runID, task, n, "revert", payload); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return printRestore(g, h, res, opts.DryRun)
+}
