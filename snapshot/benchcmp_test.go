@@ -1,5 +1,3 @@
-//go:build mulligan_compat
-
 package snapshot_test
 
 // TestCompareWithGit is `make bench`'s comparison of mulligan with the git CLI

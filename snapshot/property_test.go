@@ -1,5 +1,3 @@
-//go:build mulligan_compat
-
 package snapshot_test
 
 // The property test: random edit sequences, where after every step the
@@ -45,7 +43,7 @@ func TestPropertyRandomEdits(t *testing.T) {
 		}
 		steps = v
 	}
-	t.Logf("seed %d (replay: MULLIGAN_PROP_SEED=%d MULLIGAN_PROP_STEPS=%d go test -tags mulligan_compat -run TestPropertyRandomEdits ./snapshot/)", seed, seed, steps)
+	t.Logf("seed %d (replay: MULLIGAN_PROP_SEED=%d MULLIGAN_PROP_STEPS=%d go test -run TestPropertyRandomEdits ./snapshot/)", seed, seed, steps)
 
 	r := newRepo(t)
 	outside := resolvedTempDir(t)

@@ -1,5 +1,3 @@
-//go:build mulligan_compat
-
 package snapshot_test
 
 // Shared helpers for the black-box snapshot tests (compat, property, benchcmp).
