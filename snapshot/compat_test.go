@@ -604,7 +604,7 @@ func compatCases() []compatCase {
 					"-rf", "--help", "-", "quote\"d", "back\\slash", "tab\there", "new\nline",
 					"\xff\xfe-invalid-utf8", "emoji-😀", "a-b", "a.b", "a/b", "a0", "a=b", "a b/c",
 					".hidden", "...", "x/.y", "UPPER", "upper", "#hash", "~tilde", "star*", "q?",
-					"[brackets]",
+					"[brackets]", "cr\rname", " leading-space", "trailing-dot.",
 				} {
 					r.write(f, "name: "+f+"\n")
 				}
@@ -937,6 +937,82 @@ func compatCases() []compatCase {
 				r.write(strings.Repeat("n", 255), "255 bytes\n")
 				r.write(strings.Repeat("deep/", 60)+"leaf", "deep\n")
 				r.write(strings.Repeat("é", 127), "254 bytes of UTF-8\n")
+				return ""
+			},
+		},
+		{
+			name: "ignorecase-true",
+			setup: func(r *testRepo) string {
+				r.git("config", "core.ignoreCase", "true")
+				r.write(".gitignore", "*.LOG\nBuild/\n")
+				r.write("a.log", "ignored: patterns match case-insensitively\n")
+				r.write("build/x", "ignored\n")
+				r.write("keep.txt", "kept\n")
+				return ""
+			},
+		},
+		{
+			name: "failing-clean-filter-not-required",
+			setup: func(r *testRepo) string {
+				r.git("config", "filter.broken.clean", "false")
+				r.write(".gitattributes", "*.b filter=broken\n")
+				r.write("x.b", "stored as is when the filter fails\n")
+				return ""
+			},
+		},
+		{
+			name: "gitlink-replaced-by-file",
+			setup: func(r *testRepo) string {
+				src := makeSideRepo(r, "subsrc", 1)
+				r.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", src, "mod")
+				r.commitAll("add submodule")
+				r.remove("mod")
+				r.write("mod", "a file where the submodule was\n")
+				return ""
+			},
+		},
+		{
+			name: "user-index-locked",
+			setup: func(r *testRepo) string {
+				r.write("a", "a\n")
+				r.commitAll("init")
+				r.write("a", "changed while someone holds index.lock\n")
+				r.write(".git/index.lock", "held by another git process\n")
+				return ""
+			},
+			edit: func(r *testRepo, _ string) {
+				if b, err := os.ReadFile(r.path(".git/index.lock")); err != nil || string(b) != "held by another git process\n" {
+					r.t.Errorf("the snapshot touched .git/index.lock: %q, %v", b, err)
+				}
+			},
+		},
+		{
+			name: "ignore-precedence-across-sources",
+			setup: func(r *testRepo) string {
+				// .gitignore beats .git/info/exclude beats core.excludesFile.
+				appendFile(r.t, r.Home.GlobalConfig, "[core]\n\texcludesFile = ~/global-ignore\n")
+				mustWrite(r.t, filepath.Join(r.Home.Home, "global-ignore"), []byte("*.x\n*.y\n*.z\n"), 0o644)
+				r.write(".git/info/exclude", "!a.y\n!b.z\n")
+				r.write(".gitignore", "!keep.x\nb.z\n")
+				for _, f := range []string{"keep.x", "other.x", "a.y", "other.y", "b.z", "sub/keep.x", "sub/a.y"} {
+					r.write(f, f+"\n")
+				}
+				return ""
+			},
+		},
+		{
+			name: "ignored-nested-repo",
+			setup: func(r *testRepo) string {
+				r.write(".gitignore", "vendor/\n")
+				r.write("top", "t\n")
+				for _, d := range []string{"vendor/lib", "notignored"} {
+					nested := r.path(d)
+					mustMkdir(r.t, nested)
+					r.gitIn(nested, "init", "-q")
+					mustWrite(r.t, filepath.Join(nested, "f"), []byte("f\n"), 0o644)
+					r.gitIn(nested, "add", "-A")
+					r.gitIn(nested, "commit", "-q", "-m", "nested")
+				}
 				return ""
 			},
 		},
