@@ -97,8 +97,19 @@ type benchRow struct {
 	git      []sample
 }
 
-// build builds the binary from the module root.
+// build builds the binary from the module root, unless MULLIGAN_BENCH_BIN
+// names one already built (to compare two versions, or a committed tree while
+// the working tree is mid-edit).
 func (b *bench) build() {
+	if p := os.Getenv("MULLIGAN_BENCH_BIN"); p != "" {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			b.snapErr = err
+			b.restoreErr = err
+		}
+		b.bin = abs
+		return
+	}
 	gomod, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil || strings.TrimSpace(string(gomod)) == "" {
 		b.snapErr = fmt.Errorf("go env GOMOD: %v", err)
