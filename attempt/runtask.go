@@ -152,7 +152,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		}
 		for i := range cur.Attempts {
 			a := &cur.Attempts[i]
-			if a.Counted {
+			if a.Counted && a.State != store.AttemptSuperseded { // timetravel took it back
 				counted++
 			}
 			if a.State == store.AttemptFailed || a.State == store.AttemptCancelled {

@@ -96,11 +96,12 @@ func Timetravel(ctx context.Context, db *store.DB, opts TimetravelOptions) (*Tim
 		if err != nil {
 			return err
 		}
-		// The point: the last event of the target attempt.
+		// The point: the last event the runner wrote about the target attempt (operators' audit
+		// records that name it, revert and timetravel, came later and do not count).
 		var point int64
 		started := map[string]int64{}
 		for _, ev := range evs {
-			if ev.Task == opts.Task && ev.Attempt == opts.N {
+			if ev.Task == opts.Task && ev.Attempt == opts.N && ev.Type != "revert" && ev.Type != EventTimetravel {
 				point = ev.Seq
 			}
 			if ev.Type == "attempt.started" {

@@ -48,12 +48,17 @@ run "$MULLIGAN" logs fix-add@1
 step "3. every attempt's tree is a plain git commit"
 run git for-each-ref --format='%(refname) %(subject)' refs/mulligan/runs
 run_id=$("$MULLIGAN" show -o json | sed -n 's/^  "id": "\(.*\)",$/\1/p')
-step "4. put the tree back to attempt 1's half-finished state, then undo"
-run "$MULLIGAN" restore "refs/mulligan/runs/$run_id/fix-add/1/post"
+step "4. revert the tree to attempt 1's half-finished state, then undo"
+run "$MULLIGAN" revert fix-add@1
 run cat NOTES.md
 run "$MULLIGAN" undo
 run cat calc.go
 step "5. your uncommitted and ignored files were never touched"
 run cat todo.txt build.log
+step "6. retry-task: the task again, with a fresh retry budget; attempt numbers go on"
+run "$MULLIGAN" retry-task fix-add
+step "7. timetravel back to just after attempt 1 and continue from there"
+run "$MULLIGAN" timetravel fix-add@1 --resume
+run "$MULLIGAN" show
 echo
 echo "demo repository left in $demo/repo"
