@@ -1846,3 +1846,53 @@ func TestRestoreReplacesEmptyDirectoryInTheWay(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteTreeFailsCleanly: a corrupt user index (git refuses it too) and a
+// cancelled context are errors, not panics, and leave the user's repository
+// and the engine's directory as they were.
+func TestWriteTreeFailsCleanly(t *testing.T) {
+	r := newRepo(t)
+	r.write("a", "a\n")
+	r.commitAll("init")
+	repo := openRepo(t, r.Root)
+	writeTree(t, repo) // the private index exists from here on
+	privDir := filepath.Join(repo.GitDir(), "mulligan")
+	listPriv := func() string {
+		ents, _ := os.ReadDir(privDir)
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		return strings.Join(names, " ")
+	}
+	privBefore := listPriv()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r.write("a", "changed\n")
+	if _, err := repo.WriteTree(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("WriteTree(cancelled context) error = %v, want context.Canceled", err)
+	}
+	if got := listPriv(); got != privBefore {
+		t.Errorf("a cancelled WriteTree left %q in %s, had %q", got, privDir, privBefore)
+	}
+
+	if err := os.WriteFile(r.path(".git/index"), []byte("DIRC garbage, not an index"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tryGit(r.Root, nil, "status"); err == nil {
+		t.Fatal("setup: git accepts the corrupt index")
+	}
+	before := captureState(t, r.Root)
+	for _, e := range []*snapshot.Repo{repo, openRepo(t, r.Root)} {
+		if _, err := e.WriteTree(context.Background()); err == nil {
+			t.Errorf("WriteTree with a corrupt user index succeeded; git refuses such an index")
+		}
+	}
+	if d := before.diff(captureState(t, r.Root)); len(d) > 0 {
+		t.Errorf("a failed WriteTree changed the repository:\n  %s", strings.Join(d, "\n  "))
+	}
+	if got := listPriv(); got != privBefore {
+		t.Errorf("a failed WriteTree left %q in %s, had %q", got, privDir, privBefore)
+	}
+}

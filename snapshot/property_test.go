@@ -191,6 +191,15 @@ func (m *propModel) randomEdit() string {
 		c := m.content()
 		r.write(p, c)
 		return fmt.Sprintf("write %s %q", p, c)
+	case k < 31: // only the mtime moves (content and size stay)
+		files := m.entries(func(md fs.FileMode) bool { return md.IsRegular() })
+		if len(files) == 0 {
+			return "touch: no file"
+		}
+		p := files[m.pick(len(files))]
+		mt := time.Now().Add(time.Duration(m.pick(7200)-3600) * time.Second)
+		r.setMtime(p, mt)
+		return fmt.Sprintf("touch %s to %s", p, mt.Format(time.TimeOnly))
 	case k < 34: // same size, same second: the racy case
 		files := m.entries(func(md fs.FileMode) bool { return md.IsRegular() })
 		for _, p := range files {
