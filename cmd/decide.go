@@ -44,7 +44,7 @@ func stopCommand(g *globals) *cli.Command {
 }
 
 // decisionTarget resolves ADDR to its run and task (the attempt number does not matter).
-func decisionTarget(ctx context.Context, st *state, text string) (runID, task string, err error) {
+func decisionTarget(ctx context.Context, st *state, command, text string) (runID, task string, err error) {
 	addr, err := attempt.ParseAddress(text)
 	if err != nil {
 		return "", "", usageError("an address is [RUN/]TASK[@N], e.g. fix-tests or k3f9/fix-tests", "%s", err)
@@ -55,6 +55,9 @@ func decisionTarget(ctx context.Context, st *state, text string) (runID, task st
 	}
 	run, err := st.getRun(ctx, id)
 	if err != nil {
+		return "", "", err
+	}
+	if err := inRunWorktree(st, run, command+" "+text); err != nil {
 		return "", "", err
 	}
 	for _, t := range run.Tasks {
@@ -71,7 +74,7 @@ func runPrompt(ctx context.Context, g *globals, addr, text string) error {
 		return err
 	}
 	defer st.Close()
-	id, task, err := decisionTarget(ctx, st, addr)
+	id, task, err := decisionTarget(ctx, st, "prompt", addr)
 	if err != nil {
 		return err
 	}
@@ -88,7 +91,7 @@ func runStop(ctx context.Context, g *globals, addr string) error {
 		return err
 	}
 	defer st.Close()
-	id, task, err := decisionTarget(ctx, st, addr)
+	id, task, err := decisionTarget(ctx, st, "stop", addr)
 	if err != nil {
 		return err
 	}

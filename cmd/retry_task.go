@@ -68,6 +68,9 @@ func runRetryTask(ctx context.Context, g *globals, opts retryTaskOptions) error 
 	if !found {
 		return unknownTask(run, opts.Task)
 	}
+	if err := inRunWorktree(st, run, "retry-task "+id+" "+opts.Task); err != nil {
+		return err
+	}
 	if err := attempt.CheckIdleRun(ctx, st.db, id, opts.Force); err != nil {
 		return refuseActive(err, id)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/attempt/store"
 	"github.com/mulligan-dev/mulligan/snapshot"
 )
 
@@ -34,6 +35,16 @@ func refuseActive(err error, runID string) error {
 			fmt.Sprintf("wait for it to stop (`mulligan show %s`), or pass --force to do it anyway", runID)}}
 	}
 	return err
+}
+
+// inRunWorktree refuses to change a run's state from another worktree than the run's own: the
+// rest of the run would execute here, on a tree it never saw.
+func inRunWorktree(st *state, run *store.Run, command string) error {
+	if run.Worktree == "" || run.Worktree == st.repo.Root() {
+		return nil
+	}
+	return usageError(fmt.Sprintf("run it there: mulligan -C %s %s", run.Worktree, command),
+		"run %s belongs to the worktree %s, not this one (%s)", run.ID, run.Worktree, st.repo.Root())
 }
 
 // undoPoint is the name and message of a new undo ref for `mulligan WHAT`.

@@ -53,6 +53,9 @@ func runTimetravel(ctx context.Context, g *globals, opts timetravelOptions) erro
 	if a.Tree == "" {
 		return &Error{Code: ExitFailed, Msg: fmt.Sprintf("%s has no tree recorded yet: %v", addr, attempt.ErrAttemptRunning)}
 	}
+	if err := inRunWorktree(st, run, "timetravel "+addr); err != nil {
+		return err
+	}
 	if err := attempt.CheckIdleRun(ctx, st.db, run.ID, opts.Force); err != nil {
 		return refuseActive(err, run.ID)
 	}
