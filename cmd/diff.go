@@ -59,12 +59,18 @@ func runDiff(ctx context.Context, g *globals, opts diffOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := notPruned(run); err != nil {
+		return err
+	}
 	addr := fmt.Sprintf("%s/%s@%d", run.ID, a.TaskID, a.N)
 	if len(opts.Addrs) == 1 {
 		from, to, fromName, toName = a.PreTree, a.Tree, addr+" (pre)", addr
 	} else {
 		run2, b, err := st.resolveAddress(ctx, opts.Addrs[1])
 		if err != nil {
+			return err
+		}
+		if err := notPruned(run2); err != nil {
 			return err
 		}
 		from, to = a.Tree, b.Tree

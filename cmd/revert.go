@@ -47,6 +47,16 @@ func inRunWorktree(st *state, run *store.Run, command string) error {
 		"run %s belongs to the worktree %s, not this one (%s)", run.ID, run.Worktree, st.repo.Root())
 }
 
+// notPruned refuses to read the trees of a run gc pruned: its refs are gone, and git may have
+// collected the objects they held.
+func notPruned(run *store.Run) error {
+	if !run.Pruned {
+		return nil
+	}
+	return &Error{Code: ExitFailed, Msg: fmt.Sprintf("run %s was pruned by `mulligan gc`: its refs and logs are gone", run.ID),
+		Hints: []string{"its rows stay for `mulligan show`; gc --older-than sets how long runs are kept"}}
+}
+
 // undoPoint is the name and message of a new undo ref for `mulligan WHAT`.
 func undoPoint(what string) (ref, message string) {
 	id := snapshot.NewID(time.Now())
@@ -115,6 +125,9 @@ func runRevert(ctx context.Context, g *globals, opts revertOptions) error {
 		if err != nil {
 			return err
 		}
+		if err := notPruned(run); err != nil {
+			return err
+		}
 		tree, target = run.BaseTree, run.ID+" --base"
 		if tree == "" {
 			return &Error{Code: ExitFailed, Msg: fmt.Sprintf("run %s has no base tree recorded", run.ID)}
@@ -122,6 +135,9 @@ func runRevert(ctx context.Context, g *globals, opts revertOptions) error {
 	} else {
 		run, a, err := st.resolveAddress(ctx, opts.Target)
 		if err != nil {
+			return err
+		}
+		if err := notPruned(run); err != nil {
 			return err
 		}
 		runID, task, n = run.ID, a.TaskID, a.N

@@ -50,6 +50,9 @@ func runTimetravel(ctx context.Context, g *globals, opts timetravelOptions) erro
 		return err
 	}
 	addr := fmt.Sprintf("%s/%s@%d", run.ID, a.TaskID, a.N)
+	if err := notPruned(run); err != nil && !opts.NoRestore {
+		return err
+	}
 	if a.Tree == "" {
 		return &Error{Code: ExitFailed, Msg: fmt.Sprintf("%s has no tree recorded yet: %v", addr, attempt.ErrAttemptRunning)}
 	}
