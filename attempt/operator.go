@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/user"
 	"slices"
+	"syscall"
+	"time"
 
 	"github.com/mulligan-dev/mulligan/attempt/store"
 )
@@ -367,6 +369,25 @@ func Continue(ctx context.Context, env Env, opts ContinueOptions) (*Outcome, err
 		return nil, err
 	}
 	self := store.Self()
+	if opts.Force && run.Owner != nil && *run.Owner != self && store.ProcessAlive(*run.Owner) {
+		// Forced over a live owner: fence it (it stops at its next write or heartbeat, ending
+		// its agent), and let it go before taking over the tree, so two processes never write
+		// the same attempt's refs.
+		if err := env.DB.Update(ctx, func(tx *store.Tx) error {
+			_, err := tx.FenceRun(run.ID)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		waitGone(ctx, env, *run.Owner)
+		if err := env.DB.View(ctx, func(tx *store.Tx) error {
+			var err error
+			run, err = tx.GetRun(opts.RunID)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
 	alive := store.ProcessAlive
 	if opts.Force {
 		alive = func(store.Owner) bool { return false }
@@ -402,4 +423,25 @@ func Continue(ctx context.Context, env Env, opts ContinueOptions) (*Outcome, err
 		return nil, err
 	}
 	return r.execute(ctx)
+}
+
+// waitGone waits for a fenced owner process to exit: its heartbeat notices the fence within
+// HeartbeatEvery and it ends its agent within Grace. Past that it is killed (only a process
+// of this host: another host's pid means nothing here).
+func waitGone(ctx context.Context, env Env, o store.Owner) {
+	if o.Host != store.Self().Host {
+		return // another machine's process: the fence alone stops it
+	}
+	limit := env.Now().Add(env.HeartbeatEvery + env.Grace + 5*time.Second)
+	for store.ProcessAlive(o) && env.Now().Before(limit) {
+		if err := sleepCtx(ctx, 50*time.Millisecond); err != nil {
+			return
+		}
+	}
+	if store.ProcessAlive(o) {
+		syscall.Kill(o.PID, syscall.SIGKILL)
+		for i := 0; i < 100 && store.ProcessAlive(o); i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 }
