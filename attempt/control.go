@@ -2,12 +2,385 @@ package attempt
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
 
 	"github.com/mulligan-dev/mulligan/attempt/store"
 )
 
+// Operator control from another shell (SPEC §6 pause, cancel, kill).
+//
+// pause and cancel write a request into runs.control; the run's process polls it every
+// Env.ControlEvery and acts:
+//   - pause-drain: the attempt in flight finishes and is recorded as usual; at the next
+//     checkpoint (before the next attempt) the run parks `paused` (reason operator-pause) and
+//     the process exits 0. The task keeps its state (pending, backoff with its resume_at).
+//   - pause-cancel: the attempt in flight is ended now (SIGTERM to its group, grace, SIGKILL),
+//     recorded `cancelled` with class cancellation, code paused, not counted; the task and the
+//     run become `paused`; the process exits 0. `resume` continues with the next attempt.
+//   - cancel: the attempt in flight is ended the same way, class cancellation; the task and the
+//     run end `cancelled` (reason operator-cancel); the process exits 5.
+//
+// kill does not ask: it fences the run (bumps the owner epoch, so the old process can never
+// commit again), SIGKILLs the runner and the agent's process group, and records the run
+// cancelled itself, with the attempt in flight cancelled (code killed) and its post snapshot.
+
+// Reasons and codes of operator control.
+const (
+	ReasonOperatorPause  = "operator-pause"
+	ReasonOperatorCancel = "operator-cancel"
+	ReasonOperatorKill   = "operator-kill"
+	CodePaused           = "paused"
+	CodeKilled           = "killed"
+)
+
+// controlCause is the cause of a run context ended by an operator's request.
+type controlCause struct{ request string }
+
+func (c controlCause) Error() string { return "operator request: " + c.request }
+
+func (r *runner) readControl(ctx context.Context) (string, error) {
+	var c string
+	err := r.env.DB.View(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		var err error
+		c, err = tx.Control(r.run.ID)
+		return err
+	})
+	return c, err
+}
+
+// watchControl ends ctx (with a controlCause) when an operator asks for the attempt in flight to
+// be ended: cancel, or pause --mode cancel. A drain needs nothing here: checkpoint sees it.
+func (r *runner) watchControl(ctx context.Context, cancel context.CancelCauseFunc) {
+	t := time.NewTicker(r.env.ControlEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			c, err := r.readControl(ctx)
+			if err == nil && (c == store.ControlCancel || c == store.ControlPauseCancel) {
+				cancel(controlCause{request: c})
+				return
+			}
+		}
+	}
+}
+
 // checkpoint is where the runner, between attempts, obeys what an operator asked from another
 // shell (pause, cancel). A non-nil Outcome stops the run there.
 func (r *runner) checkpoint(ctx context.Context, t *store.Task) (*Outcome, error) {
+	r.current = t.ID
+	c, err := r.readControl(ctx)
+	if err != nil {
+		return nil, err
+	}
+	switch c {
+	case store.ControlPauseDrain, store.ControlPauseCancel:
+		return r.end(ctx, store.RunPaused, ReasonOperatorPause)
+	case store.ControlCancel:
+		if err := r.setTaskState(ctx, t, store.TaskCancelled, ReasonOperatorCancel, nil); err != nil {
+			return nil, err
+		}
+		return r.end(ctx, store.RunCancelled, ReasonOperatorCancel)
+	}
 	return nil, nil
+}
+
+// pauseCancelled parks the run paused after pause --mode cancel ended the attempt in flight:
+// the attempt (recorded cancelled by runAttempt) does not count, and its task becomes paused.
+func (r *runner) pauseCancelled(ctx context.Context) (*Outcome, error) {
+	if r.current != "" {
+		if err := r.update(ctx, func(tx *store.Tx) error {
+			t, err := tx.GetTask(r.run.ID, r.current)
+			if err != nil {
+				return err
+			}
+			if t.State != store.TaskCancelled {
+				return nil
+			}
+			if n := len(t.Attempts); n > 0 {
+				a := &t.Attempts[n-1]
+				if a.State == store.AttemptCancelled && a.Class == string(ClassCancellation) {
+					a.Counted = false
+					a.Code = CodePaused
+					a.Message = "the attempt was cancelled by `mulligan pause --mode cancel`; it does not count"
+					if err := tx.UpdateAttempt(a); err != nil {
+						return err
+					}
+				}
+			}
+			from := t.State
+			t.State, t.Reason, t.FinishedAt, t.ResumeAt = store.TaskPaused, ReasonOperatorPause, nil, nil
+			if err := tx.UpdateTask(t); err != nil {
+				return err
+			}
+			return r.event(tx, t.ID, 0, "task.state_changed", map[string]any{"from": from, "to": store.TaskPaused, "reason": ReasonOperatorPause})
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return r.end(context.WithoutCancel(ctx), store.RunPaused, ReasonOperatorPause)
+}
+
+// ControlResult says what a pause or cancel request did.
+type ControlResult struct {
+	RunID string `json:"run"`
+	// Action: "requested" (the run's process will act), "paused" or "cancelled" (nobody ran
+	// it: done here), "none" (already paused).
+	Action  string `json:"action"`
+	Request string `json:"request"`
+	PID     int    `json:"pid,omitempty"` // the process asked to act
+	Host    string `json:"host,omitempty"`
+}
+
+// PauseMode turns pause's --mode into the control request.
+func PauseMode(mode string) (string, error) {
+	switch mode {
+	case "", "drain":
+		return store.ControlPauseDrain, nil
+	case "cancel":
+		return store.ControlPauseCancel, nil
+	}
+	return "", fmt.Errorf("unknown pause mode %q (drain or cancel)", mode)
+}
+
+// live reports whether the run has a process acting on it now.
+func live(run *store.Run) bool {
+	return run.State == store.RunRunning && run.Owner != nil && store.ProcessAlive(*run.Owner)
+}
+
+// RequestPause asks the run's process to pause (request: store.ControlPauseDrain or
+// ControlPauseCancel). A run no process runs (dead, blocked, parked) is paused at once.
+func RequestPause(ctx context.Context, db *store.DB, runID, request string) (*ControlResult, error) {
+	res := &ControlResult{RunID: runID, Request: request}
+	err := db.Update(ctx, func(tx *store.Tx) error {
+		*res = ControlResult{RunID: runID, Request: request}
+		run, err := tx.RunHeader(runID)
+		if err != nil {
+			return err
+		}
+		switch {
+		case store.RunFinished(run.State):
+			return fmt.Errorf("run %s %s: %w", run.ID, run.State, ErrRunFinished)
+		case run.State == store.RunPaused:
+			res.Action = "none"
+			return nil
+		case live(run):
+			res.Action, res.PID, res.Host = "requested", run.Owner.PID, run.Owner.Host
+			if err := tx.SetControl(runID, request); err != nil {
+				return err
+			}
+			_, err := tx.AppendEvent(runID, "", 0, "run.control_requested", map[string]any{"request": request, "pid": run.Owner.PID})
+			return err
+		}
+		res.Action = "paused"
+		if err := tx.SetControl(runID, store.ControlNone); err != nil {
+			return err
+		}
+		if err := tx.SetRunState(runID, store.RunPaused, ReasonOperatorPause); err != nil {
+			return err
+		}
+		if err := tx.ReleaseWorktreeLock(run.Worktree, runID); err != nil {
+			return err
+		}
+		_, err = tx.AppendEvent(runID, "", 0, "run.state_changed", map[string]any{"from": run.State, "to": store.RunPaused, "reason": ReasonOperatorPause})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// RequestCancel asks the run's process to cancel the run. A run no process runs is cancelled
+// at once, as kill would (without signals: there is no process to signal).
+func RequestCancel(ctx context.Context, env Env, runID string) (*ControlResult, error) {
+	res := &ControlResult{RunID: runID, Request: store.ControlCancel}
+	requested := false
+	err := env.DB.Update(ctx, func(tx *store.Tx) error {
+		requested = false
+		run, err := tx.RunHeader(runID)
+		if err != nil {
+			return err
+		}
+		if store.RunFinished(run.State) {
+			return fmt.Errorf("run %s %s: %w", run.ID, run.State, ErrRunFinished)
+		}
+		if !live(run) {
+			return nil
+		}
+		requested = true
+		res.Action, res.PID, res.Host = "requested", run.Owner.PID, run.Owner.Host
+		if err := tx.SetControl(runID, store.ControlCancel); err != nil {
+			return err
+		}
+		_, err = tx.AppendEvent(runID, "", 0, "run.control_requested", map[string]any{"request": store.ControlCancel, "pid": run.Owner.PID})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if requested {
+		return res, nil
+	}
+	// Nobody runs it: record it cancelled as kill would (ending what a dead process's agent
+	// left in its group, too).
+	if _, err := Kill(ctx, env, KillOptions{RunID: runID, Code: CodeCancelled, Reason: ReasonOperatorCancel,
+		Message: "the run was cancelled by `mulligan cancel` after its process had died"}); err != nil {
+		return nil, err
+	}
+	res.Action = "cancelled"
+	return res, nil
+}
+
+// KillOptions are the inputs of Kill.
+type KillOptions struct {
+	RunID string
+	// Code is the code of the attempt in flight (default killed); Reason the run's (default
+	// operator-kill).
+	Code, Reason string
+	// Message is the message of the attempt in flight.
+	Message string
+	// Signal sends sig to pid (negative: a process group); nil: syscall.Kill. Tests replace it.
+	Signal func(pid int, sig syscall.Signal) error
+	// Wait bounds how long Kill waits for the killed processes to be gone (default 5s).
+	Wait time.Duration
+}
+
+// KillResult says what Kill did.
+type KillResult struct {
+	RunID    string   `json:"run"`
+	Epoch    int64    `json:"epoch"`
+	PID      int      `json:"pid,omitempty"`  // the runner signalled (0: none was alive here)
+	Groups   []int    `json:"pgids"`          // agent process groups signalled
+	Attempts []string `json:"attempts"`       // TASK@N recorded cancelled
+	Note     string   `json:"note,omitempty"` // e.g. the owner is on another host
+}
+
+// Kill stops a run at once: it fences the run (the old owner's transactions fail with
+// store.ErrFenced from then on), SIGKILLs the runner and the agent process groups it recorded,
+// and records the run cancelled, with every attempt in flight cancelled (class cancellation,
+// code killed) and its post snapshot of the tree as the killed agent left it. env.Repo must be
+// the run's worktree.
+func Kill(ctx context.Context, env Env, opts KillOptions) (*KillResult, error) {
+	env.defaults()
+	if opts.Code == "" {
+		opts.Code = CodeKilled
+	}
+	if opts.Reason == "" {
+		opts.Reason = ReasonOperatorKill
+	}
+	if opts.Signal == nil {
+		opts.Signal = func(pid int, sig syscall.Signal) error { return syscall.Kill(pid, sig) }
+	}
+	if opts.Message == "" {
+		opts.Message = "the attempt was ended by `mulligan kill`"
+	}
+	if opts.Wait <= 0 {
+		opts.Wait = 5 * time.Second
+	}
+	res := &KillResult{RunID: opts.RunID, Groups: []int{}, Attempts: []string{}}
+	var run *store.Run
+	var pgids map[string]int
+	err := env.DB.Update(ctx, func(tx *store.Tx) error {
+		var err error
+		if run, err = tx.GetRun(opts.RunID); err != nil {
+			return err
+		}
+		if store.RunFinished(run.State) {
+			return fmt.Errorf("run %s %s: %w", run.ID, run.State, ErrRunFinished)
+		}
+		if res.Epoch, err = tx.FenceRun(run.ID); err != nil {
+			return err
+		}
+		pgids, err = attemptPgids(tx, run.ID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	run.Epoch = res.Epoch
+
+	self := store.Self()
+	{
+		var waitPID int
+		if o := run.Owner; o != nil && o.PID != self.PID && store.ProcessAlive(*o) {
+			if o.Host != "" && self.Host != "" && o.Host != self.Host {
+				res.Note = fmt.Sprintf("the run's process (pid %d) is on host %s: not signalled; it is fenced and can no longer write", o.PID, o.Host)
+			} else if err := opts.Signal(o.PID, syscall.SIGKILL); err == nil {
+				res.PID, waitPID = o.PID, o.PID
+			}
+		}
+		for _, t := range run.Tasks {
+			for _, a := range t.Attempts {
+				if pg := pgids[fmt.Sprintf("%s@%d", t.ID, a.N)]; a.State == store.AttemptRunning && pg > 1 {
+					if err := opts.Signal(-pg, syscall.SIGKILL); err == nil {
+						res.Groups = append(res.Groups, pg)
+					}
+				}
+			}
+		}
+		// The post snapshot must see the tree the killed processes left, not one they still edit.
+		deadline := time.Now().Add(opts.Wait)
+		for time.Now().Before(deadline) {
+			gone := waitPID == 0 || !store.ProcessAlive(*run.Owner)
+			for _, pg := range res.Groups {
+				if err := syscall.Kill(-pg, 0); !errors.Is(err, syscall.ESRCH) {
+					gone = false
+				}
+			}
+			if gone {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+
+	r := newRunner(env, nil, run)
+	for i := range run.Tasks {
+		t := &run.Tasks[i]
+		for j := range t.Attempts {
+			a := &t.Attempts[j]
+			if a.State != store.AttemptRunning {
+				continue
+			}
+			f := &Failure{Class: ClassCancellation, Code: opts.Code, Message: opts.Message}
+			if err := r.recordInterrupted(ctx, t, a, store.AttemptCancelled, f); err != nil {
+				return nil, err
+			}
+			res.Attempts = append(res.Attempts, fmt.Sprintf("%s@%d", t.ID, a.N))
+		}
+	}
+	err = r.update(ctx, func(tx *store.Tx) error {
+		for i := range run.Tasks {
+			t := &run.Tasks[i]
+			if store.TaskFinished(t.State) || t.State == store.TaskPending {
+				continue
+			}
+			if err := tx.SetTaskState(run.ID, t.ID, store.TaskCancelled, opts.Reason, nil); err != nil {
+				return err
+			}
+			if err := r.event(tx, t.ID, 0, "task.state_changed", map[string]any{"from": t.State, "to": store.TaskCancelled, "reason": opts.Reason}); err != nil {
+				return err
+			}
+		}
+		if err := tx.SetControl(run.ID, store.ControlNone); err != nil {
+			return err
+		}
+		if err := tx.FinishRun(run.ID, store.RunCancelled, opts.Reason); err != nil {
+			return err
+		}
+		if err := tx.ReleaseWorktreeLock(run.Worktree, run.ID); err != nil {
+			return err
+		}
+		return r.event(tx, "", 0, "run.state_changed", map[string]any{"from": run.State, "to": store.RunCancelled, "reason": opts.Reason, "pid": res.PID, "pgids": res.Groups})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
 }

@@ -20,6 +20,56 @@ type ResumeOptions struct {
 	RunID string
 	// Load rebuilds the run's task file from what the run stored (content and options).
 	Load func(run *store.Run) (*File, error)
+	// Mode is how to continue: ResumePlain (""), ResumeResetAttempts, ResumeImmediate.
+	Mode string
+	// HandoverEpoch is the epoch a supervisor claimed the run at before starting this resume:
+	// the supervisor (alive) is the owner then, and hands the run over.
+	HandoverEpoch int64
+}
+
+// Resume modes (`resume --mode`).
+const (
+	ResumePlain         = "plain"
+	ResumeResetAttempts = "reset-attempts" // a fresh retry budget for the unfinished tasks
+	ResumeImmediate     = "immediate"      // skip what remains of a backoff or quota wait
+)
+
+// applyResumeMode changes the unfinished tasks of run as mode asks, in the claiming transaction.
+func applyResumeMode(tx *store.Tx, run *store.Run, mode string) error {
+	if mode == "" || mode == ResumePlain {
+		return nil
+	}
+	for i := range run.Tasks {
+		t := &run.Tasks[i]
+		if store.TaskFinished(t.State) {
+			continue
+		}
+		from := t.State
+		switch mode {
+		case ResumeResetAttempts:
+			t.RetriesUsed = 0
+			if t.State == store.TaskBlocked && (t.Reason == ReasonRetriesExhausted || t.Reason == ReasonCircuitTripped) {
+				t.State, t.Reason = store.TaskPending, ""
+			}
+		case ResumeImmediate:
+			if t.ResumeAt == nil {
+				continue
+			}
+			t.ResumeAt = nil
+			if t.State == store.TaskWaitingQuota {
+				t.State, t.Reason = store.TaskPending, ""
+			}
+		default:
+			return fmt.Errorf("unknown resume mode %q", mode)
+		}
+		if err := tx.UpdateTask(t); err != nil {
+			return err
+		}
+		if _, err := tx.AppendEvent(run.ID, t.ID, 0, "task.state_changed", map[string]any{"from": from, "to": t.State, "reason": "resume-" + mode}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Resume continues a run whose process died: it claims the run (compare-and-swap on the owner
@@ -38,7 +88,8 @@ func Resume(ctx context.Context, env Env, opts ResumeOptions) (*Outcome, error) 
 	if store.RunFinished(run.State) {
 		return nil, fmt.Errorf("run %s %s: %w", run.ID, run.State, ErrRunFinished)
 	}
-	if run.Owner != nil && store.ProcessAlive(*run.Owner) && run.Owner.PID != store.Self().PID {
+	handover := opts.HandoverEpoch != 0 && opts.HandoverEpoch == run.Epoch
+	if run.Owner != nil && store.ProcessAlive(*run.Owner) && run.Owner.PID != store.Self().PID && !handover {
 		return nil, fmt.Errorf("%w: run %s is running (pid %d on %s)", ErrActive, run.ID, run.Owner.PID, run.Owner.Host)
 	}
 	file, err := opts.Load(run)
@@ -60,7 +111,19 @@ func Resume(ctx context.Context, env Env, opts ResumeOptions) (*Outcome, error) 
 			return err
 		}
 		from := hdr.State
+		if err := applyResumeMode(tx, run, opts.Mode); err != nil {
+			return err
+		}
+		if !handover {
+			// The operator's resume supersedes an older pause or cancel request.
+			if err := tx.SetControl(run.ID, store.ControlNone); err != nil {
+				return err
+			}
+		}
 		hdr.ResumesWithoutProgress++
+		if opts.Mode == ResumeResetAttempts {
+			hdr.ResumesWithoutProgress = 0
+		}
 		if hdr.State != store.RunRunning {
 			hdr.State, hdr.Reason = store.RunRunning, ""
 		}
@@ -94,22 +157,9 @@ func Resume(ctx context.Context, env Env, opts ResumeOptions) (*Outcome, error) 
 func (r *runner) recoverInterrupted(ctx context.Context) error {
 	var pgids map[string]int
 	if err := r.env.DB.View(context.WithoutCancel(ctx), func(tx *store.Tx) error {
-		evs, err := tx.Events(r.run.ID, 0, 0)
-		if err != nil {
-			return err
-		}
-		pgids = map[string]int{}
-		for _, ev := range evs {
-			if ev.Type == "attempt.process" {
-				var p struct {
-					Pgid int `json:"pgid"`
-				}
-				if json.Unmarshal(ev.Payload, &p) == nil {
-					pgids[fmt.Sprintf("%s@%d", ev.Task, ev.Attempt)] = p.Pgid
-				}
-			}
-		}
-		return nil
+		var err error
+		pgids, err = attemptPgids(tx, r.run.ID)
+		return err
 	}); err != nil {
 		return err
 	}
@@ -133,7 +183,38 @@ func (r *runner) recoverInterrupted(ctx context.Context) error {
 	return nil
 }
 
+// attemptPgids returns the process group of each attempt ("TASK@N") as its attempt.process
+// event recorded it.
+func attemptPgids(tx *store.Tx, run string) (map[string]int, error) {
+	evs, err := tx.Events(run, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	pgids := map[string]int{}
+	for _, ev := range evs {
+		if ev.Type == "attempt.process" {
+			var p struct {
+				Pgid int `json:"pgid"`
+			}
+			if json.Unmarshal(ev.Payload, &p) == nil {
+				pgids[fmt.Sprintf("%s@%d", ev.Task, ev.Attempt)] = p.Pgid
+			}
+		}
+	}
+	return pgids, nil
+}
+
 func (r *runner) recordRunnerDied(ctx context.Context, t *store.Task, a *store.Attempt) error {
+	f := &Failure{
+		Class: ClassRunnerDied, Code: CodeRunnerDied, RetryEligible: true,
+		Message: "the mulligan process running this attempt died; resumed by pid " + fmt.Sprint(store.Self().PID),
+	}
+	return r.recordInterrupted(ctx, t, a, store.AttemptFailed, f)
+}
+
+// recordInterrupted records an attempt its process did not finish (runner_died, kill) as state
+// with failure f, with the tree as the attempt left it kept in its post ref.
+func (r *runner) recordInterrupted(ctx context.Context, t *store.Task, a *store.Attempt, state string, f *Failure) error {
 	postRef := runRef(r.run.ID, t.ID, fmt.Sprint(a.N), "post")
 	// A post ref the dead process already wrote holds the attempt's own tree; keep it. Otherwise
 	// the tree as it is now is what the attempt left.
@@ -147,8 +228,7 @@ func (r *runner) recordRunnerDied(ctx context.Context, t *store.Task, a *store.A
 		if c, err := r.env.Repo.Ref(a.PreRef); err == nil {
 			pre = c
 		}
-		f := &Failure{Class: ClassRunnerDied, Code: CodeRunnerDied}
-		res, err := r.snapshot(ctx, postRef, attemptMessage(r.run.ID, t.ID, a.N, store.AttemptFailed, f), pre)
+		res, err := r.snapshot(ctx, postRef, attemptMessage(r.run.ID, t.ID, a.N, state, f), pre)
 		if err != nil {
 			return fmt.Errorf("post snapshot of interrupted %s@%d: %w", t.ID, a.N, err)
 		}
@@ -162,13 +242,9 @@ func (r *runner) recordRunnerDied(ctx context.Context, t *store.Task, a *store.A
 		}
 		files = len(changed)
 	}
-	f := &Failure{
-		Class: ClassRunnerDied, Code: CodeRunnerDied, RetryEligible: true,
-		Message: "the mulligan process running this attempt died; resumed by pid " + fmt.Sprint(store.Self().PID),
-	}
 	now := r.env.Now().UTC()
 	return r.update(ctx, func(tx *store.Tx) error {
-		a.State = store.AttemptFailed
+		a.State = state
 		a.FinishedAt = &now
 		a.Ref, a.Tree = postRef, tree.String()
 		a.FilesChanged = store.Ptr(files)
@@ -177,8 +253,8 @@ func (r *runner) recordRunnerDied(ctx context.Context, t *store.Task, a *store.A
 			return err
 		}
 		return r.event(tx, t.ID, a.N, "attempt.failed", map[string]any{
-			"class": string(f.Class), "code": f.Code, "message": f.Message, "retry_eligible": true,
-			"consecutive_failures": t.ConsecutiveFailures, "counted": false, "ref": postRef,
+			"class": string(f.Class), "code": f.Code, "message": f.Message, "retry_eligible": f.RetryEligible,
+			"consecutive_failures": t.ConsecutiveFailures, "counted": a.Counted, "ref": postRef,
 		})
 	})
 }

@@ -36,6 +36,8 @@ type Env struct {
 	Presets func(*Agent) PresetRules
 	// HeartbeatEvery is how often the run's heartbeat is stamped.
 	HeartbeatEvery time.Duration
+	// ControlEvery is how often the runner looks for an operator's pause or cancel request.
+	ControlEvery time.Duration
 }
 
 func (e *Env) defaults() {
@@ -60,6 +62,9 @@ func (e *Env) defaults() {
 	if e.HeartbeatEvery <= 0 {
 		e.HeartbeatEvery = 2 * time.Second
 	}
+	if e.ControlEvery <= 0 {
+		e.ControlEvery = time.Second
+	}
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -80,6 +85,8 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 type StartOptions struct {
 	File  *File
 	Tasks []string // the tasks asked for (with their dependencies); empty: all
+	// ID is the new run's id; empty: a fresh one (`run --detach` picks it before starting).
+	ID string
 }
 
 // Outcome is how a run (or the part of it this process ran) ended.
@@ -110,6 +117,8 @@ type runner struct {
 	fenced  bool
 	killCh  chan struct{}
 	sigSeen syscall.Signal
+	// current is the task the runner works on (set at each checkpoint), for pause --mode cancel.
+	current string
 }
 
 // ErrActive is returned when another live process runs in this worktree; it wraps the store's
@@ -124,7 +133,10 @@ func Start(ctx context.Context, env Env, opts StartOptions) (*Outcome, error) {
 		return nil, err
 	}
 	repo := env.Repo
-	runID := snapshot.NewID(env.Now())
+	runID := opts.ID
+	if runID == "" {
+		runID = snapshot.NewID(env.Now())
+	}
 	owner := store.Self()
 	run := &store.Run{
 		ID:              runID,
@@ -315,6 +327,10 @@ func (r *runner) isFenced() bool {
 
 // execute runs the run's pending tasks in order until the run ends, blocks, parks or is cancelled.
 func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
+	// An operator's cancel or pause --mode cancel ends ctx with a controlCause (control.go).
+	ctx, stopCtl := context.WithCancelCause(ctx)
+	defer stopCtl(nil)
+	go r.watchControl(ctx, stopCtl)
 	hbCtx, stopHB := context.WithCancel(ctx)
 	defer stopHB()
 	go r.heartbeat(hbCtx)
@@ -417,6 +433,10 @@ func runRef(run string, parts ...string) string {
 // A snapshot is never skipped for a cancelled context: the tree a cancelled attempt left is
 // exactly what must be kept.
 func (r *runner) snapshot(ctx context.Context, ref, message string, parent plumbing.Hash) (*snapshot.Result, error) {
+	if r.isFenced() {
+		// Killed or taken over: the refs are the new owner's now, like the database.
+		return nil, fmt.Errorf("snapshot %s: %w", ref, store.ErrFenced)
+	}
 	tree, err := r.currentTree(ctx)
 	if err != nil {
 		return nil, err
@@ -496,8 +516,19 @@ func (r *runner) finish(ctx context.Context, run *store.Run) (*Outcome, error) {
 
 // end records the run's state, releasing the worktree lock when the run no longer runs.
 func (r *runner) end(ctx context.Context, state, reason string) (*Outcome, error) {
+	if state == store.RunCancelled {
+		if c, ok := context.Cause(ctx).(controlCause); ok {
+			if c.request == store.ControlPauseCancel {
+				return r.pauseCancelled(ctx)
+			}
+			reason = ReasonOperatorCancel
+		}
+	}
 	err := r.update(ctx, func(tx *store.Tx) error {
 		from := r.run.State
+		if err := tx.SetControl(r.run.ID, store.ControlNone); err != nil {
+			return err
+		}
 		if store.RunFinished(state) {
 			if err := tx.FinishRun(r.run.ID, state, reason); err != nil {
 				return err

@@ -12,18 +12,31 @@ import (
 func resumeCommand(g *globals) *cli.Command {
 	return &cli.Command{
 		Name:      "resume",
-		Usage:     "continue a run whose process died, in the foreground",
+		Usage:     "continue a paused, parked, blocked-then-decided or dead run, in the foreground",
 		ArgsUsage: "[RUN]",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "detach", Usage: "continue in the background: print the run id and return"},
+			&cli.StringFlag{Name: "mode", Value: attempt.ResumePlain, Usage: "plain; reset-attempts (a fresh retry budget for the unfinished tasks); immediate (skip a remaining backoff or quota wait)"},
+		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
 				return usageError("e.g. mulligan resume k3f9", "resume takes one run")
 			}
-			return runResume(c.Context, g, c.Args().First())
+			mode := c.String("mode")
+			switch mode {
+			case attempt.ResumePlain, attempt.ResumeResetAttempts, attempt.ResumeImmediate:
+			default:
+				return usageError("--mode plain, reset-attempts or immediate", "unknown resume mode %q", mode)
+			}
+			if c.Bool("detach") {
+				return detachResume(c.Context, g, c.Args().First())
+			}
+			return runResume(c.Context, g, c.Args().First(), mode)
 		},
 	}
 }
 
-func runResume(ctx context.Context, g *globals, ref string) error {
+func runResume(ctx context.Context, g *globals, ref, mode string) error {
 	st, err := openState()
 	if err != nil {
 		return err
@@ -34,7 +47,7 @@ func runResume(ctx context.Context, g *globals, ref string) error {
 		return err
 	}
 	return foreground(ctx, g, st, func(ctx context.Context, env attempt.Env) (*attempt.Outcome, error) {
-		return attempt.Resume(ctx, env, attempt.ResumeOptions{RunID: id, Load: loadStoredFile})
+		return attempt.Resume(ctx, env, attempt.ResumeOptions{RunID: id, Load: loadStoredFile, Mode: mode, HandoverEpoch: handoverEpoch()})
 	})
 }
 

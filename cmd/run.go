@@ -19,6 +19,8 @@ type runOptions struct {
 	File  string
 	Tasks []string
 	AdHoc *attempt.AdHocOptions
+	// Detach: start the run in the background (detach.go).
+	Detach bool
 }
 
 func runCommand(g *globals) *cli.Command {
@@ -37,9 +39,10 @@ func runCommand(g *globals) *cli.Command {
 			&cli.StringFlag{Name: "heartbeat", Usage: "ad hoc: longest silence before the attempt fails, e.g. 5m"},
 			&cli.StringFlag{Name: "deadline", Usage: "ad hoc: limit of all attempts and backoff together, e.g. 2h"},
 			&cli.StringFlag{Name: "fallback", Usage: "ad hoc: a second agent `CMD` for the failover chain"},
+			&cli.BoolFlag{Name: "detach", Usage: "run in the background: print the run id and return"},
 		},
 		Action: func(c *cli.Context) error {
-			opts := runOptions{File: c.String("file"), Tasks: c.Args().Slice()}
+			opts := runOptions{File: c.String("file"), Tasks: c.Args().Slice(), Detach: c.Bool("detach")}
 			adhocFlags := []string{"prompt", "prompt-file", "retries", "on-failure", "backoff", "timeout", "heartbeat", "deadline", "fallback"}
 			if g.rest != nil {
 				if len(opts.Tasks) > 0 || opts.File != "" {
@@ -109,8 +112,11 @@ func runRun(ctx context.Context, g *globals, opts runOptions) error {
 	if err := attempt.CheckSupported(file); err != nil {
 		return err
 	}
+	if opts.Detach {
+		return detachRun(ctx, g, st)
+	}
 	return foreground(ctx, g, st, func(ctx context.Context, env attempt.Env) (*attempt.Outcome, error) {
-		return attempt.Start(ctx, env, attempt.StartOptions{File: file, Tasks: opts.Tasks})
+		return attempt.Start(ctx, env, attempt.StartOptions{File: file, Tasks: opts.Tasks, ID: detachedRunID()})
 	})
 }
 
@@ -195,6 +201,8 @@ func printRunEnd(g *globals, run *store.Run) {
 			}
 		}
 		fmt.Fprintf(g.io.Out, "hint: mulligan show %s\n", run.ID)
+	case store.RunPaused:
+		fmt.Fprintf(g.io.Out, "hint: mulligan resume %s continues it\n", run.ID)
 	case store.RunFailed, store.RunCancelled:
 		fmt.Fprintf(g.io.Out, "hint: mulligan show %s; every attempt's tree is kept: mulligan restore refs/mulligan/runs/%s/TASK/N/post\n", run.ID, run.ID)
 	}

@@ -1,0 +1,203 @@
+package attempt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/mulligan-dev/mulligan/attempt/store"
+)
+
+// SuperviseOptions are the inputs of one supervise sweep.
+type SuperviseOptions struct {
+	// Runs limits the sweep to these run ids; empty: every run of the database.
+	Runs []string
+	// StaleThreshold: a heartbeat older than this marks a run whose owner cannot be checked
+	// from here (another host) as dead.
+	StaleThreshold time.Duration
+	// MaxResumes: a run resumed this many times in a row without finishing an attempt is held
+	// blocked (reason resume-exhausted) instead of being resumed again.
+	MaxResumes int
+	// Slots is how many resumes this sweep may start (max-concurrent minus those running).
+	Slots  int
+	DryRun bool
+	// Now is the clock of the stale and quota checks (default time.Now).
+	Now func() time.Time
+	// Alive reports whether an owner process lives (default store.ProcessAlive).
+	Alive func(store.Owner) bool
+	// Spawn starts the detached `mulligan resume` of a run claimed at epoch and returns its pid.
+	Spawn func(run *store.Run, epoch int64) (int, error)
+
+	// beforeClaim runs between reading the worklist and claiming a run (tests: races).
+	beforeClaim func(run string)
+}
+
+// SuperviseDecision is one line of supervise's output.
+type SuperviseDecision struct {
+	Run string `json:"run"`
+	// Action: resume (a detached resume started), block (held resume-exhausted), skip (left
+	// alone: owner alive, claimed by another supervisor, quota not reset yet), wait (no slot
+	// left this sweep), error.
+	Action string `json:"action"`
+	Reason string `json:"reason"`
+	State  string `json:"state"` // the run's state when it was looked at
+	PID    int    `json:"pid,omitempty"`
+	DryRun bool   `json:"dry_run"`
+}
+
+// Supervise sweeps the unfinished runs once: it resumes those whose process is gone (or, on
+// another host, whose heartbeat is stale) and parked runs whose quota reset has passed, each in
+// a detached resume after claiming it by compare-and-swap on its owner epoch (of two
+// supervisors, exactly one resumes a run). It never resumes a run whose owner is alive.
+func Supervise(ctx context.Context, db *store.DB, opts SuperviseOptions) ([]SuperviseDecision, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Alive == nil {
+		opts.Alive = store.ProcessAlive
+	}
+	if opts.StaleThreshold <= 0 {
+		opts.StaleThreshold = 30 * time.Second
+	}
+	var runs []store.Run
+	err := db.View(ctx, func(tx *store.Tx) error {
+		hdrs, err := tx.RunsInState(store.RunRunning, store.RunWaitingQuota)
+		if err != nil {
+			return err
+		}
+		for _, h := range hdrs {
+			if len(opts.Runs) > 0 && !slices.Contains(opts.Runs, h.ID) {
+				continue
+			}
+			run, err := tx.GetRun(h.ID)
+			if err != nil {
+				return err
+			}
+			runs = append(runs, *run)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	self := store.Self()
+	now := opts.Now()
+	var out []SuperviseDecision
+	for i := range runs {
+		run := &runs[i]
+		d := SuperviseDecision{Run: run.ID, State: run.State, DryRun: opts.DryRun}
+		why, ok := resumable(run, opts, self, now)
+		d.Reason = why
+		if !ok {
+			d.Action = "skip"
+			out = append(out, d)
+			continue
+		}
+		exhausted := opts.MaxResumes > 0 && run.ResumesWithoutProgress >= opts.MaxResumes
+		switch {
+		case exhausted:
+			d.Action = "block"
+			d.Reason = fmt.Sprintf("%s; resumed %d times in a row without finishing an attempt", why, run.ResumesWithoutProgress)
+		case opts.Slots <= 0:
+			d.Action = "wait"
+			d.Reason = why + "; --max-concurrent resumes already running"
+			out = append(out, d)
+			continue
+		default:
+			d.Action = "resume"
+		}
+		if opts.DryRun {
+			out = append(out, d)
+			continue
+		}
+		if opts.beforeClaim != nil {
+			opts.beforeClaim(run.ID)
+		}
+		var epoch int64
+		err := db.Update(ctx, func(tx *store.Tx) error {
+			var err error
+			if epoch, err = tx.ClaimRun(run.ID, run.Epoch, self); err != nil {
+				return err
+			}
+			if !exhausted {
+				return nil
+			}
+			if err := tx.SetRunState(run.ID, store.RunBlocked, ReasonResumeExhausted); err != nil {
+				return err
+			}
+			if err := tx.ReleaseWorktreeLock(run.Worktree, run.ID); err != nil {
+				return err
+			}
+			_, err = tx.AppendEvent(run.ID, "", 0, "run.state_changed", map[string]any{
+				"from": run.State, "to": store.RunBlocked, "reason": ReasonResumeExhausted,
+				"resumes_without_progress": run.ResumesWithoutProgress,
+			})
+			return err
+		})
+		switch {
+		case errors.Is(err, store.ErrFenced):
+			d.Action, d.Reason = "skip", "claimed by another process first"
+			out = append(out, d)
+			continue
+		case err != nil:
+			return out, err
+		}
+		if d.Action == "resume" {
+			pid, err := opts.Spawn(run, epoch)
+			if err != nil {
+				d.Action, d.Reason = "error", fmt.Sprintf("%s; could not start the resume: %v", why, err)
+			} else {
+				d.PID = pid
+				opts.Slots--
+			}
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// resumable says whether a run needs resuming and why (or why not).
+func resumable(run *store.Run, opts SuperviseOptions, self store.Owner, now time.Time) (string, bool) {
+	stale := run.HeartbeatAt == nil || now.Sub(*run.HeartbeatAt) > opts.StaleThreshold
+	var ownerAlive, remote bool
+	if o := run.Owner; o != nil {
+		remote = o.Host != "" && self.Host != "" && o.Host != self.Host
+		ownerAlive = opts.Alive(*o)
+	}
+	if run.State == store.RunWaitingQuota {
+		if ownerAlive && !remote {
+			return fmt.Sprintf("parked, its process (pid %d) is alive", run.Owner.PID), false
+		}
+		var reset *time.Time
+		for _, t := range run.Tasks {
+			if t.State == store.TaskWaitingQuota && t.ResumeAt != nil && (reset == nil || t.ResumeAt.Before(*reset)) {
+				reset = t.ResumeAt
+			}
+		}
+		if reset == nil {
+			return "parked for a quota reset with no known reset time: resume it by hand", false
+		}
+		if now.Before(*reset) {
+			return "quota resets at " + reset.UTC().Format(time.RFC3339), false
+		}
+		return "quota reset passed at " + reset.UTC().Format(time.RFC3339), true
+	}
+	switch {
+	case run.Owner == nil:
+		return "no owner recorded", true
+	case *run.Owner == self:
+		// This supervisor claimed it, and the resume it started died before taking over.
+		return "the resume this supervisor started did not take it over", true
+	case remote && stale:
+		return fmt.Sprintf("heartbeat of pid %d on %s is stale", run.Owner.PID, run.Owner.Host), true
+	case remote:
+		return fmt.Sprintf("running on %s (pid %d), heartbeat fresh", run.Owner.Host, run.Owner.PID), false
+	case ownerAlive && stale:
+		return fmt.Sprintf("heartbeat stale but its process (pid %d) is alive: not resumed", run.Owner.PID), false
+	case ownerAlive:
+		return fmt.Sprintf("running (pid %d)", run.Owner.PID), false
+	}
+	return fmt.Sprintf("its process (pid %d) is gone", run.Owner.PID), true
+}

@@ -1,0 +1,156 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/attempt/store"
+)
+
+// superviseEpochEnv carries, from supervise to the `mulligan resume` it starts, the owner epoch
+// the supervisor claimed the run at: resume takes the run over from the (live) supervisor only
+// at that epoch.
+const superviseEpochEnv = "MULLIGAN_SUPERVISE_EPOCH"
+
+// handoverEpoch reads (and removes from the environment the agents inherit) the epoch a
+// supervisor handed this process.
+func handoverEpoch() int64 {
+	v := os.Getenv(superviseEpochEnv)
+	os.Unsetenv(superviseEpochEnv)
+	n, _ := strconv.ParseInt(v, 10, 64)
+	return n
+}
+
+func superviseCommand(g *globals) *cli.Command {
+	return &cli.Command{
+		Name:  "supervise",
+		Usage: "resume runs whose process died and parked runs whose quota reset has passed, each in a detached resume",
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "run", Aliases: []string{"r"}, Usage: "supervise `RUN` (repeatable)"},
+			&cli.BoolFlag{Name: "all", Usage: "supervise every run of this repository"},
+			&cli.DurationFlag{Name: "interval", Value: 10 * time.Second, Usage: "time between sweeps"},
+			&cli.DurationFlag{Name: "stale-threshold", Value: 30 * time.Second, Usage: "a heartbeat older than this is stale (owners on other hosts)"},
+			&cli.IntFlag{Name: "max-concurrent", Value: 3, Usage: "resumes running at once, at most"},
+			&cli.IntFlag{Name: "max-resumes", Value: 3, Usage: "hold a run blocked (resume-exhausted) after this many resumes in a row without a finished attempt"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the decisions, change nothing"},
+			&cli.BoolFlag{Name: "once", Usage: "one sweep, then exit"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usageError("name runs with -r RUN, or pass --all", "supervise takes no arguments")
+			}
+			refs := c.StringSlice("run")
+			if len(refs) == 0 && !c.Bool("all") {
+				return usageError("e.g. mulligan supervise --all, or mulligan supervise -r k3f9", "supervise needs -r RUN or --all")
+			}
+			if len(refs) > 0 && c.Bool("all") {
+				return usageError("pass either -r RUN… or --all", "-r and --all together")
+			}
+			if c.Int("max-concurrent") < 1 {
+				return usageError("e.g. --max-concurrent 3", "--max-concurrent must be at least 1")
+			}
+			if c.Duration("interval") <= 0 || c.Duration("stale-threshold") <= 0 {
+				return usageError("e.g. --interval 10s --stale-threshold 30s", "--interval and --stale-threshold must be positive")
+			}
+			return runSupervise(c, g, refs)
+		},
+	}
+}
+
+func runSupervise(c *cli.Context, g *globals, refs []string) error {
+	st, err := openState()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	var ids []string
+	for _, ref := range refs {
+		id, err := st.resolveRun(c.Context, ref)
+		if err != nil {
+			return err
+		}
+		ids = append(ids, id)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	var running atomic.Int64 // detached resumes this supervisor started that still run
+	once := c.Bool("once")
+	spawn := func(run *store.Run, epoch int64) (int, error) {
+		logPath := filepath.Join(attempt.LogDir(st.repo.CommonDir(), run.ID), "supervise.log")
+		env := append(os.Environ(), fmt.Sprintf("%s=%d", superviseEpochEnv, epoch))
+		cmd, err := attempt.StartDetached(exe, []string{os.Args[0], "-C", run.Worktree, "resume", run.ID}, env, run.Worktree, logPath)
+		if err != nil {
+			return 0, err
+		}
+		pid := cmd.Process.Pid
+		running.Add(1)
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); running.Add(-1); close(exited) }()
+		// Until the resume has claimed the run from this supervisor, this process is its owner:
+		// exiting before would let another supervisor take the run for dead and resume it twice.
+		deadline := time.After(30 * time.Second)
+		for {
+			select {
+			case <-exited:
+				return pid, nil // it died before taking over: its log says why
+			case <-deadline:
+				return pid, nil
+			case <-time.After(20 * time.Millisecond):
+			}
+			if r, err := st.getRun(context.WithoutCancel(ctx), run.ID); err == nil && r.Owner != nil && r.Owner.PID == pid {
+				return pid, nil
+			}
+		}
+	}
+	for {
+		decisions, err := attempt.Supervise(ctx, st.db, attempt.SuperviseOptions{
+			Runs: ids, StaleThreshold: c.Duration("stale-threshold"), MaxResumes: c.Int("max-resumes"),
+			Slots: c.Int("max-concurrent") - int(running.Load()), DryRun: c.Bool("dry-run"), Spawn: spawn,
+		})
+		for _, d := range decisions {
+			printDecision(g, d)
+		}
+		if err != nil {
+			return err
+		}
+		if once {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(c.Duration("interval")):
+		}
+	}
+}
+
+func printDecision(g *globals, d attempt.SuperviseDecision) {
+	if g.json() {
+		writeJSONLine(g.io.Out, d)
+		return
+	}
+	action := d.Action
+	if d.DryRun {
+		action += " (dry run)"
+	}
+	line := fmt.Sprintf("%s %s: %s (%s)", action, d.Run, d.Reason, d.State)
+	if d.PID != 0 {
+		line += fmt.Sprintf("; pid %d, log in mulligan/logs/%s/supervise.log", d.PID, d.Run)
+	}
+	fmt.Fprintln(g.io.Out, line)
+}
