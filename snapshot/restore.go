@@ -23,6 +23,11 @@ type RestoreOptions struct {
 	UndoRef     string // ref for the undo snapshot; "" means refs/mulligan/undo/<NewID>
 	UndoMessage string
 	DryRun      bool // compute the changes only: no undo ref, no file touched
+	// NoUndoRef takes the undo snapshot (the conflict check needs it) but writes no ref: for a
+	// caller that already keeps the tree being replaced under a ref of its own (the runner's reset
+	// between attempts replaces the tree the last attempt's post ref holds). `mulligan undo` then
+	// never lands on such internal resets.
+	NoUndoRef bool
 }
 
 // RestoreResult is what Restore did (or, on DryRun, would do).
@@ -67,7 +72,7 @@ func (r *Repo) Restore(ctx context.Context, target plumbing.Hash, opts RestoreOp
 	}
 	ws.discard() // the index is saved after the files are written
 	ref := opts.UndoRef
-	if ref == "" {
+	if ref == "" && !opts.NoUndoRef {
 		ref = "refs/mulligan/undo/" + NewID(time.Now())
 	}
 	msg := opts.UndoMessage
