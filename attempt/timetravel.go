@@ -321,6 +321,10 @@ func replayEvent(rp *taskReplay, ev store.Event) {
 		if p.Reason != nil && (*p.Reason == ReasonRetryTask || *p.Reason == "operator-prompt") {
 			rp.reason = ""
 		}
+		switch p.To {
+		case store.TaskPending, store.TaskRunning, store.TaskBackoff:
+			rp.reason = "" // the runner keeps no reason for these ("retry" only decorates the event)
+		}
 		if store.TaskFinished(p.To) {
 			rp.finished = &t
 		}
