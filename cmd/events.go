@@ -2,12 +2,14 @@ package cmd
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/autopsy"
 )
 
 func eventsCommand(g *globals) *cli.Command {
@@ -18,6 +20,7 @@ func eventsCommand(g *globals) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing new events until interrupted"},
 			&cli.BoolFlag{Name: "all", Usage: "events of every run"},
+			&cli.BoolFlag{Name: "scrub", Usage: "remove secrets (tokens, values of *KEY*/*TOKEN*/*SECRET*/*PASSWORD* variables) from the output"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
@@ -34,6 +37,10 @@ func eventsCommand(g *globals) *cli.Command {
 					return err
 				}
 			}
+			var scrub *autopsy.Scrubber
+			if c.Bool("scrub") {
+				scrub = autopsy.NewScrubber(os.Environ())
+			}
 			var after int64
 			for {
 				var evs []store.Event
@@ -46,6 +53,9 @@ func eventsCommand(g *globals) *cli.Command {
 				}
 				for _, ev := range evs {
 					after = ev.Seq
+					if scrub != nil {
+						ev.Payload = scrub.JSON(ev.Payload)
+					}
 					if g.json() {
 						if err := writeJSONLine(g.io.Out, ev); err != nil {
 							return err

@@ -23,6 +23,8 @@ type globals struct {
 	io     *IOStreams
 	output string // "text" or "json"
 	rest   []string
+	// noAutopsy is `run --no-autopsy`: foreground writes no autopsy when the run fails.
+	noAutopsy bool
 }
 
 func (g *globals) json() bool { return g.output == "json" }
@@ -125,6 +127,8 @@ func commands(g *globals) []*cli.Command {
 		promptCommand(g),
 		stopCommand(g),
 		gcCommand(g),
+		autopsyCommand(g),
+		bugCommand(g),
 		versionCommand(g),
 	}
 }

@@ -39,10 +39,12 @@ func runCommand(g *globals) *cli.Command {
 			&cli.StringFlag{Name: "heartbeat", Usage: "ad hoc: longest silence before the attempt fails, e.g. 5m"},
 			&cli.StringFlag{Name: "deadline", Usage: "ad hoc: limit of all attempts and backoff together, e.g. 2h"},
 			&cli.StringFlag{Name: "fallback", Usage: "ad hoc: a second agent `CMD` for the failover chain"},
+			&cli.BoolFlag{Name: "no-autopsy", Usage: "write no autopsy when the run fails or blocks (also MULLIGAN_AUTOPSY=0)"},
 			&cli.BoolFlag{Name: "detach", Usage: "run in the background: print the run id and return"},
 		},
 		Action: func(c *cli.Context) error {
 			opts := runOptions{File: c.String("file"), Tasks: c.Args().Slice(), Detach: c.Bool("detach")}
+			g.noAutopsy = c.Bool("no-autopsy")
 			adhocFlags := []string{"prompt", "prompt-file", "retries", "on-failure", "backoff", "timeout", "heartbeat", "deadline", "fallback"}
 			if g.rest != nil {
 				if len(opts.Tasks) > 0 || opts.File != "" {
@@ -163,6 +165,9 @@ func foreground(ctx context.Context, g *globals, st *state, do func(context.Cont
 		}
 	} else {
 		printRunEnd(g, run)
+	}
+	if autopsyEnabled(g.noAutopsy) {
+		writeAutopsy(ctx, g, st, run)
 	}
 	return exitError{code: runExitCode(out)}
 }

@@ -1,0 +1,224 @@
+package autopsy
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/snapshot"
+)
+
+// facts is everything the rules look at, gathered once.
+type facts struct {
+	run      *store.Run
+	file     *attempt.File // nil when the stored task file does not parse any more
+	task     *store.Task   // the decisive task; nil when nothing failed
+	def      *attempt.Task // its definition, when known
+	attempts []store.Attempt
+	failed   []store.Attempt // attempts with a failure class
+	passes   int             // attempts of the task that succeeded
+	output   map[string]string
+	missing  []string // paths the prompt names that the task's base tree lacks
+	events   []store.Event
+	commands map[string]bool
+	scrub    *Scrubber
+	repo     *snapshot.Repo
+	objects  *objects
+}
+
+const (
+	tailBytes     = 64 << 10 // of each log: the decisive lines are at the end
+	maxEvidence   = 12       // lines per excerpt
+	maxLineLength = 200
+)
+
+// readTail reads at most n bytes from the end of a log, dropping the first partial line.
+func readTail(path string, n int64) string {
+	if path == "" {
+		return ""
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return ""
+	}
+	off := max(st.Size()-n, 0)
+	b, err := io.ReadAll(io.NewSectionReader(fh, off, st.Size()-off))
+	if err != nil {
+		return ""
+	}
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	if off > 0 {
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			s = s[i+1:]
+		}
+	}
+	return s
+}
+
+// decisiveRe finds the lines that usually say what went wrong.
+var decisiveRe = regexp.MustCompile(`(?i)(error|fail|fatal|panic|exception|traceback|denied|refused|not found|no such|no space|cannot|can't|unable|invalid|expired|unauthori[sz]ed|forbidden|limit|quota|timeout|timed out|--- FAIL|\bFAIL\b|assert)`)
+
+// decisiveLines picks up to maxEvidence lines: the matching lines near the end, else the
+// last lines.
+func decisiveLines(out string) []string {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	var hits []string
+	for i := len(lines) - 1; i >= 0 && len(hits) < maxEvidence; i-- {
+		if decisiveRe.MatchString(lines[i]) {
+			hits = append(hits, clip(lines[i]))
+		}
+	}
+	if len(hits) == 0 {
+		for i := len(lines) - 1; i >= 0 && len(hits) < maxEvidence; i-- {
+			if strings.TrimSpace(lines[i]) != "" {
+				hits = append(hits, clip(lines[i]))
+			}
+		}
+	}
+	for i, j := 0, len(hits)-1; i < j; i, j = i+1, j-1 {
+		hits[i], hits[j] = hits[j], hits[i]
+	}
+	return hits
+}
+
+func clip(s string) string {
+	s = strings.TrimRight(s, " \t\r")
+	if len(s) <= maxLineLength {
+		return s
+	}
+	cut := maxLineLength
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// evidence quotes the decisive task's failed attempts: the recorded message and the decisive
+// lines of the output (the verify output is part of the attempt's log and message).
+func (f *facts) evidence() []Evidence {
+	var ev []Evidence
+	failed := f.failed
+	if len(failed) > 3 { // the last three tell the story; the timeline has the rest
+		failed = failed[len(failed)-3:]
+	}
+	for _, a := range failed {
+		if a.Message != "" {
+			ev = append(ev, Evidence{Task: a.TaskID, Attempt: a.N, Kind: "message", Lines: f.scrub.Strings([]string{clip(a.Message)})})
+		}
+		if out := f.output[key(a.TaskID, a.N)]; strings.TrimSpace(out) != "" {
+			lines := decisiveLines(out)
+			if len(lines) == 1 && strings.Contains(a.Message, strings.TrimSpace(lines[0])) {
+				continue // the message already quotes it
+			}
+			ev = append(ev, Evidence{Task: a.TaskID, Attempt: a.N, Kind: "output", Lines: f.scrub.Strings(lines)})
+		}
+	}
+	return ev
+}
+
+// pathRe finds words in a prompt that look like repository paths: with a slash or a file
+// extension, no spaces, no URL scheme.
+var pathRe = regexp.MustCompile("(?:^|[\\s`'\"(])((?:\\.{0,2}/)?[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*\\.[A-Za-z0-9]{1,8}|[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+/?)(?:$|[\\s`'\",.:;)])")
+
+// missingPromptPaths lists paths the task's prompt names that are not in the tree the task
+// started from, when that tree can be read.
+func (f *facts) missingPromptPaths() []string {
+	if f.def == nil || f.task == nil {
+		return nil
+	}
+	base := f.task.BaseTree
+	if base == "" {
+		base = f.run.BaseTree
+	}
+	var missing []string
+	seen := map[string]bool{}
+	for _, m := range pathRe.FindAllStringSubmatch(f.def.Prompt, -1) {
+		p := strings.TrimSuffix(strings.TrimPrefix(m[1], "./"), "/")
+		if seen[p] || strings.HasPrefix(p, "../") || strings.HasPrefix(p, "/") || strings.Contains(p, "://") || p == "" {
+			continue
+		}
+		seen[p] = true
+		if !strings.Contains(p, "/") && !strings.Contains(p, ".") {
+			continue
+		}
+		if has, ok := f.objects.hasPath(plumbing.NewHash(base), p); ok && !has {
+			missing = append(missing, p)
+		}
+	}
+	return missing
+}
+
+// suspicious lists successes worth a second look: exit 0 with empty output, nothing changed in
+// the tree, no verify command to check the work.
+func (f *facts) suspicious() []Suspect {
+	var out []Suspect
+	for _, t := range f.run.Tasks {
+		var def *attempt.Task
+		if f.file != nil {
+			def = f.file.Task(t.ID)
+		}
+		for _, a := range t.Attempts {
+			if a.State != store.AttemptSucceeded {
+				continue
+			}
+			if strings.TrimSpace(readTail(a.Log, 4096)) == "" {
+				out = append(out, Suspect{t.ID, a.N, "exit 0 with empty output"})
+			}
+			if a.FilesChanged != nil && *a.FilesChanged == 0 {
+				out = append(out, Suspect{t.ID, a.N, "nothing changed in the tree"})
+			}
+			if def != nil && def.Verify == nil {
+				out = append(out, Suspect{t.ID, a.N, "no verify command checked the work"})
+			}
+		}
+	}
+	return out
+}
+
+// unresolvedEffects lists effect.recorded events that no effect.compensated event settled.
+func unresolvedEffects(events []store.Event) []Effect {
+	type rec struct {
+		Effect
+		idempotent bool
+	}
+	var order []string
+	recs := map[string]*rec{}
+	for _, ev := range events {
+		var p map[string]any
+		_ = json.Unmarshal(ev.Payload, &p)
+		name, _ := p["name"].(string)
+		id, _ := p["id"].(string)
+		if id == "" {
+			id = key(ev.Task, ev.Attempt) + "/" + name
+		}
+		switch ev.Type {
+		case "effect.recorded":
+			idem, _ := p["idempotent"].(bool)
+			if _, ok := recs[id]; !ok {
+				order = append(order, id)
+			}
+			recs[id] = &rec{Effect{Task: ev.Task, Attempt: ev.Attempt, Name: name}, idem}
+		case "effect.compensated":
+			delete(recs, id)
+		}
+	}
+	var out []Effect
+	for _, id := range order {
+		if r, ok := recs[id]; ok && !r.idempotent {
+			out = append(out, r.Effect)
+		}
+	}
+	return out
+}

@@ -1,0 +1,303 @@
+// Package autopsy owns the post-failure report of a run (SPEC §7): the timeline of attempts, the
+// evidence (decisive output lines, diff stats), one verdict decided by a table of rules, one
+// suggestion with commands that work for that run, suspicious successes, and the scrubbed bug
+// bundle. It reads the store, the logs and the refs, and it must never change any of them: an
+// autopsy of a run is safe to take at any time, any number of times.
+package autopsy
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/snapshot"
+)
+
+// Verdict categories (SPEC §7).
+const (
+	WorkflowBug = "workflow-bug"
+	Environment = "environment"
+	AgentFlake  = "agent-flake"
+	ToolBug     = "tool-bug"
+	Unknown     = "unknown"
+)
+
+// Report is one autopsy. Its JSON form is `mulligan autopsy -o json` (SPEC §9).
+type Report struct {
+	Run         string     `json:"run"`
+	State       string     `json:"state"`
+	Reason      *string    `json:"reason"`
+	Repository  string     `json:"repository"`
+	Head        *string    `json:"head"`
+	TaskFile    *string    `json:"task_file"`
+	TaskFileSHA *string    `json:"task_file_hash"`
+	StartedAt   string     `json:"started_at"`
+	FinishedAt  *string    `json:"finished_at"`
+	DurationMS  int64      `json:"duration_ms"`
+	CostUSD     *float64   `json:"cost_usd"`
+	Task        *string    `json:"task"` // the task the verdict is about; null for a run with no failure
+	Verdict     Verdict    `json:"verdict"`
+	Suggestion  Suggestion `json:"suggestion"`
+	Timeline    []Step     `json:"timeline"`
+	Evidence    []Evidence `json:"evidence"`
+	Suspicious  []Suspect  `json:"suspicious"`
+	Effects     []Effect   `json:"unresolved_effects"`
+	GeneratedAt string     `json:"generated_at"`
+}
+
+// Verdict is the category of the failure, with the rule of the table that decided it.
+type Verdict struct {
+	Category   string  `json:"category"`
+	Confidence float64 `json:"confidence"`
+	Rule       string  `json:"rule"`
+	Why        string  `json:"why"`
+}
+
+// Suggestion is the one next step: a sentence and the exact commands, in order.
+type Suggestion struct {
+	Text     string   `json:"text"`
+	Commands []string `json:"commands"`
+}
+
+// Step is one attempt in the timeline.
+type Step struct {
+	Task         string    `json:"task"`
+	N            int       `json:"n"`
+	Agent        string    `json:"agent"`
+	State        string    `json:"state"`
+	Class        *string   `json:"class"`
+	Code         *string   `json:"code"`
+	Message      *string   `json:"message"`
+	ExitCode     *int      `json:"exit_code"`
+	StartedAt    string    `json:"started_at"`
+	DurationMS   *int64    `json:"duration_ms"`
+	FilesChanged *int      `json:"files_changed"`
+	TokensIn     *int64    `json:"tokens_in"`
+	TokensOut    *int64    `json:"tokens_out"`
+	CostUSD      *float64  `json:"cost_usd"`
+	Ref          *string   `json:"ref"`
+	Diff         *DiffStat `json:"diff"`
+}
+
+// Evidence is a bounded excerpt that supports the verdict.
+type Evidence struct {
+	Task    string   `json:"task"`
+	Attempt int      `json:"attempt"`
+	Kind    string   `json:"kind"` // "output" (the agent's log) or "message" (the recorded failure)
+	Lines   []string `json:"lines"`
+}
+
+// Suspect is a success that deserves a second look.
+type Suspect struct {
+	Task    string `json:"task"`
+	Attempt int    `json:"attempt"`
+	Reason  string `json:"reason"`
+}
+
+// Effect is a recorded side effect that was never compensated.
+type Effect struct {
+	Task    string `json:"task"`
+	Attempt int    `json:"attempt"`
+	Name    string `json:"name"`
+}
+
+// Input is what an autopsy reads.
+type Input struct {
+	Repo  *snapshot.Repo
+	DB    *store.DB
+	RunID string
+	// Commands are mulligan's registered command names: a suggestion only names commands
+	// that exist in this build.
+	Commands []string
+	// Scrub removes secrets from every text the report quotes; nil builds one from the
+	// process environment and the agents' env.
+	Scrub *Scrubber
+	Now   func() time.Time
+}
+
+// Build takes the autopsy of a run. It only reads.
+func Build(ctx context.Context, in Input) (*Report, error) {
+	var run *store.Run
+	var events []store.Event
+	err := in.DB.View(ctx, func(tx *store.Tx) error {
+		var err error
+		if run, err = tx.GetRun(in.RunID); err != nil {
+			return err
+		}
+		events, err = allEvents(tx, run.ID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	f := gather(in, run, events)
+	return f.report(in), nil
+}
+
+// allEvents reads a run's events, in pages.
+func allEvents(tx *store.Tx, run string) ([]store.Event, error) {
+	var all []store.Event
+	var after int64
+	for {
+		evs, err := tx.Events(run, after, 1000)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, evs...)
+		if len(evs) < 1000 {
+			return all, nil
+		}
+		after = evs[len(evs)-1].Seq
+	}
+}
+
+// gather collects the facts the rules read.
+func gather(in Input, run *store.Run, events []store.Event) *facts {
+	f := &facts{run: run, commands: map[string]bool{}, output: map[string]string{}, events: events}
+	for _, c := range in.Commands {
+		f.commands[c] = true
+	}
+	if file, err := attempt.Parse(run.TaskFile, run.TaskFileContent); err == nil {
+		f.file = file
+	}
+	scrub := in.Scrub
+	if scrub == nil {
+		envs := [][]string{os.Environ()}
+		if f.file != nil {
+			for _, a := range f.file.Agents {
+				for k, v := range a.Env {
+					envs = append(envs, []string{k + "=" + v})
+				}
+			}
+		}
+		scrub = NewScrubber(envs...)
+	}
+	f.scrub = scrub
+	f.repo = in.Repo
+	f.objects = openObjects(in.Repo)
+	f.task = decisiveTask(run)
+	if f.task != nil {
+		if f.file != nil {
+			f.def = f.file.Task(f.task.ID)
+		}
+		for _, a := range f.task.Attempts {
+			if a.State == store.AttemptSuperseded {
+				continue
+			}
+			f.attempts = append(f.attempts, a)
+			if a.State == store.AttemptSucceeded {
+				f.passes++
+			} else if a.Class != "" {
+				f.failed = append(f.failed, a)
+			}
+			f.output[key(a.TaskID, a.N)] = readTail(a.Log, tailBytes)
+		}
+		f.missing = f.missingPromptPaths()
+	}
+	return f
+}
+
+// decisiveTask is the task a failed or blocked run stopped on: the blocked one, else the first
+// failed one with attempts, else the first task with a failed attempt.
+func decisiveTask(run *store.Run) *store.Task {
+	for _, want := range []string{store.TaskBlocked, store.TaskFailed, store.TaskWaitingQuota, store.TaskCancelled} {
+		for i := range run.Tasks {
+			if run.Tasks[i].State == want && len(run.Tasks[i].Attempts) > 0 {
+				return &run.Tasks[i]
+			}
+		}
+	}
+	for i := range run.Tasks {
+		for _, a := range run.Tasks[i].Attempts {
+			if a.State == store.AttemptFailed {
+				return &run.Tasks[i]
+			}
+		}
+	}
+	return nil
+}
+
+func key(task string, n int) string { return fmt.Sprintf("%s@%d", task, n) }
+
+func (f *facts) report(in Input) *Report {
+	run := f.run
+	now := time.Now
+	if in.Now != nil {
+		now = in.Now
+	}
+	r := &Report{
+		Run:         run.ID,
+		State:       run.State,
+		Reason:      nullable(run.Reason),
+		Repository:  run.Worktree,
+		TaskFile:    nullable(run.TaskFile),
+		TaskFileSHA: nullable(run.TaskFileHash),
+		StartedAt:   rfc3339(run.StartedAt),
+		CostUSD:     run.CostUSD,
+		GeneratedAt: rfc3339(now()),
+		Timeline:    []Step{},
+		Evidence:    []Evidence{},
+		Suspicious:  []Suspect{},
+		Effects:     []Effect{},
+	}
+	if in.Repo != nil {
+		if h, err := in.Repo.Head(); err == nil && !h.IsZero() {
+			r.Head = nullable(h.String())
+		}
+	}
+	end := now()
+	if run.FinishedAt != nil {
+		end = *run.FinishedAt
+		r.FinishedAt = nullable(rfc3339(*run.FinishedAt))
+	}
+	r.DurationMS = end.Sub(run.StartedAt).Milliseconds()
+	for _, t := range run.Tasks {
+		for _, a := range t.Attempts {
+			r.Timeline = append(r.Timeline, f.step(a))
+		}
+	}
+	if f.task != nil {
+		r.Task = nullable(f.task.ID)
+		r.Evidence = f.evidence()
+	}
+	rule := decide(f)
+	r.Verdict = Verdict{Category: rule.Category, Confidence: rule.Confidence, Rule: rule.Name, Why: f.scrub.String(rule.Why(f))}
+	sg := rule.Suggest(f)
+	sg.Text = f.scrub.String(sg.Text)
+	sg.Commands = f.scrub.Strings(sg.Commands)
+	if sg.Commands == nil {
+		sg.Commands = []string{}
+	}
+	r.Suggestion = sg
+	r.Suspicious = append(r.Suspicious, f.suspicious()...)
+	r.Effects = append(r.Effects, unresolvedEffects(f.events)...)
+	return r
+}
+
+func (f *facts) step(a store.Attempt) Step {
+	s := Step{
+		Task: a.TaskID, N: a.N, Agent: a.Agent, State: a.State,
+		Class: nullable(a.Class), Code: nullable(a.Code), Message: nullable(f.scrub.String(a.Message)),
+		ExitCode: a.ExitCode, StartedAt: rfc3339(a.StartedAt), DurationMS: a.DurationMS,
+		FilesChanged: a.FilesChanged, TokensIn: a.TokensIn, TokensOut: a.TokensOut, CostUSD: a.CostUSD,
+		Ref: nullable(a.Ref),
+	}
+	if a.PreTree != "" && a.Tree != "" {
+		s.Diff = f.objects.diffStat(f.repo, plumbing.NewHash(a.PreTree), plumbing.NewHash(a.Tree))
+	}
+	return s
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

@@ -1,0 +1,245 @@
+package autopsy
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/attempt/store"
+)
+
+// att is a failed attempt of task fix with class, code and message; out is its output tail.
+type att struct {
+	class, code, msg, out string
+	ok                    bool // succeeded instead
+	files                 int
+}
+
+const taskFile = `version: 1
+agents:
+  fast: {preset: claude, command: [claude, -p, "{{prompt}}"]}
+  gen: {command: [my-agent, "{{prompt}}"]}
+tasks:
+  - id: fix
+    prompt: Fix the tests.
+    agent: [fast, gen]
+    timeout: 10m
+    heartbeat: 2m
+    verify: {command: [go, test, ./...]}
+`
+
+// mkFacts builds the facts of run k3f9abcd whose task fix had the given attempts, as gather
+// would from the store.
+func mkFacts(t *testing.T, reason string, atts ...att) *facts {
+	t.Helper()
+	file, err := attempt.Parse("mulligan.yaml", []byte(taskFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := &store.Run{ID: "k3f9abcd", Worktree: "/src/proj", TaskFile: "mulligan.yaml", State: store.RunFailed, StartedAt: time.Unix(1e9, 0)}
+	task := store.Task{RunID: run.ID, ID: "fix", State: store.TaskFailed, Reason: reason}
+	f := &facts{run: run, file: file, def: file.Task("fix"), commands: map[string]bool{}, output: map[string]string{}, scrub: NewScrubber()}
+	for i, a := range atts {
+		sa := store.Attempt{RunID: run.ID, TaskID: "fix", N: i + 1, Agent: "fast", State: store.AttemptFailed,
+			Class: a.class, Code: a.code, Message: a.msg, FilesChanged: store.Ptr(a.files),
+			Ref: "refs/mulligan/runs/k3f9abcd/fix/" + string(rune('1'+i)) + "/post"}
+		if a.ok {
+			sa.State, sa.Class = store.AttemptSucceeded, ""
+			f.passes++
+		} else {
+			f.failed = append(f.failed, sa)
+		}
+		task.Attempts = append(task.Attempts, sa)
+		f.attempts = append(f.attempts, sa)
+		f.output[key("fix", i+1)] = a.out
+	}
+	run.Tasks = []store.Task{task}
+	if len(atts) > 0 {
+		f.task = &run.Tasks[0]
+	}
+	return f
+}
+
+func TestRules(t *testing.T) {
+	exit := func(msg string) att { return att{class: cAgentExit, code: "nonzero_exit", msg: msg} }
+	cases := []struct {
+		rule   string
+		facts  func(t *testing.T) *facts
+		want   string   // category
+		cmds   []string // the suggestion's commands, exactly
+		inText string   // a phrase of the suggestion's text
+	}{
+		{"no-failure", func(t *testing.T) *facts { return mkFacts(t, "") }, Unknown,
+			[]string{"mulligan show k3f9abcd"}, "nothing failed"},
+		{"internal-error", func(t *testing.T) *facts {
+			f := mkFacts(t, "", exit("agent exited with status 1"), att{class: cInternal, code: "start_failed", msg: "could not start the agent: too many open files"})
+			f.commands["bug"] = true
+			return f
+		}, ToolBug, []string{"mulligan bug k3f9abcd", "mulligan run fix"}, "mulligan bug"},
+		{"runner-died-repeatedly", func(t *testing.T) *facts {
+			return mkFacts(t, reasonResume, att{class: cRunnerDied, msg: "the mulligan process died during the attempt"})
+		}, ToolBug, []string{"mulligan events k3f9abcd"}, "what killed mulligan"},
+		{"authoring-error", func(t *testing.T) *facts {
+			return mkFacts(t, "", att{class: cAuthoring, msg: "mulligan.yaml:3:5: unknown key"})
+		}, WorkflowBug, []string{"mulligan run fix"}, "fix the task file"},
+		{"auth", func(t *testing.T) *facts {
+			f := mkFacts(t, "", att{class: cAuth, code: "not_logged_in", msg: "Invalid API key · Please run /login"})
+			f.commands["retry-task"] = true
+			return f
+		}, Environment, []string{"claude /login", "mulligan retry-task k3f9abcd fix"}, "log claude in"},
+		{"agent-missing", func(t *testing.T) *facts {
+			f := mkFacts(t, "", att{class: cMissing, code: "not_found", msg: "agent command not found"})
+			f.failed[0].Agent = "gen"
+			return f
+		}, Environment, []string{"command -v my-agent", "mulligan run fix"}, "install my-agent"},
+		{"quota", func(t *testing.T) *facts {
+			return mkFacts(t, "", att{class: cQuota, msg: "usage limit reached, resets at 3pm"})
+		}, Environment, []string{"mulligan resume k3f9abcd"}, "wait for the limit"},
+		{"disk-full", func(t *testing.T) *facts {
+			return mkFacts(t, "", att{class: cAgentExit, msg: "agent exited with status 1", out: "write x: no space left on device\n"})
+		}, Environment, []string{"df -h /src/proj", "mulligan run fix"}, "free space"},
+		{"verify-tool-missing", func(t *testing.T) *facts {
+			return mkFacts(t, "", att{class: cQuality, code: "verify_failed", msg: "verify failed: sh: 1: go: not found"})
+		}, Environment, []string{"mulligan run fix"}, "(go)"},
+		{"network", func(t *testing.T) *facts {
+			return mkFacts(t, "", att{class: cTransport, msg: "overloaded"}, att{class: cTransport, msg: "502 bad gateway"})
+		}, Environment, []string{"mulligan run fix"}, "check the network"},
+		{"verify-intermittent", func(t *testing.T) *facts {
+			return mkFacts(t, "", att{class: cQuality, msg: "verify failed: FAIL TestA", files: 2}, att{ok: true}, att{class: cQuality, msg: "verify failed: FAIL TestB"})
+		}, AgentFlake, []string{"mulligan run fix", "mulligan restore refs/mulligan/runs/k3f9abcd/fix/1/post"}, "keep the edits of attempt 1"},
+		{"verify-same-failure", func(t *testing.T) *facts {
+			return mkFacts(t, "", att{class: cQuality, code: "verify_failed", msg: "verify exited 1: FAIL TestX (0.01s)"}, att{class: cQuality, code: "verify_failed", msg: "verify exited 1: FAIL TestX (0.02s)"})
+		}, WorkflowBug, []string{"mulligan logs k3f9abcd/fix@2", "mulligan run fix"}, "can pass at all"},
+		{"schema-never-satisfied", func(t *testing.T) *facts {
+			return mkFacts(t, "", att{class: cSchema, msg: "missing property summary"})
+		}, WorkflowBug, []string{"mulligan logs k3f9abcd/fix@1", "mulligan run fix"}, "output_schema"},
+		{"prompt-names-missing-files", func(t *testing.T) *facts {
+			f := mkFacts(t, "", exit("agent exited with status 1"))
+			f.missing = []string{"src/gone.go"}
+			return f
+		}, WorkflowBug, []string{"mulligan run fix"}, "src/gone.go"},
+		{"payload-declared-same", func(t *testing.T) *facts {
+			return mkFacts(t, "", att{class: cPayload, code: "is_error", msg: "result: I cannot"}, att{class: cPayload, code: "is_error", msg: "result: I cannot"})
+		}, WorkflowBug, []string{"mulligan logs k3f9abcd/fix@2", "mulligan run fix"}, "why the agent gave up"},
+		{"payload-declared", func(t *testing.T) *facts {
+			return mkFacts(t, "", exit("agent exited with status 1"), att{class: cPayload, code: "is_error", msg: "result: gave up"})
+		}, AgentFlake, []string{"mulligan run fix"}, "gave up"},
+		{"timeouts", func(t *testing.T) *facts {
+			return mkFacts(t, "", att{class: cTimeout, msg: "ran past its timeout"}, att{class: cHeartbeat, msg: "silent"})
+		}, AgentFlake, []string{"mulligan run fix"}, "raise `heartbeat` of task fix in mulligan.yaml (now 2m0s)"},
+		{"budget-exhausted", func(t *testing.T) *facts {
+			return mkFacts(t, "", exit("agent exited with status 1"), att{class: cBudget, code: "deadline", msg: "deadline passed"})
+		}, AgentFlake, []string{"mulligan run fix"}, "raise `deadline`"},
+		{"cancelled", func(t *testing.T) *facts {
+			return mkFacts(t, "", att{class: cCancel, msg: "the attempt was cancelled"})
+		}, Unknown, []string{"mulligan run fix"}, "again"},
+		{"different-failures", func(t *testing.T) *facts {
+			return mkFacts(t, "", exit("agent exited with status 1"), att{class: cTimeout, msg: "timeout"})
+		}, AgentFlake, []string{"mulligan run fix"}, "failures differ"},
+		{"same-failure-repeated", func(t *testing.T) *facts {
+			return mkFacts(t, "", exit("agent exited with status 1: boom at line 3"), exit("agent exited with status 1: boom at line 4"))
+		}, WorkflowBug, []string{"mulligan logs k3f9abcd/fix@2", "mulligan run fix"}, "points at the task"},
+		{"single-failure", func(t *testing.T) *facts {
+			return mkFacts(t, "", att{class: cAgentExit, msg: "agent exited with status 2", files: 3})
+		}, AgentFlake, []string{"mulligan run fix", "mulligan restore refs/mulligan/runs/k3f9abcd/fix/1/post"}, "not a pattern"},
+		{"fallback", func(t *testing.T) *facts {
+			return mkFacts(t, "", att{class: "something_new", msg: "?"})
+		}, Unknown, []string{"mulligan show k3f9abcd", "mulligan logs k3f9abcd/fix@1"}, "output"},
+	}
+	tested := map[string]bool{}
+	for _, c := range cases {
+		t.Run(c.rule, func(t *testing.T) {
+			f := c.facts(t)
+			r := decide(f)
+			if r.Name != c.rule {
+				t.Fatalf("rule %s decided, want %s", r.Name, c.rule)
+			}
+			if r.Category != c.want {
+				t.Errorf("category %s, want %s", r.Category, c.want)
+			}
+			if r.Confidence <= 0 || r.Confidence > 1 {
+				t.Errorf("confidence %v out of (0, 1]", r.Confidence)
+			}
+			if why := r.Why(f); why == "" {
+				t.Error("empty why")
+			}
+			s := r.Suggest(f)
+			if strings.Join(s.Commands, "\n") != strings.Join(c.cmds, "\n") {
+				t.Errorf("commands\n%q\nwant\n%q", s.Commands, c.cmds)
+			}
+			if !strings.Contains(s.Text, c.inText) {
+				t.Errorf("suggestion %q does not say %q", s.Text, c.inText)
+			}
+		})
+		tested[c.rule] = true
+	}
+	for _, r := range Rules {
+		if !tested[r.Name] {
+			t.Errorf("rule %s has no test case", r.Name)
+		}
+	}
+}
+
+// With revert in this build, keeping an attempt is suggested as revert; without, as restore.
+func TestSuggestionUsesExistingCommands(t *testing.T) {
+	f := mkFacts(t, "", att{class: cAgentExit, msg: "agent exited with status 2", files: 1})
+	if got := decide(f).Suggest(f).Commands; got[1] != "mulligan restore refs/mulligan/runs/k3f9abcd/fix/1/post" {
+		t.Errorf("without revert: %q", got)
+	}
+	f.commands["revert"], f.commands["retry-task"] = true, true
+	if got := decide(f).Suggest(f).Commands; got[0] != "mulligan retry-task k3f9abcd fix" || got[1] != "mulligan revert k3f9abcd/fix@1" {
+		t.Errorf("with revert and retry-task: %q", got)
+	}
+}
+
+func TestRerunAdHoc(t *testing.T) {
+	retries := 2
+	file, err := attempt.AdHoc(attempt.AdHocOptions{Command: []string{"my agent", "--flag", "{{prompt}}"}, Prompt: "p", OnFailure: "retry", Retries: &retries, Timeout: "5m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := mkFacts(t, "", att{class: cAgentExit, msg: "x"})
+	f.file, f.def, f.run.TaskFile = file, file.Task("main"), file.Path
+	f.task.ID = "main"
+	want := "mulligan run --on-failure retry --retries 2 --timeout 5m0s -- 'my agent' --flag '{{prompt}}'"
+	if got := f.rerun(); got != want {
+		t.Errorf("rerun = %q (task file %q), want %q", got, file.Path, want)
+	}
+}
+
+func TestDecisiveLines(t *testing.T) {
+	out := "building\nok pkg/a\n--- FAIL: TestX (0.00s)\n    x_test.go:9: got 1, want 2\nFAIL\nexit status 1\n"
+	got := decisiveLines(out)
+	want := []string{"--- FAIL: TestX (0.00s)", "FAIL"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("decisive lines %q, want %q", got, want)
+	}
+	if got := decisiveLines("one\ntwo\n"); strings.Join(got, "|") != "one|two" {
+		t.Errorf("without a decisive line, the last lines: %q", got)
+	}
+	long := strings.Repeat("é", 300)
+	if got := decisiveLines("error: " + long); len(got[0]) > maxLineLength+len("…") {
+		t.Errorf("line not clipped: %d bytes", len(got[0]))
+	}
+}
+
+func TestLineDelta(t *testing.T) {
+	a, d := lineDelta([]string{"a", "b", "c", "c"}, []string{"a", "c", "d", "e"})
+	if a != 2 || d != 2 {
+		t.Errorf("lineDelta = +%d -%d, want +2 -2", a, d)
+	}
+}
+
+func TestUnresolvedEffects(t *testing.T) {
+	evs := []store.Event{
+		{Type: "effect.recorded", Task: "fix", Attempt: 1, Payload: []byte(`{"id":"e1","name":"push-branch"}`)},
+		{Type: "effect.recorded", Task: "fix", Attempt: 1, Payload: []byte(`{"id":"e2","name":"comment","idempotent":true}`)},
+		{Type: "effect.recorded", Task: "fix", Attempt: 2, Payload: []byte(`{"id":"e3","name":"deploy"}`)},
+		{Type: "effect.compensated", Task: "fix", Attempt: 2, Payload: []byte(`{"id":"e3","name":"deploy"}`)},
+	}
+	got := unresolvedEffects(evs)
+	if len(got) != 1 || got[0].Name != "push-branch" {
+		t.Errorf("unresolved = %+v, want push-branch only", got)
+	}
+}

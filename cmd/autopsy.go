@@ -1,0 +1,86 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/autopsy"
+)
+
+func autopsyCommand(g *globals) *cli.Command {
+	return &cli.Command{
+		Name:      "autopsy",
+		Usage:     "the post-failure report of a run: timeline, evidence, verdict and the next command",
+		ArgsUsage: "[RUN]",
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 1 {
+				return usageError("e.g. mulligan autopsy k3f9", "autopsy takes one run")
+			}
+			st, err := openState()
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			id, err := st.resolveRun(c.Context, c.Args().First())
+			if err != nil {
+				return err
+			}
+			r, err := autopsy.Build(c.Context, autopsyInput(g, st, id))
+			if err != nil {
+				return err
+			}
+			if g.json() {
+				return writeJSON(g.io.Out, r)
+			}
+			return autopsy.Markdown(g.io.Out, r)
+		},
+	}
+}
+
+// autopsyInput is what the autopsy of run id reads, with the commands of this build so that
+// its suggestions only name commands that exist.
+func autopsyInput(g *globals, st *state, id string) autopsy.Input {
+	var names []string
+	for _, c := range commands(g) {
+		names = append(names, c.Name)
+	}
+	return autopsy.Input{Repo: st.repo, DB: st.db, RunID: id, Commands: names}
+}
+
+// autopsyEnabled is false with --no-autopsy or MULLIGAN_AUTOPSY=0.
+func autopsyEnabled(noAutopsy bool) bool {
+	return !noAutopsy && os.Getenv("MULLIGAN_AUTOPSY") != "0"
+}
+
+// writeAutopsy runs after a run ended failed or blocked: it writes the report next to the
+// database, records autopsy.written, and prints the short summary on stderr in text mode. A
+// failing autopsy never changes the run's exit code: it says so and returns.
+func writeAutopsy(ctx context.Context, g *globals, st *state, run *store.Run) {
+	if run.State != store.RunFailed && run.State != store.RunBlocked {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	r, err := autopsy.Build(ctx, autopsyInput(g, st, run.ID))
+	var path string
+	if err == nil {
+		path, err = autopsy.WriteFiles(autopsy.Dir(st.repo.CommonDir()), r)
+	}
+	if err != nil {
+		fmt.Fprintf(g.io.ErrOut, "mulligan: warning: the autopsy of run %s could not be written: %v\n", run.ID, err)
+		return
+	}
+	_ = st.db.Update(ctx, func(tx *store.Tx) error {
+		_, err := tx.AppendEvent(run.ID, "", 0, "autopsy.written", map[string]any{
+			"path": path, "category": r.Verdict.Category, "rule": r.Verdict.Rule,
+		})
+		return err
+	})
+	if !g.json() {
+		fmt.Fprint(g.io.ErrOut, autopsy.Summary(r, displayPath(filepath.Clean(path))))
+	}
+}
