@@ -25,12 +25,14 @@ type facts struct {
 	failed   []store.Attempt // attempts with a failure class
 	passes   int             // attempts of the task that succeeded
 	output   map[string]string
-	missing  []string // paths the prompt names that the task's base tree lacks
-	events   []store.Event
-	commands map[string]bool
-	scrub    *Scrubber
-	repo     *snapshot.Repo
-	objects  *objects
+	// verifyOutput is the tail of each attempt's verify log, <n>.verify.log beside its log.
+	verifyOutput map[string]string
+	missing      []string // paths the prompt names that the task's base tree lacks
+	events       []store.Event
+	commands     map[string]bool
+	scrub        *Scrubber
+	repo         *snapshot.Repo
+	objects      *objects
 }
 
 const (
@@ -38,6 +40,14 @@ const (
 	maxEvidence   = 12       // lines per excerpt
 	maxLineLength = 200
 )
+
+// verifyLog is where the runner writes an attempt's verify output.
+func verifyLog(log string) string {
+	if log == "" {
+		return ""
+	}
+	return strings.TrimSuffix(log, ".log") + ".verify.log"
+}
 
 // readTail reads at most n bytes from the end of a log, dropping the first partial line.
 func readTail(path string, n int64) string {
@@ -123,6 +133,9 @@ func (f *facts) evidence() []Evidence {
 				continue // the message already quotes it
 			}
 			ev = append(ev, Evidence{Task: a.TaskID, Attempt: a.N, Kind: "output", Lines: f.scrub.Strings(lines)})
+		}
+		if out := f.verifyOutput[key(a.TaskID, a.N)]; strings.TrimSpace(out) != "" {
+			ev = append(ev, Evidence{Task: a.TaskID, Attempt: a.N, Kind: "verify", Lines: f.scrub.Strings(decisiveLines(out))})
 		}
 	}
 	return ev

@@ -88,7 +88,7 @@ type Step struct {
 type Evidence struct {
 	Task    string   `json:"task"`
 	Attempt int      `json:"attempt"`
-	Kind    string   `json:"kind"` // "output" (the agent's log) or "message" (the recorded failure)
+	Kind    string   `json:"kind"` // "message" (the recorded failure), "output" (the agent's log) or "verify"
 	Lines   []string `json:"lines"`
 }
 
@@ -158,7 +158,7 @@ func allEvents(tx *store.Tx, run string) ([]store.Event, error) {
 
 // gather collects the facts the rules read.
 func gather(in Input, run *store.Run, events []store.Event) *facts {
-	f := &facts{run: run, commands: map[string]bool{}, output: map[string]string{}, events: events}
+	f := &facts{run: run, commands: map[string]bool{}, output: map[string]string{}, verifyOutput: map[string]string{}, events: events}
 	for _, c := range in.Commands {
 		f.commands[c] = true
 	}
@@ -196,6 +196,7 @@ func gather(in Input, run *store.Run, events []store.Event) *facts {
 				f.failed = append(f.failed, a)
 			}
 			f.output[key(a.TaskID, a.N)] = readTail(a.Log, tailBytes)
+			f.verifyOutput[key(a.TaskID, a.N)] = readTail(verifyLog(a.Log), tailBytes)
 		}
 		f.missing = f.missingPromptPaths()
 	}

@@ -412,7 +412,7 @@ var digitsRe = regexp.MustCompile(`[0-9]+`)
 // lastText is the last failure's message and output tail, where the rules look for banners.
 func (f *facts) lastText() string {
 	a := f.last()
-	return a.Message + "\n" + f.output[key(a.TaskID, a.N)]
+	return a.Message + "\n" + f.output[key(a.TaskID, a.N)] + "\n" + f.verifyOutput[key(a.TaskID, a.N)]
 }
 
 func (f *facts) lastMatches(re *regexp.Regexp) bool {

@@ -60,5 +60,18 @@ run "$MULLIGAN" retry-task fix-add
 step "7. timetravel back to just after attempt 1 and continue from there"
 run "$MULLIGAN" timetravel fix-add@1 --resume
 run "$MULLIGAN" show
+step "9. a task that cannot pass: the run fails, and its autopsy says why and what to run next"
+cat > "$demo/broken.yaml" <<'YAML'
+version: 1
+agents:
+  demo:
+    command: [demoagent, "say:looking for the tests", "err:open calc_test.go: no such file or directory", "exit:1"]
+tasks:
+  - id: fix-tests
+    prompt: Make the tests in calc_test.go pass.
+    agent: demo
+YAML
+run "$MULLIGAN" run -f "$demo/broken.yaml" || true
+run "$MULLIGAN" autopsy
 echo
 echo "demo repository left in $demo/repo"
