@@ -335,6 +335,7 @@ type settings struct {
 	fileMode       bool
 	symlinks       bool
 	trustCtime     bool
+	ignoreCase     bool
 	checkStat      bool // false for core.checkStat=minimal
 	conv           attr.Config
 }
@@ -344,6 +345,7 @@ func (c *gitConfig) settings(root string) settings {
 		fileMode:   c.boolean("core.fileMode", true),
 		symlinks:   c.boolean("core.symlinks", true),
 		trustCtime: c.boolean("core.trustCtime", true),
+		ignoreCase: c.boolean("core.ignoreCase", false),
 		checkStat:  !strings.EqualFold(c.str("core.checkStat"), "minimal"),
 	}
 	s.excludesFile = c.pathOr("core.excludesFile", xdgConfigPath("ignore"), root)

@@ -255,6 +255,8 @@ func stampUserIndex(path string) (userIndexStamp, error) {
 	if err != nil {
 		return userIndexStamp{}, err
 	}
+	// Only the fields the private index records take part in the comparison.
+	st.uid, st.gid, st.mode = 0, 0, 0
 	s := userIndexStamp{st: st, present: true}
 	if fi, err := f.Stat(); err == nil && fi.Size() >= 20 {
 		f.ReadAt(s.sum[:], fi.Size()-20)

@@ -3,12 +3,15 @@ package snapshot
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
 // hermeticGit points every git setting the engine and the git binary read at fresh temporary
@@ -147,3 +150,17 @@ func ageFiles(t testing.TB, dir string) {
 		t.Fatal(err)
 	}
 }
+
+// goGitIndex decodes an index with go-git's decoder, the oracle for decodeUserIndex.
+func goGitIndex(t testing.TB, data []byte) *index.Index {
+	t.Helper()
+	idx := &index.Index{}
+	if err := index.NewDecoder(bytes.NewReader(data)).Decode(idx); err != nil {
+		t.Fatal(err)
+	}
+	return idx
+}
+
+func timeMs(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+func errorsIs(err, target error) bool { return errors.Is(err, target) }

@@ -100,7 +100,8 @@ func (c *crcReader) uvarint() (uint64, error) {
 		if err != nil {
 			return 0, errPrivCorrupt
 		}
-		c.crc = crc32.Update(c.crc, crcTable, []byte{b})
+		c.buf[0] = b
+		c.crc = crc32.Update(c.crc, crcTable, c.buf[:1])
 		if b < 0x80 {
 			return x | uint64(b)<<s, nil
 		}

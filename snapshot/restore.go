@@ -406,12 +406,45 @@ func (x *restorer) clearWay(fd int, name, path string) error {
 		return fmt.Errorf("restore: lstat %s: %w", path, err)
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-		if unix.Unlinkat(fd, name, unix.AT_REMOVEDIR) == nil {
+		if removeEmptyTree(fd, name, 0) == nil {
 			return nil
 		}
 		return &ConflictError{Path: path, Reason: "a directory holding untracked or ignored files is in the way"}
 	}
 	return &ConflictError{Path: path, Reason: "an untracked or ignored file is in the way"}
+}
+
+// removeEmptyTree removes directory name (in dirfd) if it holds nothing but empty directories,
+// never following a symbolic link; it fails, removing nothing that holds a file, otherwise.
+func removeEmptyTree(dirfd int, name string, depth int) error {
+	if depth > 64 {
+		return unix.ENOTEMPTY
+	}
+	if err := unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR); err == nil || err != unix.ENOTEMPTY && err != unix.EEXIST {
+		return err
+	}
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	s := &scratch{dents: make([]byte, 8<<10)}
+	err = readDirents(fd, s)
+	if err == nil {
+		for _, nr := range s.names {
+			if nr.typ != dtDir && nr.typ != dtUnknown {
+				err = unix.ENOTEMPTY
+				break
+			}
+			if err = removeEmptyTree(fd, string(s.name(nr)), depth+1); err != nil {
+				break
+			}
+		}
+	}
+	unix.Close(fd)
+	if err != nil {
+		return err
+	}
+	return unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
 }
 
 func (x *restorer) chmod(fd int, name string, c Change) error {
@@ -594,9 +627,29 @@ func (x *restorer) treeAt(dir string) []treeEntry {
 // read those files again. The user's index stamp is cleared: the next snapshot re-derives which
 // of the restored paths the user's index tracks.
 func (x *restorer) saveIndex() error {
-	tmp, t1S, t1Ns, err := createPrivTemp(x.r.gitDir)
-	if err != nil {
-		return fmt.Errorf("restore: private index: %w", err)
+	// The new index's timestamp is taken after the writes, as git stamps its index after a
+	// checkout. Files written in the same clock tick would count as racy and be read again, so
+	// wait (a few milliseconds at most) for the filesystem clock to move past them.
+	var maxS, maxNs uint32
+	for _, e := range x.done {
+		if e != nil && !e.st.mtimeBefore(maxS, maxNs) {
+			maxS, maxNs = e.st.mtimeS, e.st.mtimeNs
+		}
+	}
+	var tmp *os.File
+	var t1S, t1Ns uint32
+	for try := 0; ; try++ {
+		var err error
+		if tmp, t1S, t1Ns, err = createPrivTemp(x.r.gitDir); err != nil {
+			return fmt.Errorf("restore: private index: %w", err)
+		}
+		after := maxS < t1S || maxS == t1S && maxNs < t1Ns
+		if after || try == 20 {
+			break
+		}
+		tmp.Close()
+		os.Remove(tmp.Name())
+		time.Sleep(2 * time.Millisecond)
 	}
 	ws := x.ws
 	out := make([]*entry, 0, len(ws.entries)+len(x.done))

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"golang.org/x/sys/unix"
@@ -284,14 +286,27 @@ func treeCompare(a string, aDir bool, b string, bDir bool) int {
 	return int(ca) - int(cb)
 }
 
+// findOldKid binary-searches the old kids (in tree order) without allocating: it runs once or
+// twice for every name on disk.
 func findOldKid(kids []oldKid, name []byte, isDir bool) int {
-	i, ok := slices.BinarySearchFunc(kids, name, func(k oldKid, n []byte) int {
-		return treeCompare(k.name, k.isDir, string(n), isDir)
-	})
-	if !ok {
+	if len(name) == 0 {
 		return -1
 	}
-	return i
+	n := unsafe.String(&name[0], len(name)) // read-only view, not kept
+	lo, hi := 0, len(kids)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		c := treeCompare(kids[m].name, kids[m].isDir, n, isDir)
+		if c == 0 {
+			return m
+		}
+		if c < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return -1
 }
 
 func joinPath(dir string, name []byte) string {
@@ -389,7 +404,7 @@ func (w *walker) doDir(s *scratch, j *dirJob) error {
 				return fmt.Errorf("read %s: %w", filepath.Join(w.abs(n.path), ".gitignore"), err)
 			}
 			if data != nil {
-				ign = ign.Child(n.path, data)
+				ign = ign.Child(w.fold(n.path), w.foldBytes(data))
 			}
 		case ".gitattributes":
 			data, err := readSpecial(fd, ".gitattributes")
@@ -430,13 +445,13 @@ func (w *walker) doDir(s *scratch, j *dirJob) error {
 			}
 			var path string
 			if e != nil {
-				if e.flags&fTracked == 0 && ign.Ignored(e.path, false) {
+				if e.flags&fTracked == 0 && ign.Ignored(w.fold(e.path), false) {
 					continue // was untracked, now ignored: drops out
 				}
 				path = e.path
 			} else {
 				path = joinPath(n.path, name)
-				if ign.Ignored(path, false) {
+				if ign.Ignored(w.fold(path), false) {
 					continue
 				}
 			}
@@ -494,7 +509,7 @@ func (w *walker) dirKid(s *scratch, j *dirJob, n *dirNode, ign *ignore.Matcher, 
 		// A directory with tracked files is walked even when it holds a .git of its own.
 		ok := &s.oldKids[dk]
 		ok.matched = true
-		return w.childDir(path, len(name), ok.lo, ok.hi, true, ign, attrs, fp, ign.Ignored(path, true)), true, nil
+		return w.childDir(path, len(name), ok.lo, ok.hi, true, ign, attrs, fp, ign.Ignored(w.fold(path), true)), true, nil
 	}
 	if fe != nil && fe.flags&fTracked != 0 {
 		// A tracked file replaced by a directory: a repository there becomes a gitlink (git's
@@ -507,7 +522,7 @@ func (w *walker) dirKid(s *scratch, j *dirJob, n *dirNode, ign *ignore.Matcher, 
 			return w.gitlinkAt(s, path, len(name), fe, head), true, nil
 		}
 	}
-	if ign.Ignored(path, true) {
+	if ign.Ignored(w.fold(path), true) {
 		return kid{}, false, nil
 	}
 	if head, isRepo, ok := nestedHead(w.abs(path)); isRepo {
@@ -576,6 +591,23 @@ func (w *walker) fileKid(s *scratch, path string, nameLen int, e *entry, typ uin
 	k.e = ne
 	s.items = append(s.items, hashItem{e: ne, typ: typ})
 	return k
+}
+
+// fold and foldBytes implement core.ignoreCase for ignore matching by lowercasing both the
+// patterns and the paths (the ignore package matches case-sensitively). Only ASCII-and-Unicode
+// case folding of plain text: a pattern like [[:upper:]] would not survive it.
+func (w *walker) fold(p string) string {
+	if !w.set.ignoreCase {
+		return p
+	}
+	return strings.ToLower(p)
+}
+
+func (w *walker) foldBytes(b []byte) []byte {
+	if !w.set.ignoreCase {
+		return b
+	}
+	return bytes.ToLower(b)
 }
 
 // unchanged decides whether e still describes the file whose fresh stat data is sd. Content

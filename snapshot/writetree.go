@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -230,6 +231,9 @@ func (r *Repo) rootMatchers() (*ignore.Matcher, *attr.Matcher, uint64, error) {
 	iattr, err := read(filepath.Join(r.commonDir, "info", "attributes"))
 	if err != nil {
 		return nil, nil, 0, err
+	}
+	if r.set.ignoreCase {
+		excl, info = bytes.ToLower(excl), bytes.ToLower(info)
 	}
 	ign := ignore.NewMatcher(ignore.Parse(excl, ""), ignore.Parse(info, ""))
 	attrs := attr.NewMatcher(attr.Parse(gattr, ""), attr.Parse(iattr, ""))
