@@ -16,7 +16,9 @@ import (
 // Env.ControlEvery and acts:
 //   - pause-drain: the attempt in flight finishes and is recorded as usual; at the next
 //     checkpoint (before the next attempt) the run parks `paused` (reason operator-pause) and
-//     the process exits 0. The task keeps its state (pending, backoff with its resume_at).
+//     the process exits 0; the task keeps its state (pending, backoff with its resume_at). A
+//     run waiting out a backoff has no attempt in flight: it parks at once, its task `paused`
+//     (resume then starts the next attempt without the rest of the wait).
 //   - pause-cancel: the attempt in flight is ended now (SIGTERM to its group, grace, SIGKILL),
 //     recorded `cancelled` with class cancellation, code paused, not counted; the task and the
 //     run become `paused`; the process exits 0. `resume` continues with the next attempt.
@@ -62,7 +64,8 @@ func (r *runner) watchControl(ctx context.Context, cancel context.CancelCauseFun
 			return
 		case <-t.C:
 			c, err := r.readControl(ctx)
-			if err == nil && (c == store.ControlCancel || c == store.ControlPauseCancel) {
+			if err == nil && (c == store.ControlCancel || c == store.ControlPauseCancel ||
+				c == store.ControlPauseDrain && r.inBackoff(ctx)) {
 				cancel(controlCause{request: c})
 				return
 			}
@@ -70,10 +73,30 @@ func (r *runner) watchControl(ctx context.Context, cancel context.CancelCauseFun
 	}
 }
 
+// inBackoff reports whether the task the runner works on waits out a backoff (no attempt in
+// flight).
+func (r *runner) inBackoff(ctx context.Context) bool {
+	r.mu.Lock()
+	task := r.current
+	r.mu.Unlock()
+	if task == "" {
+		return false
+	}
+	var t *store.Task
+	err := r.env.DB.View(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		var err error
+		t, err = tx.GetTask(r.run.ID, task)
+		return err
+	})
+	return err == nil && t.State == store.TaskBackoff
+}
+
 // checkpoint is where the runner, between attempts, obeys what an operator asked from another
 // shell (pause, cancel). A non-nil Outcome stops the run there.
 func (r *runner) checkpoint(ctx context.Context, t *store.Task) (*Outcome, error) {
+	r.mu.Lock()
 	r.current = t.ID
+	r.mu.Unlock()
 	c, err := r.readControl(ctx)
 	if err != nil {
 		return nil, err
@@ -90,12 +113,16 @@ func (r *runner) checkpoint(ctx context.Context, t *store.Task) (*Outcome, error
 	return nil, nil
 }
 
-// pauseCancelled parks the run paused after pause --mode cancel ended the attempt in flight:
-// the attempt (recorded cancelled by runAttempt) does not count, and its task becomes paused.
+// pauseCancelled parks the run paused after pause --mode cancel ended the attempt in flight (or
+// a pause ended a backoff wait): the attempt (recorded cancelled by runAttempt) does not count,
+// and its task becomes paused.
 func (r *runner) pauseCancelled(ctx context.Context) (*Outcome, error) {
-	if r.current != "" {
+	r.mu.Lock()
+	current := r.current
+	r.mu.Unlock()
+	if current != "" {
 		if err := r.update(ctx, func(tx *store.Tx) error {
-			t, err := tx.GetTask(r.run.ID, r.current)
+			t, err := tx.GetTask(r.run.ID, current)
 			if err != nil {
 				return err
 			}

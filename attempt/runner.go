@@ -518,7 +518,7 @@ func (r *runner) finish(ctx context.Context, run *store.Run) (*Outcome, error) {
 func (r *runner) end(ctx context.Context, state, reason string) (*Outcome, error) {
 	if state == store.RunCancelled {
 		if c, ok := context.Cause(ctx).(controlCause); ok {
-			if c.request == store.ControlPauseCancel {
+			if c.request == store.ControlPauseCancel || c.request == store.ControlPauseDrain {
 				return r.pauseCancelled(ctx)
 			}
 			reason = ReasonOperatorCancel
