@@ -27,7 +27,8 @@ type facts struct {
 	output   map[string]string
 	// verifyOutput is the tail of each attempt's verify log, <n>.verify.log beside its log.
 	verifyOutput map[string]string
-	missing      []string // paths the prompt names that the task's base tree lacks
+	missing      []string    // paths the prompt names that the task's base tree lacks
+	base         *baseVerify // the verify command on the task's base tree; nil when not run
 	events       []store.Event
 	commands     map[string]bool
 	scrub        *Scrubber

@@ -86,10 +86,12 @@ type Step struct {
 
 // Evidence is a bounded excerpt that supports the verdict.
 type Evidence struct {
-	Task    string   `json:"task"`
-	Attempt int      `json:"attempt"`
-	Kind    string   `json:"kind"` // "message" (the recorded failure), "output" (the agent's log) or "verify"
-	Lines   []string `json:"lines"`
+	Task    string `json:"task"`
+	Attempt int    `json:"attempt"`
+	// Kind is "message" (the recorded failure), "output" (the agent's log), "verify" (its verify
+	// log) or "verify-on-base" (the verify command run again on the task's base tree).
+	Kind  string   `json:"kind"`
+	Lines []string `json:"lines"`
 }
 
 // Suspect is a success that deserves a second look.
@@ -136,6 +138,7 @@ func Build(ctx context.Context, in Input) (*Report, error) {
 		return nil, err
 	}
 	f := gather(in, run, events)
+	f.checkBase(ctx)
 	return f.report(in), nil
 }
 
@@ -265,6 +268,10 @@ func (f *facts) report(in Input) *Report {
 	if f.task != nil {
 		r.Task = nullable(f.task.ID)
 		r.Evidence = f.evidence()
+		if f.base != nil {
+			r.Evidence = append(r.Evidence, Evidence{Task: f.task.ID, Kind: "verify-on-base",
+				Lines: f.scrub.Strings(append([]string{fmt.Sprintf("exit status %d", f.base.ExitCode)}, decisiveLines(f.base.Output)...))})
+		}
 	}
 	rule := decide(f)
 	r.Verdict = Verdict{Category: rule.Category, Confidence: rule.Confidence, Rule: rule.Name, Why: f.scrub.String(rule.Why(f))}

@@ -185,10 +185,26 @@ var Rules = []Rule{
 		Suggest: func(f *facts) Suggestion { return f.retryKeeping("the verify result varies; another attempt may pass") },
 	},
 	{
+		Name: "verify-fails-on-base", Category: WorkflowBug, Confidence: 0.9,
+		Match: func(f *facts) bool { return f.allClasses(cQuality) && f.base.failed() },
+		Why: func(f *facts) string {
+			return fmt.Sprintf("verify fails on the tree the task started from too (exit status %d), before any agent change: %s",
+				f.base.ExitCode, orWord(lastNonBlank(f.base.Output), f.last().Message))
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("fix `verify.command` of task %s in %s (or the tree it checks) so that it can pass, then run the task again",
+				f.task.ID, f.fileName()), Commands: []string{f.rerun()}}
+		},
+	},
+	{
 		Name: "verify-same-failure", Category: WorkflowBug, Confidence: 0.6,
 		Match: func(f *facts) bool { return f.allClasses(cQuality) && len(f.failed) >= 2 && f.sameMessages() },
 		Why: func(f *facts) string {
-			return fmt.Sprintf("verify failed the same way in all %d attempts: %s", len(f.failed), f.last().Message)
+			why := fmt.Sprintf("verify failed the same way in all %d attempts: %s", len(f.failed), f.last().Message)
+			if f.base != nil {
+				why += " (it passes on the base tree: the attempts' changes break it)"
+			}
+			return why
 		},
 		Suggest: func(f *facts) Suggestion {
 			return Suggestion{Text: fmt.Sprintf("check that the verify command of task %s can pass at all (run it by hand on the base tree) and that the prompt asks for what it checks; fix %s, then run the task again",
@@ -435,4 +451,14 @@ func orWord(s, alt string) string {
 		return alt
 	}
 	return s
+}
+
+func lastNonBlank(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			return clip(l)
+		}
+	}
+	return ""
 }

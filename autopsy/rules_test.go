@@ -108,6 +108,11 @@ func TestRules(t *testing.T) {
 		{"verify-intermittent", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: cQuality, msg: "verify failed: FAIL TestA", files: 2}, att{ok: true}, att{class: cQuality, msg: "verify failed: FAIL TestB"})
 		}, AgentFlake, []string{"mulligan run fix", "mulligan restore refs/mulligan/runs/k3f9abcd/fix/1/post"}, "keep the edits of attempt 1"},
+		{"verify-fails-on-base", func(t *testing.T) *facts {
+			f := mkFacts(t, "", att{class: cQuality, code: "verify_failed", msg: "verify exited 1"}, att{class: cQuality, code: "verify_failed", msg: "verify exited 2"})
+			f.base = &baseVerify{ExitCode: 1, Output: "FAIL TestAlwaysBroken\n"}
+			return f
+		}, WorkflowBug, []string{"mulligan run fix"}, "fix `verify.command` of task fix"},
 		{"verify-same-failure", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: cQuality, code: "verify_failed", msg: "verify exited 1: FAIL TestX (0.01s)"}, att{class: cQuality, code: "verify_failed", msg: "verify exited 1: FAIL TestX (0.02s)"})
 		}, WorkflowBug, []string{"mulligan logs k3f9abcd/fix@2", "mulligan run fix"}, "can pass at all"},
