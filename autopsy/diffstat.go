@@ -21,6 +21,9 @@ type DiffStat struct {
 	Added   int        `json:"added"`
 	Deleted int        `json:"deleted"`
 	Paths   []PathStat `json:"paths"`
+	// Partial: the change was too large to count every path's lines; Added and Deleted count
+	// the first maxCountedPaths paths.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // PathStat is one changed path. Binary and large blobs count no lines.
@@ -35,6 +38,9 @@ type PathStat struct {
 const (
 	maxStatPaths = 20      // paths listed per attempt; Files counts them all
 	maxStatBlob  = 1 << 20 // larger blobs are not read for line counts
+	// maxCountedPaths bounds the blobs read per attempt: an attempt that rewrote a vendored
+	// tree must not make the autopsy read all of it.
+	maxCountedPaths = 200
 )
 
 // objects reads blobs and trees of the repository for line counts and path checks; it opens
@@ -61,6 +67,10 @@ func (o *objects) diffStat(repo *snapshot.Repo, pre, post plumbing.Hash) *DiffSt
 	d := &DiffStat{Files: len(changes), Paths: []PathStat{}}
 	for i, c := range changes {
 		p := PathStat{Path: c.Path, Action: c.Action.String()}
+		if i >= maxCountedPaths {
+			d.Partial = true
+			continue
+		}
 		from, fromBin := o.lines(c.From)
 		to, toBin := o.lines(c.To)
 		p.Binary = fromBin || toBin
