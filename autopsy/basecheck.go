@@ -41,7 +41,7 @@ var errTooLarge = errors.New("tree too large for the base check")
 // checkBase runs the decisive task's verify command on its base tree when the evidence points
 // at the verify command: every failure is quality_rejection. It never touches the working tree
 // or the repository: the tree is written to a temporary directory that is removed afterwards.
-func (f *facts) checkBase(ctx context.Context) {
+func (f *facts) checkBase(ctx context.Context, progress io.Writer) {
 	if f.objects == nil || f.def == nil || f.def.Verify == nil || len(f.def.Verify.Command) == 0 || !f.allClasses(cQuality) {
 		return
 	}
@@ -51,6 +51,9 @@ func (f *facts) checkBase(ctx context.Context) {
 	}
 	if base == "" {
 		return
+	}
+	if progress != nil {
+		fmt.Fprintf(progress, "autopsy: running the verify command of task %s on its base tree (in a temporary directory)\n", f.task.ID)
 	}
 	dir, err := os.MkdirTemp("", "mulligan-autopsy-")
 	if err != nil {

@@ -8,6 +8,7 @@ package autopsy
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -120,6 +121,8 @@ type Input struct {
 	// process environment and the agents' env.
 	Scrub *Scrubber
 	Now   func() time.Time
+	// Progress, when set, is told about slow steps (the verify command run on the base tree).
+	Progress io.Writer
 }
 
 // Build takes the autopsy of a run. It only reads.
@@ -138,7 +141,7 @@ func Build(ctx context.Context, in Input) (*Report, error) {
 		return nil, err
 	}
 	f := gather(in, run, events)
-	f.checkBase(ctx)
+	f.checkBase(ctx, in.Progress)
 	return f.report(in), nil
 }
 

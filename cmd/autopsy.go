@@ -30,7 +30,9 @@ func autopsyCommand(g *globals) *cli.Command {
 			if err != nil {
 				return err
 			}
-			r, err := autopsy.Build(c.Context, autopsyInput(g, st, id))
+			in := autopsyInput(g, st, id)
+			in.Progress = g.io.ErrOut
+			r, err := autopsy.Build(c.Context, in)
 			if err != nil {
 				return err
 			}
@@ -65,7 +67,11 @@ func writeAutopsy(ctx context.Context, g *globals, st *state, run *store.Run) {
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
-	r, err := autopsy.Build(ctx, autopsyInput(g, st, run.ID))
+	in := autopsyInput(g, st, run.ID)
+	if !g.json() {
+		in.Progress = g.io.ErrOut
+	}
+	r, err := autopsy.Build(ctx, in)
 	var path string
 	if err == nil {
 		path, err = autopsy.WriteFiles(autopsy.Dir(st.repo.CommonDir()), r)
