@@ -224,15 +224,17 @@ var Rules = []Rule{
 	},
 	{
 		Name: "prompt-names-missing-files", Category: WorkflowBug, Confidence: 0.7,
+		// A prompt may name a file the task is to create: the rule needs the failure to
+		// mention the missing path too.
 		Match: func(f *facts) bool {
-			return len(f.missing) > 0 && slices.Contains([]string{cAgentExit, cQuality, cPayload, cSchema}, f.lastClass())
+			return len(f.missingMentioned()) > 0 && slices.Contains([]string{cAgentExit, cQuality, cPayload, cSchema}, f.lastClass())
 		},
 		Why: func(f *facts) string {
-			return "the prompt names files that are not in the tree the task started from: " + strings.Join(f.missing, ", ")
+			return "the prompt names files that are not in the tree the task started from: " + strings.Join(f.missingMentioned(), ", ")
 		},
 		Suggest: func(f *facts) Suggestion {
 			return Suggestion{Text: fmt.Sprintf("fix the prompt of task %s in %s (or add %s to the tree), then run the task again",
-				f.task.ID, f.fileName(), strings.Join(f.missing, ", ")), Commands: []string{f.rerun()}}
+				f.task.ID, f.fileName(), strings.Join(f.missingMentioned(), ", ")), Commands: []string{f.rerun()}}
 		},
 	},
 	{
@@ -461,4 +463,19 @@ func lastNonBlank(s string) string {
 		}
 	}
 	return ""
+}
+
+// missingMentioned are the prompt's missing paths that a failure's message or output names.
+func (f *facts) missingMentioned() []string {
+	var out []string
+	for _, p := range f.missing {
+		for _, a := range f.failed {
+			k := key(a.TaskID, a.N)
+			if strings.Contains(a.Message, p) || strings.Contains(f.output[k], p) || strings.Contains(f.verifyOutput[k], p) {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
 }

@@ -120,8 +120,8 @@ func TestRules(t *testing.T) {
 			return mkFacts(t, "", att{class: cSchema, msg: "missing property summary"})
 		}, WorkflowBug, []string{"mulligan logs k3f9abcd/fix@1", "mulligan run fix"}, "output_schema"},
 		{"prompt-names-missing-files", func(t *testing.T) *facts {
-			f := mkFacts(t, "", exit("agent exited with status 1"))
-			f.missing = []string{"src/gone.go"}
+			f := mkFacts(t, "", att{class: cAgentExit, msg: "agent exited with status 1", out: "open src/gone.go: no such file or directory\n"})
+			f.missing = []string{"src/gone.go", "src/new.go"}
 			return f
 		}, WorkflowBug, []string{"mulligan run fix"}, "src/gone.go"},
 		{"payload-declared-same", func(t *testing.T) *facts {
@@ -246,5 +246,15 @@ func TestUnresolvedEffects(t *testing.T) {
 	got := unresolvedEffects(evs)
 	if len(got) != 1 || got[0].Name != "push-branch" {
 		t.Errorf("unresolved = %+v, want push-branch only", got)
+	}
+}
+
+// A prompt that names a file to create is not a workflow bug when the failure does not
+// mention it.
+func TestMissingPathNotMentioned(t *testing.T) {
+	f := mkFacts(t, "", att{class: cAgentExit, msg: "agent exited with status 1", out: "compile error\n"})
+	f.missing = []string{"src/new.go"}
+	if r := decide(f); r.Name == "prompt-names-missing-files" {
+		t.Errorf("decided %s", r.Name)
 	}
 }
