@@ -335,14 +335,19 @@ func Kill(ctx context.Context, env Env, opts KillOptions) (*KillResult, error) {
 	self := store.Self()
 	{
 		var waitPID int
+		remote := false
 		if o := run.Owner; o != nil && o.PID != self.PID && store.ProcessAlive(*o) {
 			if o.Host != "" && self.Host != "" && o.Host != self.Host {
+				remote = true
 				res.Note = fmt.Sprintf("the run's process (pid %d) is on host %s: not signalled; it is fenced and can no longer write", o.PID, o.Host)
 			} else if err := opts.Signal(o.PID, syscall.SIGKILL); err == nil {
 				res.PID, waitPID = o.PID, o.PID
 			}
 		}
 		for _, t := range run.Tasks {
+			if remote {
+				break // its agents' process groups are on that host too
+			}
 			for _, a := range t.Attempts {
 				if pg := pgids[fmt.Sprintf("%s@%d", t.ID, a.N)]; a.State == store.AttemptRunning && pg > 1 {
 					if err := opts.Signal(-pg, syscall.SIGKILL); err == nil {

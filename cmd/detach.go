@@ -85,12 +85,12 @@ wait:
 			if took() {
 				break wait // it ran the run to its end already
 			}
-			code := 0
+			code := ExitFailed
 			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				code = ee.ExitCode()
+			if errors.As(err, &ee) && ee.ExitCode() > 0 {
+				code = ee.ExitCode() // e.g. 6: refused, another run is active in this worktree
 			}
-			return &Error{Code: ExitFailed, Msg: fmt.Sprintf("the background process exited (status %d) before it took run %s", code, runID),
+			return &Error{Code: code, Msg: fmt.Sprintf("the background process exited (status %d) before it took run %s", code, runID),
 				Hints: []string{"its output: " + logPath + "\n" + lastLines(logPath, 5)}}
 		case <-deadline:
 			break wait

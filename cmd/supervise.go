@@ -117,13 +117,19 @@ func runSupervise(c *cli.Context, g *globals, refs []string) error {
 			}
 		}
 	}
+	last := map[string]string{}
 	for {
 		decisions, err := attempt.Supervise(ctx, st.db, attempt.SuperviseOptions{
 			Runs: ids, StaleThreshold: c.Duration("stale-threshold"), MaxResumes: c.Int("max-resumes"),
 			Slots: c.Int("max-concurrent") - int(running.Load()), DryRun: c.Bool("dry-run"), Spawn: spawn,
 		})
 		for _, d := range decisions {
-			printDecision(g, d)
+			// A loop repeats a decision that did not change (a healthy run, a quota not reset
+			// yet) only once.
+			if key := d.Action + "\x00" + d.Reason; last[d.Run] != key {
+				printDecision(g, d)
+				last[d.Run] = key
+			}
 		}
 		if err != nil {
 			return err
