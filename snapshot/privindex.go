@@ -69,9 +69,21 @@ func privIndexPath(gitDir string) string {
 
 var errPrivCorrupt = errors.New("private index is corrupt")
 
+// crcTee checksums what the buffered reader pulls, in large blocks rather than per field.
+type crcTee struct {
+	r   io.Reader
+	crc uint32
+}
+
+func (t *crcTee) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	t.crc = crc32.Update(t.crc, crcTable, p[:n])
+	return n, err
+}
+
 type crcReader struct {
 	r   *bufio.Reader
-	crc uint32
+	tee *crcTee
 	buf [64]byte
 }
 
@@ -80,7 +92,6 @@ func (c *crcReader) full(n int) ([]byte, error) {
 	if _, err := io.ReadFull(c.r, b); err != nil {
 		return nil, errPrivCorrupt
 	}
-	c.crc = crc32.Update(c.crc, crcTable, b)
 	return b, nil
 }
 
@@ -88,7 +99,6 @@ func (c *crcReader) into(b []byte) error {
 	if _, err := io.ReadFull(c.r, b); err != nil {
 		return errPrivCorrupt
 	}
-	c.crc = crc32.Update(c.crc, crcTable, b)
 	return nil
 }
 
@@ -100,8 +110,6 @@ func (c *crcReader) uvarint() (uint64, error) {
 		if err != nil {
 			return 0, errPrivCorrupt
 		}
-		c.buf[0] = b
-		c.crc = crc32.Update(c.crc, crcTable, c.buf[:1])
 		if b < 0x80 {
 			return x | uint64(b)<<s, nil
 		}
@@ -130,9 +138,22 @@ func loadPrivIndex(path string) (*privIndex, error) {
 		return nil, err
 	}
 	defer f.Close()
-	c := &crcReader{r: bufio.NewReaderSize(f, 256<<10)}
+	fi, err := f.Stat()
+	if err != nil || fi.Size() < 8 {
+		return nil, nil
+	}
+	// The last four bytes are the CRC of everything before them.
+	tee := &crcTee{r: io.LimitReader(f, fi.Size()-4)}
+	c := &crcReader{r: bufio.NewReaderSize(tee, 256<<10), tee: tee}
 	p, err := decodePriv(c)
 	if err != nil {
+		return nil, nil
+	}
+	if _, err := c.r.ReadByte(); err != io.EOF { // trailing garbage
+		return nil, nil
+	}
+	var sum [4]byte
+	if _, err := f.ReadAt(sum[:], fi.Size()-4); err != nil || binary.LittleEndian.Uint32(sum[:]) != tee.crc {
 		return nil, nil
 	}
 	return p, nil
@@ -176,11 +197,13 @@ func decodePriv(c *crcReader) (*privIndex, error) {
 		}
 		spans[i] = [2]int{start, len(arena)}
 		e := &p.entries[i]
+		b, err := c.full(48)
+		if err != nil {
+			return nil, err
+		}
 		var v [12]uint32
 		for k := range v {
-			if v[k], err = c.u32(); err != nil {
-				return nil, err
-			}
+			v[k] = binary.LittleEndian.Uint32(b[4*k:])
 		}
 		e.flags = v[0]
 		e.st = statData{ctimeS: v[1], ctimeNs: v[2], mtimeS: v[3], mtimeNs: v[4], dev: v[5], ino: v[6], uid: v[7], gid: v[8], size: v[9], mode: v[10]}
@@ -239,11 +262,6 @@ func decodePriv(c *crcReader) (*privIndex, error) {
 	dpaths := arenaString(darena)
 	for i := range p.dirs {
 		p.dirs[i].path = dpaths[dspans[i][0]:dspans[i][1]]
-	}
-	want := c.crc
-	var sum [4]byte
-	if _, err := io.ReadFull(c.r, sum[:]); err != nil || binary.LittleEndian.Uint32(sum[:]) != want {
-		return nil, errPrivCorrupt
 	}
 	// Order is what every lookup relies on; a file that breaks it is not trusted.
 	for i := 1; i < len(p.entries); i++ {
