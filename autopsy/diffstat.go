@@ -151,3 +151,26 @@ func (o *objects) hasPath(tree plumbing.Hash, path string) (has, ok bool) {
 	}
 	return false, false
 }
+
+// startHead is HEAD when the run started: the parent of its base snapshot's commit (a base
+// taken on an unborn branch has none). It falls back to the current HEAD.
+func (f *facts) startHead() plumbing.Hash {
+	if f.repo == nil {
+		return plumbing.ZeroHash
+	}
+	if f.run.BaseRef != "" && f.objects != nil {
+		if c, err := f.repo.Ref(f.run.BaseRef); err == nil {
+			if commit, err := object.GetCommit(f.objects.st, c); err == nil {
+				if len(commit.ParentHashes) > 0 {
+					return commit.ParentHashes[0]
+				}
+				return plumbing.ZeroHash
+			}
+		}
+	}
+	h, err := f.repo.Head()
+	if err != nil {
+		return plumbing.ZeroHash
+	}
+	return h
+}

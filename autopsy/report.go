@@ -34,7 +34,7 @@ type Report struct {
 	State       string     `json:"state"`
 	Reason      *string    `json:"reason"`
 	Repository  string     `json:"repository"`
-	Head        *string    `json:"head"`
+	Head        *string    `json:"head"` // HEAD when the run started (the base commit's parent)
 	TaskFile    *string    `json:"task_file"`
 	TaskFileSHA *string    `json:"task_file_hash"`
 	StartedAt   string     `json:"started_at"`
@@ -252,10 +252,8 @@ func (f *facts) report(in Input) *Report {
 		Suspicious:  []Suspect{},
 		Effects:     []Effect{},
 	}
-	if in.Repo != nil {
-		if h, err := in.Repo.Head(); err == nil && !h.IsZero() {
-			r.Head = nullable(h.String())
-		}
+	if h := f.startHead(); !h.IsZero() {
+		r.Head = nullable(h.String())
 	}
 	end := now()
 	if run.FinishedAt != nil {
