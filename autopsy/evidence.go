@@ -24,6 +24,7 @@ type facts struct {
 	attempts []store.Attempt
 	failed   []store.Attempt // attempts with a failure class
 	passes   int             // attempts of the task that succeeded
+	died     int             // runner_died attempts set aside (see setAsideDeaths)
 	output   map[string]string
 	// verifyOutput is the tail of each attempt's verify log, <n>.verify.log beside its log.
 	verifyOutput map[string]string

@@ -204,9 +204,28 @@ func gather(in Input, run *store.Run, events []store.Event) *facts {
 			f.output[key(a.TaskID, a.N)] = readTail(a.Log, tailBytes)
 			f.verifyOutput[key(a.TaskID, a.N)] = readTail(verifyLog(a.Log), tailBytes)
 		}
+		f.setAsideDeaths()
 		f.missing = f.missingPromptPaths()
 	}
 	return f
+}
+
+// setAsideDeaths moves runner_died attempts out of the failures when others remain: the
+// attempt was run again after the resume, so its death says nothing about the task.
+func (f *facts) setAsideDeaths() {
+	var kept []store.Attempt
+	for _, a := range f.failed {
+		if a.Class == cRunnerDied {
+			f.died++
+		} else {
+			kept = append(kept, a)
+		}
+	}
+	if len(kept) > 0 {
+		f.failed = kept
+	} else {
+		f.died = 0
+	}
 }
 
 // decisiveTask is the task a failed or blocked run stopped on: the blocked one, else the first

@@ -73,7 +73,7 @@ var Rules = []Rule{
 			return f.task.Reason == reasonResume || (f.lastClass() == cRunnerDied && f.count(cRunnerDied) >= 2)
 		},
 		Why: func(f *facts) string {
-			return fmt.Sprintf("the mulligan process died during %d attempt(s) and resuming did not get past it", f.count(cRunnerDied))
+			return fmt.Sprintf("the mulligan process died during %d attempt(s) and resuming did not get past it", f.count(cRunnerDied)+f.died)
 		},
 		Suggest: func(f *facts) Suggestion {
 			cmds := []string{}

@@ -54,6 +54,7 @@ func mkFacts(t *testing.T, reason string, atts ...att) *facts {
 		f.attempts = append(f.attempts, sa)
 		f.output[key("fix", i+1)] = a.out
 	}
+	f.setAsideDeaths()
 	run.Tasks = []store.Task{task}
 	if len(atts) > 0 {
 		f.task = &run.Tasks[0]
@@ -256,5 +257,17 @@ func TestMissingPathNotMentioned(t *testing.T) {
 	f.missing = []string{"src/new.go"}
 	if r := decide(f); r.Name == "prompt-names-missing-files" {
 		t.Errorf("decided %s", r.Name)
+	}
+}
+
+// A runner_died attempt among other failures is set aside: the task's own failures decide.
+func TestRunnerDiedSetAside(t *testing.T) {
+	exit := att{class: cAgentExit, code: "nonzero_exit", msg: "agent exited with status 1: boom"}
+	f := mkFacts(t, "", exit, att{class: cRunnerDied, msg: "the mulligan process died during the attempt"}, exit)
+	if r := decide(f); r.Name != "same-failure-repeated" {
+		t.Errorf("decided %s, want same-failure-repeated", r.Name)
+	}
+	if f.died != 1 || len(f.failed) != 2 {
+		t.Errorf("died %d, failed %d", f.died, len(f.failed))
 	}
 }
