@@ -70,7 +70,6 @@ func (r *Repo) Restore(ctx context.Context, target plumbing.Hash, opts RestoreOp
 		}
 		return res, nil
 	}
-	ws.discard() // the index is saved after the files are written
 	ref := opts.UndoRef
 	if ref == "" && !opts.NoUndoRef {
 		ref = "refs/mulligan/undo/" + NewID(time.Now())
@@ -80,14 +79,17 @@ func (r *Repo) Restore(ctx context.Context, target plumbing.Hash, opts RestoreOp
 		msg = "mulligan: working tree before restore to " + targetTree.String()
 	}
 	if res.Undo, err = r.commitSnapshot(ws.result, SnapshotOptions{Ref: ref, Message: msg}, start); err != nil {
+		ws.discard()
 		return nil, err
 	}
 	if res.Changes, err = r.DiffTrees(ws.result.Tree, targetTree); err != nil {
+		ws.discard()
 		return res, err
 	}
 	if len(res.Changes) == 0 {
-		return res, nil
+		return res, ws.save()
 	}
+	ws.discard() // the index is saved once the files are written
 	x, err := newRestorer(ctx, r, ws, targetTree)
 	if err != nil {
 		return res, err
@@ -362,6 +364,10 @@ func (x *restorer) write(c Change) error {
 		// An empty directory where the submodule goes; its content is not restore's business.
 		if err := unix.Mkdirat(fd, name, 0o777); err != nil && err != unix.EEXIST {
 			return fmt.Errorf("restore: mkdir %s: %w", c.Path, err)
+		}
+		var st unix.Stat_t
+		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return &ConflictError{Path: c.Path, Reason: "an untracked or ignored file is where the submodule goes"}
 		}
 		x.done[c.Path] = nil
 		return nil

@@ -1,8 +1,13 @@
 package snapshot
 
 import (
+	"crypto/sha1"
+	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -37,5 +42,67 @@ func TestWriteTreeBasic(t *testing.T) {
 	third := assertSameTree(t, r, dir)
 	if third.Hashed != 1 {
 		t.Errorf("third snapshot hashed %d files, want 1", third.Hashed)
+	}
+}
+
+// TestWriteTreeBigFileBoundedMemory: a 100 MB file streams through hashing and the object writer;
+// the heap does not grow with the file.
+func TestWriteTreeBigFileBoundedMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and compresses 100 MB")
+	}
+	dir := newGitRepo(t)
+	const size = 100 << 20
+	f, err := os.Create(filepath.Join(dir, "big.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", size)
+	buf := make([]byte, 1<<20)
+	x := uint64(88172645463325252)
+	for written := 0; written < size; written += len(buf) {
+		for i := 0; i < len(buf); i += 8 {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			binary.LittleEndian.PutUint64(buf[i:], x&0x0f0f0f0f0f0f0f0f) // half-random: zlib has work to do
+		}
+		f.Write(buf)
+		h.Write(buf)
+	}
+	f.Close()
+	want := fmt.Sprintf("%x", h.Sum(nil))
+	r := openRepo(t, dir)
+
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	go func() {
+		var m runtime.MemStats
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+				runtime.ReadMemStats(&m)
+				if m.HeapInuse > peak.Load() {
+					peak.Store(m.HeapInuse)
+				}
+			}
+		}
+	}()
+	res := writeTree(t, r)
+	close(done)
+	if got := runGit(t, dir, "rev-parse", res.Tree.String()+":big.bin"); got != want {
+		t.Fatalf("blob %s, want %s", got, want)
+	}
+	if grew := int64(peak.Load()) - int64(before.HeapInuse); grew > 16<<20 {
+		t.Fatalf("heap grew by %d MB while snapshotting a 100 MB file", grew>>20)
+	}
+	if out := runGit(t, dir, "cat-file", "-s", want); out != fmt.Sprint(size) {
+		t.Fatalf("git cat-file -s = %s", out)
 	}
 }
