@@ -1455,11 +1455,11 @@ type restoreCase struct {
 	edit func(r *testRepo)
 }
 
-// TestRestoreRoundTrip: after S1, edits and S2, Restore(S1) writes exactly
+// TestRestoreRoundTripAgainstGit: after S1, edits and S2, Restore(S1) writes exactly
 // what git's checkout of S1 would (bytes, modes, symlinks, eol, smudge
 // filters), leaves ignored files alone, lists the changes git's diff-tree
 // lists, and its undo ref brings S2 back.
-func TestRestoreRoundTrip(t *testing.T) {
+func TestRestoreRoundTripAgainstGit(t *testing.T) {
 	for _, c := range restoreCases() {
 		t.Run(c.name, func(t *testing.T) {
 			if c.needs != "" {

@@ -508,9 +508,9 @@ func TestRestoreRefusesPathChangedAfterUndoSnapshot(t *testing.T) {
 	}
 }
 
-// TestRestoreNeverFollowsSymlinkOut: a directory of the target that is a
+// TestRestoreNeverWritesThroughSymlinkOut: a directory of the target that is a
 // symlink out of the working tree on disk is replaced, never written through.
-func TestRestoreNeverFollowsSymlinkOut(t *testing.T) {
+func TestRestoreNeverWritesThroughSymlinkOut(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		link func(outside, root string) string // the symlink's target
