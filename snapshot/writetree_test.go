@@ -31,9 +31,16 @@ func TestWriteTreeBasic(t *testing.T) {
 	if res.Files != 5 {
 		t.Errorf("files = %d, want 5", res.Files)
 	}
-	again := assertSameTree(t, r, dir)
-	if again.Hashed != 0 {
-		t.Errorf("second snapshot hashed %d files, want 0", again.Hashed)
+	objects := countObjects(t, dir)
+	again := writeTree(t, r)
+	if again.Hashed != 0 || again.Tree != res.Tree {
+		t.Errorf("second snapshot hashed %d files (tree %s), want 0 (%s)", again.Hashed, again.Tree, res.Tree)
+	}
+	if n := countObjects(t, dir); n != objects {
+		t.Errorf("a clean snapshot wrote %d objects", n-objects)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(dir, ".git", "mulligan")); len(ents) != 1 {
+		t.Errorf(".git/mulligan holds %d files after a clean snapshot, want just the private index", len(ents))
 	}
 	writeFile(t, filepath.Join(dir, "sub/b.txt"), "changed\n")
 	old := time.Now().Add(-time.Minute)
@@ -105,4 +112,16 @@ func TestWriteTreeBigFileBoundedMemory(t *testing.T) {
 	if out := runGit(t, dir, "cat-file", "-s", want); out != fmt.Sprint(size) {
 		t.Fatalf("git cat-file -s = %s", out)
 	}
+}
+
+func countObjects(t testing.TB, dir string) int {
+	t.Helper()
+	n := 0
+	filepath.Walk(filepath.Join(dir, ".git", "objects"), func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			n++
+		}
+		return nil
+	})
+	return n
 }
