@@ -14,6 +14,14 @@ const (
 	ActFail                  // the task ends failed
 	ActBlock                 // the task is held blocked for a decision (Reason says why)
 	ActCancel                // the task ends cancelled
+	// ActQuota: a quota wall. Not an attempt: the chain moves to a rung that is not quota-blocked,
+	// or the task parks in waiting_quota until the reset.
+	ActQuota
+	// ActFailover: the agent is disabled (auth, agent_missing) and another rung of the chain is
+	// still enabled: the next attempt runs there at once, outside the retry budget.
+	ActFailover
+	// ActPark: every enabled rung is quota-blocked; the task and run wait for the reset.
+	ActPark
 )
 
 // Block reasons (task.state_changed's reason).
@@ -25,6 +33,8 @@ const (
 	ReasonNotRetryable     = "not-retryable"
 	ReasonRestoreConflict  = "restore-conflict"
 	ReasonResumeExhausted  = "resume-exhausted"
+	ReasonQuota            = "quota"
+	ReasonFailover         = "failover"
 )
 
 // Counters are a task's running tallies the policy reads.
@@ -49,6 +59,10 @@ func Decide(t *Task, failure *Failure, c Counters, now, deadlineAt time.Time, rn
 	}
 	if failure.Class == ClassCancellation {
 		return Decision{Action: ActCancel, Failure: failure}
+	}
+	if failure.Class == ClassQuota {
+		// No retry budget is spent against a quota wall, whatever on_failure says.
+		return Decision{Action: ActQuota, Reason: ReasonQuota, Failure: failure}
 	}
 	eligible := failure.RetryEligible
 	switch t.OnFailure {

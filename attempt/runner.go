@@ -87,6 +87,8 @@ type StartOptions struct {
 	Tasks []string // the tasks asked for (with their dependencies); empty: all
 	// ID is the new run's id; empty: a fresh one (`run --detach` picks it before starting).
 	ID string
+	// MaxCostUSD is `run --max-cost`: the run's spend limit (nil: none).
+	MaxCostUSD *float64
 }
 
 // Outcome is how a run (or the part of it this process ran) ended.
@@ -147,6 +149,7 @@ func Start(ctx context.Context, env Env, opts StartOptions) (*Outcome, error) {
 		TaskFileContent: opts.File.Content,
 		State:           store.RunRunning,
 		Owner:           &owner,
+		MaxCostUSD:      opts.MaxCostUSD,
 	}
 	if opts.File.Path == "" {
 		// An ad-hoc run keeps its definition as the JSON of the file it was built from.

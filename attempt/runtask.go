@@ -84,6 +84,13 @@ func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
 		case ActBlock:
 			r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskBlocked, Reason: res.decision.Reason})
 			return r.end(ctx, store.RunBlocked, res.decision.Reason)
+		case ActQuota, ActFailover:
+			// Not a retry: the next attempt picks a rung that is neither disabled nor quota-blocked
+			// (or parks), at once and outside the retry budget.
+			continue
+		case ActPark:
+			r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskWaitingQuota, Reason: res.decision.Reason})
+			return r.end(ctx, store.RunWaitingQuota, ReasonQuota)
 		default: // ActCancel
 			return r.end(ctx, store.RunCancelled, "")
 		}
@@ -141,6 +148,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	var prev *store.Attempt
 	var operator string
 	var disabled map[string]store.AgentHealth
+	var sp spend
 	if err := r.env.DB.View(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 		var err error
 		if n, err = tx.NextAttemptNumber(r.run.ID, t.ID); err != nil {
@@ -148,6 +156,9 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		}
 		cur, err := tx.GetTask(r.run.ID, t.ID)
 		if err != nil {
+			return err
+		}
+		if sp, err = r.loadSpend(tx, t.ID); err != nil {
 			return err
 		}
 		for i := range cur.Attempts {
@@ -170,7 +181,28 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		return nil, err
 	}
 
-	agentName, ok := pickAgent(def.Agents, counted, disabled)
+	// Spend: once the task's (or the run's) reported cost has reached its limit, no attempt starts.
+	if f := sp.exhausted(def, 0); f != nil {
+		return r.failBeforeAttempt(ctx, t, base, n, f)
+	}
+	now := r.env.Now()
+	blocked := map[string]store.AgentHealth{}
+	for k, v := range disabled {
+		blocked[k] = v
+	}
+	for name, until := range sp.quotaUntil {
+		if until.After(now) {
+			if _, off := blocked[name]; !off {
+				blocked[name] = store.AgentHealth{Agent: name, Class: string(ClassQuota)}
+			}
+		}
+	}
+	agentName, ok := pickAgent(def.Agents, counted, blocked)
+	if !ok {
+		if resumeAt, parked := sp.parkUntil(def.Agents, disabled, now); parked {
+			return r.park(ctx, t, n-1, resumeAt)
+		}
+	}
 	if !ok {
 		// Every rung is disabled: the task fails with the class that disabled the last one.
 		f := &Failure{Class: ClassAgentMissing, Code: "all_agents_disabled", Message: "every agent of the task is disabled for this run"}
@@ -222,23 +254,32 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	}
 
 	idemKey := "mulligan-" + r.run.ID + "-" + t.ID
-	vars := Vars{Prompt: prompt, PromptFile: promptFile, Run: r.run.ID, Task: t.ID, Attempt: n, IdempotencyKey: idemKey}
-	argv, err := Expand(agent.Command, vars)
+	// prepare expands the agent's command and environment for one call with this prompt (the
+	// attempt's own, or a schema correction's).
+	prepare := func(prompt, promptFile string) ([]string, []string, error) {
+		vars := Vars{Prompt: prompt, PromptFile: promptFile, Run: r.run.ID, Task: t.ID, Attempt: n, IdempotencyKey: idemKey}
+		argv, err := Expand(agent.Command, vars)
+		if err != nil {
+			return nil, nil, err
+		}
+		envv := append([]string{}, r.env.Environ...)
+		for k, v := range agent.Env {
+			ev, err := ExpandString(v, vars)
+			if err != nil {
+				return nil, nil, err
+			}
+			envv = append(envv, k+"="+ev)
+		}
+		envv = append(envv,
+			"MULLIGAN_RUN="+r.run.ID, "MULLIGAN_TASK="+t.ID, "MULLIGAN_ATTEMPT="+strconv.Itoa(n),
+			"MULLIGAN_IDEMPOTENCY_KEY="+idemKey, "MULLIGAN_PROMPT_FILE="+promptFile, "MULLIGAN_OUTPUT_FILE="+outputFile,
+		)
+		return argv, envv, nil
+	}
+	argv, envv, err := prepare(prompt, promptFile)
 	if err != nil {
 		return nil, err
 	}
-	envv := append([]string{}, r.env.Environ...)
-	for k, v := range agent.Env {
-		ev, err := ExpandString(v, vars)
-		if err != nil {
-			return nil, err
-		}
-		envv = append(envv, k+"="+ev)
-	}
-	envv = append(envv,
-		"MULLIGAN_RUN="+r.run.ID, "MULLIGAN_TASK="+t.ID, "MULLIGAN_ATTEMPT="+strconv.Itoa(n),
-		"MULLIGAN_IDEMPOTENCY_KEY="+idemKey, "MULLIGAN_PROMPT_FILE="+promptFile, "MULLIGAN_OUTPUT_FILE="+outputFile,
-	)
 
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
@@ -305,12 +346,31 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	if proc.Signal != 0 && obs.ExitCode < 0 {
 		obs.ExitCode = 128 + int(proc.Signal)
 	}
-	var preset PresetRules
+	presetInfo := PresetFor(agent.Preset)
+	var preset PresetRules = presetInfo
 	if r.env.Presets != nil {
 		preset = r.env.Presets(agent)
 	}
 	failure := Classify(obs, def.Classify, preset)
+	var usage attemptUsage
+	usage.add(presetInfo, proc.Stdout)
+	schemaRetries := 0
+	if failure == nil {
+		// Exit 0: the output checks (result contract, schema with its correction calls), then verify.
+		chk := &outputCheck{r: r, ctx: ctx, def: def, t: t, n: n, preset: presetInfo, rules: preset,
+			spec: spec, prepare: prepare, prompt: prompt, dir: dir, outputFile: outputFile, log: logf, usage: &usage}
+		failure = chk.run(proc.Stdout)
+		schemaRetries = chk.retries
+	}
 	if failure != nil {
+		switch failure.Class {
+		case ClassQuota:
+			r.quotaReset(failure, proc.Tail)
+		case ClassAgentMissing:
+			if presetInfo.Install != "" && agent.Preset != PresetGeneric {
+				failure.Hint = presetInfo.Install
+			}
+		}
 		failure.RetryEligible = Eligible(failure.Class, def.NonRetryable, def.RetryOn)
 	}
 
@@ -343,12 +403,32 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	}); err != nil {
 		return nil, err
 	}
-	if failure != nil {
-		cur.ConsecutiveFailures++
-	} else {
+	switch {
+	case failure == nil:
 		cur.ConsecutiveFailures = 0
+	case failure.Class != ClassQuota: // a quota wall is not an attempt
+		cur.ConsecutiveFailures++
 	}
 	decision := Decide(def, failure, Counters{RetriesUsed: cur.RetriesUsed, ConsecutiveFailures: cur.ConsecutiveFailures}, r.env.Now(), deadlineAt, r.env.Rand)
+	if failure != nil && (failure.Class == ClassAuth || failure.Class == ClassAgentMissing) && decision.Action != ActCancel {
+		// This agent is disabled for the run; while another rung is enabled the chain moves on.
+		off := map[string]store.AgentHealth{agentName: {Agent: agentName}}
+		for k, v := range disabled {
+			off[k] = v
+		}
+		if _, ok := pickAgent(def.Agents, counted+1, off); ok {
+			decision = Decision{Action: ActFailover, Reason: ReasonFailover, Failure: failure}
+		}
+	}
+	switch decision.Action {
+	case ActRetry, ActQuota, ActFailover:
+		// Spend is checked before the next attempt: this one's reported cost included.
+		if f := sp.exhausted(def, usage.cost()); f != nil {
+			g := *f
+			g.Message += fmt.Sprintf(" (after %s: %s)", decision.Failure.Class, decision.Failure.Message)
+			decision = Decision{Action: ActFail, Reason: string(ClassBudgetExhausted), Failure: &g}
+		}
+	}
 	if decision.Action == ActFail {
 		// A failed task leaves no edits behind: back to where it started. If the tree cannot be
 		// put back, the task is held instead, with the tree as it is.
@@ -364,6 +444,8 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		a.FinishedAt = &finished
 		a.Ref, a.Tree = postRef, post.Tree.String()
 		a.FilesChanged = store.Ptr(len(changed))
+		a.SchemaRetries = schemaRetries
+		a.TokensIn, a.TokensOut, a.CostUSD = usage.in, usage.out, usage.usd
 		if proc.StartErr == nil && proc.ExitCode >= 0 {
 			a.ExitCode = store.Ptr(proc.ExitCode)
 		} else if proc.Signal != 0 {
@@ -428,6 +510,9 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 			cur.State, cur.Reason = store.TaskCancelled, ""
 			now := finished
 			cur.FinishedAt = &now
+		case ActQuota, ActFailover:
+			// The task goes on at once on another rung (or parks when the next pick finds none).
+			payload["reason"] = decision.Reason
 		}
 		payload["to"] = cur.State
 		if cur.Reason != "" {
@@ -436,8 +521,10 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		if err := tx.UpdateTask(cur); err != nil {
 			return err
 		}
-		if err := r.event(tx, t.ID, n, "task.state_changed", payload); err != nil {
-			return err
+		if from != cur.State || (decision.Action != ActQuota && decision.Action != ActFailover) {
+			if err := r.event(tx, t.ID, n, "task.state_changed", payload); err != nil {
+				return err
+			}
 		}
 		*t = *cur
 		run, err := tx.RunHeader(r.run.ID)
@@ -513,6 +600,9 @@ func (r *runner) composePrompt(def *Task, prev *store.Attempt, operator string) 
 			out = readTail(prev.Log, 64<<10)
 		}
 		parts.Prev = &PrevAttempt{N: prev.N, Class: prev.Class, Message: prev.Message, Output: out}
+		if prev.Class == string(ClassQualityRejection) && prev.Log != "" {
+			parts.Prev.VerifyTail = readTail(verifyLogPath(prev.Log), 64<<10)
+		}
 	}
 	return ComposePrompt(parts), nil
 }

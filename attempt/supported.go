@@ -19,18 +19,6 @@ func CheckSupported(f *File) error {
 			errs = append(errs, &AuthoringError{File: f.Path, Line: t.Pos.Line, Col: t.Pos.Col,
 				Msg: "task id `base` is reserved (refs/mulligan/runs/<run>/base is the run's base snapshot)", Hint: "rename the task"})
 		}
-		if t.Verify != nil {
-			add(t, "verify")
-		}
-		if t.OutputSchema != "" {
-			add(t, "output_schema")
-		}
-		if t.ResultContract != nil {
-			add(t, "result_contract")
-		}
-		if t.MaxCostUSD > 0 {
-			add(t, "max_cost_usd")
-		}
 		if t.SideEffects == SideEffectsNonIdempotent {
 			add(t, "side_effects")
 		}

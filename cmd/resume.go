@@ -2,6 +2,8 @@ package cmd
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -15,6 +17,7 @@ func resumeCommand(g *globals) *cli.Command {
 		Usage:     "continue a paused, parked, blocked-then-decided or dead run, in the foreground",
 		ArgsUsage: "[RUN]",
 		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "now", Usage: "continue a run parked on a quota wall before its reset time (the agents try again at once)"},
 			&cli.BoolFlag{Name: "detach", Usage: "continue in the background: print the run id and return"},
 			&cli.StringFlag{Name: "mode", Value: attempt.ResumePlain, Usage: "plain; reset-attempts (a fresh retry budget for the unfinished tasks); immediate (skip a remaining backoff or quota wait)"},
 		},
@@ -31,12 +34,17 @@ func resumeCommand(g *globals) *cli.Command {
 			if c.Bool("detach") {
 				return detachResume(c.Context, g, c.Args().First())
 			}
-			return runResume(c.Context, g, c.Args().First(), mode)
+			return resumeRun(c.Context, g, c.Args().First(), mode, c.Bool("now"))
 		},
 	}
 }
 
 func runResume(ctx context.Context, g *globals, ref, mode string) error {
+	return resumeRun(ctx, g, ref, mode, false)
+}
+
+// resumeRun is runResume with `--now` (quotaNow): lift a quota wall before its reset time.
+func resumeRun(ctx context.Context, g *globals, ref, mode string, quotaNow bool) error {
 	st, err := openState()
 	if err != nil {
 		return err
@@ -44,6 +52,9 @@ func runResume(ctx context.Context, g *globals, ref, mode string) error {
 	defer st.Close()
 	id, err := st.resolveRun(ctx, ref)
 	if err != nil {
+		return err
+	}
+	if err := checkQuotaWait(ctx, st, id, mode, quotaNow); err != nil {
 		return err
 	}
 	return foreground(ctx, g, st, func(ctx context.Context, env attempt.Env) (*attempt.Outcome, error) {
@@ -55,4 +66,36 @@ func runResume(ctx context.Context, g *globals, ref, mode string) error {
 // that edited mulligan.yaml cannot change the run under way.
 func loadStoredFile(run *store.Run) (*attempt.File, error) {
 	return attempt.Parse(run.TaskFile, run.TaskFileContent)
+}
+
+// checkQuotaWait refuses to resume a run parked on a quota wall before its reset time, saying when
+// it will be possible; `--now` (or `--mode immediate`) lifts the walls instead, recorded as a
+// quota.lifted event the runner reads.
+func checkQuotaWait(ctx context.Context, st *state, id, mode string, quotaNow bool) error {
+	run, err := st.getRun(ctx, id)
+	if err != nil {
+		return err
+	}
+	if run.State != store.RunWaitingQuota {
+		return nil
+	}
+	var at *time.Time
+	for _, t := range run.Tasks {
+		if t.State == store.TaskWaitingQuota && t.ResumeAt != nil && (at == nil || t.ResumeAt.Before(*at)) {
+			at = t.ResumeAt
+		}
+	}
+	now := time.Now()
+	if at == nil || !at.After(now) || mode == attempt.ResumeImmediate {
+		return nil
+	}
+	if !quotaNow {
+		return &Error{Code: ExitParked,
+			Msg:   fmt.Sprintf("run %s waits for a quota reset until %s (in %s)", id, at.UTC().Format(time.RFC3339), at.Sub(now).Round(time.Second)),
+			Hints: []string{fmt.Sprintf("mulligan resume %s after that, or mulligan resume %s --now to try at once", id, id)}}
+	}
+	return st.db.Update(ctx, func(tx *store.Tx) error {
+		_, err := tx.AppendEvent(id, "", 0, attempt.EventQuotaLifted, map[string]any{"by": "resume --now", "resume_at": at.UTC().Format(time.RFC3339Nano)})
+		return err
+	})
 }

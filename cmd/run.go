@@ -3,9 +3,11 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -21,6 +23,8 @@ type runOptions struct {
 	AdHoc *attempt.AdHocOptions
 	// Detach: start the run in the background (detach.go).
 	Detach bool
+	// MaxCost is --max-cost: the run's spend limit in USD.
+	MaxCost *float64
 }
 
 func runCommand(g *globals) *cli.Command {
@@ -39,13 +43,23 @@ func runCommand(g *globals) *cli.Command {
 			&cli.StringFlag{Name: "heartbeat", Usage: "ad hoc: longest silence before the attempt fails, e.g. 5m"},
 			&cli.StringFlag{Name: "deadline", Usage: "ad hoc: limit of all attempts and backoff together, e.g. 2h"},
 			&cli.StringFlag{Name: "fallback", Usage: "ad hoc: a second agent `CMD` for the failover chain"},
-			&cli.BoolFlag{Name: "no-autopsy", Usage: "write no autopsy when the run fails or blocks (also MULLIGAN_AUTOPSY=0)"},
 			&cli.BoolFlag{Name: "detach", Usage: "run in the background: print the run id and return"},
+			&cli.StringFlag{Name: "verify", Usage: "ad hoc: a quality gate `CMD` run after the agent exits 0 (split like a shell, never run by one)"},
+			&cli.StringFlag{Name: "preset", Usage: "ad hoc: the agent CLI's `PRESET` (claude, codex, gemini, aider, opencode, generic)"},
+			&cli.StringFlag{Name: "max-cost", Usage: "stop before the next attempt once the run's reported spend reaches `USD`"},
+			&cli.BoolFlag{Name: "no-autopsy", Usage: "write no autopsy when the run fails or blocks (also MULLIGAN_AUTOPSY=0)"},
 		},
 		Action: func(c *cli.Context) error {
 			opts := runOptions{File: c.String("file"), Tasks: c.Args().Slice(), Detach: c.Bool("detach")}
+			if c.IsSet("max-cost") {
+				v, err := strconv.ParseFloat(strings.TrimPrefix(strings.TrimSpace(c.String("max-cost")), "$"), 64)
+				if err != nil || v <= 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+					return usageError("--max-cost takes an amount in USD, e.g. --max-cost 5.00", "--max-cost: %q is not a positive amount", c.String("max-cost"))
+				}
+				opts.MaxCost = &v
+			}
 			g.noAutopsy = c.Bool("no-autopsy")
-			adhocFlags := []string{"prompt", "prompt-file", "retries", "on-failure", "backoff", "timeout", "heartbeat", "deadline", "fallback"}
+			adhocFlags := []string{"prompt", "prompt-file", "retries", "on-failure", "backoff", "timeout", "heartbeat", "deadline", "fallback", "verify", "preset"}
 			if g.rest != nil {
 				if len(opts.Tasks) > 0 || opts.File != "" {
 					return usageError("run either tasks of a file or one command after --, not both", "run takes TASK names or -- CMD, not both")
@@ -57,6 +71,7 @@ func runCommand(g *globals) *cli.Command {
 					Command: g.rest, Prompt: c.String("prompt"), PromptFile: c.String("prompt-file"),
 					OnFailure: c.String("on-failure"), Backoff: c.String("backoff"), Timeout: c.String("timeout"),
 					Heartbeat: c.String("heartbeat"), Deadline: c.String("deadline"), Fallback: c.String("fallback"),
+					Verify: c.String("verify"), Preset: c.String("preset"),
 				}
 				if c.IsSet("retries") {
 					n, err := parseCount(c.String("retries"))
@@ -118,7 +133,7 @@ func runRun(ctx context.Context, g *globals, opts runOptions) error {
 		return detachRun(ctx, g, st)
 	}
 	return foreground(ctx, g, st, func(ctx context.Context, env attempt.Env) (*attempt.Outcome, error) {
-		return attempt.Start(ctx, env, attempt.StartOptions{File: file, Tasks: opts.Tasks, ID: detachedRunID()})
+		return attempt.Start(ctx, env, attempt.StartOptions{File: file, Tasks: opts.Tasks, MaxCostUSD: opts.MaxCost, ID: detachedRunID()})
 	})
 }
 

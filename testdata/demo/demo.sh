@@ -60,6 +60,25 @@ run "$MULLIGAN" retry-task fix-add
 step "7. timetravel back to just after attempt 1 and continue from there"
 run "$MULLIGAN" timetravel fix-add@1 --resume
 run "$MULLIGAN" show
+step "6. failover: the first agent of the chain hits a usage limit, the next one takes over"
+reset_at=$(( $(date +%s) + 3600 ))
+cat > "$demo/failover.yaml" <<YAML
+version: 1
+agents:
+  cheap:
+    preset: claude
+    command: [demoagent, "err:Claude AI usage limit reached|$reset_at", "exit:1"]
+  strong:
+    preset: claude
+    command: [demoagent, "write:CHANGELOG.md=- fix Add\\n",
+              'say:{"type":"result","is_error":false,"result":"wrote CHANGELOG.md","total_cost_usd":0.0042,"usage":{"input_tokens":1200,"output_tokens":80}}']
+tasks:
+  - id: changelog
+    prompt: Write a CHANGELOG entry for the fix.
+    agent: [cheap, strong]
+YAML
+run "$MULLIGAN" run -f "$demo/failover.yaml"
+run "$MULLIGAN" show
 step "9. a task that cannot pass: the run fails, and its autopsy says why and what to run next"
 cat > "$demo/broken.yaml" <<'YAML'
 version: 1

@@ -18,6 +18,12 @@
 //	waitfile:PATH       wait (up to a minute) until PATH exists
 //	attempt:N:STEP      run STEP only in attempt N
 //	signal-parent:SIG   send SIGTERM or SIGINT to the parent process (mulligan)
+//	cat:PATH            copy the file at PATH to stdout (replays a captured agent CLI output)
+//	caterr:PATH         copy the file at PATH to stderr
+//	output:TEXT         write TEXT (with \n escapes) to $MULLIGAN_OUTPUT_FILE, the structured result
+//	calls:PATH          count this call in PATH (a number), for call:N:STEP
+//	call:N:STEP         run STEP only when calls: counted this as call N (schema corrections share
+//	                    an attempt number, so attempt:N cannot tell them apart)
 //
 // It never touches the network and has no state of its own.
 package fakeagent
@@ -167,6 +173,35 @@ func step(a string) (code int, stop bool) {
 		if err := syscall.Kill(os.Getppid(), sig); err != nil {
 			return fail("%v", err), true
 		}
+	case "cat", "caterr":
+		data, err := os.ReadFile(arg)
+		if err != nil {
+			return fail("%v", err), true
+		}
+		if verb == "cat" {
+			os.Stdout.Write(data)
+		} else {
+			os.Stderr.Write(data)
+		}
+	case "output":
+		if err := os.WriteFile(os.Getenv("MULLIGAN_OUTPUT_FILE"), []byte(unescape(arg)), 0o644); err != nil {
+			return fail("%v", err), true
+		}
+	case "calls":
+		b, _ := os.ReadFile(arg)
+		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		callN = n + 1
+		if err := os.WriteFile(arg, []byte(strconv.Itoa(callN)), 0o644); err != nil {
+			return fail("%v", err), true
+		}
+	case "call":
+		n, inner, ok := strings.Cut(arg, ":")
+		if !ok {
+			return fail("call needs N:STEP"), true
+		}
+		if strconv.Itoa(callN) == n {
+			return step(inner)
+		}
 	case "attempt":
 		n, inner, ok := strings.Cut(arg, ":")
 		if !ok {
@@ -180,6 +215,9 @@ func step(a string) (code int, stop bool) {
 	}
 	return 0, false
 }
+
+// callN is this process's call number, counted by a calls: step.
+var callN int
 
 func unescape(s string) string {
 	return strings.NewReplacer(`\n`, "\n", `\t`, "\t").Replace(s)

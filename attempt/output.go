@@ -1,0 +1,219 @@
+package attempt
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Output-check failure codes.
+const (
+	CodeIsError        = "is_error"
+	CodeResultContract = "result_contract"
+	CodeEmptyOutput    = "empty_output"
+	CodeSchemaInvalid  = "schema_invalid"
+	CodeNoJSON         = "no_json"
+	CodeVerifyFailed   = "verify_failed"
+	CodeVerifyTimeout  = "verify_timeout"
+	CodeMaxCost        = "max_cost"
+	CodeRunMaxCost     = "run_max_cost"
+)
+
+// AttemptOutput is the agent's final output as the checks read it (SPEC §4 Schema): the file it
+// wrote to $MULLIGAN_OUTPUT_FILE, else the preset's result field, else the last JSON value on
+// stdout.
+type AttemptOutput struct {
+	Raw    []byte // the bytes the checks judge (may be empty)
+	Source string // "output_file", "result", "stdout", or "" when there is none
+	Result *AgentResult
+}
+
+// ReadOutput picks the attempt's output.
+func ReadOutput(outputFile string, stdout []byte, p *Preset) AttemptOutput {
+	var o AttemptOutput
+	if p != nil && p.Result != nil {
+		o.Result = p.Result(stdout)
+	}
+	if outputFile != "" {
+		if b, err := os.ReadFile(outputFile); err == nil {
+			o.Raw, o.Source = b, "output_file"
+			return o
+		}
+	}
+	if o.Result != nil && o.Result.HasText {
+		o.Raw, o.Source = []byte(o.Result.Text), "result"
+		return o
+	}
+	if v := lastJSONValue(stdout); v != nil {
+		o.Raw, o.Source = v, "stdout"
+	} else if len(bytes.TrimSpace(stdout)) > 0 {
+		o.Raw, o.Source = stdout, "stdout"
+	}
+	return o
+}
+
+// lastJSONValue returns the last complete top-level JSON object or array in b, or nil.
+func lastJSONValue(b []byte) []byte {
+	var last []byte
+	scanJSON(b, "{[", func(raw []byte) { last = raw })
+	return last
+}
+
+// decodeJSON reads raw as one JSON value, also when it is wrapped in text or a ``` fence (an
+// agent's result field often is).
+func decodeJSON(raw []byte) (any, bool) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 {
+		return nil, false
+	}
+	if v, err := jsonschema.UnmarshalJSON(bytes.NewReader(t)); err == nil {
+		return v, true
+	}
+	if inner := lastJSONValue(t); inner != nil {
+		if v, err := jsonschema.UnmarshalJSON(bytes.NewReader(inner)); err == nil {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// expectsResult reports whether an exit 0 without output is a failure: the preset prints a
+// result object, or the task declares a contract or a schema.
+func expectsResult(def *Task, p *Preset) bool {
+	return (p != nil && p.Result != nil && p.Name != PresetAider) || def.ResultContract != nil || def.OutputSchema != ""
+}
+
+// CheckPayload applies the payload_declared checks to an exit-0 attempt: the preset's error flag,
+// the result contract, empty output where a result is expected. nil: the payload is fine.
+func CheckPayload(def *Task, p *Preset, o AttemptOutput) *Failure {
+	if o.Result != nil && o.Result.IsError {
+		msg := strings.TrimSpace(o.Result.ErrorText)
+		if msg == "" {
+			msg = "the agent's result declares an error"
+		}
+		return &Failure{Class: ClassPayloadDeclared, Code: CodeIsError, Message: p.Name + ": " + clipLine([]byte(msg))}
+	}
+	if len(bytes.TrimSpace(o.Raw)) == 0 {
+		if expectsResult(def, p) {
+			return &Failure{Class: ClassPayloadDeclared, Code: CodeEmptyOutput,
+				Message: "the agent exited 0 but its result is empty",
+				Hint:    "an agent that does nothing and says nothing is not a success; check its command and prompt"}
+		}
+		return nil
+	}
+	if rc := def.ResultContract; rc != nil {
+		v, ok := decodeJSON(o.Raw)
+		if !ok {
+			return &Failure{Class: ClassPayloadDeclared, Code: CodeResultContract,
+				Message: "the result_contract needs a JSON result, and the output holds none"}
+		}
+		if fv, has := dotted(v, rc.FailureField); has && truthy(fv) {
+			msg := "the result declares failure (" + rc.FailureField + ")"
+			if rc.MessageField != "" {
+				if mv, ok := dotted(v, rc.MessageField); ok {
+					msg += ": " + clipLine([]byte(fmt.Sprint(mv)))
+				}
+			} else if s, ok := fv.(string); ok {
+				msg += ": " + clipLine([]byte(s))
+			}
+			return &Failure{Class: ClassPayloadDeclared, Code: CodeResultContract, Message: msg}
+		}
+	}
+	return nil
+}
+
+func dotted(v any, p string) (any, bool) {
+	if p == "" {
+		return nil, false
+	}
+	for _, k := range strings.Split(p, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = m[k]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+func truthy(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return x
+	case string:
+		return x != ""
+	case json.Number:
+		return x.String() != "0"
+	case float64:
+		return x != 0
+	case []any:
+		return len(x) > 0
+	case map[string]any:
+		return len(x) > 0
+	}
+	return true
+}
+
+// Schema is a compiled output_schema.
+type Schema struct {
+	path string
+	s    *jsonschema.Schema
+}
+
+// CompileSchema reads the task's output_schema (relative to the working tree root).
+func CompileSchema(root, file string) (*Schema, error) {
+	p := file
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(root, p)
+	}
+	c := jsonschema.NewCompiler()
+	s, err := c.Compile(p)
+	if err != nil {
+		return nil, fmt.Errorf("output_schema %s: %w", file, err)
+	}
+	return &Schema{path: file, s: s}, nil
+}
+
+// Check validates raw against the schema; "" means valid, otherwise the validation errors as
+// text, bounded, to be sent back to the agent.
+func (s *Schema) Check(raw []byte) string {
+	v, ok := decodeJSON(raw)
+	if !ok {
+		if len(bytes.TrimSpace(raw)) == 0 {
+			return "the output is empty: a JSON value is required"
+		}
+		return "the output is not JSON"
+	}
+	if err := s.s.Validate(v); err != nil {
+		msg := err.Error()
+		if len(msg) > 2000 {
+			msg = truncateRunes(msg, 2000)
+		}
+		return msg
+	}
+	return ""
+}
+
+// CorrectionPrompt is the prompt of a schema correction call: the original task, the output that
+// failed and why, and what to send instead.
+func CorrectionPrompt(task string, schemaFile string, raw []byte, errs string) string {
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(task, "\n"))
+	b.WriteString("\n\n## Your output did not match the required JSON Schema\n\n")
+	fmt.Fprintf(&b, "The schema is %s. The validator said:\n\n%s\n", schemaFile, indent(strings.TrimRight(errs, "\n")+"\n"))
+	if out := LastLines(raw); out != "" {
+		b.WriteString("\nYour output was:\n\n")
+		b.WriteString(indent(out))
+	}
+	b.WriteString("\nReply again with only the corrected JSON value (or write it to $MULLIGAN_OUTPUT_FILE).\n")
+	return b.String()
+}

@@ -1,0 +1,179 @@
+package attempt
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/mulligan-dev/mulligan/attempt/store"
+)
+
+// attemptUsage sums what the agent CLI reported for one attempt (its correction calls included).
+type attemptUsage struct {
+	in, out *int64
+	usd     *float64
+}
+
+func (u *attemptUsage) add(p *Preset, stdout []byte) {
+	if p == nil || p.Result == nil {
+		return
+	}
+	r := p.Result(stdout)
+	if r == nil {
+		return
+	}
+	if r.TokensIn != nil {
+		u.in = store.Ptr(deref(u.in) + *r.TokensIn)
+	}
+	if r.TokensOut != nil {
+		u.out = store.Ptr(deref(u.out) + *r.TokensOut)
+	}
+	if r.CostUSD != nil {
+		c := *r.CostUSD
+		if u.usd != nil {
+			c += *u.usd
+		}
+		u.usd = &c
+	}
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func (u *attemptUsage) cost() float64 {
+	if u.usd == nil {
+		return 0
+	}
+	return *u.usd
+}
+
+// verifyLogPath is where the verify command's output of the attempt logged at log goes.
+func verifyLogPath(log string) string {
+	return strings.TrimSuffix(log, ".log") + ".verify.log"
+}
+
+// outputCheck runs the checks of an attempt whose agent exited 0: payload_declared (preset error
+// flag, result contract, empty output), output_schema with its correction calls, then verify.
+type outputCheck struct {
+	r          *runner
+	ctx        context.Context
+	def        *Task
+	t          *store.Task
+	n          int
+	preset     *Preset
+	rules      PresetRules
+	spec       ProcSpec
+	prepare    func(prompt, promptFile string) ([]string, []string, error)
+	prompt     string
+	dir        string
+	outputFile string
+	log        io.Writer
+	usage      *attemptUsage
+
+	retries int // schema correction calls made
+}
+
+func (c *outputCheck) run(stdout []byte) *Failure {
+	out := ReadOutput(c.outputFile, stdout, c.preset)
+	if f := CheckPayload(c.def, c.preset, out); f != nil {
+		return f
+	}
+	if c.def.OutputSchema != "" {
+		if f := c.schema(out); f != nil {
+			return f
+		}
+	}
+	if c.def.Verify != nil {
+		return c.verify()
+	}
+	return nil
+}
+
+func (c *outputCheck) schema(out AttemptOutput) *Failure {
+	sch, err := CompileSchema(c.r.env.Repo.Root(), c.def.OutputSchema)
+	if err != nil {
+		return &Failure{Class: ClassSchemaInvalid, Code: "schema_unreadable", Message: err.Error(),
+			Hint: "fix output_schema in the task file (a path from the working tree root to a JSON Schema)"}
+	}
+	errs := sch.Check(out.Raw)
+	for errs != "" && c.retries < c.def.MaxSchemaRetries {
+		c.retries++
+		c.r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: c.t.ID,
+			Message: fmt.Sprintf("output does not match %s: correction call %d of %d", c.def.OutputSchema, c.retries, c.def.MaxSchemaRetries)})
+		stdout, f := c.correct(out.Raw, errs)
+		if f != nil {
+			return f
+		}
+		out = ReadOutput(c.outputFile, stdout, c.preset)
+		errs = sch.Check(out.Raw)
+	}
+	if errs == "" {
+		return nil
+	}
+	return &Failure{Class: ClassSchemaInvalid, Code: CodeSchemaInvalid,
+		Message: fmt.Sprintf("the output does not match %s after %d correction call(s): %s", c.def.OutputSchema, c.retries, oneLine(lastErrorLine(errs))),
+		Hint:    "mulligan logs shows the output; the schema errors were sent back to the agent each time"}
+}
+
+// lastErrorLine is the most specific line of a validator's message (its last).
+func lastErrorLine(errs string) string {
+	lines := strings.Split(strings.TrimSpace(errs), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// correct makes one schema correction call: the same agent, the prompt with the validation
+// errors, output appended to the attempt's log. A failing call is classified like an attempt.
+func (c *outputCheck) correct(raw []byte, errs string) ([]byte, *Failure) {
+	prompt := CorrectionPrompt(c.prompt, c.def.OutputSchema, raw, errs)
+	pf := filepath.Join(c.dir, strconv.Itoa(c.n)+".correction-"+strconv.Itoa(c.retries)+".prompt")
+	if err := os.WriteFile(pf, []byte(prompt), 0o600); err != nil {
+		return nil, &Failure{Class: ClassInternal, Code: CodeInternal, Message: err.Error()}
+	}
+	argv, envv, err := c.prepare(prompt, pf)
+	if err != nil {
+		return nil, &Failure{Class: ClassInternal, Code: CodeInternal, Message: err.Error()}
+	}
+	os.Remove(c.outputFile)
+	fmt.Fprintf(c.log, "\n--- mulligan: schema correction call %d of %d ---\n", c.retries, c.def.MaxSchemaRetries)
+	spec := c.spec
+	spec.Argv, spec.Env = argv, envv
+	proc := RunProcess(c.ctx, spec)
+	c.usage.add(c.preset, proc.Stdout)
+	obs := Observation{Cancelled: proc.Cancelled || proc.Killed, TimedOut: proc.TimedOut, Silent: proc.Silent,
+		StartErr: proc.StartErr, ExitCode: proc.ExitCode, Output: proc.Tail}
+	if f := Classify(obs, c.def.Classify, c.rules); f != nil {
+		return nil, f
+	}
+	if o := ReadOutput("", proc.Stdout, c.preset); o.Result != nil && o.Result.IsError {
+		return nil, CheckPayload(c.def, c.preset, o)
+	}
+	return proc.Stdout, nil
+}
+
+// verify runs the task's verify command on the tree the agent left.
+func (c *outputCheck) verify() *Failure {
+	v := c.def.Verify
+	logPath := filepath.Join(c.dir, strconv.Itoa(c.n)+".log")
+	vf, err := os.OpenFile(verifyLogPath(logPath), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return &Failure{Class: ClassInternal, Code: CodeInternal, Message: err.Error()}
+	}
+	defer vf.Close()
+	cmd := strings.Join(v.Command, " ")
+	c.r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: c.t.ID, Message: "verify: " + cmd})
+	env := append(append([]string{}, c.r.env.Environ...),
+		"MULLIGAN_RUN="+c.r.run.ID, "MULLIGAN_TASK="+c.t.ID, "MULLIGAN_ATTEMPT="+strconv.Itoa(c.n))
+	res := RunVerify(c.ctx, v, c.r.env.Repo.Root(), env, c.r.env.Grace, vf, c.r.killCh)
+	if res.Failure != nil {
+		fmt.Fprintf(c.log, "\n--- mulligan: %s (its output: %s) ---\n", res.Failure.Message, verifyLogPath(logPath))
+	}
+	return res.Failure
+}

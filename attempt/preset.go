@@ -1,0 +1,419 @@
+package attempt
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Preset is what mulligan knows of one agent CLI: the command shape it documents, where the prompt
+// goes, how its final result and usage are read, and the rules that sort its failure texts into
+// classes. Rules come from what the real CLIs print (attempt/testdata/presets holds captured texts).
+type Preset struct {
+	Name string
+	// Command is the documented invocation, for `command:` in a task file; the prompt is passed as
+	// the {{prompt}} argument (every preset CLI takes it on the command line).
+	Command []string
+	// Install is the hint given when the command is missing.
+	Install string
+	// Result reads the final result and usage from stdout; nil: the CLI prints none we can read.
+	Result func(stdout []byte) *AgentResult
+	rules  []bannerRule
+}
+
+// AgentResult is what an agent CLI reported at the end of an attempt.
+type AgentResult struct {
+	Text      string // the final answer
+	HasText   bool   // the CLI printed a result object (Text may still be empty)
+	IsError   bool   // the CLI declared the run failed (claude's is_error, gemini's error)
+	ErrorText string
+	TokensIn  *int64
+	TokensOut *int64
+	CostUSD   *float64
+}
+
+type bannerRule struct {
+	re   *regexp.Regexp
+	cls  Class
+	code string
+	hint string
+}
+
+// classifyTail is how much of the end of an attempt's output the banner rules read: the verdict
+// is at the end, and a bounded read keeps classification linear in a small constant.
+const classifyTail = 16 << 10
+
+func rule(cls Class, code, hint, pattern string) bannerRule {
+	return bannerRule{re: regexp.MustCompile(pattern), cls: cls, code: code, hint: hint}
+}
+
+// Rules shared by every preset (generic included), checked in this order: quota, auth, transport.
+var commonRules = []bannerRule{
+	rule(ClassQuota, "usage_limit", "", `(?i)usage limit|hit your (?:usage )?limit|\d+-hour limit reached|limit reached\W+resets|credit balance is too low|insufficient_quota|exceeded your current quota|quota exceeded|RESOURCE_EXHAUSTED`),
+	rule(ClassQuota, "rate_limit", "", `(?i)rate[ _-]?limit(?:ed)?|too many requests|status(?: code)?:? 429\b|\b429 Too Many|retry-after:`),
+	rule(ClassAuth, "not_logged_in", "", `(?i)not logged in|please run /login|please log ?in|run .?\w+ login|please set an auth method`),
+	rule(ClassAuth, "invalid_key", "", `(?i)invalid (?:x-)?api[ _-]?key|incorrect api key|api key not valid|invalid_api_key|missing api key|no api key|authentication_error|authentication failed|invalid bearer token|oauth token (?:has )?expired|token (?:has )?expired|401 unauthorized|status(?: code)?:? 401\b|\bunauthorized\b`),
+	rule(ClassTransport, "network", "", `(?i)ECONNRESET|ECONNREFUSED|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|ENETUNREACH|fetch failed|failed to lookup address|name does not resolve|getaddrinfo|could not resolve host|unable to connect|cannot connect to api|connection (?:reset|refused|failed|error)|stream disconnected|network is unreachable|socket hang up|waiting for network|error sending request`),
+	rule(ClassTransport, "server_error", "", `(?i)overloaded|internal server error|bad gateway|service unavailable|gateway timeout|status(?: code)?:? 5\d\d\b|\b5(?:00|02|03|04|29)\b\s*(?:error|server|from)|api_error`),
+}
+
+var presets = map[string]*Preset{
+	PresetClaude: {
+		Name:    PresetClaude,
+		Command: []string{"claude", "-p", "{{prompt}}", "--output-format", "json"},
+		Install: "install it: npm install -g @anthropic-ai/claude-code, then claude /login",
+		Result:  claudeResult,
+	},
+	PresetCodex: {
+		Name:    PresetCodex,
+		Command: []string{"codex", "exec", "--json", "{{prompt}}"},
+		Install: "install it: npm install -g @openai/codex, then codex login",
+		Result:  codexResult,
+	},
+	PresetGemini: {
+		Name:    PresetGemini,
+		Command: []string{"gemini", "-p", "{{prompt}}", "-o", "json"},
+		Install: "install it: npm install -g @google/gemini-cli, then set GEMINI_API_KEY or log in",
+		Result:  geminiResult,
+		rules: []bannerRule{
+			rule(ClassAgentExit, "untrusted_folder", "pass --skip-trust to gemini or set GEMINI_CLI_TRUST_WORKSPACE=true",
+				`(?i)not running in a trusted directory`),
+		},
+	},
+	PresetAider: {
+		Name:    PresetAider,
+		Command: []string{"aider", "--message", "{{prompt}}", "--yes-always", "--no-pretty"},
+		Install: "install it: python -m pip install aider-install && aider-install",
+		Result:  aiderResult,
+	},
+	PresetOpencode: {
+		Name:    PresetOpencode,
+		Command: []string{"opencode", "run", "--format", "json", "{{prompt}}"},
+		Install: "install it: npm install -g opencode-ai, then opencode auth login",
+		Result:  opencodeResult,
+	},
+	PresetGeneric: {Name: PresetGeneric},
+}
+
+// PresetFor returns the preset of that name; unknown names get generic.
+func PresetFor(name string) *Preset {
+	if p, ok := presets[name]; ok {
+		return p
+	}
+	return presets[PresetGeneric]
+}
+
+// DefaultPresets is the Env.Presets mulligan uses: the agent's named preset.
+func DefaultPresets(a *Agent) PresetRules { return PresetFor(a.Preset) }
+
+var ansiRe = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+
+// ClassifyOutput sorts a failed attempt's output by the preset's banners. A non-zero exit is read
+// whole (its bounded tail); an exit 0 only when the CLI's own result declares an error, so an
+// agent that merely talks about rate limits in a successful answer is not taken for one.
+func (p *Preset) ClassifyOutput(exitCode int, output []byte) *Failure {
+	text := output
+	if exitCode == 0 {
+		if p.Result == nil {
+			return nil
+		}
+		res := p.Result(output)
+		if res == nil || !res.IsError {
+			return nil
+		}
+		text = []byte(res.ErrorText)
+	}
+	if len(text) > classifyTail {
+		text = text[len(text)-classifyTail:]
+	}
+	text = ansiRe.ReplaceAll(text, nil)
+	for _, rs := range [][]bannerRule{p.rules, commonRules} {
+		for _, r := range rs {
+			loc := r.re.FindIndex(text)
+			if loc == nil {
+				continue
+			}
+			f := &Failure{Class: r.cls, Code: r.code, Message: p.Name + ": " + lineAt(text, loc[0]), Hint: r.hint}
+			if f.Hint == "" {
+				f.Hint = p.hintFor(r.cls)
+			}
+			return f
+		}
+	}
+	return nil
+}
+
+func (p *Preset) hintFor(c Class) string {
+	switch c {
+	case ClassAuth:
+		switch p.Name {
+		case PresetClaude:
+			return "log in: claude /login (or set ANTHROPIC_API_KEY)"
+		case PresetCodex:
+			return "log in: codex login (or set OPENAI_API_KEY)"
+		case PresetGemini:
+			return "set GEMINI_API_KEY, or run gemini once to choose an auth method"
+		case PresetOpencode:
+			return "log in: opencode auth login"
+		case PresetAider:
+			return "set the API key of aider's model (e.g. ANTHROPIC_API_KEY or OPENAI_API_KEY)"
+		}
+		return "log the agent CLI in, or set its API key"
+	case ClassTransport:
+		return "check the network (DNS, proxy) and the provider's status page"
+	}
+	return ""
+}
+
+// jsonValues decodes every top-level JSON object of b in order (JSONL or one pretty-printed
+// object), skipping text that is not JSON.
+func jsonValues(b []byte) []map[string]any {
+	var out []map[string]any
+	scanJSON(b, "{", func(raw []byte) {
+		var v map[string]any
+		if json.Unmarshal(raw, &v) == nil {
+			out = append(out, v)
+		}
+	})
+	return out
+}
+
+// scanJSON calls fn with each complete top-level JSON value of b that starts with one of the
+// opener bytes. It runs in time linear in len(b): after a syntax error the scan goes on where the
+// error was found (not one byte further), and a value that never closes ends the scan.
+func scanJSON(b []byte, openers string, fn func(raw []byte)) {
+	for i := 0; i < len(b); {
+		j := bytes.IndexAny(b[i:], openers)
+		if j < 0 {
+			return
+		}
+		start := i + j
+		dec := json.NewDecoder(bytes.NewReader(b[start:]))
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if err == nil {
+			fn(raw)
+			i = start + int(dec.InputOffset())
+			continue
+		}
+		var se *json.SyntaxError
+		if !errors.As(err, &se) {
+			return // unexpected EOF: nothing after this opener closes it
+		}
+		i = start + max(1, int(se.Offset)-1)
+	}
+}
+
+func num(v any) (float64, bool) {
+	f, ok := v.(float64)
+	return f, ok
+}
+
+func intp(v float64) *int64 { n := int64(v); return &n }
+func addInt(p *int64, v float64) *int64 {
+	if p == nil {
+		return intp(v)
+	}
+	n := *p + int64(v)
+	return &n
+}
+
+func path(m map[string]any, keys ...string) any {
+	var v any = m
+	for _, k := range keys {
+		mm, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = mm[k]
+	}
+	return v
+}
+
+// claudeResult reads `claude -p --output-format json` (one object) or stream-json (the last
+// {"type":"result"} line): is_error, result, usage, total_cost_usd.
+func claudeResult(stdout []byte) *AgentResult {
+	var last map[string]any
+	for _, v := range jsonValues(stdout) {
+		if v["type"] == "result" {
+			last = v
+		}
+	}
+	if last == nil {
+		return nil
+	}
+	r := &AgentResult{HasText: true}
+	r.Text, _ = last["result"].(string)
+	if e, _ := last["is_error"].(bool); e {
+		r.IsError, r.ErrorText = true, r.Text
+	}
+	if u, ok := last["usage"].(map[string]any); ok {
+		for _, k := range []string{"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"} {
+			if n, ok := num(u[k]); ok {
+				r.TokensIn = addInt(r.TokensIn, n)
+			}
+		}
+		if n, ok := num(u["output_tokens"]); ok {
+			r.TokensOut = intp(n)
+		}
+	}
+	if c, ok := num(last["total_cost_usd"]); ok {
+		r.CostUSD = &c
+	}
+	return r
+}
+
+// codexResult reads `codex exec --json` events: the last agent_message item is the result,
+// turn.completed carries usage, turn.failed (and a final error event) declare failure.
+func codexResult(stdout []byte) *AgentResult {
+	vals := jsonValues(stdout)
+	if len(vals) == 0 {
+		return nil
+	}
+	r := &AgentResult{}
+	seen := false
+	for _, v := range vals {
+		switch v["type"] {
+		case "item.completed":
+			if path(v, "item", "type") == "agent_message" {
+				r.Text, _ = path(v, "item", "text").(string)
+				r.HasText, seen = true, true
+			}
+		case "turn.completed":
+			seen = true
+			if n, ok := num(path(v, "usage", "input_tokens")); ok {
+				r.TokensIn = addInt(r.TokensIn, n)
+			}
+			if n, ok := num(path(v, "usage", "output_tokens")); ok {
+				r.TokensOut = addInt(r.TokensOut, n)
+			}
+		case "turn.failed":
+			seen = true
+			r.IsError = true
+			r.ErrorText, _ = path(v, "error", "message").(string)
+		case "error":
+			seen = true
+			r.ErrorText, _ = v["message"].(string)
+		}
+	}
+	if !seen {
+		return nil
+	}
+	return r
+}
+
+// geminiResult reads `gemini -p -o json`: {"response", "stats": {"models": {M: {"tokens": …}}},
+// "error": {"type", "message", "code"}}.
+func geminiResult(stdout []byte) *AgentResult {
+	var obj map[string]any
+	for _, v := range jsonValues(stdout) {
+		if _, ok := v["response"]; ok {
+			obj = v
+		} else if _, ok := v["error"]; ok {
+			obj = v
+		}
+	}
+	if obj == nil {
+		return nil
+	}
+	r := &AgentResult{}
+	if s, ok := obj["response"].(string); ok {
+		r.Text, r.HasText = s, true
+	}
+	if e, ok := obj["error"].(map[string]any); ok {
+		r.IsError = true
+		r.ErrorText, _ = e["message"].(string)
+	}
+	if models, ok := path(obj, "stats", "models").(map[string]any); ok {
+		for _, m := range models {
+			mm, _ := m.(map[string]any)
+			if n, ok := num(path(mm, "tokens", "prompt")); ok {
+				r.TokensIn = addInt(r.TokensIn, n)
+			}
+			if n, ok := num(path(mm, "tokens", "candidates")); ok {
+				r.TokensOut = addInt(r.TokensOut, n)
+			}
+		}
+	}
+	return r
+}
+
+// opencodeResult reads `opencode run --format json` events: text parts are the answer,
+// step-finish parts carry tokens and cost.
+func opencodeResult(stdout []byte) *AgentResult {
+	vals := jsonValues(stdout)
+	r := &AgentResult{}
+	seen := false
+	var text strings.Builder
+	for _, v := range vals {
+		part, _ := v["part"].(map[string]any)
+		if part == nil {
+			if v["type"] == "error" {
+				seen, r.IsError = true, true
+				r.ErrorText, _ = path(v, "error", "data", "message").(string)
+			}
+			continue
+		}
+		switch part["type"] {
+		case "text":
+			if s, ok := part["text"].(string); ok {
+				text.WriteString(s)
+				seen, r.HasText = true, true
+			}
+		case "step-finish":
+			seen = true
+			if n, ok := num(path(part, "tokens", "input")); ok {
+				r.TokensIn = addInt(r.TokensIn, n)
+			}
+			if n, ok := num(path(part, "tokens", "output")); ok {
+				r.TokensOut = addInt(r.TokensOut, n)
+			}
+			if c, ok := num(part["cost"]); ok {
+				if r.CostUSD == nil {
+					r.CostUSD = new(float64)
+				}
+				*r.CostUSD += c
+			}
+		}
+	}
+	if !seen {
+		return nil
+	}
+	r.Text = text.String()
+	return r
+}
+
+var aiderTokensRe = regexp.MustCompile(`Tokens: ([\d.]+)(k?) sent(?:, [^,]*?cache[^,]*)*, ([\d.]+)(k?) received\.(?:\s*Cost: \$[\d.]+ message, \$([\d.]+) session\.)?`)
+
+// aiderResult reads aider's usage line: "Tokens: 2.3k sent, 120 received. Cost: $0.01 message,
+// $0.05 session." (the last one; session cost is cumulative).
+func aiderResult(stdout []byte) *AgentResult {
+	ms := aiderTokensRe.FindAllSubmatch(stdout, -1)
+	if len(ms) == 0 {
+		return nil
+	}
+	r := &AgentResult{}
+	var in, out float64
+	for _, m := range ms {
+		in += kNum(m[1], m[2])
+		out += kNum(m[3], m[4])
+		if len(m[5]) > 0 {
+			if c, err := strconv.ParseFloat(string(m[5]), 64); err == nil {
+				r.CostUSD = &c
+			}
+		}
+	}
+	r.TokensIn, r.TokensOut = intp(in), intp(out)
+	return r
+}
+
+func kNum(n, k []byte) float64 {
+	f, _ := strconv.ParseFloat(string(n), 64)
+	if len(k) > 0 {
+		f *= 1000
+	}
+	return f
+}

@@ -1,0 +1,195 @@
+package attempt
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/mulligan-dev/mulligan/attempt/store"
+)
+
+// EventQuotaLifted is the event `resume --now` appends: quota walls hit before it no longer hold
+// the run's agents back.
+const EventQuotaLifted = "quota.lifted"
+
+// spend is what runAttempt knows of the run's history before an attempt: the reported cost so
+// far and until when each agent is behind a quota wall.
+type spend struct {
+	task, run  float64
+	runMax     *float64
+	quotaUntil map[string]time.Time
+}
+
+func (r *runner) loadSpend(tx *store.Tx, task string) (spend, error) {
+	sp := spend{quotaUntil: map[string]time.Time{}}
+	run, err := tx.GetRun(r.run.ID)
+	if err != nil {
+		return sp, err
+	}
+	sp.runMax = run.MaxCostUSD
+	if run.CostUSD != nil {
+		sp.run = *run.CostUSD
+	}
+	lifted, err := quotaLiftedAt(tx, r.run.ID)
+	if err != nil {
+		return sp, err
+	}
+	for _, t := range run.Tasks {
+		for _, a := range t.Attempts {
+			if t.ID == task && a.CostUSD != nil {
+				sp.task += *a.CostUSD
+			}
+			// A quota wall is the agent's, whichever task ran into it.
+			if a.Class != string(ClassQuota) || a.FinishedAt == nil || a.FinishedAt.Before(lifted) {
+				continue
+			}
+			until := *a.FinishedAt
+			if a.RetryAfterMS != nil {
+				until = until.Add(time.Duration(*a.RetryAfterMS) * time.Millisecond)
+			}
+			if until.After(sp.quotaUntil[a.Agent]) {
+				sp.quotaUntil[a.Agent] = until
+			}
+		}
+	}
+	return sp, nil
+}
+
+// quotaLiftedAt is the time of the newest operator lift of the run's quota walls (`resume --now`,
+// `resume --mode immediate`); zero when there is none.
+func quotaLiftedAt(tx *store.Tx, run string) (time.Time, error) {
+	evs, err := tx.Events(run, 0, 0)
+	if err != nil {
+		return time.Time{}, err
+	}
+	var at time.Time
+	for _, ev := range evs {
+		lift := ev.Type == EventQuotaLifted
+		if ev.Type == "task.state_changed" && len(ev.Payload) > 0 {
+			var p struct {
+				From   string `json:"from"`
+				Reason string `json:"reason"`
+			}
+			if json.Unmarshal(ev.Payload, &p) == nil && p.From == store.TaskWaitingQuota && p.Reason == "resume-"+ResumeImmediate {
+				lift = true
+			}
+		}
+		if lift && ev.Time.After(at) {
+			at = ev.Time
+		}
+	}
+	return at, nil
+}
+
+// exhausted returns the budget_exhausted failure when the task's or the run's reported spend,
+// with extra (the attempt just finished) added, has reached its limit.
+func (sp spend) exhausted(def *Task, extra float64) *Failure {
+	if def.MaxCostUSD > 0 && sp.task+extra >= def.MaxCostUSD {
+		return &Failure{Class: ClassBudgetExhausted, Code: CodeMaxCost,
+			Message: fmt.Sprintf("the task's reported spend $%.4f reached its max_cost_usd $%.2f", sp.task+extra, def.MaxCostUSD),
+			Hint:    "raise max_cost_usd in the task file, then mulligan retry-task"}
+	}
+	if sp.runMax != nil && *sp.runMax > 0 && sp.run+extra >= *sp.runMax {
+		return &Failure{Class: ClassBudgetExhausted, Code: CodeRunMaxCost,
+			Message: fmt.Sprintf("the run's reported spend $%.4f reached --max-cost $%.2f", sp.run+extra, *sp.runMax)}
+	}
+	return nil
+}
+
+// parkUntil returns when the first of the chain's enabled agents comes out of its quota wall,
+// and false when no enabled agent is quota-blocked (then the chain is simply all disabled).
+func (sp spend) parkUntil(chain []string, disabled map[string]store.AgentHealth, now time.Time) (time.Time, bool) {
+	var first time.Time
+	for _, a := range chain {
+		if _, off := disabled[a]; off {
+			continue
+		}
+		until, ok := sp.quotaUntil[a]
+		if !ok || !until.After(now) {
+			return time.Time{}, false
+		}
+		if first.IsZero() || until.Before(first) {
+			first = until
+		}
+	}
+	return first, !first.IsZero()
+}
+
+// quotaReset fills in when a quota wall lifts: a classify rule's retry_after, else the time the
+// banner names, else the default wait.
+func (r *runner) quotaReset(f *Failure, tail []byte) {
+	now := r.env.Now()
+	var until time.Time
+	switch {
+	case f.Code == CodeUserRule && f.RetryAfter > 0:
+		until = now.Add(f.RetryAfter)
+	default:
+		text := tail
+		if len(text) > 4<<10 {
+			text = text[len(text)-4<<10:]
+		}
+		if t, ok := ParseQuotaReset(string(text), now); ok {
+			until = t
+		} else {
+			until = now.Add(QuotaDefaultWait())
+			f.Message += " (the output names no reset time: waiting " + QuotaDefaultWait().String() + ")"
+		}
+	}
+	f.ResetAt = until.UTC()
+	if !strings.Contains(f.Message, "waiting ") {
+		f.Message += " (resets " + f.ResetAt.Format(time.RFC3339) + ")"
+	}
+	f.RetryAfter = until.Sub(now).Round(time.Millisecond)
+	if f.RetryAfter < time.Millisecond {
+		f.RetryAfter = time.Millisecond
+	}
+	f.Hint = "mulligan parks the task until " + f.ResetAt.Format(time.RFC3339) + " when no other agent of its chain is free"
+}
+
+// park holds the task and (through runTask) the run in waiting_quota until resumeAt.
+func (r *runner) park(ctx context.Context, t *store.Task, n int, resumeAt time.Time) (*attemptResult, error) {
+	resumeAt = resumeAt.UTC()
+	from := t.State
+	if err := r.update(ctx, func(tx *store.Tx) error {
+		if err := tx.SetTaskState(r.run.ID, t.ID, store.TaskWaitingQuota, ReasonQuota, &resumeAt); err != nil {
+			return err
+		}
+		return r.event(tx, t.ID, 0, "task.state_changed", map[string]any{
+			"from": from, "to": store.TaskWaitingQuota, "reason": ReasonQuota, "resume_at": resumeAt.Format(time.RFC3339Nano)})
+	}); err != nil {
+		return nil, err
+	}
+	t.State, t.Reason, t.ResumeAt = store.TaskWaitingQuota, ReasonQuota, &resumeAt
+	r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID,
+		Message: "every agent of the chain is behind a quota wall: parked until " + resumeAt.Format(time.RFC3339)})
+	return &attemptResult{n: n, decision: Decision{Action: ActPark, Reason: ReasonQuota}}, nil
+}
+
+// failBeforeAttempt ends the task failed with f without starting attempt n (a spent budget).
+func (r *runner) failBeforeAttempt(ctx context.Context, t *store.Task, base plumbing.Hash, n int, f *Failure) (*attemptResult, error) {
+	if err := r.restore(ctx, base); err != nil {
+		return r.blockOnRestore(ctx, t, n-1, err)
+	}
+	from := t.State
+	now := r.env.Now().UTC()
+	if err := r.update(ctx, func(tx *store.Tx) error {
+		cur, err := tx.GetTask(r.run.ID, t.ID)
+		if err != nil {
+			return err
+		}
+		cur.State, cur.Reason, cur.FinishedAt = store.TaskFailed, string(f.Class), &now
+		if err := tx.UpdateTask(cur); err != nil {
+			return err
+		}
+		*t = *cur
+		return r.event(tx, t.ID, 0, "task.state_changed", map[string]any{
+			"from": from, "to": store.TaskFailed, "reason": string(f.Class), "class": string(f.Class), "code": f.Code, "message": f.Message})
+	}); err != nil {
+		return nil, err
+	}
+	return &attemptResult{n: n - 1, decision: Decision{Action: ActFail, Reason: string(f.Class), Failure: f}}, nil
+}
