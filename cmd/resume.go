@@ -32,6 +32,9 @@ func resumeCommand(g *globals) *cli.Command {
 				return usageError("--mode plain, reset-attempts or immediate", "unknown resume mode %q", mode)
 			}
 			if c.Bool("detach") {
+				if c.Bool("now") {
+					return usageError("lift the quota wall in the foreground: mulligan resume RUN --now", "--now cannot be combined with --detach")
+				}
 				return detachResume(c.Context, g, c.Args().First())
 			}
 			return resumeRun(c.Context, g, c.Args().First(), mode, c.Bool("now"))
