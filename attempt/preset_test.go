@@ -21,6 +21,9 @@ func TestPresetFixtures(t *testing.T) {
 	}{
 		{"claude_not_logged_in.json", PresetClaude, 1, ClassAuth, "not_logged_in"},
 		{"claude_not_logged_in.txt", PresetClaude, 1, ClassAuth, "not_logged_in"},
+		{"claude_no_network.txt", PresetClaude, 1, ClassTransport, "network"}, // with an API key, after 200s of retries
+		{"claude_no_network.json", PresetClaude, 1, ClassTransport, "network"},
+		{"claude_no_network.json", PresetClaude, 0, ClassTransport, "network"}, // is_error decides even on exit 0
 		{"codex_no_network.txt", PresetCodex, 1, ClassTransport, "network"},
 		{"codex_json_no_network.jsonl", PresetCodex, 1, ClassTransport, "network"},
 		{"codex_not_logged_in.txt", PresetCodex, 1, ClassAuth, "not_logged_in"},
