@@ -129,7 +129,7 @@ func (r *runner) restore(ctx context.Context, tree plumbing.Hash) error {
 		return nil
 	}
 	r.known = plumbing.ZeroHash
-	if _, err := r.env.Repo.Restore(context.WithoutCancel(ctx), tree, snapshot.RestoreOptions{}); err != nil {
+	if _, err := r.env.Repo.Restore(context.WithoutCancel(ctx), tree, snapshot.RestoreOptions{NoUndoRef: true}); err != nil {
 		return err
 	}
 	r.known = tree
@@ -311,9 +311,11 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	}); err != nil {
 		return nil, err
 	}
-	maxAttempts := 1
+	// The last attempt number the retry budget allows from here: attempts that did not count
+	// (quota, failover, runner_died) and operator resets move it along with n.
+	maxAttempts := n
 	if def.OnFailure == OnFailureRetry {
-		maxAttempts = def.Retries + 1
+		maxAttempts = n + max(0, def.Retries-t.RetriesUsed)
 	}
 	r.env.Progress.Event(ProgressEvent{Kind: KindAttemptStarted, Task: t.ID, N: n, Max: maxAttempts, Agent: agentName})
 

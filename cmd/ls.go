@@ -63,6 +63,9 @@ func cost(c *float64) string {
 	if c == nil {
 		return "-"
 	}
+	if *c > 0 && *c < 0.01 {
+		return fmt.Sprintf("$%.4f", *c)
+	}
 	return fmt.Sprintf("$%.2f", *c)
 }
 
