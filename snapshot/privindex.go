@@ -312,6 +312,7 @@ type privWriter struct {
 	prev string
 	err  error
 	tmp  [binary.MaxVarintLen64]byte
+	pbuf []byte
 }
 
 func (w *privWriter) write(b []byte) {
@@ -339,10 +340,8 @@ func (w *privWriter) path(p string) {
 	}
 	w.uvarint(uint64(keep))
 	w.uvarint(uint64(len(p) - keep))
-	if w.err == nil {
-		w.crc = crc32.Update(w.crc, crcTable, []byte(p[keep:]))
-		_, w.err = w.w.WriteString(p[keep:])
-	}
+	w.pbuf = append(w.pbuf[:0], p[keep:]...) // reused: no allocation per entry
+	w.write(w.pbuf)
 	w.prev = p
 }
 
