@@ -44,9 +44,6 @@ func newObjectStore(dir string) *objectStore {
 func (s *objectStore) close() error {
 	s.packMu.Lock()
 	defer s.packMu.Unlock()
-	for _, p := range s.packs {
-		p.close()
-	}
 	s.packs = nil
 	s.loaded = false
 	for _, a := range s.alts {
@@ -55,7 +52,7 @@ func (s *objectStore) close() error {
 	return nil
 }
 
-// blobID is the git object id of content of the given type, computed with crypto/sha1 (the
+// objectID is the git object id of content of the given type, computed with crypto/sha1 (the
 // content is the user's own, so collision detection adds nothing but time).
 func objectID(t plumbing.ObjectType, data []byte) plumbing.Hash {
 	h := sha1.New()
@@ -132,9 +129,6 @@ func (s *objectStore) loadPacksLocked() {
 			continue
 		}
 		packs = append(packs, p)
-	}
-	for _, p := range have {
-		p.close()
 	}
 	s.packs = packs
 	s.loaded = true
@@ -332,8 +326,6 @@ func openPackIndex(path string) (*packIndex, error) {
 	}
 	return p, nil
 }
-
-func (p *packIndex) close() {}
 
 func (p *packIndex) bounds(first byte) (int, int) {
 	lo := 0

@@ -851,6 +851,5 @@ func (w *walker) fileModeFor(canon uint32, e *entry) uint32 {
 	return canon
 }
 
+// errVanished means a file disappeared between readdir and read: it is simply not in the tree.
 var errVanished = errors.New("vanished")
-
-func newCond(mu *sync.Mutex) *sync.Cond { return sync.NewCond(mu) }

@@ -3,13 +3,17 @@ package snapshot
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -141,7 +145,7 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 		uHints:   hints,
 	}
 	defer w.conv.Close()
-	w.cond = newCond(&w.mu)
+	w.cond = sync.NewCond(&w.mu)
 	w.tp = make([]int32, len(w.old)+1)
 	for i := range w.old {
 		w.tp[i+1] = w.tp[i]
@@ -209,7 +213,7 @@ func (r *Repo) rootMatchers() (*ignore.Matcher, *attr.Matcher, uint64, error) {
 		}
 		data, err := os.ReadFile(path)
 		if err != nil {
-			if os.IsNotExist(err) || strings.Contains(err.Error(), "not a directory") {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 				return nil, nil
 			}
 			return nil, fmt.Errorf("snapshot: read %s: %w", path, err)
