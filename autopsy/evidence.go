@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -32,6 +33,7 @@ type facts struct {
 	base         *baseVerify // the verify command on the task's base tree; nil when not run
 	events       []store.Event
 	commands     map[string]bool
+	clock        func() time.Time // Input.Now
 	scrub        *Scrubber
 	repo         *snapshot.Repo
 	objects      *objects

@@ -165,6 +165,7 @@ func allEvents(tx *store.Tx, run string) ([]store.Event, error) {
 // gather collects the facts the rules read.
 func gather(in Input, run *store.Run, events []store.Event) *facts {
 	f := &facts{run: run, commands: map[string]bool{}, output: map[string]string{}, verifyOutput: map[string]string{}, events: events}
+	f.clock = in.Now
 	for _, c := range in.Commands {
 		f.commands[c] = true
 	}

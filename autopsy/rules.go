@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Rule is one row of the verdict table: the first rule whose Match holds decides the verdict.
@@ -136,6 +137,10 @@ var Rules = []Rule{
 		Match: func(f *facts) bool { return f.lastClass() == cQuota },
 		Why:   func(f *facts) string { return "the agent hit a usage or rate limit: " + f.last().Message },
 		Suggest: func(f *facts) Suggestion {
+			if at := f.task.ResumeAt; at != nil && at.After(f.now()) {
+				return Suggestion{Text: fmt.Sprintf("the limit resets at %s: then `mulligan resume %s` (or `mulligan supervise` does it); to try at once anyway, or after adding an agent with its own quota to the task's chain",
+					at.UTC().Format(time.RFC3339), f.run.ID), Commands: []string{"mulligan resume " + f.run.ID + " --now"}}
+			}
 			return Suggestion{Text: "wait for the limit to reset (or add an agent with its own quota to the task's chain), then continue the run", Commands: []string{"mulligan resume " + f.run.ID}}
 		},
 	},
@@ -478,4 +483,11 @@ func (f *facts) missingMentioned() []string {
 		}
 	}
 	return out
+}
+
+func (f *facts) now() time.Time {
+	if f.clock != nil {
+		return f.clock()
+	}
+	return time.Now()
 }

@@ -97,6 +97,12 @@ func TestRules(t *testing.T) {
 		{"quota", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: cQuota, msg: "usage limit reached, resets at 3pm"})
 		}, Environment, []string{"mulligan resume k3f9abcd"}, "wait for the limit"},
+		{"quota", func(t *testing.T) *facts {
+			f := mkFacts(t, "quota", att{class: cQuota, msg: "usage limit reached"})
+			f.clock = func() time.Time { return time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC) }
+			f.task.ResumeAt = store.Ptr(time.Date(2026, 1, 1, 15, 0, 0, 0, time.UTC))
+			return f
+		}, Environment, []string{"mulligan resume k3f9abcd --now"}, "resets at 2026-01-01T15:00:00Z: then `mulligan resume k3f9abcd`"},
 		{"disk-full", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: cAgentExit, msg: "agent exited with status 1", out: "write x: no space left on device\n"})
 		}, Environment, []string{"df -h /src/proj", "mulligan run fix"}, "free space"},
