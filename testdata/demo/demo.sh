@@ -60,7 +60,7 @@ run "$MULLIGAN" retry-task fix-add
 step "7. timetravel back to just after attempt 1 and continue from there"
 run "$MULLIGAN" timetravel fix-add@1 --resume
 run "$MULLIGAN" show
-step "6. failover: the first agent of the chain hits a usage limit, the next one takes over"
+step "8. failover: the first agent of the chain hits a usage limit, the next one takes over"
 reset_at=$(( $(date +%s) + 3600 ))
 cat > "$demo/failover.yaml" <<YAML
 version: 1
