@@ -31,6 +31,16 @@ func mixFP(parent uint64, data []byte) uint64 {
 	return h.Sum64()
 }
 
+func (w *walker) hashItem(s *scratch, dirfd int, it hashItem, attrs *attr.Matcher) error {
+	if err := w.hashEntry(s, dirfd, it.e, it.typ, attrs); err != nil {
+		return err
+	}
+	if v := it.verify; v != nil && (it.e.mode != v.mode || it.e.blob != v.blob) {
+		*it.e = *v // git's blind spot: the snapshot is what git add -A makes, the user's stat stays
+	}
+	return nil
+}
+
 // hashEntry reads one file or symlink (named by e.path, in the directory open as dirfd) into a
 // blob, applying clean filters and eol conversion as `git add` does. A file that changes while
 // it is read is read again.

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -308,5 +309,30 @@ func TestNewID(t *testing.T) {
 	a, b := NewID(base.Add(48*3600*1e9)), NewID(base.Add(72*3600*1e9))
 	if a >= b {
 		t.Fatalf("ids a day apart do not sort by time: %s, %s", a, b)
+	}
+}
+
+// TestRestoreAfterGitBlindTouch: a tracked file whose stat data git still calls unchanged (same
+// second; core.trustCtime=false) but which differs exactly is read once, so Restore's exact
+// conflict check does not refuse it forever when its content is in fact unchanged.
+func TestRestoreAfterGitBlindTouch(t *testing.T) {
+	dir := newGitRepo(t)
+	runGit(t, dir, "config", "core.trustCtime", "false")
+	ctx := context.Background()
+	writeFile(t, filepath.Join(dir, "f"), "old\n")
+	r := openRepo(t, dir)
+	target := snapshotTree(t, r, dir)
+	writeFile(t, filepath.Join(dir, "f"), "new\n")
+	mt := time.Now().Add(-time.Hour).Truncate(time.Second).Add(100 * time.Millisecond)
+	os.Chtimes(filepath.Join(dir, "f"), mt, mt)
+	runGit(t, dir, "add", "f")
+	// Same second, other nanoseconds: git (whole seconds, no ctime) sees no change.
+	os.Chtimes(filepath.Join(dir, "f"), mt.Add(300*time.Millisecond), mt.Add(300*time.Millisecond))
+	assertSameTree(t, r, dir)
+	if _, err := r.Restore(ctx, target, RestoreOptions{UndoRef: "refs/mulligan/undo/blind"}); err != nil {
+		t.Fatalf("Restore: %v", err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "f")); string(data) != "old\n" {
+		t.Fatalf("f = %q after restore", data)
 	}
 }

@@ -126,8 +126,9 @@ type dirJob struct {
 }
 
 type hashItem struct {
-	e   *entry
-	typ uint8
+	e      *entry
+	typ    uint8
+	verify *entry // user-index entry git considers unchanged: keep it if the content differs
 }
 
 type hashJob struct {
@@ -572,9 +573,17 @@ func (w *walker) fileKid(s *scratch, path string, nameLen int, e *entry, typ uin
 		return k
 	}
 	sd := statFromUnix(&s.st)
+	var verify *entry
 	if e != nil && e.mode != 0 && e.mode != modeGitlink && w.unchanged(e, &sd, fpSame) {
-		k.e = e
-		return k
+		if e.flags&fHashed != 0 || e.st.matches(&sd, w.fileMode) {
+			k.e = e
+			return k
+		}
+		// git calls it unchanged but the exact stat data differs (a rewrite within the same
+		// second, say). The tree keeps git's answer; reading the file once tells whether the
+		// exact stat data may be recorded (same content) or the user's must stay, so that
+		// Restore's exact check still protects content the snapshot does not hold.
+		verify = e
 	}
 	ne := s.newEntry()
 	if e != nil {
@@ -589,7 +598,7 @@ func (w *walker) fileKid(s *scratch, path string, nameLen int, e *entry, typ uin
 	ne.flags = ne.flags&^(fCRCalled|fCRValue) | fHashed
 	w.newEntries.Add(1)
 	k.e = ne
-	s.items = append(s.items, hashItem{e: ne, typ: typ})
+	s.items = append(s.items, hashItem{e: ne, typ: typ, verify: verify})
 	return k
 }
 
@@ -752,7 +761,7 @@ func (w *walker) finishDir(s *scratch, n *dirNode, kids []kid, fd int, attrs *at
 	}
 	if len(s.items) <= 16 {
 		for _, it := range s.items {
-			if err := w.hashEntry(s, fd, it.e, it.typ, attrs); err != nil {
+			if err := w.hashItem(s, fd, it, attrs); err != nil {
 				return err
 			}
 		}
@@ -784,7 +793,7 @@ func (w *walker) doHashJob(s *scratch, h *hashJob) error {
 	}
 	defer unix.Close(fd)
 	for _, it := range h.items {
-		if err := w.hashEntry(s, fd, it.e, it.typ, h.attrs); err != nil {
+		if err := w.hashItem(s, fd, it, h.attrs); err != nil {
 			return err
 		}
 	}
