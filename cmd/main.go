@@ -130,6 +130,7 @@ func commands(g *globals) []*cli.Command {
 		autopsyCommand(g),
 		bugCommand(g),
 		versionCommand(g),
+		completionCommand(g),
 	}
 }
 
