@@ -230,7 +230,11 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		}
 	}
 
-	prompt, err := r.composePrompt(def, prev, operator)
+	warning, err := r.effectsWarning(ctx, def, n)
+	if err != nil {
+		return nil, err
+	}
+	prompt, err := r.composePrompt(def, prev, operator, warning)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +257,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		return nil, fmt.Errorf("pre snapshot of %s@%d: %w", t.ID, n, err)
 	}
 
-	idemKey := "mulligan-" + r.run.ID + "-" + t.ID
+	idemKey := IdempotencyKey(r.run.ID, t.ID)
 	// prepare expands the agent's command and environment for one call with this prompt (the
 	// attempt's own, or a schema correction's).
 	prepare := func(prompt, promptFile string) ([]string, []string, error) {
@@ -582,7 +586,7 @@ func attemptMessage(run, task string, n int, state string, f *Failure) string {
 }
 
 // composePrompt builds attempt n's prompt from the task's and the previous failed attempt.
-func (r *runner) composePrompt(def *Task, prev *store.Attempt, operator string) (string, error) {
+func (r *runner) composePrompt(def *Task, prev *store.Attempt, operator, effectsWarning string) (string, error) {
 	text := def.Prompt
 	if def.PromptFile != "" {
 		p := def.PromptFile
@@ -595,7 +599,7 @@ func (r *runner) composePrompt(def *Task, prev *store.Attempt, operator string) 
 		}
 		text = string(data)
 	}
-	parts := PromptParts{Task: text, Operator: operator}
+	parts := PromptParts{Task: text, Operator: operator, EffectsWarning: effectsWarning}
 	if prev != nil {
 		var out []byte
 		if prev.Log != "" {

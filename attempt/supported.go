@@ -19,12 +19,6 @@ func CheckSupported(f *File) error {
 			errs = append(errs, &AuthoringError{File: f.Path, Line: t.Pos.Line, Col: t.Pos.Col,
 				Msg: "task id `base` is reserved (refs/mulligan/runs/<run>/base is the run's base snapshot)", Hint: "rename the task"})
 		}
-		if t.SideEffects == SideEffectsNonIdempotent {
-			add(t, "side_effects")
-		}
-		if len(t.Effects) > 0 {
-			add(t, "effects")
-		}
 		if len(t.Hooks) > 0 {
 			add(t, "hooks")
 		}

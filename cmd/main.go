@@ -124,6 +124,8 @@ func commands(g *globals) []*cli.Command {
 		undoCommand(g),
 		revertCommand(g),
 		timetravelCommand(g),
+		effectCommand(g),
+		effectsCommand(g),
 		promptCommand(g),
 		stopCommand(g),
 		gcCommand(g),

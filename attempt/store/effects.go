@@ -1,0 +1,184 @@
+package store
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Effect states (SPEC §9 effects -o json).
+const (
+	EffectRecorded           = "recorded"
+	EffectCompensated        = "compensated"
+	EffectCompensationFailed = "compensation_failed"
+	EffectUnresolved         = "unresolved"
+)
+
+var effectStates = []string{EffectRecorded, EffectCompensated, EffectCompensationFailed, EffectUnresolved}
+
+// Effect is one row of the effect ledger: a side effect an attempt recorded, with the argv
+// that undoes it (nil: it cannot be undone) and what became of it.
+type Effect struct {
+	ID         int64
+	RunID      string
+	TaskID     string
+	Attempt    int
+	Name       string
+	Idempotent bool
+	Compensate []string
+	Data       json.RawMessage // nil: no data
+	State      string
+	DeliveryID string // "<run>-<id>": the same on every delivery of its compensation
+	Output     string // the compensation's output, once it ran
+	RecordedAt time.Time
+	ResolvedAt *time.Time
+}
+
+const effectCols = `id, run, task, attempt, name, idempotent, compensate, data, state, delivery_id,
+	output, recorded_at, resolved_at`
+
+func scanEffect(sc scanner) (Effect, error) {
+	var (
+		e          Effect
+		comp, data string
+		recorded   int64
+		resolved   sql.Null[int64]
+	)
+	err := sc.Scan(&e.ID, &e.RunID, &e.TaskID, &e.Attempt, &e.Name, &e.Idempotent, &comp, &data,
+		&e.State, &e.DeliveryID, &e.Output, &recorded, &resolved)
+	if err != nil {
+		return e, err
+	}
+	if err := json.Unmarshal([]byte(comp), &e.Compensate); err != nil {
+		return e, fmt.Errorf("effect %d: compensate: %w", e.ID, err)
+	}
+	if data != "null" && data != "" {
+		e.Data = json.RawMessage(data)
+	}
+	e.RecordedAt, e.ResolvedAt = fromMS(recorded), fromNullMS(resolved)
+	return e, nil
+}
+
+// RecordEffect appends an effect of an attempt that exists and fills ID, DeliveryID, State
+// and RecordedAt. Data, when set, must be valid JSON.
+func (tx *Tx) RecordEffect(e *Effect) error {
+	if e.Name == "" {
+		return fmt.Errorf("record effect: no name")
+	}
+	if _, err := tx.Attempt(e.RunID, e.TaskID, e.Attempt); err != nil {
+		return fmt.Errorf("record effect %s: %w", e.Name, err)
+	}
+	comp := e.Compensate
+	if comp == nil {
+		comp = []string{}
+	}
+	cb, err := json.Marshal(comp)
+	if err != nil {
+		return err
+	}
+	data := "null"
+	if len(e.Data) > 0 {
+		if !json.Valid(e.Data) {
+			return fmt.Errorf("record effect %s: data is not valid JSON", e.Name)
+		}
+		data = string(e.Data)
+	}
+	e.State = EffectRecorded
+	e.RecordedAt = tx.now()
+	res, err := tx.exec(`INSERT INTO effects (run, task, attempt, name, idempotent, compensate, data,
+		state, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.RunID, e.TaskID, e.Attempt, e.Name,
+		e.Idempotent, string(cb), data, e.State, ms(e.RecordedAt))
+	if err != nil {
+		return fmt.Errorf("record effect %s: %w", e.Name, err)
+	}
+	if e.ID, err = res.LastInsertId(); err != nil {
+		return err
+	}
+	e.DeliveryID = e.RunID + "-" + strconv.FormatInt(e.ID, 10)
+	_, err = tx.exec(`UPDATE effects SET delivery_id = ? WHERE id = ?`, e.DeliveryID, e.ID)
+	return err
+}
+
+func (tx *Tx) effects(where string, args ...any) ([]Effect, error) {
+	rows, err := tx.query(`SELECT `+effectCols+` FROM effects `+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Effect
+	for rows.Next() {
+		e, err := scanEffect(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// Effects returns a run's effects in the order they were recorded (all runs' when run is "").
+func (tx *Tx) Effects(run string) ([]Effect, error) {
+	if run == "" {
+		return tx.effects(`ORDER BY id`)
+	}
+	return tx.effects(`WHERE run = ? ORDER BY id`, run)
+}
+
+// TaskEffects returns the effects one task's attempts recorded, in recording order.
+func (tx *Tx) TaskEffects(run, task string) ([]Effect, error) {
+	return tx.effects(`WHERE run = ? AND task = ? ORDER BY id`, run, task)
+}
+
+// Effect returns one effect by id.
+func (tx *Tx) Effect(id int64) (*Effect, error) {
+	es, err := tx.effects(`WHERE id = ?`, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(es) == 0 {
+		return nil, fmt.Errorf("effect %d: %w", id, ErrNotFound)
+	}
+	return &es[0], nil
+}
+
+// ResolveEffect sets an effect's state and the output of its compensation; resolved_at is
+// set for every state but recorded.
+func (tx *Tx) ResolveEffect(id int64, state, output string) error {
+	if !slices.Contains(effectStates, state) {
+		return fmt.Errorf("unknown effect state %q", state)
+	}
+	var at any
+	if state != EffectRecorded {
+		at = ms(tx.now())
+	}
+	res, err := tx.exec(`UPDATE effects SET state = ?, output = ?, resolved_at = ? WHERE id = ?`,
+		state, output, at, id)
+	return checkOne(res, err, "resolve", fmt.Sprintf("effect %d", id))
+}
+
+// effectJSON is the `effects -o json` element (SPEC §9).
+type effectJSON struct {
+	ID         int64    `json:"id"`
+	Run        string   `json:"run"`
+	Task       string   `json:"task"`
+	Attempt    int      `json:"attempt"`
+	Name       string   `json:"name"`
+	Idempotent bool     `json:"idempotent"`
+	Compensate []string `json:"compensate"` // null: cannot be compensated
+	State      string   `json:"state"`
+	DeliveryID string   `json:"delivery_id"`
+	RecordedAt *string  `json:"recorded_at"`
+}
+
+// MarshalJSON writes the SPEC §9 shape.
+func (e Effect) MarshalJSON() ([]byte, error) {
+	j := effectJSON{ID: e.ID, Run: e.RunID, Task: e.TaskID, Attempt: e.Attempt, Name: e.Name,
+		Idempotent: e.Idempotent, State: e.State, DeliveryID: e.DeliveryID, RecordedAt: jtime(e.RecordedAt)}
+	if len(e.Compensate) > 0 {
+		j.Compensate = e.Compensate
+	}
+	return json.Marshal(j)
+}

@@ -1,0 +1,83 @@
+package store_test
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mulligan-dev/mulligan/attempt/store"
+)
+
+func TestEffectLedger(t *testing.T) {
+	db, clock := openDB(t)
+	insertRun(t, db, newRun("run1"))
+	update(t, db, func(tx *store.Tx) error {
+		for _, task := range []string{"a", "a", "b"} {
+			if err := tx.InsertAttempt(&store.Attempt{RunID: "run1", TaskID: task, Agent: "fast"}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	var push, mail store.Effect
+	update(t, db, func(tx *store.Tx) error {
+		push = store.Effect{RunID: "run1", TaskID: "a", Attempt: 2, Name: "push",
+			Compensate: []string{"git", "push", "origin", "--delete", "fix x"}, Data: []byte(`{"branch":"fix"}`)}
+		return tx.RecordEffect(&push)
+	})
+	clock.Advance(time.Second)
+	update(t, db, func(tx *store.Tx) error {
+		mail = store.Effect{RunID: "run1", TaskID: "b", Attempt: 1, Name: "mail", Idempotent: true}
+		return tx.RecordEffect(&mail)
+	})
+	if push.DeliveryID != "run1-1" || mail.DeliveryID != "run1-2" || push.State != store.EffectRecorded {
+		t.Errorf("recorded: %+v %+v", push, mail)
+	}
+	err := db.Update(ctx, func(tx *store.Tx) error {
+		return tx.RecordEffect(&store.Effect{RunID: "run1", TaskID: "a", Attempt: 9, Name: "x"})
+	})
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("effect of a missing attempt: %v, want ErrNotFound", err)
+	}
+	err = db.Update(ctx, func(tx *store.Tx) error {
+		return tx.RecordEffect(&store.Effect{RunID: "run1", TaskID: "a", Attempt: 1, Name: "x", Data: []byte("{")})
+	})
+	if err == nil {
+		t.Error("invalid data JSON accepted")
+	}
+
+	clock.Advance(time.Second)
+	update(t, db, func(tx *store.Tx) error {
+		return tx.ResolveEffect(push.ID, store.EffectCompensationFailed, "remote: denied\n")
+	})
+	if err := db.Update(ctx, func(tx *store.Tx) error { return tx.ResolveEffect(99, store.EffectCompensated, "") }); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("resolve a missing effect: %v", err)
+	}
+	if err := db.Update(ctx, func(tx *store.Tx) error { return tx.ResolveEffect(push.ID, "gone", "") }); err == nil {
+		t.Error("unknown state accepted")
+	}
+
+	var all, ofA []store.Effect
+	view(t, db, func(tx *store.Tx) (err error) {
+		if all, err = tx.Effects("run1"); err != nil {
+			return err
+		}
+		ofA, err = tx.TaskEffects("run1", "a")
+		return err
+	})
+	if len(all) != 2 || len(ofA) != 1 {
+		t.Fatalf("effects: %d of the run, %d of a", len(all), len(ofA))
+	}
+	got := all[0]
+	if got.Name != "push" || got.TaskID != "a" || got.Attempt != 2 || got.Idempotent ||
+		!slices.Equal(got.Compensate, push.Compensate) || string(got.Data) != `{"branch":"fix"}` ||
+		got.State != store.EffectCompensationFailed || got.Output != "remote: denied\n" ||
+		got.DeliveryID != "run1-1" || !got.RecordedAt.Equal(t0) || got.ResolvedAt == nil ||
+		!got.ResolvedAt.Equal(t0.Add(2*time.Second)) {
+		t.Errorf("push read back: %+v", got)
+	}
+	if m := all[1]; !m.Idempotent || m.Compensate == nil || len(m.Compensate) != 0 || m.Data != nil || m.ResolvedAt != nil {
+		t.Errorf("mail read back: %+v", m)
+	}
+}
