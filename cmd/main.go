@@ -126,6 +126,7 @@ func commands(g *globals) []*cli.Command {
 		timetravelCommand(g),
 		effectCommand(g),
 		effectsCommand(g),
+		compensateCommand(g),
 		promptCommand(g),
 		stopCommand(g),
 		gcCommand(g),

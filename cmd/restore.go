@@ -56,7 +56,7 @@ func restoreTree(c *cli.Context, g *globals, repo *snapshot.Repo, tree plumbing.
 	if err != nil {
 		return err
 	}
-	return printRestore(g, tree, res, dryRun)
+	return printRestore(g, tree, res, dryRun, nil)
 }
 
 type changeJSON struct {
@@ -64,7 +64,8 @@ type changeJSON struct {
 	Action string `json:"action"`
 }
 
-func printRestore(g *globals, tree plumbing.Hash, res *snapshot.RestoreResult, dryRun bool) error {
+// printRestore prints a restore; compensated is what revert undid on the way (nil: nothing).
+func printRestore(g *globals, tree plumbing.Hash, res *snapshot.RestoreResult, dryRun bool, compensated []compensationJSON) error {
 	var undoRef any
 	if res.Undo != nil {
 		undoRef = res.Undo.Ref
@@ -76,7 +77,7 @@ func printRestore(g *globals, tree plumbing.Hash, res *snapshot.RestoreResult, d
 		}
 		return writeJSON(g.io.Out, map[string]any{
 			"tree": tree.String(), "undo_ref": undoRef, "changed": changed,
-			"compensated": []any{}, "dry_run": dryRun,
+			"compensated": nonNil(compensated), "dry_run": dryRun,
 		})
 	}
 	for _, ch := range res.Changes {

@@ -77,6 +77,8 @@ type revertOptions struct {
 	Base   bool
 	DryRun bool
 	Force  bool
+	// NoCompensate leaves the side effects revert crosses unresolved instead of undoing them.
+	NoCompensate bool
 }
 
 func revertCommand(g *globals) *cli.Command {
@@ -88,11 +90,12 @@ func revertCommand(g *globals) *cli.Command {
 			&cli.BoolFlag{Name: "pre", Usage: "the tree the attempt started from, not the one it left"},
 			&cli.BoolFlag{Name: "base", Usage: "the argument is a RUN: its base tree (the working tree when it started)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print what would change, change nothing"},
-			&cli.BoolFlag{Name: "force", Usage: "even while the run is active in this worktree"},
+			&cli.BoolFlag{Name: "force", Usage: "even while the run is active in this worktree, or across side effects with no compensation"},
+			&cli.BoolFlag{Name: "no-compensate", Usage: "do not run the compensations of the side effects it crosses: leave them unresolved"},
 		},
 		Action: func(c *cli.Context) error {
 			opts := revertOptions{Target: c.Args().First(), Pre: c.Bool("pre"), Base: c.Bool("base"),
-				DryRun: c.Bool("dry-run"), Force: c.Bool("force")}
+				DryRun: c.Bool("dry-run"), Force: c.Bool("force"), NoCompensate: c.Bool("no-compensate")}
 			switch {
 			case c.NArg() > 1:
 				return usageError("e.g. mulligan revert k3f9/fix-tests@2", "revert takes one address")
@@ -116,12 +119,13 @@ func runRevert(ctx context.Context, g *globals, opts revertOptions) error {
 		runID, tree, target string
 		task                string
 		n                   int
+		run                 *store.Run
 	)
 	if opts.Base {
 		if runID, err = st.resolveRun(ctx, opts.Target); err != nil {
 			return err
 		}
-		run, err := st.getRun(ctx, runID)
+		run, err = st.getRun(ctx, runID)
 		if err != nil {
 			return err
 		}
@@ -133,10 +137,11 @@ func runRevert(ctx context.Context, g *globals, opts revertOptions) error {
 			return &Error{Code: ExitFailed, Msg: fmt.Sprintf("run %s has no base tree recorded", run.ID)}
 		}
 	} else {
-		run, a, err := st.resolveAddress(ctx, opts.Target)
+		r, a, err := st.resolveAddress(ctx, opts.Target)
 		if err != nil {
 			return err
 		}
+		run = r
 		if err := notPruned(run); err != nil {
 			return err
 		}
@@ -157,6 +162,14 @@ func runRevert(ctx context.Context, g *globals, opts revertOptions) error {
 	if err := attempt.CheckIdleRun(ctx, st.db, runID, opts.Force); err != nil {
 		return refuseActive(err, runID)
 	}
+	// The side effects it crosses are checked before anything changes.
+	crossed, err := effectsAfter(ctx, st, run, task, n, opts.Pre)
+	if err != nil {
+		return err
+	}
+	if err := refuseUncompensable(crossed, opts.Force, "revert "+target); err != nil {
+		return err
+	}
 	h := plumbing.NewHash(tree)
 	res, err := restoreWithUndo(ctx, st.repo, h, "revert "+target, opts.DryRun)
 	if res != nil && res.Undo != nil && !opts.DryRun {
@@ -172,5 +185,18 @@ func runRevert(ctx context.Context, g *globals, opts revertOptions) error {
 	if err != nil {
 		return err
 	}
-	return printRestore(g, h, res, opts.DryRun)
+	var compensated []compensationJSON
+	failed := false
+	if !opts.DryRun && len(crossed) > 0 {
+		if compensated, failed, err = compensateAll(ctx, g, st, crossed, opts.NoCompensate); err != nil {
+			return err
+		}
+	}
+	if err := printRestore(g, h, res, opts.DryRun, compensated); err != nil {
+		return err
+	}
+	if failed {
+		return exitError{ExitFailed}
+	}
+	return nil
 }

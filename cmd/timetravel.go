@@ -17,6 +17,8 @@ type timetravelOptions struct {
 	Resume    bool
 	NoRestore bool
 	Force     bool
+	// NoCompensate leaves the side effects it crosses unresolved instead of undoing them.
+	NoCompensate bool
 }
 
 func timetravelCommand(g *globals) *cli.Command {
@@ -27,19 +29,20 @@ func timetravelCommand(g *globals) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "resume", Usage: "continue the run at once, in the foreground"},
 			&cli.BoolFlag{Name: "no-restore", Usage: "reset the recorded state only; leave the working tree as it is"},
-			&cli.BoolFlag{Name: "force", Usage: "even while the run is active in this worktree"},
+			&cli.BoolFlag{Name: "force", Usage: "even while the run is active in this worktree, or across side effects with no compensation"},
+			&cli.BoolFlag{Name: "no-compensate", Usage: "do not run the compensations of the side effects it crosses: leave them unresolved"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usageError("e.g. mulligan timetravel k3f9/fix-tests@2", "timetravel takes one address")
 			}
 			return runTimetravel(c.Context, g, timetravelOptions{Addr: c.Args().First(), Resume: c.Bool("resume"),
-				NoRestore: c.Bool("no-restore"), Force: c.Bool("force")})
+				NoRestore: c.Bool("no-restore"), Force: c.Bool("force"), NoCompensate: c.Bool("no-compensate")})
 		},
 	}
 }
 
-func runTimetravel(ctx context.Context, g *globals, opts timetravelOptions) error {
+func runTimetravel(ctx context.Context, g *globals, opts timetravelOptions) (err error) {
 	st, err := openState()
 	if err != nil {
 		return err
@@ -62,6 +65,14 @@ func runTimetravel(ctx context.Context, g *globals, opts timetravelOptions) erro
 	if err := attempt.CheckIdleRun(ctx, st.db, run.ID, opts.Force); err != nil {
 		return refuseActive(err, run.ID)
 	}
+	// The side effects it crosses are checked before anything changes.
+	crossed, err := effectsAfter(ctx, st, run, a.TaskID, a.N, false)
+	if err != nil {
+		return err
+	}
+	if err := refuseUncompensable(crossed, opts.Force, "timetravel "+addr); err != nil {
+		return err
+	}
 	tree := plumbing.NewHash(a.Tree)
 	var res *snapshot.RestoreResult
 	tt := attempt.TimetravelOptions{RunID: run.ID, Task: a.TaskID, N: a.N, Force: opts.Force}
@@ -80,9 +91,23 @@ func runTimetravel(ctx context.Context, g *globals, opts timetravelOptions) erro
 		}
 		return refuseActive(err, run.ID)
 	}
-	if opts.Resume {
+	var compensated []compensationJSON
+	failed := false
+	if len(crossed) > 0 {
+		if compensated, failed, err = compensateAll(ctx, g, st, crossed, opts.NoCompensate); err != nil {
+			return err
+		}
+	}
+	if opts.Resume && !failed {
 		printTimetravel(g.io.ErrOut, run.ID, addr, tree, res, out, false)
 		return continueRun(ctx, g, st, run.ID, opts.Force)
+	}
+	if failed {
+		defer func() {
+			if err == nil {
+				err = exitError{ExitFailed}
+			}
+		}()
 	}
 	if g.json() {
 		var undo, changed any
@@ -96,7 +121,7 @@ func runTimetravel(ctx context.Context, g *globals, opts timetravelOptions) erro
 		}
 		return writeJSON(g.io.Out, map[string]any{
 			"run": run.ID, "to": addr, "tree": tree.String(), "restored": res != nil, "undo_ref": undo,
-			"changed": changed, "compensated": []any{}, "superseded": nonNil(out.Superseded),
+			"changed": changed, "compensated": nonNil(compensated), "superseded": nonNil(out.Superseded),
 			"unsuperseded": nonNil(out.Restored), "tasks": out.Tasks, "state": "paused",
 		})
 	}
