@@ -168,3 +168,31 @@ func compensateCommand(g *globals) *cli.Command {
 		},
 	}
 }
+
+// refuseReplayEffects refuses (exit 6) to replay a task whose non-idempotent side effects are
+// still out in the world (not compensated), unless --force: the replay would do them again.
+func refuseReplayEffects(ctx context.Context, st *state, run, task string, force bool) error {
+	if force {
+		return nil
+	}
+	var es []store.Effect
+	if err := st.db.View(ctx, func(tx *store.Tx) (err error) {
+		es, err = tx.TaskEffects(run, task)
+		return err
+	}); err != nil {
+		return err
+	}
+	var names []string
+	for _, e := range es {
+		if !e.Idempotent && compensate.Pending(e) {
+			names = append(names, fmt.Sprintf("%s (effect %d of %s@%d, %s)", e.Name, e.ID, e.TaskID, e.Attempt, e.State))
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return &Error{Code: ExitRefused,
+		Msg: fmt.Sprintf("task %s has non-idempotent side effects that were not compensated: %s; replaying it would do them again; nothing was changed",
+			task, strings.Join(names, ", ")),
+		Hints: []string{fmt.Sprintf("undo them (`mulligan compensate %s`, or by hand), or pass --force to replay anyway", run)}}
+}

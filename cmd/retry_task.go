@@ -27,7 +27,7 @@ func retryTaskCommand(g *globals) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "no-deps", Usage: "reset only TASK, not the tasks that need it"},
 			&cli.BoolFlag{Name: "from-base", Usage: "start from the task's recorded base tree, not the current tree"},
-			&cli.BoolFlag{Name: "force", Usage: "even while the run's process is alive (it is fenced)"},
+			&cli.BoolFlag{Name: "force", Usage: "even while the run's process is alive (it is fenced), or when the task has side effects not compensated"},
 		},
 		Action: func(c *cli.Context) error {
 			opts := retryTaskOptions{NoDeps: c.Bool("no-deps"), FromBase: c.Bool("from-base"), Force: c.Bool("force")}
@@ -73,6 +73,9 @@ func runRetryTask(ctx context.Context, g *globals, opts retryTaskOptions) error 
 	}
 	if err := attempt.CheckIdleRun(ctx, st.db, id, opts.Force); err != nil {
 		return refuseActive(err, id)
+	}
+	if err := refuseReplayEffects(ctx, st, id, opts.Task, opts.Force); err != nil {
+		return err
 	}
 	what := fmt.Sprintf("retry-task %s %s", id, opts.Task)
 	var undo string
