@@ -187,4 +187,3 @@ func quoteArgv(argv []string) string {
 	}
 	return strings.Join(out, " ")
 }
-
