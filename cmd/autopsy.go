@@ -21,15 +21,11 @@ func autopsyCommand(g *globals) *cli.Command {
 			if c.NArg() > 1 {
 				return usageError("e.g. mulligan autopsy k3f9", "autopsy takes one run")
 			}
-			st, err := openState()
+			st, id, err := openRun(c.Context, c.Args().First())
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			id, err := st.resolveRun(c.Context, c.Args().First())
-			if err != nil {
-				return err
-			}
 			in := autopsyInput(g, st, id)
 			in.Progress = g.io.ErrOut
 			r, err := autopsy.Build(c.Context, in)

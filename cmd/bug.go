@@ -21,15 +21,11 @@ func bugCommand(g *globals) *cli.Command {
 			if c.NArg() > 1 {
 				return usageError("e.g. mulligan bug k3f9 --bundle /tmp/k3f9.tar.gz", "bug takes one run")
 			}
-			st, err := openState()
+			st, id, err := openRun(c.Context, c.Args().First())
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			id, err := st.resolveRun(c.Context, c.Args().First())
-			if err != nil {
-				return err
-			}
 			v, rev := versionString()
 			b, err := autopsy.BuildBundle(c.Context, autopsyInput(g, st, id), autopsy.HostVersions(v, rev))
 			if err != nil {

@@ -15,15 +15,11 @@ func cancelCommand(g *globals) *cli.Command {
 			if c.NArg() != 1 {
 				return usageError("e.g. mulligan cancel k3f9 (or: mulligan cancel last)", "cancel takes one run")
 			}
-			st, err := openState()
+			st, id, err := openRun(c.Context, c.Args().First())
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			id, err := st.resolveRun(c.Context, c.Args().First())
-			if err != nil {
-				return err
-			}
 			env, done, err := st.runEnv(c.Context, id)
 			if err != nil {
 				return err

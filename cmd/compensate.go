@@ -120,15 +120,11 @@ func compensateCommand(g *globals) *cli.Command {
 			if c.NArg() > 1 {
 				return usageError("e.g. mulligan compensate k3f9", "compensate takes one run")
 			}
-			st, err := openState()
+			st, id, err := openRun(c.Context, c.Args().First())
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			id, err := st.resolveRun(c.Context, c.Args().First())
-			if err != nil {
-				return err
-			}
 			var all []store.Effect
 			if err := st.db.View(c.Context, func(tx *store.Tx) (err error) {
 				all, err = tx.Effects(id)

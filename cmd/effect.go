@@ -131,15 +131,11 @@ func effectsCommand(g *globals) *cli.Command {
 			if c.NArg() > 1 {
 				return usageError("e.g. mulligan effects k3f9", "effects takes one run")
 			}
-			st, err := openState()
+			st, id, err := openRun(c.Context, c.Args().First())
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			id, err := st.resolveRun(c.Context, c.Args().First())
-			if err != nil {
-				return err
-			}
 			var es []store.Effect
 			if err := st.db.View(c.Context, func(tx *store.Tx) error {
 				es, err = tx.Effects(id)

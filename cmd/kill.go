@@ -20,15 +20,11 @@ func killCommand(g *globals) *cli.Command {
 			if c.NArg() != 1 {
 				return usageError("e.g. mulligan kill k3f9 (or: mulligan kill last)", "kill takes one run")
 			}
-			st, err := openState()
+			st, id, err := openRun(c.Context, c.Args().First())
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			id, err := st.resolveRun(c.Context, c.Args().First())
-			if err != nil {
-				return err
-			}
 			env, done, err := st.runEnv(c.Context, id)
 			if err != nil {
 				return err

@@ -24,15 +24,11 @@ func pauseCommand(g *globals) *cli.Command {
 			if err != nil {
 				return usageError("--mode drain (the default) or --mode cancel", "%s", err)
 			}
-			st, err := openState()
+			st, id, err := openRun(c.Context, c.Args().First())
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			id, err := st.resolveRun(c.Context, c.Args().First())
-			if err != nil {
-				return err
-			}
 			res, err := attempt.RequestPause(c.Context, st.db, id, request)
 			if err != nil {
 				return err

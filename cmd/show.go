@@ -19,15 +19,11 @@ func showCommand(g *globals) *cli.Command {
 			if c.NArg() > 1 {
 				return usageError("e.g. mulligan show k3f9", "show takes one run")
 			}
-			st, err := openState()
+			st, id, err := openRun(c.Context, c.Args().First())
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			id, err := st.resolveRun(c.Context, c.Args().First())
-			if err != nil {
-				return err
-			}
 			run, err := st.getRun(c.Context, id)
 			if err != nil {
 				return err

@@ -39,6 +39,18 @@ func (s *state) Close() {
 	s.repo.Close()
 }
 
+// openRun opens the repository and database and resolves a RUN argument; the caller closes st.
+func openRun(ctx context.Context, ref string) (st *state, id string, err error) {
+	if st, err = openState(); err != nil {
+		return nil, "", err
+	}
+	if id, err = st.resolveRun(ctx, ref); err != nil {
+		st.Close()
+		return nil, "", err
+	}
+	return st, id, nil
+}
+
 // resolveRun turns a RUN argument ("", "last", an id or a prefix) into a run id.
 func (s *state) resolveRun(ctx context.Context, ref string) (string, error) {
 	var id string
