@@ -411,11 +411,7 @@ func Continue(ctx context.Context, env Env, opts ContinueOptions) (*Outcome, err
 		return err
 	})
 	if err != nil {
-		var locked *store.LockedError
-		if errors.As(err, &locked) {
-			return nil, fmt.Errorf("%w: %w", ErrActive, err)
-		}
-		return nil, err
+		return nil, activeError(err)
 	}
 	run.Epoch, run.State, run.Reason, run.FinishedAt = epoch, store.RunRunning, "", nil
 	r := newRunner(env, file, run)

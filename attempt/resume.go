@@ -136,11 +136,7 @@ func Resume(ctx context.Context, env Env, opts ResumeOptions) (*Outcome, error) 
 		return err
 	})
 	if err != nil {
-		var locked *store.LockedError
-		if errors.As(err, &locked) {
-			return nil, fmt.Errorf("%w: %w", ErrActive, err)
-		}
-		return nil, err
+		return nil, activeError(err)
 	}
 	run.Epoch = epoch
 	run.State = store.RunRunning

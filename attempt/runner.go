@@ -127,6 +127,16 @@ type runner struct {
 // *LockedError, which names the run.
 var ErrActive = errors.New("another run is active in this worktree")
 
+// activeError marks a refused worktree lock as ErrActive (keeping the *LockedError, which names
+// the run holding it), so every entry point that takes the lock reports it the same way.
+func activeError(err error) error {
+	var locked *store.LockedError
+	if errors.As(err, &locked) {
+		return fmt.Errorf("%w: %w", ErrActive, err)
+	}
+	return err
+}
+
 // Start records a new run and executes it in the foreground.
 func Start(ctx context.Context, env Env, opts StartOptions) (*Outcome, error) {
 	env.defaults()
@@ -176,11 +186,7 @@ func Start(ctx context.Context, env Env, opts StartOptions) (*Outcome, error) {
 		return err
 	})
 	if err != nil {
-		var locked *store.LockedError
-		if errors.As(err, &locked) {
-			return nil, fmt.Errorf("%w: %w", ErrActive, err)
-		}
-		return nil, err
+		return nil, activeError(err)
 	}
 	r := newRunner(env, opts.File, run)
 	return r.execute(ctx)
