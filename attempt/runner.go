@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/compensate"
 	"github.com/mulligan-dev/mulligan/snapshot"
 )
 
@@ -121,6 +122,8 @@ type runner struct {
 	sigSeen syscall.Signal
 	// current is the task the runner works on (set at each checkpoint), for pause --mode cancel.
 	current string
+	// hooks delivers the hooks the run's state changes fire, while execute runs; nil otherwise.
+	hooks *compensate.Background
 }
 
 // ErrActive is returned when another live process runs in this worktree; it wraps the store's
@@ -173,6 +176,9 @@ func Start(ctx context.Context, env Env, opts StartOptions) (*Outcome, error) {
 			return err
 		}
 		if err := tx.AcquireWorktreeLock(repo.Root(), runID, owner, store.ProcessAlive); err != nil {
+			return err
+		}
+		if err := tx.InsertHooks(runID, hookDefs(opts.File, order)); err != nil {
 			return err
 		}
 		tasks := make([]string, len(order))
@@ -294,6 +300,9 @@ func (r *runner) update(ctx context.Context, fn func(tx *store.Tx) error) error 
 		r.fenced = true
 		r.mu.Unlock()
 	}
+	if err == nil && r.hooks != nil {
+		r.hooks.Wake() // the change may have fired hooks
+	}
 	return err
 }
 
@@ -343,6 +352,13 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 	hbCtx, stopHB := context.WithCancel(ctx)
 	defer stopHB()
 	go r.heartbeat(hbCtx)
+	r.startHooks(ctx)
+	defer func() {
+		// Deliver the hooks the run's last changes fired before this process goes: the stop
+		// of a run waits for them, bounded by the hook timeout.
+		r.hooks.Close()
+		r.hooks = nil
+	}()
 	defer func() {
 		if r.isFenced() {
 			out, err = nil, fmt.Errorf("run %s was taken over by another process or killed: this process stopped writing: %w", r.run.ID, store.ErrFenced)

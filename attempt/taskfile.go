@@ -26,6 +26,8 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/google/shlex"
+
+	"github.com/mulligan-dev/mulligan/attempt/store"
 )
 
 // File is a loaded, validated task file. Content and Hash are what the run stores, so that
@@ -116,12 +118,12 @@ type Hooks map[string][][]string
 
 // Hook names.
 const (
-	HookOnRetry        = "on_retry"
-	HookOnSuccess      = "on_success"
-	HookOnFailed       = "on_failed"
-	HookOnBlocked      = "on_blocked"
-	HookOnWaitingQuota = "on_waiting_quota"
-	HookOnCancelled    = "on_cancelled"
+	HookOnRetry        = store.HookOnRetry
+	HookOnSuccess      = store.HookOnSuccess
+	HookOnFailed       = store.HookOnFailed
+	HookOnBlocked      = store.HookOnBlocked
+	HookOnWaitingQuota = store.HookOnWaitingQuota
+	HookOnCancelled    = store.HookOnCancelled
 )
 
 // HookNames lists the hooks in the spec's order.
@@ -785,6 +787,11 @@ func (l *loader) strList(e yamlEntry, single bool, shape string) ([]string, []as
 
 // command reads an argv list and checks its templates.
 func (l *loader) command(e yamlEntry, shape string) ([]string, bool) {
+	return l.commandWith(e, shape, TemplateVars)
+}
+
+// commandWith reads an argv list whose templates may use the variables allowed.
+func (l *loader) commandWith(e yamlEntry, shape string, allowed []string) ([]string, bool) {
 	argv, nodes, ok := l.strList(e, false, shape)
 	if !ok {
 		return nil, false
@@ -798,7 +805,7 @@ func (l *loader) command(e yamlEntry, shape string) ([]string, bool) {
 		ok = false
 	}
 	for i, a := range argv {
-		ok = l.template(nodes[i], a, TemplateVars) && ok
+		ok = l.template(nodes[i], a, allowed) && ok
 	}
 	return argv, ok
 }
@@ -1385,7 +1392,7 @@ func (l *loader) hooks(e yamlEntry) Hooks {
 				l.errorf(it, "write it as "+shape, "`%s` must be a list of commands, each a list", name)
 				break
 			}
-			argv, ok := l.command(yamlEntry{key: name, keyN: he.keyN, value: it}, "[PROGRAM, ARGS…]")
+			argv, ok := l.commandWith(yamlEntry{key: name, keyN: he.keyN, value: it}, "[PROGRAM, ARGS…]", HookVars)
 			if ok {
 				h[name] = append(h[name], argv)
 			}

@@ -223,6 +223,12 @@ func TestAuthoringErrors(t *testing.T) {
 		{"template hint lists known", "version: 1\nagents: {a: {command: [x, \"{{zzz}}\"]}}\ntasks: [{id: t, prompt: p, agent: a}]\n",
 			[]string{"f.yaml:2:27: unknown template variable {{zzz}}"},
 			"known variables: {{prompt}}, {{prompt_file}}, {{run}}, {{task}}, {{attempt}}, {{idempotency_key}}; write {{{{ for a literal {{"},
+		{"hooks have no prompt", tfAgentsA + "  - {id: t, prompt: p, agent: a, hooks: {on_failed: [[page, \"{{prompt_file}}\"]]}}\n" +
+			"hooks: {on_success: [[notify, \"{{run}} {{task}} {{attempt}} {{idempotency_key}}\", \"{{prompt}}\"]]}\n",
+			[]string{
+				"f.yaml:4:61: template variable {{prompt_file}} cannot be used here",
+				"f.yaml:5:83: template variable {{prompt}} cannot be used here",
+			}, ""},
 		{"durations and backoff", tfAgentsA +
 			"  - id: t\n    prompt: p\n    agent: a\n    timeout: 5 minutes\n    heartbeat: 30\n    deadline: -5m\n    backoff: {kind: expo, jitter: half}\n" +
 			"  - id: u\n    prompt: p\n    agent: a\n    backoff: {initial: 10m, max: 1m}\n" +

@@ -66,6 +66,7 @@ func effectRecord(c *cli.Context, g *globals) error {
 	if err != nil {
 		return err
 	}
+	st.errOut = nil // inside an attempt: hooks are the business of the run's own process
 	defer st.Close()
 	r, err := st.getRun(c.Context, run)
 	if err != nil {

@@ -36,6 +36,9 @@ func runGC(ctx context.Context, g *globals, age time.Duration, dryRun bool) erro
 	if err != nil {
 		return err
 	}
+	if dryRun {
+		st.errOut = nil // a dry run acts on nothing, hooks included
+	}
 	defer st.Close()
 	runs, err := attempt.GC(ctx, st.repo, st.db, attempt.GCOptions{OlderThan: age, Now: time.Now(), DryRun: dryRun})
 	if g.json() && err == nil {

@@ -127,6 +127,7 @@ func commands(g *globals) []*cli.Command {
 		effectCommand(g),
 		effectsCommand(g),
 		compensateCommand(g),
+		hooksCommand(g),
 		promptCommand(g),
 		stopCommand(g),
 		gcCommand(g),

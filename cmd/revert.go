@@ -114,6 +114,9 @@ func runRevert(ctx context.Context, g *globals, opts revertOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.DryRun {
+		st.errOut = nil // a dry run acts on nothing, hooks included
+	}
 	defer st.Close()
 	var (
 		runID, tree, target string

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 
 	"github.com/mulligan-dev/mulligan/attempt"
@@ -19,6 +21,9 @@ func init() {
 type state struct {
 	repo *snapshot.Repo
 	db   *store.DB
+	// errOut is where Close reports hooks it delivered for a process that stopped; nil: Close
+	// delivers none (effect record, which runs inside an attempt).
+	errOut io.Writer
 }
 
 func openState() (*state, error) {
@@ -31,10 +36,15 @@ func openState() (*state, error) {
 		repo.Close()
 		return nil, err
 	}
-	return &state{repo: repo, db: db}, nil
+	return &state{repo: repo, db: db, errOut: os.Stderr}, nil
 }
 
+// Close delivers the hooks earlier processes left pending (SPEC §5: the next mulligan process
+// delivers them), then closes the database and the repository.
 func (s *state) Close() {
+	if s.errOut != nil {
+		s.deliverOrphanHooks(context.Background(), s.errOut)
+	}
 	s.db.Close()
 	s.repo.Close()
 }

@@ -72,6 +72,9 @@ func runSupervise(c *cli.Context, g *globals, refs []string) error {
 	if err != nil {
 		return err
 	}
+	if c.Bool("dry-run") {
+		st.errOut = nil // a dry run acts on nothing, hooks included
+	}
 	defer st.Close()
 	var ids []string
 	for _, ref := range refs {
@@ -133,6 +136,11 @@ func runSupervise(c *cli.Context, g *globals, refs []string) error {
 		}
 		if err != nil {
 			return err
+		}
+		if !c.Bool("dry-run") && !once {
+			// hooks of runs whose process died after their last change (a finished run is not
+			// resumed, so nobody else would deliver them); --once leaves it to Close
+			st.deliverOrphanHooks(ctx, g.io.ErrOut)
 		}
 		if once {
 			return nil

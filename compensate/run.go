@@ -1,12 +1,9 @@
 package compensate
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"syscall"
@@ -61,26 +58,9 @@ func Exec(ctx context.Context, dir string, env []string, e store.Effect) (string
 	if len(e.Compensate) == 0 {
 		return "", errors.New("no compensation")
 	}
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, e.Compensate[0], e.Compensate[1:]...)
-	cmd.Dir = dir
-	cmd.Env = append(slices.Clone(env), "MULLIGAN_DELIVERY_ID="+e.DeliveryID, "MULLIGAN_RUN="+e.RunID,
+	env = append(slices.Clone(env), "MULLIGAN_DELIVERY_ID="+e.DeliveryID, "MULLIGAN_RUN="+e.RunID,
 		"MULLIGAN_TASK="+e.TaskID, "MULLIGAN_ATTEMPT="+strconv.Itoa(e.Attempt), "MULLIGAN_EFFECT="+e.Name)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.Stdin = nil
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
-	err := cmd.Run()
-	text := out.String()
-	if len(text) > outputLimit {
-		text = text[len(text)-outputLimit:]
-	}
-	if ctx.Err() == context.DeadlineExceeded {
-		err = fmt.Errorf("timed out after %s", Timeout)
-	}
+	text, _, err := runBounded(ctx, e.Compensate, dir, env, Timeout)
 	return text, err
 }
 

@@ -11,7 +11,8 @@ import (
 // about no run, task "" and attempt 0 when the event is not about one. payload is marshalled
 // to JSON (json.RawMessage and []byte are taken as JSON already) and must be an object or
 // nil; its keys may not be seq, time, run, task, attempt or type, which the flattened event
-// object already uses.
+// object already uses. A task.state_changed or run.state_changed event puts the hooks the change
+// fires into the outbox in the same transaction (hooks.go).
 func (tx *Tx) AppendEvent(run, task string, attempt int, typ string, payload any) (int64, error) {
 	if typ == "" {
 		return 0, fmt.Errorf("append event: no type")
@@ -35,7 +36,16 @@ func (tx *Tx) AppendEvent(run, task string, attempt int, typ string, payload any
 	if err != nil {
 		return 0, fmt.Errorf("append event %s: %w", typ, err)
 	}
-	return res.LastInsertId()
+	seq, err := res.LastInsertId()
+	if err != nil {
+		return 0, err
+	}
+	if typ == "task.state_changed" || typ == "run.state_changed" {
+		if err := tx.fireHooks(run, task, attempt, typ, p, seq); err != nil {
+			return 0, err
+		}
+	}
+	return seq, nil
 }
 
 func eventPayload(payload any) ([]byte, error) {

@@ -1,0 +1,170 @@
+package store_test
+
+import (
+	"errors"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/mulligan-dev/mulligan/attempt/store"
+)
+
+// hookRun is run1 with a task hook for each name on a, an on_retry on b, and run-level hooks.
+func hookRun(t *testing.T, db *store.DB) {
+	t.Helper()
+	insertRun(t, db, newRun("run1"))
+	var defs []store.HookDef
+	for _, h := range []string{store.HookOnRetry, store.HookOnSuccess, store.HookOnFailed, store.HookOnBlocked,
+		store.HookOnWaitingQuota, store.HookOnCancelled} {
+		defs = append(defs, store.HookDef{Task: "a", Hook: h, Command: []string{"a-" + h}})
+		defs = append(defs, store.HookDef{Hook: h, Command: []string{"run-" + h, "{{run}}"}})
+	}
+	defs = append(defs, store.HookDef{Task: "a", Hook: store.HookOnFailed, Command: []string{"a-on_failed-2"}})
+	update(t, db, func(tx *store.Tx) error {
+		if err := tx.InsertHooks("run1", defs); err != nil {
+			return err
+		}
+		return tx.InsertAttempt(&store.Attempt{RunID: "run1", TaskID: "a", Agent: "x"})
+	})
+}
+
+func deliveries(t *testing.T, db *store.DB) []store.HookDelivery {
+	t.Helper()
+	var ds []store.HookDelivery
+	view(t, db, func(tx *store.Tx) (err error) {
+		ds, err = tx.HookDeliveries("run1")
+		return err
+	})
+	return ds
+}
+
+func commands(ds []store.HookDelivery) []string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.Command[0])
+	}
+	return out
+}
+
+// A state change fires its hooks in the transaction that records it: rolled back with it, and
+// mapped from the state entered to the hook of that name, task or run level.
+func TestHooksFireWithTheirStateChange(t *testing.T) {
+	db, _ := openDB(t)
+	hookRun(t, db)
+	change := func(typ, task string, n int, from, to string) {
+		t.Helper()
+		update(t, db, func(tx *store.Tx) error {
+			_, err := tx.AppendEvent("run1", task, n, typ, map[string]any{"from": from, "to": to, "reason": "why"})
+			return err
+		})
+	}
+	// rolled back with the change: nothing fired
+	boom := errors.New("boom")
+	err := db.Update(ctx, func(tx *store.Tx) error {
+		if _, err := tx.AppendEvent("run1", "a", 1, "task.state_changed", map[string]any{"from": "running", "to": "failed"}); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) || len(deliveries(t, db)) != 0 {
+		t.Fatalf("rolled-back change left deliveries: %v %v", err, deliveries(t, db))
+	}
+
+	change("task.state_changed", "a", 1, "running", "backoff")     // on_retry: task's and run's
+	change("task.state_changed", "a", 1, "backoff", "running")     // nothing
+	change("task.state_changed", "a", 1, "failed", "failed")       // staying: nothing
+	change("task.state_changed", "a", 0, "blocked", "failed")      // operator stop: latest attempt
+	change("task.state_changed", "b", 1, "running", "succeeded")   // b has no hooks
+	change("run.state_changed", "", 0, "running", "waiting_quota") // run level only
+	change("run.state_changed", "", 0, "running", "backoff")       // not a run state: nothing
+	change("attempt.failed", "a", 1, "running", "failed")          // not a state change: nothing
+
+	ds := deliveries(t, db)
+	want := []string{"a-on_retry", "run-on_retry", "a-on_failed", "a-on_failed-2", "run-on_waiting_quota"}
+	if got := commands(ds); !slices.Equal(got, want) {
+		t.Fatalf("fired %q, want %q", got, want)
+	}
+	for i, d := range ds {
+		if d.State != store.HookPending || d.DeliveryID != "run1-h"+strconv.FormatInt(d.ID, 10) || d.Tries != 0 {
+			t.Errorf("delivery %d: %+v", i, d)
+		}
+	}
+	if d := ds[1]; d.Level != store.HookLevelRun || d.TaskID != "a" || d.Attempt != 1 || d.To != "backoff" || d.Reason != "why" {
+		t.Errorf("run-level on_retry: %+v", d)
+	}
+	if d := ds[2]; d.Level != store.HookLevelTask || d.Attempt != 1 || d.Hook != store.HookOnFailed {
+		t.Errorf("operator stop: %+v", d)
+	}
+	if d := ds[4]; d.TaskID != "" || d.Attempt != 0 || !slices.Equal(d.Command, []string{"run-on_waiting_quota", "{{run}}"}) {
+		t.Errorf("run-level on_waiting_quota: %+v", d)
+	}
+
+	if err := db.Update(ctx, func(tx *store.Tx) error {
+		return tx.InsertHooks("run1", []store.HookDef{{Hook: "on_fail", Command: []string{"x"}}})
+	}); err == nil {
+		t.Error("unknown hook name accepted")
+	}
+}
+
+// Of two processes claiming one delivery, one wins; only the claimer records the outcome; a
+// failed delivery goes back to pending with its delivery id on redelivery.
+func TestHookDeliveryClaim(t *testing.T) {
+	db, clock := openDB(t)
+	hookRun(t, db)
+	update(t, db, func(tx *store.Tx) error {
+		_, err := tx.AppendEvent("run1", "a", 1, "task.state_changed", map[string]any{"from": "running", "to": "succeeded"})
+		return err
+	})
+	var pending []store.HookDelivery
+	view(t, db, func(tx *store.Tx) (err error) {
+		pending, err = tx.PendingHookDeliveries("")
+		return err
+	})
+	if len(pending) != 1 {
+		t.Fatalf("pending: %+v", pending)
+	}
+	p1 := store.Owner{PID: 11, Host: "h", StartTicks: 1}
+	p2 := store.Owner{PID: 22, Host: "h", StartTicks: 2}
+	d1, d2 := pending[0], pending[0]
+	until := clock.Now().Add(time.Minute)
+	update(t, db, func(tx *store.Tx) error { return tx.ClaimHookDelivery(&d1, p1, until) })
+	if err := db.Update(ctx, func(tx *store.Tx) error { return tx.ClaimHookDelivery(&d2, p2, until) }); !errors.Is(err, store.ErrClaimed) {
+		t.Fatalf("second claim: %v, want ErrClaimed", err)
+	}
+	if err := db.Update(ctx, func(tx *store.Tx) error {
+		return tx.FinishHookDelivery(&d1, p2, store.HookDelivered, nil, "", "")
+	}); !errors.Is(err, store.ErrClaimed) {
+		t.Fatalf("record by a process that did not claim it: %v", err)
+	}
+	update(t, db, func(tx *store.Tx) error {
+		return tx.FinishHookDelivery(&d1, p1, store.HookFailed, store.Ptr(3), "out\n", "exit status 3")
+	})
+	got := deliveries(t, db)[0]
+	if got.State != store.HookFailed || got.Tries != 1 || *got.ExitCode != 3 || got.Output != "out\n" || got.DeliveredAt == nil {
+		t.Errorf("recorded: %+v", got)
+	}
+	var evs []store.Event
+	view(t, db, func(tx *store.Tx) (err error) {
+		evs, err = tx.Events("run1", 0, 0)
+		return err
+	})
+	if last := evs[len(evs)-1]; last.Type != "hook.delivered" || last.Task != "a" {
+		t.Errorf("last event: %+v", last)
+	}
+
+	var n int
+	update(t, db, func(tx *store.Tx) (err error) {
+		n, err = tx.RedeliverHooks("run1")
+		return err
+	})
+	again := deliveries(t, db)[0]
+	if n != 1 || again.State != store.HookPending || again.DeliveryID != got.DeliveryID {
+		t.Errorf("redeliver: %d %+v", n, again)
+	}
+	// the claim of a process that died is taken over with a new try
+	update(t, db, func(tx *store.Tx) error { return tx.ClaimHookDelivery(&again, p2, until) })
+	if again.Tries != 2 || *again.Claim != p2 {
+		t.Errorf("re-claimed: %+v", again)
+	}
+}
