@@ -87,8 +87,9 @@ func Exec(ctx context.Context, dir string, env []string, e store.Effect) (string
 // Compensate runs the compensations of es in the order given (CrossedBy's: newest first), all
 // marked compensating first, each outcome recorded at once in the ledger with an
 // effect.compensated event. A failure does not stop the
-// others. Idempotent effects without a compensation are left as they are; with noCompensate
-// (or, for a non-idempotent effect, no compensation at all) the effect becomes unresolved.
+// others. Idempotent effects without a compensation are left as they are (also with
+// noCompensate: there is nothing to resolve); with noCompensate (or, for a non-idempotent
+// effect, no compensation at all) the effect becomes unresolved.
 func Compensate(ctx context.Context, db *store.DB, dir string, es []store.Effect, noCompensate bool) ([]Result, error) {
 	env := os.Environ()
 	// The decision is made durable before anything runs: every effect about to be compensated
@@ -113,11 +114,11 @@ func Compensate(ctx context.Context, db *store.DB, dir string, es []store.Effect
 	for _, e := range es {
 		r := Result{Effect: e}
 		switch {
-		case noCompensate || (len(e.Compensate) == 0 && !e.Idempotent):
-			r.State = store.EffectUnresolved
-		case len(e.Compensate) == 0:
-			results = append(results, r)
+		case len(e.Compensate) == 0 && e.Idempotent:
+			results = append(results, r) // nothing to undo, nothing to resolve
 			continue
+		case noCompensate || len(e.Compensate) == 0:
+			r.State = store.EffectUnresolved
 		default:
 			r.Output, r.Err = Exec(ctx, dir, env, e)
 			r.State = store.EffectCompensated
