@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -204,7 +205,8 @@ func (f *facts) suspicious() []Suspect {
 	return out
 }
 
-// unresolvedEffects lists effect.recorded events that no effect.compensated event settled.
+// unresolvedEffects lists effect.recorded events that no effect.compensated event settled: one
+// whose state is compensated (an unresolved or failed compensation settles nothing).
 func unresolvedEffects(events []store.Event) []Effect {
 	type rec struct {
 		Effect
@@ -217,6 +219,9 @@ func unresolvedEffects(events []store.Event) []Effect {
 		_ = json.Unmarshal(ev.Payload, &p)
 		name, _ := p["name"].(string)
 		id, _ := p["id"].(string)
+		if n, ok := p["effect"].(float64); ok && id == "" { // the ledger id mulligan writes
+			id = strconv.FormatInt(int64(n), 10)
+		}
 		if id == "" {
 			id = key(ev.Task, ev.Attempt) + "/" + name
 		}
@@ -228,7 +233,9 @@ func unresolvedEffects(events []store.Event) []Effect {
 			}
 			recs[id] = &rec{Effect{Task: ev.Task, Attempt: ev.Attempt, Name: name}, idem}
 		case "effect.compensated":
-			delete(recs, id)
+			if st, ok := p["state"].(string); !ok || st == store.EffectCompensated {
+				delete(recs, id)
+			}
 		}
 	}
 	var out []Effect

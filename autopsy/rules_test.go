@@ -254,6 +254,19 @@ func TestUnresolvedEffects(t *testing.T) {
 	if len(got) != 1 || got[0].Name != "push-branch" {
 		t.Errorf("unresolved = %+v, want push-branch only", got)
 	}
+	// The payloads mulligan writes: effects keyed by their ledger id (two of one name in one
+	// attempt stay apart), settled only by a compensation that succeeded.
+	evs = []store.Event{
+		{Type: "effect.recorded", Task: "fix", Attempt: 1, Payload: []byte(`{"effect":1,"name":"push"}`)},
+		{Type: "effect.recorded", Task: "fix", Attempt: 1, Payload: []byte(`{"effect":2,"name":"push"}`)},
+		{Type: "effect.recorded", Task: "fix", Attempt: 1, Payload: []byte(`{"effect":3,"name":"mail"}`)},
+		{Type: "effect.compensated", Task: "fix", Attempt: 1, Payload: []byte(`{"effect":2,"name":"push","state":"compensated"}`)},
+		{Type: "effect.compensated", Task: "fix", Attempt: 1, Payload: []byte(`{"effect":3,"name":"mail","state":"unresolved"}`)},
+	}
+	got = unresolvedEffects(evs)
+	if len(got) != 2 || got[0].Name != "push" || got[1].Name != "mail" {
+		t.Errorf("unresolved = %+v, want push (effect 1) and mail", got)
+	}
 }
 
 // A prompt that names a file to create is not a workflow bug when the failure does not

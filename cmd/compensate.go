@@ -110,58 +110,115 @@ func indentLines(s string) string {
 	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
 }
 
-// compensateCommand is `mulligan compensate RUN`: run the failed compensations again.
+type compensateOptions struct {
+	Run string
+	// Unresolved also runs the compensations of effects left unresolved (revert or timetravel
+	// --no-compensate): the operator's later decision to undo them after all.
+	Unresolved bool
+}
+
+// compensateCommand is `mulligan compensate RUN`: deliver the compensations a run still owes.
 func compensateCommand(g *globals) *cli.Command {
 	return &cli.Command{
 		Name:      "compensate",
-		Usage:     "run a run's failed compensations again (each with its same MULLIGAN_DELIVERY_ID)",
+		Usage:     "run a run's failed or interrupted compensations again (each with its same MULLIGAN_DELIVERY_ID)",
 		ArgsUsage: "RUN",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "unresolved", Usage: "also run the compensations of the effects left unresolved (--no-compensate)"},
+		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
 				return usageError("e.g. mulligan compensate k3f9", "compensate takes one run")
 			}
-			st, id, err := openRun(c.Context, c.Args().First())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			var all []store.Effect
-			if err := st.db.View(c.Context, func(tx *store.Tx) (err error) {
-				all, err = tx.Effects(id)
-				return err
-			}); err != nil {
-				return err
-			}
-			failedOnes := compensate.CrossedBy(all, func(e store.Effect) bool { return e.State == store.EffectCompensationFailed })
-			if len(failedOnes) == 0 {
-				if g.json() {
-					return writeJSON(g.io.Out, map[string]any{"run": id, "compensated": []any{}})
-				}
-				fmt.Fprintf(g.io.Out, "run %s has no failed compensation\n", id)
-				return nil
-			}
-			list, failed, err := compensateAll(c.Context, g, st, failedOnes, false)
-			if err != nil {
-				return err
-			}
-			if g.json() {
-				if err := writeJSON(g.io.Out, map[string]any{"run": id, "compensated": list}); err != nil {
-					return err
-				}
-			} else {
-				n := 0
-				for _, j := range list {
-					if j.State == store.EffectCompensated {
-						n++
-					}
-				}
-				fmt.Fprintf(g.io.Out, "%d of %d compensation%s done\n", n, len(list), plural(len(list)))
-			}
-			if failed {
-				return exitError{ExitFailed}
-			}
-			return nil
+			return runCompensate(c.Context, g, compensateOptions{Run: c.Args().First(), Unresolved: c.Bool("unresolved")})
 		},
+	}
+}
+
+// owed reports whether `mulligan compensate` delivers e: its compensation failed, or a revert
+// or timetravel set out to run it and never recorded the outcome (it was killed); with
+// unresolved, also an effect left unresolved that has a compensation.
+func owed(e store.Effect, unresolved bool) bool {
+	switch e.State {
+	case store.EffectCompensationFailed, store.EffectCompensating:
+		return true
+	case store.EffectUnresolved:
+		return unresolved && len(e.Compensate) > 0
+	}
+	return false
+}
+
+func runCompensate(ctx context.Context, g *globals, opts compensateOptions) error {
+	st, id, err := openRun(ctx, opts.Run)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	var all []store.Effect
+	if err := st.db.View(ctx, func(tx *store.Tx) (err error) {
+		all, err = tx.Effects(id)
+		return err
+	}); err != nil {
+		return err
+	}
+	todo := compensate.CrossedBy(all, func(e store.Effect) bool { return owed(e, opts.Unresolved) })
+	list, failed := []compensationJSON{}, false
+	if len(todo) > 0 {
+		if list, failed, err = compensateAll(ctx, g, st, todo, false); err != nil {
+			return err
+		}
+	}
+	left := compensate.CrossedBy(all, func(e store.Effect) bool {
+		return e.State == store.EffectUnresolved && !owed(e, opts.Unresolved)
+	})
+	if g.json() {
+		if err := writeJSON(g.io.Out, map[string]any{"run": id, "compensated": list, "unresolved": nonNil(left)}); err != nil {
+			return err
+		}
+	} else {
+		printCompensate(g, id, list, left)
+	}
+	if failed {
+		return exitError{ExitFailed}
+	}
+	return nil
+}
+
+// printCompensate says what compensate did and which effects it left unresolved, with the way
+// to resolve them.
+func printCompensate(g *globals, run string, list []compensationJSON, left []store.Effect) {
+	if len(list) == 0 {
+		fmt.Fprintf(g.io.Out, "run %s has nothing to compensate: no failed or interrupted compensation\n", run)
+	} else {
+		n := 0
+		for _, j := range list {
+			if j.State == store.EffectCompensated {
+				n++
+			}
+		}
+		fmt.Fprintf(g.io.Out, "%d of %d compensation%s done\n", n, len(list), plural(len(list)))
+	}
+	if len(left) == 0 {
+		return
+	}
+	names := make([]string, len(left))
+	manual := 0
+	for i, e := range left {
+		names[i] = fmt.Sprintf("%s (effect %d of %s@%d", e.Name, e.ID, e.TaskID, e.Attempt)
+		if len(e.Compensate) == 0 {
+			names[i] += ", no compensation"
+			manual++
+		}
+		names[i] += ")"
+	}
+	fmt.Fprintf(g.io.Out, "left %d unresolved: %s\n", len(left), strings.Join(names, ", "))
+	switch {
+	case manual == len(left):
+		fmt.Fprintf(g.io.Out, "hint: they have no compensation: undo them by hand; `mulligan effects %s` lists them\n", run)
+	case manual > 0:
+		fmt.Fprintf(g.io.Out, "hint: `mulligan compensate %s --unresolved` runs the compensations they have; undo the others by hand\n", run)
+	default:
+		fmt.Fprintf(g.io.Out, "hint: `mulligan compensate %s --unresolved` runs their compensations\n", run)
 	}
 }
 
@@ -190,5 +247,5 @@ func refuseReplayEffects(ctx context.Context, st *state, run, task string, force
 	return &Error{Code: ExitRefused,
 		Msg: fmt.Sprintf("task %s has non-idempotent side effects that were not compensated: %s; replaying it would do them again; nothing was changed",
 			task, strings.Join(names, ", ")),
-		Hints: []string{fmt.Sprintf("undo them (`mulligan compensate %s`, or by hand), or pass --force to replay anyway", run)}}
+		Hints: []string{fmt.Sprintf("undo them (`mulligan compensate %s --unresolved` runs the compensations they have; the others by hand), or pass --force to replay anyway", run)}}
 }

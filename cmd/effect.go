@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -167,7 +168,13 @@ func effectsCommand(g *globals) *cli.Command {
 				}
 				fmt.Fprintf(tw, "%d\t%s@%d\t%s\t%s\t%s\t%s\n", e.ID, e.TaskID, e.Attempt, e.Name, idem, e.State, comp)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if slices.ContainsFunc(es, func(e store.Effect) bool { return e.State == store.EffectCompensating }) {
+				fmt.Fprintf(g.io.Out, "hint: a revert or timetravel started compensating and has not recorded the outcome (it was killed, or is still running); `mulligan compensate %s` delivers them again, with the same delivery ids\n", id)
+			}
+			return nil
 		},
 	}
 }

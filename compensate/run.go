@@ -64,21 +64,41 @@ func Exec(ctx context.Context, dir string, env []string, e store.Effect) (string
 	return text, err
 }
 
-// Compensate runs the compensations of es in the order given (CrossedBy's: newest first), each
-// recorded at once in the ledger with an effect.compensated event. A failure does not stop the
-// others. Idempotent effects without a compensation are left as they are; with noCompensate
-// (or, for a non-idempotent effect, no compensation at all) the effect becomes unresolved.
+// Compensate runs the compensations of es in the order given (CrossedBy's: newest first), all
+// marked compensating first, each outcome recorded at once in the ledger with an
+// effect.compensated event. A failure does not stop the
+// others. Idempotent effects without a compensation are left as they are (also with
+// noCompensate: there is nothing to resolve); with noCompensate (or, for a non-idempotent
+// effect, no compensation at all) the effect becomes unresolved.
 func Compensate(ctx context.Context, db *store.DB, dir string, es []store.Effect, noCompensate bool) ([]Result, error) {
 	env := os.Environ()
+	// The decision is made durable before anything runs: every effect about to be compensated
+	// becomes compensating in one transaction, so a crash anywhere below leaves all of them
+	// owed, and `mulligan compensate` delivers them again with the same delivery ids — not only
+	// the ones whose outcome happened to be recorded before the crash.
+	if !noCompensate {
+		if err := db.Update(ctx, func(tx *store.Tx) error {
+			for _, e := range es {
+				if len(e.Compensate) > 0 {
+					if err := tx.ResolveEffect(e.ID, store.EffectCompensating, e.Output); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
 	var results []Result
 	for _, e := range es {
 		r := Result{Effect: e}
 		switch {
-		case noCompensate || (len(e.Compensate) == 0 && !e.Idempotent):
-			r.State = store.EffectUnresolved
-		case len(e.Compensate) == 0:
-			results = append(results, r)
+		case len(e.Compensate) == 0 && e.Idempotent:
+			results = append(results, r) // nothing to undo, nothing to resolve
 			continue
+		case noCompensate || len(e.Compensate) == 0:
+			r.State = store.EffectUnresolved
 		default:
 			r.Output, r.Err = Exec(ctx, dir, env, e)
 			r.State = store.EffectCompensated

@@ -15,9 +15,13 @@ const (
 	EffectCompensated        = "compensated"
 	EffectCompensationFailed = "compensation_failed"
 	EffectUnresolved         = "unresolved"
+	// EffectCompensating is not a SPEC state: a revert or timetravel decided to compensate the
+	// effect and has not recorded the outcome yet. It outlives a crash, so the compensation is
+	// owed and `mulligan compensate` delivers it again. JSON shows it as recorded.
+	EffectCompensating = "compensating"
 )
 
-var effectStates = []string{EffectRecorded, EffectCompensated, EffectCompensationFailed, EffectUnresolved}
+var effectStates = []string{EffectRecorded, EffectCompensated, EffectCompensationFailed, EffectUnresolved, EffectCompensating}
 
 // Effect is one row of the effect ledger: a side effect an attempt recorded, with the argv
 // that undoes it (nil: it cannot be undone) and what became of it.
@@ -145,13 +149,13 @@ func (tx *Tx) Effect(id int64) (*Effect, error) {
 }
 
 // ResolveEffect sets an effect's state and the output of its compensation; resolved_at is
-// set for every state but recorded.
+// set for every state but recorded and compensating.
 func (tx *Tx) ResolveEffect(id int64, state, output string) error {
 	if !slices.Contains(effectStates, state) {
 		return fmt.Errorf("unknown effect state %q", state)
 	}
 	var at any
-	if state != EffectRecorded {
+	if state != EffectRecorded && state != EffectCompensating {
 		at = ms(tx.now())
 	}
 	res, err := tx.exec(`UPDATE effects SET state = ?, output = ?, resolved_at = ? WHERE id = ?`,
@@ -177,6 +181,9 @@ type effectJSON struct {
 func (e Effect) MarshalJSON() ([]byte, error) {
 	j := effectJSON{ID: e.ID, Run: e.RunID, Task: e.TaskID, Attempt: e.Attempt, Name: e.Name,
 		Idempotent: e.Idempotent, State: e.State, DeliveryID: e.DeliveryID, RecordedAt: jtime(e.RecordedAt)}
+	if j.State == EffectCompensating {
+		j.State = EffectRecorded // not compensated yet, as far as anyone can know
+	}
 	if len(e.Compensate) > 0 {
 		j.Compensate = e.Compensate
 	}

@@ -1,8 +1,10 @@
 package store_test
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,5 +81,17 @@ func TestEffectLedger(t *testing.T) {
 	}
 	if m := all[1]; !m.Idempotent || m.Compensate == nil || len(m.Compensate) != 0 || m.Data != nil || m.ResolvedAt != nil {
 		t.Errorf("mail read back: %+v", m)
+	}
+
+	// A compensation under way is owed, not resolved: no resolved_at, and JSON keeps SPEC's
+	// states (recorded).
+	update(t, db, func(tx *store.Tx) error { return tx.ResolveEffect(mail.ID, store.EffectCompensating, "") })
+	var m *store.Effect
+	view(t, db, func(tx *store.Tx) (err error) { m, err = tx.Effect(mail.ID); return err })
+	if m.State != store.EffectCompensating || m.ResolvedAt != nil {
+		t.Errorf("compensating: %+v", m)
+	}
+	if b, err := json.Marshal(m); err != nil || !strings.Contains(string(b), `"state":"recorded"`) {
+		t.Errorf("compensating as JSON: %s, %v", b, err)
 	}
 }

@@ -7,6 +7,7 @@ demo=$(mktemp -d "${TMPDIR:-/tmp}/mulligan-demo.XXXXXX")
 export HOME="$demo/.home" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$demo/.home/.gitconfig"
 mkdir -p "$HOME" "$demo/bin"
 cp "$AGENT" "$demo/bin/demoagent"
+cp "$MULLIGAN" "$demo/bin/mulligan"   # agents call `mulligan effect record` from PATH
 export PATH="$demo/bin:$PATH"
 git config --global user.name "Demo User"
 git config --global user.email demo@example.com
@@ -60,7 +61,28 @@ run "$MULLIGAN" retry-task fix-add
 step "7. timetravel back to just after attempt 1 and continue from there"
 run "$MULLIGAN" timetravel fix-add@1 --resume
 run "$MULLIGAN" show
-step "8. failover: the first agent of the chain hits a usage limit, the next one takes over"
+step "8. side effects: a release task publishes outside the tree; revert withdraws it"
+cat > "$demo/release.yaml" <<YAML
+version: 1
+agents:
+  demo:
+    # "publish:" writes a release file outside the working tree and records the side effect:
+    #   mulligan effect record publish --compensate 'rm -f FILE' --data '{"file": FILE}'
+    command: [demoagent, "write:VERSION=1.0.0\\n", "publish:$demo/releases/calc-1.0.0.txt", "say:published calc 1.0.0"]
+tasks:
+  - id: release
+    prompt: Release calc 1.0.0.
+    agent: demo
+    side_effects: non_idempotent
+YAML
+run "$MULLIGAN" run -f "$demo/release.yaml"
+run cat "$demo/releases/calc-1.0.0.txt"
+run "$MULLIGAN" effects
+run "$MULLIGAN" revert release@1 --pre
+run ls "$demo/releases"
+echo "(empty: the compensation ran, with MULLIGAN_DELIVERY_ID set for the receiver to deduplicate)"
+run "$MULLIGAN" effects
+step "9. failover: the first agent of the chain hits a usage limit, the next one takes over"
 reset_at=$(( $(date +%s) + 3600 ))
 cat > "$demo/failover.yaml" <<YAML
 version: 1
@@ -79,7 +101,7 @@ tasks:
 YAML
 run "$MULLIGAN" run -f "$demo/failover.yaml"
 run "$MULLIGAN" show
-step "9. a task that cannot pass: the run fails, and its autopsy says why and what to run next"
+step "10. a task that cannot pass: the run fails, and its autopsy says why and what to run next"
 cat > "$demo/broken.yaml" <<'YAML'
 version: 1
 agents:

@@ -52,6 +52,10 @@ func Main(args []string) int {
 	return 0
 }
 
+// Step runs one step (one argument of Main); stop is true when the agent must exit with code.
+// The demo agent runs its own steps between these.
+func Step(a string) (code int, stop bool) { return step(a) }
+
 // step runs one step; stop is true when the agent must exit with code.
 func step(a string) (code int, stop bool) {
 	verb, arg, _ := strings.Cut(a, ":")
