@@ -34,6 +34,7 @@ func TestMain(m *testing.M) {
 		"waitfile":  func() { os.Exit(waitFile(os.Args[1:])) },
 		"alive":     func() { os.Exit(alive(os.Args[1:])) },
 		"dbcheck":   func() { os.Exit(dbCheck(os.Args[1:])) },
+		"waitrun":   func() { os.Exit(waitRun(os.Args[1:])) },
 	})
 }
 
@@ -275,4 +276,38 @@ func dbCheck(args []string) int {
 	}
 	fmt.Println(res)
 	return 0
+}
+
+// waitRun runs `waitrun STATE [RUN]`: it polls `mulligan show [RUN] -o json` (up to a minute)
+// until the run's state is STATE, for runs a detached process finishes. A run that stops in
+// another state fails at once, naming it.
+func waitRun(args []string) int {
+	if len(args) < 1 || len(args) > 2 {
+		fmt.Fprintln(os.Stderr, "usage: waitrun STATE [RUN]")
+		return 2
+	}
+	show := append([]string{"show"}, args[1:]...)
+	stops := map[string]bool{"succeeded": true, "failed": true, "cancelled": true, "blocked": true, "waiting_quota": true}
+	last := ""
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		out, err := exec.Command("mulligan", append(show, "-o", "json")...).Output()
+		if err != nil {
+			continue
+		}
+		var run struct {
+			State string `json:"state"`
+		}
+		if err := json.Unmarshal(out, &run); err != nil {
+			continue
+		}
+		last = run.State
+		if last == args[0] {
+			return 0
+		}
+		if stops[last] {
+			break
+		}
+	}
+	fmt.Fprintf(os.Stderr, "waitrun: the run is %s, not %s\n", last, args[0])
+	return 1
 }
