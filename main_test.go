@@ -240,21 +240,28 @@ func alive(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	pid := strings.TrimSpace(string(data))
-	for i := 0; i < 100; i++ {
+	if gone(strings.TrimSpace(string(data)), 100) {
+		fmt.Println("gone")
+	} else {
+		fmt.Println("alive")
+	}
+	return 0
+}
+
+// gone reports whether process pid has exited (a zombie counts as gone), looking tries times,
+// 20ms apart.
+func gone(pid string, tries int) bool {
+	for i := 0; i < tries; i++ {
 		stat, err := os.ReadFile("/proc/" + pid + "/stat")
 		if err != nil {
-			fmt.Println("gone")
-			return 0
+			return true
 		}
 		if s := string(stat); strings.Contains(s[strings.LastIndexByte(s, ')')+1:], " Z ") {
-			fmt.Println("gone")
-			return 0
+			return true
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	fmt.Println("alive")
-	return 0
+	return false
 }
 
 // dbCheck runs `dbcheck DB`: it prints the result of PRAGMA integrity_check ("ok" when intact).
@@ -279,8 +286,9 @@ func dbCheck(args []string) int {
 }
 
 // waitRun runs `waitrun STATE [RUN]`: it polls `mulligan show [RUN] -o json` (up to a minute)
-// until the run's state is STATE, for runs a detached process finishes. A run that stops in
-// another state fails at once, naming it.
+// until the run's state is STATE and the process that owned it has exited, for runs a detached
+// process finishes (its last output is in its log then). A run that stops in another state fails
+// at once, naming it.
 func waitRun(args []string) int {
 	if len(args) < 1 || len(args) > 2 {
 		fmt.Fprintln(os.Stderr, "usage: waitrun STATE [RUN]")
@@ -296,18 +304,24 @@ func waitRun(args []string) int {
 		}
 		var run struct {
 			State string `json:"state"`
+			Owner *struct {
+				PID int `json:"pid"`
+			} `json:"owner"`
 		}
 		if err := json.Unmarshal(out, &run); err != nil {
 			continue
 		}
 		last = run.State
 		if last == args[0] {
-			return 0
+			if run.Owner == nil || gone(strconv.Itoa(run.Owner.PID), 1) {
+				return 0
+			}
+			continue
 		}
 		if stops[last] {
 			break
 		}
 	}
-	fmt.Fprintf(os.Stderr, "waitrun: the run is %s, not %s\n", last, args[0])
+	fmt.Fprintf(os.Stderr, "waitrun: the run is %s, not %s (or its process did not exit)\n", last, args[0])
 	return 1
 }
