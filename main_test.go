@@ -34,6 +34,7 @@ func TestMain(m *testing.M) {
 		"waitfile":  func() { os.Exit(waitFile(os.Args[1:])) },
 		"alive":     func() { os.Exit(alive(os.Args[1:])) },
 		"dbcheck":   func() { os.Exit(dbCheck(os.Args[1:])) },
+		"waitrun":   func() { os.Exit(waitRun(os.Args[1:])) },
 	})
 }
 
@@ -239,21 +240,28 @@ func alive(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	pid := strings.TrimSpace(string(data))
-	for i := 0; i < 100; i++ {
+	if gone(strings.TrimSpace(string(data)), 100) {
+		fmt.Println("gone")
+	} else {
+		fmt.Println("alive")
+	}
+	return 0
+}
+
+// gone reports whether process pid has exited (a zombie counts as gone), looking tries times,
+// 20ms apart.
+func gone(pid string, tries int) bool {
+	for i := 0; i < tries; i++ {
 		stat, err := os.ReadFile("/proc/" + pid + "/stat")
 		if err != nil {
-			fmt.Println("gone")
-			return 0
+			return true
 		}
 		if s := string(stat); strings.Contains(s[strings.LastIndexByte(s, ')')+1:], " Z ") {
-			fmt.Println("gone")
-			return 0
+			return true
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	fmt.Println("alive")
-	return 0
+	return false
 }
 
 // dbCheck runs `dbcheck DB`: it prints the result of PRAGMA integrity_check ("ok" when intact).
@@ -275,4 +283,45 @@ func dbCheck(args []string) int {
 	}
 	fmt.Println(res)
 	return 0
+}
+
+// waitRun runs `waitrun STATE [RUN]`: it polls `mulligan show [RUN] -o json` (up to a minute)
+// until the run's state is STATE and the process that owned it has exited, for runs a detached
+// process finishes (its last output is in its log then). A run that stops in another state fails
+// at once, naming it.
+func waitRun(args []string) int {
+	if len(args) < 1 || len(args) > 2 {
+		fmt.Fprintln(os.Stderr, "usage: waitrun STATE [RUN]")
+		return 2
+	}
+	show := append([]string{"show"}, args[1:]...)
+	stops := map[string]bool{"succeeded": true, "failed": true, "cancelled": true, "blocked": true, "waiting_quota": true}
+	last := ""
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		out, err := exec.Command("mulligan", append(show, "-o", "json")...).Output()
+		if err != nil {
+			continue
+		}
+		var run struct {
+			State string `json:"state"`
+			Owner *struct {
+				PID int `json:"pid"`
+			} `json:"owner"`
+		}
+		if err := json.Unmarshal(out, &run); err != nil {
+			continue
+		}
+		last = run.State
+		if last == args[0] {
+			if run.Owner == nil || gone(strconv.Itoa(run.Owner.PID), 1) {
+				return 0
+			}
+			continue
+		}
+		if stops[last] {
+			break
+		}
+	}
+	fmt.Fprintf(os.Stderr, "waitrun: the run is %s, not %s (or its process did not exit)\n", last, args[0])
+	return 1
 }

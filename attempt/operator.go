@@ -341,6 +341,24 @@ func operatorText(tx *store.Tx, run, task string) (string, error) {
 	return text, nil
 }
 
+// WorkLeft reports whether continuing run would start an attempt: false when every unfinished
+// task would only be skipped (a dependency failed) or one is still held blocked, so the run would
+// end at once.
+func WorkLeft(run *store.Run) bool {
+	sim := *run
+	sim.Tasks = slices.Clone(run.Tasks)
+	for {
+		t, skip := nextTask(&sim)
+		switch {
+		case t == nil || t.State == store.TaskBlocked:
+			return false
+		case !skip:
+			return true
+		}
+		t.State = store.TaskSkipped
+	}
+}
+
 // ContinueOptions are the inputs of Continue.
 type ContinueOptions struct {
 	RunID string

@@ -28,6 +28,35 @@ func TestDependentsDiamond(t *testing.T) {
 	}
 }
 
+func TestWorkLeft(t *testing.T) {
+	task := func(id, state string, needs ...string) store.Task {
+		return store.Task{ID: id, State: state, Needs: needs}
+	}
+	for _, tc := range []struct {
+		name  string
+		tasks []store.Task
+		want  bool
+	}{
+		{"all finished", []store.Task{task("a", store.TaskSucceeded), task("b", store.TaskFailed)}, false},
+		{"a pending task", []store.Task{task("a", store.TaskFailed), task("b", store.TaskPending)}, true},
+		// b would be skipped, and then c, which needs b: nothing runs.
+		{"only skips", []store.Task{task("a", store.TaskFailed), task("b", store.TaskPending, "a"), task("c", store.TaskPending, "b")}, false},
+		// b is skipped, c does not need it and runs.
+		{"a skip, then work", []store.Task{task("a", store.TaskFailed), task("b", store.TaskPending, "a"), task("c", store.TaskPending)}, true},
+		{"held blocked", []store.Task{task("a", store.TaskBlocked), task("b", store.TaskPending)}, false},
+		{"paused mid-task", []store.Task{task("a", store.TaskPaused)}, true},
+	} {
+		run := &store.Run{Tasks: tc.tasks}
+		before := slices.Clone(tc.tasks)
+		if got := WorkLeft(run); got != tc.want {
+			t.Errorf("%s: WorkLeft = %v, want %v", tc.name, got, tc.want)
+		}
+		if !slices.EqualFunc(before, run.Tasks, func(a, b store.Task) bool { return a.State == b.State }) {
+			t.Errorf("%s: WorkLeft changed the run's tasks", tc.name)
+		}
+	}
+}
+
 func ev(typ string, attempt int, payload map[string]any) store.Event {
 	b, _ := json.Marshal(payload)
 	return store.Event{Type: typ, Attempt: attempt, Task: "x", Payload: b}

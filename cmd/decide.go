@@ -16,6 +16,7 @@ func promptCommand(g *globals) *cli.Command {
 		Name:      "prompt",
 		Usage:     "decide a blocked task: run a new attempt with your corrective text in its prompt, and continue the run",
 		ArgsUsage: "ADDR TEXT",
+		Flags:     []cli.Flag{&cli.BoolFlag{Name: "detach", Usage: detachUsage}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() < 2 {
 				return usageError(`e.g. mulligan prompt fix-tests "the flaky test needs TZ=UTC"`, "prompt takes an address and the text")
@@ -24,7 +25,7 @@ func promptCommand(g *globals) *cli.Command {
 			if strings.TrimSpace(text) == "" {
 				return usageError("", "the text is empty")
 			}
-			return runPrompt(c.Context, g, c.Args().First(), text)
+			return runPrompt(c.Context, g, c.Args().First(), text, c.Bool("detach"))
 		},
 	}
 }
@@ -34,11 +35,12 @@ func stopCommand(g *globals) *cli.Command {
 		Name:      "stop",
 		Usage:     "decide a blocked task: give up on it (failed, operator-stop) and let the rest of the run finish",
 		ArgsUsage: "ADDR",
+		Flags:     []cli.Flag{&cli.BoolFlag{Name: "detach", Usage: detachUsage}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usageError("e.g. mulligan stop fix-tests", "stop takes one address")
 			}
-			return runStop(c.Context, g, c.Args().First())
+			return runStop(c.Context, g, c.Args().First(), c.Bool("detach"))
 		},
 	}
 }
@@ -68,7 +70,7 @@ func decisionTarget(ctx context.Context, st *state, command, text string) (runID
 	return "", "", unknownTask(run, addr.Task)
 }
 
-func runPrompt(ctx context.Context, g *globals, addr, text string) error {
+func runPrompt(ctx context.Context, g *globals, addr, text string, detach bool) error {
 	st, err := openState()
 	if err != nil {
 		return err
@@ -82,10 +84,10 @@ func runPrompt(ctx context.Context, g *globals, addr, text string) error {
 		return refuseActive(err, id)
 	}
 	fmt.Fprintf(g.io.ErrOut, "prompt: task %s gets a new attempt with your text\n", task)
-	return continueRun(ctx, g, st, id, false)
+	return continueRun(ctx, g, st, id, continueOptions{Detach: detach})
 }
 
-func runStop(ctx context.Context, g *globals, addr string) error {
+func runStop(ctx context.Context, g *globals, addr string, detach bool) error {
 	st, err := openState()
 	if err != nil {
 		return err
@@ -110,5 +112,5 @@ func runStop(ctx context.Context, g *globals, addr string) error {
 		fmt.Fprintf(g.io.ErrOut, "stop: the tree is back at task %s's base (%d path%s changed); undo point %s\n",
 			task, len(res.Changes), plural(len(res.Changes)), res.Undo.Ref)
 	}
-	return continueRun(ctx, g, st, id, false)
+	return continueRun(ctx, g, st, id, continueOptions{Detach: detach})
 }

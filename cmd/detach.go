@@ -53,15 +53,11 @@ func detachArgs(args []string) ([]string, error) {
 	return out, nil
 }
 
-// detach starts this command again in the background (its own session, output appended to
+// detach starts mulligan with args in the background (its own session, output appended to
 // <common>/mulligan/logs/<run>/detach.log) and returns once the background process has taken
 // the run (started is true for it), printing the run id and how to follow it.
-func detach(ctx context.Context, g *globals, st *state, runID string, env []string, started func(run *store.Run, pid int) bool) error {
+func detach(ctx context.Context, g *globals, st *state, runID string, args, env []string, started func(run *store.Run, pid int) bool) error {
 	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	args, err := detachArgs(os.Args[1:])
 	if err != nil {
 		return err
 	}
@@ -119,21 +115,21 @@ func lastLines(path string, n int) string {
 
 // detachRun starts `run` in the background under an id picked here.
 func detachRun(ctx context.Context, g *globals, st *state) error {
+	args, err := detachArgs(os.Args[1:])
+	if err != nil {
+		return err
+	}
 	id := snapshot.NewID(time.Now())
-	return detach(ctx, g, st, id, []string{detachRunIDEnv + "=" + id}, func(run *store.Run, pid int) bool { return true })
+	return detach(ctx, g, st, id, args, []string{detachRunIDEnv + "=" + id}, func(run *store.Run, pid int) bool { return true })
 }
 
 // detachResume starts `resume RUN` in the background.
 func detachResume(ctx context.Context, g *globals, ref string) error {
-	st, err := openState()
+	st, id, err := openRun(ctx, ref)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	id, err := st.resolveRun(ctx, ref)
-	if err != nil {
-		return err
-	}
 	run, err := st.getRun(ctx, id)
 	if err != nil {
 		return err
@@ -141,8 +137,85 @@ func detachResume(ctx context.Context, g *globals, ref string) error {
 	if store.RunFinished(run.State) {
 		return fmt.Errorf("run %s %s: %w", run.ID, run.State, attempt.ErrRunFinished)
 	}
-	epoch := run.Epoch
-	return detach(ctx, g, st, id, nil, func(run *store.Run, pid int) bool {
+	args, err := detachArgs(os.Args[1:])
+	if err != nil {
+		return err
+	}
+	return detach(ctx, g, st, id, args, nil, claimedBy(run.Epoch))
+}
+
+// claimedBy is true once the background process has claimed the run: a newer owner epoch than
+// epoch, held by its pid.
+func claimedBy(epoch int64) func(run *store.Run, pid int) bool {
+	return func(run *store.Run, pid int) bool {
 		return run.Epoch > epoch && run.Owner != nil && run.Owner.PID == pid
+	}
+}
+
+// detachContinueEnv tells the background `resume RUN` started by detachContinue that the run
+// continues after an operator's decision this process recorded: "decided", or "force" when the
+// decision was taken with --force (a live owner was fenced and is taken over).
+const detachContinueEnv = "MULLIGAN_DETACH_CONTINUE"
+
+// detachedContinue reads (and removes from the environment agents inherit) detachContinueEnv.
+func detachedContinue() (set, force bool) {
+	v := os.Getenv(detachContinueEnv)
+	os.Unsetenv(detachContinueEnv)
+	return v != "", v == "force"
+}
+
+// detachUsage is the --detach flag of the commands that decide and then continue a run.
+const detachUsage = "record the decision here, then continue the run in the background: print the run id and return"
+
+// continueOptions say how continueRun runs the rest of a run after an operator's decision.
+type continueOptions struct {
+	// Force claims the run even while its owner process is alive (the decision fenced it).
+	Force bool
+	// Detach runs it in a background `resume RUN` instead of in this process.
+	Detach bool
+}
+
+// continueRun runs the rest of the run after an operator's decision (retry-task, prompt, stop,
+// timetravel --resume): in the foreground like `run`, or with Detach in the background, like
+// `resume --detach`. A detached continuation with nothing left to run ends the run here instead.
+func continueRun(ctx context.Context, g *globals, st *state, id string, opts continueOptions) error {
+	if opts.Detach {
+		run, err := st.getRun(ctx, id)
+		if err != nil {
+			return err
+		}
+		if attempt.WorkLeft(run) {
+			return detachContinue(ctx, g, st, run, opts.Force)
+		}
+		fmt.Fprintf(g.io.ErrOut, "nothing remains to run in run %s: it ends here, not in the background\n", id)
+	}
+	err := foreground(ctx, g, st, func(ctx context.Context, env attempt.Env) (*attempt.Outcome, error) {
+		return attempt.Continue(ctx, env, attempt.ContinueOptions{RunID: id, Load: loadStoredFile, Force: opts.Force})
 	})
+	return refuseActive(err, id)
+}
+
+// detachContinue starts `resume RUN` in the background for a run whose operator's decision is
+// recorded; that process continues it as the deciding command would have (continueRun).
+func detachContinue(ctx context.Context, g *globals, st *state, run *store.Run, force bool) error {
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	how := "decided"
+	if force {
+		how = "force"
+	}
+	args := []string{"-C", wd, "-o", g.output, "resume", run.ID}
+	return detach(ctx, g, st, run.ID, args, []string{detachContinueEnv + "=" + how}, claimedBy(run.Epoch))
+}
+
+// resumeDecided is the background half of detachContinue.
+func resumeDecided(ctx context.Context, g *globals, ref string, force bool) error {
+	st, id, err := openRun(ctx, ref)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return continueRun(ctx, g, st, id, continueOptions{Force: force})
 }

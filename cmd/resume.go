@@ -25,6 +25,9 @@ func resumeCommand(g *globals) *cli.Command {
 			if c.NArg() > 1 {
 				return usageError("e.g. mulligan resume k3f9", "resume takes one run")
 			}
+			if decided, force := detachedContinue(); decided {
+				return resumeDecided(c.Context, g, c.Args().First(), force)
+			}
 			mode := c.String("mode")
 			switch mode {
 			case attempt.ResumePlain, attempt.ResumeResetAttempts, attempt.ResumeImmediate:
@@ -48,15 +51,11 @@ func runResume(ctx context.Context, g *globals, ref, mode string) error {
 
 // resumeRun is runResume with `--now` (quotaNow): lift a quota wall before its reset time.
 func resumeRun(ctx context.Context, g *globals, ref, mode string, quotaNow bool) error {
-	st, err := openState()
+	st, id, err := openRun(ctx, ref)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	id, err := st.resolveRun(ctx, ref)
-	if err != nil {
-		return err
-	}
 	if err := checkQuotaWait(ctx, st, id, mode, quotaNow); err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ type retryTaskOptions struct {
 	NoDeps    bool
 	FromBase  bool
 	Force     bool
+	Detach    bool
 }
 
 func retryTaskCommand(g *globals) *cli.Command {
@@ -28,9 +29,10 @@ func retryTaskCommand(g *globals) *cli.Command {
 			&cli.BoolFlag{Name: "no-deps", Usage: "reset only TASK, not the tasks that need it"},
 			&cli.BoolFlag{Name: "from-base", Usage: "start from the task's recorded base tree, not the current tree"},
 			&cli.BoolFlag{Name: "force", Usage: "even while the run's process is alive (it is fenced), or when the task has side effects not compensated"},
+			&cli.BoolFlag{Name: "detach", Usage: detachUsage},
 		},
 		Action: func(c *cli.Context) error {
-			opts := retryTaskOptions{NoDeps: c.Bool("no-deps"), FromBase: c.Bool("from-base"), Force: c.Bool("force")}
+			opts := retryTaskOptions{NoDeps: c.Bool("no-deps"), FromBase: c.Bool("from-base"), Force: c.Bool("force"), Detach: c.Bool("detach")}
 			switch c.NArg() {
 			case 1:
 				opts.Task = c.Args().First()
@@ -108,15 +110,7 @@ func runRetryTask(ctx context.Context, g *globals, opts retryTaskOptions) error 
 		return refuseActive(err, id)
 	}
 	fmt.Fprintf(g.io.ErrOut, "retry-task: reset %s to pending\n", joinList(reset))
-	return continueRun(ctx, g, st, id, opts.Force)
-}
-
-// continueRun runs the rest of the run in the foreground, like `run`.
-func continueRun(ctx context.Context, g *globals, st *state, id string, force bool) error {
-	err := foreground(ctx, g, st, func(ctx context.Context, env attempt.Env) (*attempt.Outcome, error) {
-		return attempt.Continue(ctx, env, attempt.ContinueOptions{RunID: id, Load: loadStoredFile, Force: force})
-	})
-	return refuseActive(err, id)
+	return continueRun(ctx, g, st, id, continueOptions{Force: opts.Force, Detach: opts.Detach})
 }
 
 func unknownTask(run *store.Run, task string) error {

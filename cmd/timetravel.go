@@ -15,6 +15,7 @@ import (
 type timetravelOptions struct {
 	Addr      string
 	Resume    bool
+	Detach    bool // with Resume: continue in the background
 	NoRestore bool
 	Force     bool
 	// NoCompensate leaves the side effects it crosses unresolved instead of undoing them.
@@ -28,6 +29,7 @@ func timetravelCommand(g *globals) *cli.Command {
 		ArgsUsage: "ADDR",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "resume", Usage: "continue the run at once, in the foreground"},
+			&cli.BoolFlag{Name: "detach", Usage: "with --resume: continue the run in the background: print the run id and return"},
 			&cli.BoolFlag{Name: "no-restore", Usage: "reset the recorded state only; leave the working tree as it is"},
 			&cli.BoolFlag{Name: "force", Usage: "even while the run is active in this worktree, or across side effects with no compensation"},
 			&cli.BoolFlag{Name: "no-compensate", Usage: "do not run the compensations of the side effects it crosses: leave them unresolved"},
@@ -36,7 +38,10 @@ func timetravelCommand(g *globals) *cli.Command {
 			if c.NArg() != 1 {
 				return usageError("e.g. mulligan timetravel k3f9/fix-tests@2", "timetravel takes one address")
 			}
-			return runTimetravel(c.Context, g, timetravelOptions{Addr: c.Args().First(), Resume: c.Bool("resume"),
+			if c.Bool("detach") && !c.Bool("resume") {
+				return usageError("continue in the background: mulligan timetravel "+c.Args().First()+" --resume --detach", "--detach needs --resume")
+			}
+			return runTimetravel(c.Context, g, timetravelOptions{Addr: c.Args().First(), Resume: c.Bool("resume"), Detach: c.Bool("detach"),
 				NoRestore: c.Bool("no-restore"), Force: c.Bool("force"), NoCompensate: c.Bool("no-compensate")})
 		},
 	}
@@ -100,7 +105,7 @@ func runTimetravel(ctx context.Context, g *globals, opts timetravelOptions) (err
 	}
 	if opts.Resume && !failed {
 		printTimetravel(g.io.ErrOut, run.ID, addr, tree, res, out, false)
-		return continueRun(ctx, g, st, run.ID, opts.Force)
+		return continueRun(ctx, g, st, run.ID, continueOptions{Force: opts.Force, Detach: opts.Detach})
 	}
 	if failed {
 		defer func() {
