@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -222,30 +223,35 @@ func printCompensate(g *globals, run string, list []compensationJSON, left []sto
 	}
 }
 
-// refuseReplayEffects refuses (exit 6) to replay a task whose non-idempotent side effects are
+// refuseReplayEffects refuses (exit 6) to replay tasks whose non-idempotent side effects are
 // still out in the world (not compensated), unless --force: the replay would do them again.
-func refuseReplayEffects(ctx context.Context, st *state, run, task string, force bool) error {
-	if force {
+// settled says which effects the command itself compensates before the replay (nil: none).
+func refuseReplayEffects(ctx context.Context, st *state, run string, tasks []string, settled func(store.Effect) bool, force bool) error {
+	if force || len(tasks) == 0 {
 		return nil
 	}
 	var es []store.Effect
 	if err := st.db.View(ctx, func(tx *store.Tx) (err error) {
-		es, err = tx.TaskEffects(run, task)
+		es, err = tx.Effects(run)
 		return err
 	}); err != nil {
 		return err
 	}
 	var names []string
 	for _, e := range es {
-		if !e.Idempotent && compensate.Pending(e) {
+		if slices.Contains(tasks, e.TaskID) && !e.Idempotent && compensate.Pending(e) && (settled == nil || !settled(e)) {
 			names = append(names, fmt.Sprintf("%s (effect %d of %s@%d, %s)", e.Name, e.ID, e.TaskID, e.Attempt, e.State))
 		}
 	}
 	if len(names) == 0 {
 		return nil
 	}
+	what := "task " + tasks[0] + " has"
+	if len(tasks) > 1 {
+		what = "tasks " + strings.Join(tasks, ", ") + " (replayed) have"
+	}
 	return &Error{Code: ExitRefused,
-		Msg: fmt.Sprintf("task %s has non-idempotent side effects that were not compensated: %s; replaying it would do them again; nothing was changed",
-			task, strings.Join(names, ", ")),
+		Msg: fmt.Sprintf("%s non-idempotent side effects that were not compensated: %s; replaying would do them again; nothing was changed",
+			what, strings.Join(names, ", ")),
 		Hints: []string{fmt.Sprintf("undo them (`mulligan compensate %s --unresolved` runs the compensations they have; the others by hand), or pass --force to replay anyway", run)}}
 }

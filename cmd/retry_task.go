@@ -76,7 +76,13 @@ func runRetryTask(ctx context.Context, g *globals, opts retryTaskOptions) error 
 	if err := attempt.CheckIdleRun(ctx, st.db, id, opts.Force); err != nil {
 		return refuseActive(err, id)
 	}
-	if err := refuseReplayEffects(ctx, st, id, opts.Task, opts.Force); err != nil {
+	replayed := []string{opts.Task}
+	if !opts.NoDeps {
+		if f, err := loadStoredFile(run); err == nil {
+			replayed = attempt.Dependents(f, run, opts.Task)
+		}
+	}
+	if err := refuseReplayEffects(ctx, st, id, replayed, nil, opts.Force); err != nil {
 		return err
 	}
 	what := fmt.Sprintf("retry-task %s %s", id, opts.Task)

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/attempt/store"
 	"github.com/mulligan-dev/mulligan/snapshot"
 )
 
@@ -78,6 +79,18 @@ func runTimetravel(ctx context.Context, g *globals, opts timetravelOptions) (err
 	if err := refuseUncompensable(crossed, opts.Force, "timetravel "+addr); err != nil {
 		return err
 	}
+	if opts.Resume {
+		// --resume replays the target's task (unless its attempt succeeded) and every task after
+		// it; the effects this command compensates on the way back are not in the way.
+		compensated := map[int64]bool{}
+		for _, e := range crossed {
+			compensated[e.ID] = len(e.Compensate) > 0 && !opts.NoCompensate
+		}
+		if err := refuseReplayEffects(ctx, st, run.ID, replayedAfter(run, a),
+			func(e store.Effect) bool { return compensated[e.ID] }, opts.Force); err != nil {
+			return err
+		}
+	}
 	tree := plumbing.NewHash(a.Tree)
 	var res *snapshot.RestoreResult
 	tt := attempt.TimetravelOptions{RunID: run.ID, Task: a.TaskID, N: a.N, Force: opts.Force}
@@ -132,6 +145,25 @@ func runTimetravel(ctx context.Context, g *globals, opts timetravelOptions) (err
 	}
 	printTimetravel(g.io.Out, run.ID, addr, tree, res, out, true)
 	return nil
+}
+
+// replayedAfter lists the tasks that run again when run continues from just after attempt a:
+// its task, unless a succeeded, and every task after it in the run's order.
+func replayedAfter(run *store.Run, a *store.Attempt) []string {
+	var out []string
+	after := false
+	for _, t := range run.Tasks {
+		if t.ID == a.TaskID {
+			after = true
+			if a.State == store.AttemptSucceeded {
+				continue
+			}
+		}
+		if after {
+			out = append(out, t.ID)
+		}
+	}
+	return out
 }
 
 func nonNil[T any](s []T) []T {
