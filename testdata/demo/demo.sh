@@ -101,7 +101,7 @@ tasks:
 YAML
 run "$MULLIGAN" run -f "$demo/failover.yaml"
 run "$MULLIGAN" show
-step "10. a task that cannot pass: the run fails, and its autopsy says why and what to run next"
+step "10. a task that cannot pass: the run fails, its on_failed hook pages you, and its autopsy says why and what to run next"
 cat > "$demo/broken.yaml" <<'YAML'
 version: 1
 agents:
@@ -111,8 +111,12 @@ tasks:
   - id: fix-tests
     prompt: Make the tests in calc_test.go pass.
     agent: demo
+    hooks:
+      on_failed: [[demoagent, "append:../pager.log=PAGE: {{task}} failed in run {{run}} (attempt {{attempt}})\\n"]]
 YAML
 run "$MULLIGAN" run -f "$demo/broken.yaml" || true
+run "$MULLIGAN" hooks
+run cat "$demo/pager.log"
 run "$MULLIGAN" autopsy
 echo
 echo "demo repository left in $demo/repo"
