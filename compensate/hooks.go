@@ -118,6 +118,14 @@ func (h *Hooks) deliver(ctx context.Context, run string, take func(*store.Tx, st
 // claimNext claims the oldest pending delivery nobody else is delivering, or returns nil. dir is
 // its run's working tree, where the hook runs (a hook may be ./scripts/page-me.sh).
 func (h *Hooks) claimNext(ctx context.Context, run string, take func(*store.Tx, store.HookDelivery) (bool, error)) (claimed *store.HookDelivery, dir string, err error) {
+	// Most calls find nothing: a read says so without taking the database's write lock.
+	var pending bool
+	if err := h.DB.View(context.WithoutCancel(ctx), func(tx *store.Tx) (err error) {
+		pending, err = tx.HasPendingHooks(run)
+		return err
+	}); err != nil || !pending {
+		return nil, "", err
+	}
 	err = h.DB.Update(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 		claimed = nil
 		pending, err := tx.PendingHookDeliveries(run)

@@ -242,6 +242,18 @@ func (tx *Tx) PendingHookDeliveries(run string) ([]HookDelivery, error) {
 	return tx.hookDeliveries(`WHERE state = ? AND run_id = ? ORDER BY id`, HookPending, run)
 }
 
+// HasPendingHooks reports whether any delivery of run (of any run when run is "") is pending: the
+// cheap read a deliverer makes before it takes the write lock to claim one.
+func (tx *Tx) HasPendingHooks(run string) (bool, error) {
+	var n int
+	err := tx.queryRow(`SELECT EXISTS (SELECT 1 FROM hook_deliveries WHERE state = ? AND (? = '' OR run_id = ?))`,
+		HookPending, run, run).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("read hook deliveries: %w", err)
+	}
+	return n == 1, nil
+}
+
 // ErrClaimed is returned by ClaimHookDelivery when another process claimed the delivery (or
 // recorded it) since the caller read it.
 var ErrClaimed = errors.New("hook delivery claimed by another process")

@@ -124,6 +124,18 @@ func TestHookDeliveryClaim(t *testing.T) {
 	if len(pending) != 1 {
 		t.Fatalf("pending: %+v", pending)
 	}
+	hasPending := func(run string) bool {
+		t.Helper()
+		var has bool
+		view(t, db, func(tx *store.Tx) (err error) {
+			has, err = tx.HasPendingHooks(run)
+			return err
+		})
+		return has
+	}
+	if !hasPending("") || !hasPending("run1") || hasPending("run2") {
+		t.Error("HasPendingHooks before delivery")
+	}
 	p1 := store.Owner{PID: 11, Host: "h", StartTicks: 1}
 	p2 := store.Owner{PID: 22, Host: "h", StartTicks: 2}
 	d1, d2 := pending[0], pending[0]
@@ -140,6 +152,9 @@ func TestHookDeliveryClaim(t *testing.T) {
 	update(t, db, func(tx *store.Tx) error {
 		return tx.FinishHookDelivery(&d1, p1, store.HookFailed, store.Ptr(3), "out\n", "exit status 3")
 	})
+	if hasPending("") {
+		t.Error("HasPendingHooks after the delivery was recorded")
+	}
 	got := deliveries(t, db)[0]
 	if got.State != store.HookFailed || got.Tries != 1 || *got.ExitCode != 3 || got.Output != "out\n" || got.DeliveredAt == nil {
 		t.Errorf("recorded: %+v", got)
