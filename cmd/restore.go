@@ -89,7 +89,7 @@ func printRestore(g *globals, tree plumbing.Hash, res *snapshot.RestoreResult, d
 	case len(res.Changes) == 0:
 		fmt.Fprintf(g.io.Out, "the working tree already matches %s; undo point %s\n", tree, undoRef)
 	default:
-		fmt.Fprintf(g.io.Out, "restored tree %s: %d paths changed; undo point %s\n", tree, len(res.Changes), undoRef)
+		fmt.Fprintf(g.io.Out, "restored tree %s: %d path%s changed; undo point %s\n", tree, len(res.Changes), plural(len(res.Changes)), undoRef)
 		fmt.Fprintf(g.io.Out, "hint: `mulligan undo` puts back the tree this replaced\n")
 	}
 	return nil

@@ -89,7 +89,9 @@ func (h *Hooks) DeliverOrphans(ctx context.Context) ([]HookResult, error) {
 			if err != nil {
 				return false, err
 			}
-			busy = run.Owner != nil && !store.RunFinished(run.State) && *run.Owner != h.Self && h.Alive(*run.Owner)
+			// A live owner delivers its run's hooks itself, finished or not (a runner delivers
+			// the last ones after it records the run's end).
+			busy = run.Owner != nil && *run.Owner != h.Self && h.Alive(*run.Owner)
 			owners[d.RunID] = busy
 		}
 		return !busy, nil
