@@ -11,13 +11,13 @@ import (
 
 var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 
-func openDB(t *testing.T) (*store.DB, *storetest.Clock) {
+func openDB(t testing.TB) (*store.DB, *storetest.Clock) {
 	t.Helper()
 	clock := storetest.NewClock(t0)
 	return storetest.OpenTemp(t, store.WithClock(clock.Now)), clock
 }
 
-func update(t *testing.T, db *store.DB, fn func(tx *store.Tx) error) {
+func update(t testing.TB, db *store.DB, fn func(tx *store.Tx) error) {
 	t.Helper()
 	if err := db.Update(context.Background(), fn); err != nil {
 		t.Fatalf("update: %v", err)

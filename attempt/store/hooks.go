@@ -145,6 +145,14 @@ func (tx *Tx) fireHooks(run, task string, attempt int, typ string, payload []byt
 	default:
 		return nil
 	}
+	// Most changes fire nothing: one indexed read says so.
+	var defined int
+	if err := tx.queryRow(`SELECT EXISTS (SELECT 1 FROM hooks WHERE run_id = ? AND hook = ?)`, run, hook).Scan(&defined); err != nil {
+		return fmt.Errorf("fire hooks: %w", err)
+	}
+	if defined == 0 {
+		return nil
+	}
 	if task != "" && attempt == 0 {
 		// a change an operator made (cancel, stop): the hook is about the task's latest attempt
 		if err := tx.queryRow(`SELECT coalesce(max(n), 0) FROM attempts WHERE run_id = ? AND task_id = ?`,
@@ -166,11 +174,17 @@ func (tx *Tx) fireHooks(run, task string, attempt int, typ string, payload []byt
 		if err != nil {
 			return fmt.Errorf("fire %s hooks: %w", hook, err)
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		n, err := res.RowsAffected()
+		if err != nil || n == 0 {
 			continue
 		}
-		if _, err := tx.exec(`UPDATE hook_deliveries SET delivery_id = run_id || '-h' || id
-			WHERE event_seq = ? AND delivery_id = ''`, seq); err != nil {
+		// The rows just inserted have the ids up to the last one, in one writer's transaction.
+		last, err := res.LastInsertId()
+		if err != nil {
+			return fmt.Errorf("fire %s hooks: %w", hook, err)
+		}
+		if _, err := tx.exec(`UPDATE hook_deliveries SET delivery_id = run_id || '-h' || id WHERE id BETWEEN ? AND ?`,
+			last-n+1, last); err != nil {
 			return fmt.Errorf("fire %s hooks: %w", hook, err)
 		}
 	}

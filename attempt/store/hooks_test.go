@@ -183,3 +183,36 @@ func TestHookDeliveryClaim(t *testing.T) {
 		t.Errorf("re-claimed: %+v", again)
 	}
 }
+
+// BenchmarkStateChangeEvent is the cost a state change pays for the outbox: an event that fires
+// nothing (attempt.process), then the same task.state_changed event in a run without hooks and in
+// one whose change fires two.
+func BenchmarkStateChangeEvent(b *testing.B) {
+	for _, c := range []struct {
+		name, typ string
+		withHooks bool
+	}{{"other-event", "attempt.process", false}, {"no-hooks", "task.state_changed", false}, {"two-hooks", "task.state_changed", true}} {
+		withHooks := c.withHooks
+		b.Run(c.name, func(b *testing.B) {
+			db, _ := openDB(b)
+			update(b, db, func(tx *store.Tx) error {
+				if err := tx.InsertRun(newRun("run1")); err != nil {
+					return err
+				}
+				if !withHooks {
+					return nil
+				}
+				return tx.InsertHooks("run1", []store.HookDef{
+					{Task: "a", Hook: store.HookOnFailed, Command: []string{"page"}},
+					{Task: "a", Hook: store.HookOnFailed, Command: []string{"notify"}}})
+			})
+			b.ResetTimer()
+			for b.Loop() {
+				update(b, db, func(tx *store.Tx) error {
+					_, err := tx.AppendEvent("run1", "a", 0, c.typ, map[string]any{"from": "running", "to": "failed"})
+					return err
+				})
+			}
+		})
+	}
+}
