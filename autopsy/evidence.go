@@ -246,3 +246,38 @@ func unresolvedEffects(events []store.Event) []Effect {
 	}
 	return out
 }
+
+// failedHooks lists the hook deliveries whose last hook.delivered event says failed, in the order
+// they were first delivered.
+func failedHooks(events []store.Event) []Hook {
+	var order []string
+	last := map[string]*Hook{}
+	for _, ev := range events {
+		if ev.Type != "hook.delivered" {
+			continue
+		}
+		var p struct {
+			Hook       string `json:"hook"`
+			DeliveryID string `json:"delivery_id"`
+			State      string `json:"state"`
+			Error      string `json:"error"`
+		}
+		if json.Unmarshal(ev.Payload, &p) != nil || p.DeliveryID == "" {
+			continue
+		}
+		if _, seen := last[p.DeliveryID]; !seen {
+			order = append(order, p.DeliveryID)
+		}
+		last[p.DeliveryID] = nil
+		if p.State == store.HookFailed {
+			last[p.DeliveryID] = &Hook{Hook: p.Hook, Task: ev.Task, Attempt: ev.Attempt, DeliveryID: p.DeliveryID, Error: p.Error}
+		}
+	}
+	var out []Hook
+	for _, id := range order {
+		if h := last[id]; h != nil {
+			out = append(out, *h)
+		}
+	}
+	return out
+}

@@ -48,6 +48,7 @@ type Report struct {
 	Evidence    []Evidence `json:"evidence"`
 	Suspicious  []Suspect  `json:"suspicious"`
 	Effects     []Effect   `json:"unresolved_effects"`
+	FailedHooks []Hook     `json:"failed_hooks"`
 	GeneratedAt string     `json:"generated_at"`
 }
 
@@ -107,6 +108,16 @@ type Effect struct {
 	Task    string `json:"task"`
 	Attempt int    `json:"attempt"`
 	Name    string `json:"name"`
+}
+
+// Hook is a hook delivery whose last try failed (a hook never changes the outcome, but the
+// operator may be waiting for the page it did not send).
+type Hook struct {
+	Hook       string `json:"hook"`
+	Task       string `json:"task"` // "" for a run-level hook
+	Attempt    int    `json:"attempt"`
+	DeliveryID string `json:"delivery_id"`
+	Error      string `json:"error"`
 }
 
 // Input is what an autopsy reads.
@@ -271,6 +282,7 @@ func (f *facts) report(in Input) *Report {
 		Evidence:    []Evidence{},
 		Suspicious:  []Suspect{},
 		Effects:     []Effect{},
+		FailedHooks: []Hook{},
 	}
 	if h := f.startHead(); !h.IsZero() {
 		r.Head = nullable(h.String())
@@ -305,6 +317,10 @@ func (f *facts) report(in Input) *Report {
 	r.Suggestion = sg
 	r.Suspicious = append(r.Suspicious, f.suspicious()...)
 	r.Effects = append(r.Effects, unresolvedEffects(f.events)...)
+	for _, h := range failedHooks(f.events) {
+		h.Error = f.scrub.String(h.Error)
+		r.FailedHooks = append(r.FailedHooks, h)
+	}
 	return r
 }
 

@@ -113,6 +113,17 @@ func Markdown(w io.Writer, r *Report) error {
 			fmt.Fprintf(&b, "- %s (%s@%d)\n", e.Name, e.Task, e.Attempt)
 		}
 	}
+	if len(r.FailedHooks) > 0 {
+		b.WriteString("\n## Hooks that failed\n\n")
+		for _, h := range r.FailedHooks {
+			what := "run"
+			if h.Task != "" {
+				what = fmt.Sprintf("%s@%d", h.Task, h.Attempt)
+			}
+			fmt.Fprintf(&b, "- %s of %s (delivery %s): %s; `mulligan hooks %s --redeliver` runs it again\n",
+				h.Hook, what, h.DeliveryID, h.Error, r.Run)
+		}
+	}
 	if len(r.Suspicious) > 0 {
 		b.WriteString("\n## Suspicious successes\n\n")
 		for _, s := range r.Suspicious {
