@@ -128,8 +128,33 @@ func (r *runner) restore(ctx context.Context, tree plumbing.Hash) error {
 	if r.known == tree {
 		return nil
 	}
+	known := r.known
 	r.known = plumbing.ZeroHash
-	if _, err := r.env.Repo.Restore(context.WithoutCancel(ctx), tree, snapshot.RestoreOptions{NoUndoRef: true}); err != nil {
+	// The tree being replaced is normally one the run keeps in a ref (the last attempt's post
+	// tree); anything else was edited by hand while the run was stopped or in backoff, and is
+	// kept under an undo ref rather than lost.
+	kept := func(t plumbing.Hash) bool {
+		if t == known {
+			return true
+		}
+		var rec bool
+		err := r.env.DB.View(context.WithoutCancel(ctx), func(tx *store.Tx) (err error) {
+			rec, err = tx.TreeRecorded(r.run.ID, t.String())
+			return err
+		})
+		return err == nil && rec
+	}
+	res, err := r.env.Repo.Restore(context.WithoutCancel(ctx), tree, snapshot.RestoreOptions{NoUndoRef: true, Kept: kept,
+		UndoMessage: fmt.Sprintf("mulligan run %s: the working tree before a reset to %s\n\nIt held changes no attempt of the run recorded.\n", r.run.ID, tree)})
+	if res != nil && res.Undo != nil && res.Undo.Ref != "" {
+		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: r.current,
+			Message: "the working tree held changes no attempt recorded (edited while the run was stopped?): kept in " + res.Undo.Ref + "; `mulligan undo` puts them back"})
+		_ = r.update(ctx, func(tx *store.Tx) error {
+			return r.event(tx, r.current, 0, "snapshot.taken", map[string]any{"ref": res.Undo.Ref, "tree": res.UndoTree.String(),
+				"commit": res.Undo.Commit.String(), "reason": "unrecorded-edits"})
+		})
+	}
+	if err != nil {
 		return err
 	}
 	r.known = tree

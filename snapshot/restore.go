@@ -28,6 +28,11 @@ type RestoreOptions struct {
 	// between attempts replaces the tree the last attempt's post ref holds). `mulligan undo` then
 	// never lands on such internal resets.
 	NoUndoRef bool
+	// Kept, with NoUndoRef, says whether a tree is already kept under a ref of the caller's. When
+	// the tree being replaced is not (someone edited the working tree since the caller last saw
+	// it: an operator while the run was stopped or in backoff), the undo ref is written after
+	// all, so a reset never loses an edit.
+	Kept func(tree plumbing.Hash) bool
 }
 
 // RestoreResult is what Restore did (or, on DryRun, would do).
@@ -71,7 +76,8 @@ func (r *Repo) Restore(ctx context.Context, target plumbing.Hash, opts RestoreOp
 		return res, nil
 	}
 	ref := opts.UndoRef
-	if ref == "" && !opts.NoUndoRef {
+	unkept := opts.Kept != nil && ws.result.Tree != targetTree && !opts.Kept(ws.result.Tree)
+	if ref == "" && (!opts.NoUndoRef || unkept) {
 		ref = "refs/mulligan/undo/" + NewID(time.Now())
 	}
 	msg := opts.UndoMessage

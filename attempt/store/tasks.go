@@ -268,3 +268,17 @@ func (tx *Tx) LatestAttempt(run, task string) (*Attempt, error) {
 	}
 	return &as[0], nil
 }
+
+// TreeRecorded reports whether run recorded tree as its base, a task's base or an attempt's pre
+// or post tree: a tree its refs keep.
+func (tx *Tx) TreeRecorded(run, tree string) (bool, error) {
+	var n int
+	err := tx.queryRow(`SELECT EXISTS (SELECT 1 FROM runs WHERE id = ? AND base_tree = ?)
+		OR EXISTS (SELECT 1 FROM tasks WHERE run_id = ? AND base_tree = ?)
+		OR EXISTS (SELECT 1 FROM attempts WHERE run_id = ? AND (tree = ? OR pre_tree = ?))`,
+		run, tree, run, tree, run, tree, tree).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("read trees of run %s: %w", run, err)
+	}
+	return n == 1, nil
+}
