@@ -1,6 +1,10 @@
 package attr
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/mulligan-dev/mulligan/snapshot/ignore"
+)
 
 // Pattern flags, as dir.c's PATTERN_FLAG_*.
 const (
@@ -17,12 +21,10 @@ type pattern struct {
 }
 
 // simpleLength is dir.c's simple_length: bytes before the first glob
-// special character.
+// special character (is_glob_special: '*', '?', '[' and '\').
 func simpleLength(s string) int {
-	for i := 0; i < len(s); i++ {
-		if isGlobSpecial(s[i]) {
-			return i
-		}
+	if i := strings.IndexAny(s, `*?[\`); i >= 0 {
+		return i
 	}
 	return len(s)
 }
@@ -56,6 +58,12 @@ func parsePathPattern(p string) pattern {
 	return pattern{pat: p, nowild: nowild, flags: flags}
 }
 
+// Patterns are matched with the ignore package's port of wildmatch.c: git
+// matches gitattributes and gitignore patterns with the same dir.c code, so
+// one port serves both. Its NUL handling (an ordinary byte in text and in
+// literals) cannot show here: Parse cuts lines at a NUL, as git's C
+// strings do, and paths hold none.
+
 // matchBasename is dir.c's match_basename (case-sensitive: core.ignoreCase
 // is not supported).
 func matchBasename(basename string, pt *pattern) bool {
@@ -66,7 +74,7 @@ func matchBasename(basename string, pt *pattern) bool {
 	if pt.flags&patEndsWith != 0 {
 		return len(pat)-1 <= len(basename) && basename[len(basename)-(len(pat)-1):] == pat[1:]
 	}
-	return wildmatch(pat, basename, 0)
+	return ignore.Match(pat, basename, false)
 }
 
 // matchPathname is dir.c's match_pathname: the pattern is relative to base
@@ -101,7 +109,7 @@ func matchPathname(pathname, base string, pt *pattern) bool {
 			return true
 		}
 	}
-	return wildmatch(pat, name, wmPathname)
+	return ignore.Match(pat, name, true)
 }
 
 // matches is attr.c's path_matches for a regular file (never a directory,
