@@ -15,12 +15,7 @@ func cancelCommand(g *globals) *cli.Command {
 			if c.NArg() != 1 {
 				return usageError("e.g. mulligan cancel k3f9 (or: mulligan cancel last)", "cancel takes one run")
 			}
-			st, id, err := openRun(c.Context, c.Args().First())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			env, done, err := st.runEnv(c.Context, id)
+			env, id, done, err := openRunEnv(c.Context, c.Args().First())
 			if err != nil {
 				return err
 			}

@@ -20,12 +20,7 @@ func killCommand(g *globals) *cli.Command {
 			if c.NArg() != 1 {
 				return usageError("e.g. mulligan kill k3f9 (or: mulligan kill last)", "kill takes one run")
 			}
-			st, id, err := openRun(c.Context, c.Args().First())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			env, done, err := st.runEnv(c.Context, id)
+			env, id, done, err := openRunEnv(c.Context, c.Args().First())
 			if err != nil {
 				return err
 			}
@@ -60,22 +55,28 @@ func killCommand(g *globals) *cli.Command {
 	}
 }
 
-// runEnv is an attempt.Env for acting on run id from this process (kill, cancel): its Repo is
-// the run's own worktree, which may be another worktree of this repository. done closes what
-// runEnv opened.
-func (s *state) runEnv(ctx context.Context, id string) (attempt.Env, func(), error) {
-	run, err := s.getRun(ctx, id)
+// openRunEnv opens the run ref names (as openRun) and an attempt.Env for acting on it from this
+// process (kill, cancel): its Repo is the run's own worktree, which may be another worktree of
+// this repository. done closes all it opened.
+func openRunEnv(ctx context.Context, ref string) (env attempt.Env, id string, done func(), err error) {
+	st, id, err := openRun(ctx, ref)
 	if err != nil {
-		return attempt.Env{}, nil, err
+		return attempt.Env{}, "", nil, err
 	}
-	env := attempt.Env{Repo: s.repo, DB: s.db}
-	done := func() {}
-	if run.Worktree != "" && run.Worktree != s.repo.Root() {
+	run, err := st.getRun(ctx, id)
+	if err != nil {
+		st.Close()
+		return attempt.Env{}, "", nil, err
+	}
+	env = attempt.Env{Repo: st.repo, DB: st.db}
+	done = func() { st.Close() }
+	if run.Worktree != "" && run.Worktree != st.repo.Root() {
 		repo, err := snapshot.Open(run.Worktree)
 		if err != nil {
-			return attempt.Env{}, nil, fmt.Errorf("open the run's worktree %s: %w", run.Worktree, err)
+			st.Close()
+			return attempt.Env{}, "", nil, fmt.Errorf("open the run's worktree %s: %w", run.Worktree, err)
 		}
-		env.Repo, done = repo, func() { repo.Close() }
+		env.Repo, done = repo, func() { repo.Close(); st.Close() }
 	}
-	return env, done, nil
+	return env, id, done, nil
 }

@@ -113,11 +113,6 @@ func stateOf(v value) State {
 	return Unspecified
 }
 
-type stackFrame struct {
-	base  string
-	rules []Rule
-}
-
 // lookupAll is attr.c's collect_some_attrs for every attribute: it returns
 // each attribute some rule decided, including "!attr" resets.
 func (m *Matcher) lookupAll(path string) map[string]value {
@@ -128,22 +123,22 @@ func (m *Matcher) lookupAll(path string) map[string]value {
 	// The stack from the top: info, deeper .gitattributes, shallower ones,
 	// core.attributesFile, built-ins. A frame applies when its directory
 	// contains the path.
-	stack := make([]stackFrame, 0, len(m.frames)+3)
-	stack = append(stack, stackFrame{"", m.info})
+	stack := make([][]Rule, 0, len(m.frames)+3)
+	stack = append(stack, m.info)
 	for i := len(m.frames) - 1; i >= 0; i-- {
 		f := m.frames[i]
 		if f.dir == "" || (len(f.dir) <= len(dir) && strings.HasPrefix(dir, f.dir) &&
 			(len(f.dir) == len(dir) || dir[len(f.dir)] == '/')) {
-			stack = append(stack, stackFrame{f.dir, f.rules})
+			stack = append(stack, f.rules)
 		}
 	}
-	stack = append(stack, stackFrame{"", m.global}, stackFrame{"", builtinRules})
+	stack = append(stack, m.global, builtinRules)
 
 	// determine_macros: the definition nearest the top wins.
 	macros := map[string]*Rule{}
-	for _, f := range stack {
-		for i := len(f.rules) - 1; i >= 0; i-- {
-			r := &f.rules[i]
+	for _, rules := range stack {
+		for i := len(rules) - 1; i >= 0; i-- {
+			r := &rules[i]
 			if r.macro != "" {
 				if _, ok := macros[r.macro]; !ok {
 					macros[r.macro] = r
@@ -170,10 +165,12 @@ func (m *Matcher) lookupAll(path string) map[string]value {
 			}
 		}
 	}
-	for _, f := range stack {
-		for i := len(f.rules) - 1; i >= 0; i-- {
-			r := &f.rules[i]
-			if r.macro == "" && r.pat.matches(path, f.base) {
+	for _, rules := range stack {
+		for i := len(rules) - 1; i >= 0; i-- {
+			r := &rules[i]
+			// A frame is on the stack only if its directory holds path,
+			// which is all a basename pattern needs to know of its base.
+			if r.macro == "" && r.pat.Matches(path, false) {
 				fillOne(r)
 			}
 		}

@@ -21,12 +21,12 @@ func TestParseLines(t *testing.T) {
 	if len(rules) != 4 {
 		t.Fatalf("got %d rules, want 4: %+v", len(rules), rules)
 	}
-	if rules[0].pat.pat != "*.c" || rules[0].states[0] != (assignment{"text", value{kind: vTrue}}) {
+	if rules[0].pat.String() != "*.c" || rules[0].states[0] != (assignment{"text", value{kind: vTrue}}) {
 		t.Errorf("BOM/CRLF line parsed as %+v", rules[0])
 	}
 	q := rules[1]
-	if q.pat.pat != "quoted name.txt" {
-		t.Errorf("quoted pattern = %q", q.pat.pat)
+	if q.pat.String() != "quoted name.txt" {
+		t.Errorf("quoted pattern = %q", q.pat.String())
 	}
 	want := []assignment{
 		{"text", value{kind: vFalse}},
@@ -40,7 +40,7 @@ func TestParseLines(t *testing.T) {
 	if rules[2].macro != "mac" || len(rules[2].states) != 2 {
 		t.Errorf("macro = %+v", rules[2])
 	}
-	if rules[3].pat.flags&patMustBeDir == 0 {
+	if rules[3].pat.String() != "nodir/" {
 		t.Errorf("trailing slash not marked must-be-dir: %+v", rules[3])
 	}
 	if sub := Parse([]byte("[attr]mac text\n*.c mac\n"), "sub"); len(sub) != 1 || sub[0].macro != "" {

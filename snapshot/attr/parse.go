@@ -3,6 +3,8 @@ package attr
 import (
 	"bytes"
 	"strings"
+
+	"github.com/mulligan-dev/mulligan/snapshot/ignore"
 )
 
 // Limits from attr.h: git ignores longer lines and larger files.
@@ -36,7 +38,7 @@ type assignment struct {
 // attribute assignments, or a macro definition.
 type Rule struct {
 	macro  string // name of the defined macro; "" for a pattern line
-	pat    pattern
+	pat    ignore.Pattern
 	states []assignment
 }
 
@@ -66,7 +68,7 @@ func Parse(content []byte, base string) []Rule {
 		if i := bytes.IndexByte(line, 0); i >= 0 {
 			line = line[:i]
 		}
-		if r, ok := parseLine(string(line), macroOK); ok {
+		if r, ok := parseLine(string(line), base, macroOK); ok {
 			rules = append(rules, r)
 		}
 	}
@@ -93,8 +95,8 @@ func tokenLen(s string) int {
 	return i
 }
 
-// parseLine is attr.c's parse_attr_line.
-func parseLine(line string, macroOK bool) (Rule, bool) {
+// parseLine is attr.c's parse_attr_line; base is the directory of the file.
+func parseLine(line, base string, macroOK bool) (Rule, bool) {
 	cp := skipBlank(line)
 	if cp == "" || cp[0] == '#' {
 		return Rule{}, false
@@ -135,10 +137,15 @@ func parseLine(line string, macroOK bool) (Rule, bool) {
 		if i := strings.IndexByte(name, 0); i >= 0 {
 			name = name[:i]
 		}
-		r.pat = parsePathPattern(name)
-		if r.pat.flags&patNegative != 0 {
+		// git parses and matches the pattern with the same dir.c code as
+		// a .gitignore line's, so the ignore package does both. A negative
+		// pattern is dropped, as git does (with a warning); so is one that
+		// can match nothing, which could not change any answer.
+		pat, ok := ignore.ParsePattern(name, base)
+		if !ok || pat.Negated() {
 			return Rule{}, false
 		}
+		r.pat = pat
 	}
 	return r, true
 }

@@ -2,7 +2,8 @@
 // working tree are ignored by .gitignore files, $GIT_DIR/info/exclude and
 // core.excludesFile. It owns the gitignore pattern syntax (git's dir.c
 // parse_path_pattern, match_basename, match_pathname and wildmatch.c) and the
-// precedence between pattern sources.
+// precedence between pattern sources. Package attr parses and matches
+// gitattributes patterns with the same code (ParsePattern), as git does.
 //
 // It must never read the working tree, walk directories, run the git binary
 // or look at the index: callers hand it file contents and paths, and it only
@@ -198,6 +199,22 @@ func parseLine(p []byte, base string) (Pattern, bool) {
 		pat.tail = pat.pattern[t:]
 	}
 	return pat, true
+}
+
+// ParsePattern parses one pattern relative to directory base as git's
+// parse_path_pattern does, for a file with a line syntax of its own
+// (gitattributes: git reads both kinds of pattern with the same dir.c
+// code). ok is false for a pattern that can never match anything.
+func ParsePattern(pattern, base string) (p Pattern, ok bool) {
+	return parseLine([]byte(pattern), base)
+}
+
+// Matches reports whether the pattern matches path, a directory if isDir,
+// ignoring negation. A pattern without a '/' matches the last component
+// of any path: that path is below the pattern's base is the caller's to
+// know, as for a Matcher.
+func (p *Pattern) Matches(path string, isDir bool) bool {
+	return p.matches(path, path[strings.LastIndexByte(path, '/')+1:], isDir)
 }
 
 // matches reports whether the pattern matches path (with basename its last
