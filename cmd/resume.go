@@ -78,6 +78,13 @@ func resumeRun(ctx context.Context, g *globals, opts resumeOptions) error {
 		if reload, err = prepareReload(ctx, g, st, id, opts.File); err != nil {
 			return err
 		}
+		run, err := st.getRun(ctx, id)
+		if err != nil {
+			return err
+		}
+		if err := keepEditedFile(ctx, g.io.ErrOut, st, run, reload); err != nil {
+			return err
+		}
 	}
 	if err := checkQuotaWait(ctx, st, id, opts.Mode, opts.Now); err != nil {
 		return err
