@@ -127,6 +127,9 @@ type ResetOptions struct {
 	Load   func(run *store.Run) (*File, error)
 	// UndoRef is the undo point taken before the reset (recorded in the event).
 	UndoRef string
+	// Reload, when set, is the edited task file (`retry-task --reload`): it replaces the stored
+	// definition in the reset's transaction (reload.go), before the reset.
+	Reload *File
 }
 
 // ResetTasks is retry-task's state change, in one transaction: the task and (unless NoDeps) its
@@ -148,6 +151,15 @@ func ResetTasks(ctx context.Context, db *store.DB, opts ResetOptions) ([]string,
 		file, err := opts.Load(run)
 		if err != nil {
 			return err
+		}
+		if opts.Reload != nil {
+			if _, err := applyReload(tx, run.ID, file, opts.Reload, "retry-task --reload"); err != nil {
+				return err
+			}
+			if run, err = tx.GetRun(run.ID); err != nil {
+				return err
+			}
+			file = opts.Reload
 		}
 		if !slices.ContainsFunc(run.Tasks, func(t store.Task) bool { return t.ID == opts.Task }) {
 			return unknownRunTask(run, opts.Task)

@@ -25,6 +25,9 @@ type ResumeOptions struct {
 	// HandoverEpoch is the epoch a supervisor claimed the run at before starting this resume:
 	// the supervisor (alive) is the owner then, and hands the run over.
 	HandoverEpoch int64
+	// Reload, when set, is the edited task file (`resume --reload`): it replaces the stored
+	// definition in the claiming transaction (reload.go), before Mode applies.
+	Reload *File
 }
 
 // Resume modes (`resume --mode`).
@@ -98,7 +101,9 @@ func Resume(ctx context.Context, env Env, opts ResumeOptions) (*Outcome, error) 
 	}
 	self := store.Self()
 	var epoch int64
+	claimed := run
 	err = env.DB.Update(ctx, func(tx *store.Tx) error {
+		claimed = run
 		var err error
 		if epoch, err = tx.ClaimRun(run.ID, run.Epoch, self); err != nil {
 			return err
@@ -106,12 +111,20 @@ func Resume(ctx context.Context, env Env, opts ResumeOptions) (*Outcome, error) 
 		if err := tx.AcquireWorktreeLock(run.Worktree, run.ID, self, store.ProcessAlive); err != nil {
 			return err
 		}
+		if opts.Reload != nil {
+			if _, err := applyReload(tx, run.ID, file, opts.Reload, "resume --reload"); err != nil {
+				return err
+			}
+			if claimed, err = tx.GetRun(run.ID); err != nil {
+				return err
+			}
+		}
 		hdr, err := tx.RunHeader(run.ID)
 		if err != nil {
 			return err
 		}
 		from := hdr.State
-		if err := applyResumeMode(tx, run, opts.Mode); err != nil {
+		if err := applyResumeMode(tx, claimed, opts.Mode); err != nil {
 			return err
 		}
 		if !handover {
@@ -137,6 +150,10 @@ func Resume(ctx context.Context, env Env, opts ResumeOptions) (*Outcome, error) 
 	})
 	if err != nil {
 		return nil, activeError(err)
+	}
+	run = claimed
+	if opts.Reload != nil {
+		file = opts.Reload
 	}
 	run.Epoch = epoch
 	run.State = store.RunRunning

@@ -16,11 +16,11 @@ func resumeCommand(g *globals) *cli.Command {
 		Name:      "resume",
 		Usage:     "continue a paused, parked, blocked-then-decided or dead run, in the foreground",
 		ArgsUsage: "[RUN]",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "now", Usage: "continue a run parked on a quota wall before its reset time (the agents try again at once)"},
 			&cli.BoolFlag{Name: "detach", Usage: "continue in the background: print the run id and return"},
 			&cli.StringFlag{Name: "mode", Value: attempt.ResumePlain, Usage: "plain; reset-attempts (a fresh retry budget for the unfinished tasks); immediate (skip a remaining backoff or quota wait)"},
-		},
+		}, reloadFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
 				return usageError("e.g. mulligan resume k3f9", "resume takes one run")
@@ -28,40 +28,102 @@ func resumeCommand(g *globals) *cli.Command {
 			if decided, force := detachedContinue(); decided {
 				return resumeDecided(c.Context, g, c.Args().First(), force)
 			}
-			mode := c.String("mode")
-			switch mode {
+			opts := resumeOptions{Ref: c.Args().First(), Mode: c.String("mode"), Now: c.Bool("now")}
+			switch opts.Mode {
 			case attempt.ResumePlain, attempt.ResumeResetAttempts, attempt.ResumeImmediate:
 			default:
-				return usageError("--mode plain, reset-attempts or immediate", "unknown resume mode %q", mode)
+				return usageError("--mode plain, reset-attempts or immediate", "unknown resume mode %q", opts.Mode)
+			}
+			var err error
+			if opts.Reload, opts.File, err = reloadFlag(c, "mulligan resume k3f9 --reload -f tasks.yaml"); err != nil {
+				return err
 			}
 			if c.Bool("detach") {
-				if c.Bool("now") {
+				if opts.Now {
 					return usageError("lift the quota wall in the foreground: mulligan resume RUN --now", "--now cannot be combined with --detach")
 				}
-				return detachResume(c.Context, g, c.Args().First())
+				if opts.Reload {
+					// Report an edited file's problems here; the background resume reloads it.
+					if err := checkReload(c.Context, g, opts); err != nil {
+						return err
+					}
+				}
+				return detachResume(c.Context, g, opts.Ref)
 			}
-			return resumeRun(c.Context, g, c.Args().First(), mode, c.Bool("now"))
+			return resumeRun(c.Context, g, opts)
 		},
 	}
 }
 
-func runResume(ctx context.Context, g *globals, ref, mode string) error {
-	return resumeRun(ctx, g, ref, mode, false)
+// resumeOptions are resume's flags and argument.
+type resumeOptions struct {
+	Ref, Mode string
+	Now       bool   // lift a quota wall before its reset time
+	Reload    bool   // take the edited task file
+	File      string // -f: the task file to take (with Reload)
 }
 
-// resumeRun is runResume with `--now` (quotaNow): lift a quota wall before its reset time.
-func resumeRun(ctx context.Context, g *globals, ref, mode string, quotaNow bool) error {
-	st, id, err := openRun(ctx, ref)
+func runResume(ctx context.Context, g *globals, ref, mode string) error {
+	return resumeRun(ctx, g, resumeOptions{Ref: ref, Mode: mode})
+}
+
+func resumeRun(ctx context.Context, g *globals, opts resumeOptions) error {
+	st, id, err := openRun(ctx, opts.Ref)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if err := checkQuotaWait(ctx, st, id, mode, quotaNow); err != nil {
+	var reload *attempt.File
+	if opts.Reload {
+		if reload, err = prepareReload(ctx, g, st, id, opts.File); err != nil {
+			return err
+		}
+		run, err := st.getRun(ctx, id)
+		if err != nil {
+			return err
+		}
+		if err := keepEditedFile(ctx, g.io.ErrOut, st, run, reload); err != nil {
+			return err
+		}
+	}
+	if err := checkQuotaWait(ctx, st, id, opts.Mode, opts.Now); err != nil {
 		return err
 	}
 	return foreground(ctx, g, st, func(ctx context.Context, env attempt.Env) (*attempt.Outcome, error) {
-		return attempt.Resume(ctx, env, attempt.ResumeOptions{RunID: id, Load: loadStoredFile, Mode: mode, HandoverEpoch: handoverEpoch()})
+		return attempt.Resume(ctx, env, attempt.ResumeOptions{RunID: id, Load: loadStoredFile, Mode: opts.Mode, HandoverEpoch: handoverEpoch(), Reload: reload})
 	})
+}
+
+// prepareReload loads resume's edited task file and says what it changes, before the run is
+// claimed; a finished or live run is refused first, as a resume without --reload would be.
+func prepareReload(ctx context.Context, g *globals, st *state, id, file string) (*attempt.File, error) {
+	run, err := st.getRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if store.RunFinished(run.State) {
+		return nil, fmt.Errorf("run %s %s: %w", run.ID, run.State, attempt.ErrRunFinished)
+	}
+	if err := attempt.CheckIdleRun(ctx, st.db, id, false); err != nil {
+		return nil, err
+	}
+	f, p, err := loadReload(run, file, fmt.Sprintf("mulligan resume %s --reload", id))
+	if err != nil {
+		return nil, err
+	}
+	printReload(g.io.ErrOut, "resume", f, p)
+	return f, nil
+}
+
+// checkReload is prepareReload in a state of its own, for resume --detach.
+func checkReload(ctx context.Context, g *globals, opts resumeOptions) error {
+	st, id, err := openRun(ctx, opts.Ref)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	_, err = prepareReload(ctx, g, st, id, opts.File)
+	return err
 }
 
 // loadStoredFile rebuilds a run's task file from the definition stored with it, so an agent

@@ -18,6 +18,8 @@ type retryTaskOptions struct {
 	FromBase  bool
 	Force     bool
 	Detach    bool
+	Reload    bool   // take the edited task file
+	File      string // -f: the task file to take (with Reload)
 }
 
 func retryTaskCommand(g *globals) *cli.Command {
@@ -25,14 +27,18 @@ func retryTaskCommand(g *globals) *cli.Command {
 		Name:      "retry-task",
 		Usage:     "reset a task and its dependents to pending with a fresh retry budget, and continue the run",
 		ArgsUsage: "[RUN] TASK",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "no-deps", Usage: "reset only TASK, not the tasks that need it"},
 			&cli.BoolFlag{Name: "from-base", Usage: "start from the task's recorded base tree, not the current tree"},
 			&cli.BoolFlag{Name: "force", Usage: "even while the run's process is alive (it is fenced), or when the task has side effects not compensated"},
 			&cli.BoolFlag{Name: "detach", Usage: detachUsage},
-		},
+		}, reloadFlags()...),
 		Action: func(c *cli.Context) error {
 			opts := retryTaskOptions{NoDeps: c.Bool("no-deps"), FromBase: c.Bool("from-base"), Force: c.Bool("force"), Detach: c.Bool("detach")}
+			var err error
+			if opts.Reload, opts.File, err = reloadFlag(c, "mulligan retry-task k3f9 fix-tests --reload -f tasks.yaml"); err != nil {
+				return err
+			}
 			switch c.NArg() {
 			case 1:
 				opts.Task = c.Args().First()
@@ -60,15 +66,27 @@ func runRetryTask(ctx context.Context, g *globals, opts retryTaskOptions) error 
 	if err != nil {
 		return err
 	}
+	// The tasks and definition the run will have: the edited file's with --reload.
+	var reload *attempt.File
+	var reloadPlan *attempt.ReloadPlan
+	planned := run
+	if opts.Reload {
+		if reload, reloadPlan, err = loadReload(run, opts.File, fmt.Sprintf("mulligan retry-task %s %s --reload", id, opts.Task)); err != nil {
+			return err
+		}
+		p := *run
+		p.Tasks = reloadPlan.Tasks
+		planned = &p
+	}
 	var base string
 	found := false
-	for _, t := range run.Tasks {
+	for _, t := range planned.Tasks {
 		if t.ID == opts.Task {
 			found, base = true, t.BaseTree
 		}
 	}
 	if !found {
-		return unknownTask(run, opts.Task)
+		return unknownTask(planned, opts.Task)
 	}
 	if err := inRunWorktree(st, run, "retry-task "+id+" "+opts.Task); err != nil {
 		return err
@@ -78,7 +96,9 @@ func runRetryTask(ctx context.Context, g *globals, opts retryTaskOptions) error 
 	}
 	replayed := []string{opts.Task}
 	if !opts.NoDeps {
-		if f, err := loadStoredFile(run); err == nil {
+		if reload != nil {
+			replayed = attempt.Dependents(reload, planned, opts.Task)
+		} else if f, err := loadStoredFile(run); err == nil {
 			replayed = attempt.Dependents(f, run, opts.Task)
 		}
 	}
@@ -110,10 +130,13 @@ func runRetryTask(ctx context.Context, g *globals, opts retryTaskOptions) error 
 		fmt.Fprintf(g.io.ErrOut, "retry-task: starting from the current tree; undo point %s\n", undo)
 	}
 	reset, err := attempt.ResetTasks(ctx, st.db, attempt.ResetOptions{
-		RunID: id, Task: opts.Task, NoDeps: opts.NoDeps, Force: opts.Force, Load: loadStoredFile, UndoRef: undo,
+		RunID: id, Task: opts.Task, NoDeps: opts.NoDeps, Force: opts.Force, Load: loadStoredFile, UndoRef: undo, Reload: reload,
 	})
 	if err != nil {
 		return refuseActive(err, id)
+	}
+	if reload != nil {
+		printReload(g.io.ErrOut, "retry-task", reload, reloadPlan)
 	}
 	fmt.Fprintf(g.io.ErrOut, "retry-task: reset %s to pending\n", joinList(reset))
 	return continueRun(ctx, g, st, id, continueOptions{Force: opts.Force, Detach: opts.Detach})

@@ -126,6 +126,7 @@ func mapAttemptError(err error) error {
 	var amb *store.AmbiguousError
 	var locked *store.LockedError
 	var unknown *attempt.UnknownTaskError
+	var conflict *attempt.ReloadConflictError
 	switch {
 	case attempt.IsAuthoring(err):
 		return authoringError(err)
@@ -148,6 +149,10 @@ func mapAttemptError(err error) error {
 		return withHint(ExitCancelled, err)
 	case errors.As(err, &unknown):
 		return withHint(ExitUsage, err)
+	case errors.As(err, &conflict):
+		// loadReload reports the refusal with its own hints before anything changes; this is
+		// the same refusal found again in the transaction (the run changed in between).
+		return withHint(ExitUsage, err, fmt.Sprintf("`mulligan show %s` lists the attempts; keep those tasks in the file, or start a new run: mulligan run", conflict.Run))
 	}
 	return nil
 }

@@ -88,6 +88,15 @@ func (tx *Tx) InsertHooks(run string, defs []HookDef) error {
 	return nil
 }
 
+// ReplaceHooks replaces the hook commands of a run (resume --reload): the hooks later state
+// changes fire are the new file's. Deliveries already in the outbox are kept as they are.
+func (tx *Tx) ReplaceHooks(run string, defs []HookDef) error {
+	if _, err := tx.exec(`DELETE FROM hooks WHERE run_id = ?`, run); err != nil {
+		return fmt.Errorf("replace hooks of run %s: %w", run, err)
+	}
+	return tx.InsertHooks(run, defs)
+}
+
 func knownHook(hook string) bool {
 	for _, h := range hookByState {
 		if h == hook {

@@ -216,3 +216,46 @@ func BenchmarkStateChangeEvent(b *testing.B) {
 		})
 	}
 }
+
+// ReplaceHooks (resume --reload) swaps the run's hook commands: later changes fire the new ones,
+// and deliveries already in the outbox keep theirs.
+func TestReplaceHooks(t *testing.T) {
+	db, _ := openDB(t)
+	hookRun(t, db)
+	fail := func() {
+		t.Helper()
+		update(t, db, func(tx *store.Tx) error {
+			_, err := tx.AppendEvent("run1", "a", 1, "task.state_changed", map[string]any{"from": "running", "to": "failed"})
+			return err
+		})
+	}
+	fail()
+	update(t, db, func(tx *store.Tx) error {
+		if err := tx.SetTaskState("run1", "a", store.TaskRunning, "", nil); err != nil {
+			return err
+		}
+		return tx.ReplaceHooks("run1", []store.HookDef{{Task: "a", Hook: store.HookOnFailed, Command: []string{"new-on_failed"}}})
+	})
+	fail()
+	if got, want := commands(deliveries(t, db)), []string{"a-on_failed", "a-on_failed-2", "new-on_failed"}; !slices.Equal(got, want) {
+		t.Errorf("deliveries = %v, want %v", got, want)
+	}
+}
+
+// DeleteTask removes a task without attempts (resume --reload) and refuses one with attempts.
+func TestDeleteTask(t *testing.T) {
+	db, _ := openDB(t)
+	hookRun(t, db) // a has an attempt, b none
+	err := db.Update(ctx, func(tx *store.Tx) error { return tx.DeleteTask("run1", "a") })
+	if !errors.Is(err, store.ErrHasAttempts) {
+		t.Fatalf("DeleteTask(a) = %v, want ErrHasAttempts", err)
+	}
+	update(t, db, func(tx *store.Tx) error { return tx.DeleteTask("run1", "b") })
+	if r := getRun(t, db, "run1"); len(r.Tasks) != 1 || r.Tasks[0].ID != "a" || len(r.Tasks[0].Attempts) != 1 {
+		t.Errorf("after DeleteTask(b): %+v", r.Tasks)
+	}
+	err = db.Update(ctx, func(tx *store.Tx) error { return tx.DeleteTask("run1", "b") })
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("DeleteTask(b) again = %v, want ErrNotFound", err)
+	}
+}

@@ -70,6 +70,21 @@ func (tx *Tx) InsertTask(t *Task) error {
 	return nil
 }
 
+// DeleteTask removes a task that has no attempts from its run (resume --reload, when the edited
+// task file no longer has it). A task with recorded attempts is never deleted: its history is
+// the run's; deleting it is refused with ErrHasAttempts.
+func (tx *Tx) DeleteTask(run, task string) error {
+	var n int
+	if err := tx.queryRow(`SELECT count(*) FROM attempts WHERE run_id = ? AND task_id = ?`, run, task).Scan(&n); err != nil {
+		return fmt.Errorf("delete task %s/%s: %w", run, task, err)
+	}
+	if n > 0 {
+		return fmt.Errorf("delete task %s/%s: %w", run, task, ErrHasAttempts)
+	}
+	res, err := tx.exec(`DELETE FROM tasks WHERE run_id = ? AND id = ?`, run, task)
+	return checkOne(res, err, "delete task", "task "+run+"/"+task)
+}
+
 // SetTaskState sets a task's state, reason and resume_at (nil clears it). Entering running
 // stamps started_at the first time; a finished state (succeeded, failed, skipped, cancelled)
 // stamps finished_at and any other clears it.

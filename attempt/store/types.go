@@ -83,6 +83,8 @@ var (
 	ErrFenced = errors.New("run is owned by another process")
 	// ErrLocked: the worktree is in use by another live run; the error is a *LockedError.
 	ErrLocked = errors.New("worktree is in use")
+	// ErrHasAttempts: a task with recorded attempts cannot be deleted.
+	ErrHasAttempts = errors.New("the task has recorded attempts")
 )
 
 // Owner identifies the process allowed to write a run: pid and host, plus the process start

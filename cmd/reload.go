@@ -1,0 +1,147 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/snapshot"
+)
+
+// `--reload [-f FILE]` of resume and retry-task: take the edited task file instead of the
+// definition the run stored (SPEC §4 item 7). The rules of a reload are attempt/reload.go's.
+
+func reloadFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "reload", Usage: "read the run's task file again and continue with the edited definition (refused if a task with attempts is gone)"},
+		&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "with --reload: the task `FILE` to take (default: the run's own, relative to its worktree)"},
+	}
+}
+
+// reloadFlag returns whether --reload was given, refusing -f without it.
+func reloadFlag(c *cli.Context, example string) (reload bool, file string, err error) {
+	reload, file = c.Bool("reload"), c.String("file")
+	if file != "" && !reload {
+		return false, "", usageError("-f FILE goes with --reload, e.g. "+example, "-f needs --reload")
+	}
+	return reload, file, nil
+}
+
+// reloadPath is where the run's task file is read again: FILE when given (relative to the
+// current directory, like `run -f`), else the path the run recorded. A relative recorded path is
+// taken relative to the run's worktree root: `mulligan run` records the default mulligan.yaml
+// that way, and so does a reload with -f (relativePath).
+func reloadPath(run *store.Run, file string) (string, error) {
+	if file != "" {
+		return filepath.Abs(file)
+	}
+	if filepath.IsAbs(run.TaskFile) {
+		return run.TaskFile, nil
+	}
+	return filepath.Join(run.Worktree, run.TaskFile), nil
+}
+
+// relativePath is how a reloaded file's path is stored: relative to the run's worktree when it
+// lies inside it (what reloadPath reads back), else absolute.
+func relativePath(worktree, abs string) string {
+	if rel, err := filepath.Rel(worktree, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return rel
+	}
+	return abs
+}
+
+// loadReload reads and validates the run's edited task file and checks that the run can take it,
+// before anything changes: authoring errors and a refused reload are exit 2. again is the
+// command line that retries it, for the hints. The file returned carries the path the run will
+// store.
+func loadReload(run *store.Run, file, again string) (*attempt.File, *attempt.ReloadPlan, error) {
+	if run.TaskFile == "" {
+		return nil, nil, usageError(fmt.Sprintf("continue it as it is: %s (without --reload)", strings.Replace(again, " --reload", "", 1)),
+			"run %s is an ad-hoc run: it has no task file to reload", run.ID)
+	}
+	abs, err := reloadPath(run, file)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := attempt.Load(displayPath(abs))
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := attempt.CheckSupported(f); err != nil {
+		return nil, nil, err
+	}
+	old, _ := loadStoredFile(run) // the run's own definition always parses; nil is handled
+	p, err := attempt.PlanReload(run, old, f)
+	var conflict *attempt.ReloadConflictError
+	if errors.As(err, &conflict) {
+		gone := make([]string, len(conflict.Gone))
+		for i, g := range conflict.Gone {
+			gone[i] = g.ID
+		}
+		return nil, nil, &Error{Code: ExitUsage, Msg: err.Error(), Err: err, Hints: []string{
+			fmt.Sprintf("put %s back in %s and run `%s` again", joinList(gone), f.Path, again),
+			fmt.Sprintf("or continue with the definition the run stored: %s", strings.Replace(again, " --reload", "", 1)),
+			fmt.Sprintf("or start a new run from the edited file: mulligan run -f %s", f.Path),
+		}}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	f.Path = relativePath(run.Worktree, abs)
+	return f, p, nil
+}
+
+// printReload tells the operator what a reload changes.
+func printReload(w io.Writer, command string, f *attempt.File, p *attempt.ReloadPlan) {
+	var what []string
+	for _, x := range []struct {
+		verb string
+		ids  []string
+	}{{"added", p.Added}, {"removed", p.Removed}, {"changed", p.Changed}} {
+		if len(x.ids) > 0 {
+			what = append(what, x.verb+" "+joinList(x.ids))
+		}
+	}
+	if p.RunHooks {
+		what = append(what, "run hooks changed")
+	}
+	if len(what) == 0 {
+		what = append(what, "no task changed")
+	}
+	fmt.Fprintf(w, "%s: reloaded %s (%.12s): %s\n", command, f.Path, f.Hash, strings.Join(what, "; "))
+}
+
+// keepEditedFile keeps the edited task file where the reset to a task's base cannot lose it. An
+// unfinished task that already started goes on from the base tree it recorded, and restoring that
+// tree puts back the task file as it was then, when it lies in the worktree (and is not ignored).
+// The run keeps the reloaded definition either way; the edited file goes into an undo point and
+// the note says how to get it back.
+func keepEditedFile(ctx context.Context, w io.Writer, st *state, run *store.Run, f *attempt.File) error {
+	if filepath.IsAbs(f.Path) {
+		return nil // outside the worktree: no restore touches it
+	}
+	var started []string
+	for _, t := range run.Tasks {
+		if !store.TaskFinished(t.State) && t.BaseTree != "" {
+			started = append(started, t.ID)
+		}
+	}
+	if len(started) == 0 {
+		return nil
+	}
+	ref, msg := undoPoint("resume " + run.ID + " --reload")
+	if _, err := st.repo.Snapshot(ctx, snapshot.SnapshotOptions{Ref: ref, Message: msg}); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "resume: note: %s goes on from the tree it started from, which may put back an older %s; "+
+		"the run keeps the reloaded definition, and the edited file is kept: git show %s:%s\n",
+		joinList(started), f.Path, ref, filepath.ToSlash(f.Path))
+	return nil
+}
