@@ -130,6 +130,9 @@ type ResetOptions struct {
 	// Reload, when set, is the edited task file (`retry-task --reload`): it replaces the stored
 	// definition in the reset's transaction (reload.go), before the reset.
 	Reload *File
+	// Graft, with Reload, rewrites a started task's base tree to hold the reloaded task file
+	// (nil: the file lies outside the worktree, or the caller keeps bases as they are).
+	Graft func(tree string) (string, error)
 }
 
 // ResetTasks is retry-task's state change, in one transaction: the task and (unless NoDeps) its
@@ -153,7 +156,7 @@ func ResetTasks(ctx context.Context, db *store.DB, opts ResetOptions) ([]string,
 			return err
 		}
 		if opts.Reload != nil {
-			if _, err := applyReload(tx, run.ID, file, opts.Reload, "retry-task --reload"); err != nil {
+			if _, err := applyReload(tx, run.ID, file, opts.Reload, "retry-task --reload", opts.Graft); err != nil {
 				return err
 			}
 			if run, err = tx.GetRun(run.ID); err != nil {

@@ -211,7 +211,10 @@ const EventRunReloaded = "run.reloaded"
 // deleted, kept ones re-ordered, added ones inserted pending, the run's hooks replaced (the
 // deliveries already in the outbox stay), changed agents enabled again, and a run.reloaded
 // event appended. old is the stored definition (nil when unreadable); by names the command.
-func applyReload(tx *store.Tx, runID string, old, updated *File, by string) (*ReloadPlan, error) {
+//
+// graft, when set, rewrites the recorded base tree of each unfinished task that already started
+// so that it holds the reloaded task file: the reset to that base must not put the old one back.
+func applyReload(tx *store.Tx, runID string, old, updated *File, by string, graft func(tree string) (string, error)) (*ReloadPlan, error) {
 	run, err := tx.GetRun(runID)
 	if err != nil {
 		return nil, err
@@ -229,6 +232,11 @@ func applyReload(tx *store.Tx, runID string, old, updated *File, by string) (*Re
 	for i := range p.Tasks {
 		t := &p.Tasks[i]
 		defs[i] = updated.Task(t.ID)
+		if graft != nil && t.BaseTree != "" && !store.TaskFinished(t.State) {
+			if t.BaseTree, err = graft(t.BaseTree); err != nil {
+				return nil, fmt.Errorf("reload: carry %s into task %s's base: %w", updated.Path, t.ID, err)
+			}
+		}
 		if slices.Contains(p.Added, t.ID) {
 			err = tx.InsertTask(t)
 		} else {

@@ -28,6 +28,9 @@ type ResumeOptions struct {
 	// Reload, when set, is the edited task file (`resume --reload`): it replaces the stored
 	// definition in the claiming transaction (reload.go), before Mode applies.
 	Reload *File
+	// Graft, with Reload, rewrites a started task's base tree to hold the reloaded task file
+	// (nil: the file lies outside the worktree, or the caller keeps bases as they are).
+	Graft func(tree string) (string, error)
 }
 
 // Resume modes (`resume --mode`).
@@ -112,7 +115,7 @@ func Resume(ctx context.Context, env Env, opts ResumeOptions) (*Outcome, error) 
 			return err
 		}
 		if opts.Reload != nil {
-			if _, err := applyReload(tx, run.ID, file, opts.Reload, "resume --reload"); err != nil {
+			if _, err := applyReload(tx, run.ID, file, opts.Reload, "resume --reload", opts.Graft); err != nil {
 				return err
 			}
 			if claimed, err = tx.GetRun(run.ID); err != nil {

@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/attempt/store"
-	"github.com/mulligan-dev/mulligan/snapshot"
 )
 
 // `--reload [-f FILE]` of resume and retry-task: take the edited task file instead of the
@@ -118,30 +118,21 @@ func printReload(w io.Writer, command string, f *attempt.File, p *attempt.Reload
 	fmt.Fprintf(w, "%s: reloaded %s (%.12s): %s\n", command, f.Path, f.Hash, strings.Join(what, "; "))
 }
 
-// keepEditedFile keeps the edited task file where the reset to a task's base cannot lose it. An
-// unfinished task that already started goes on from the base tree it recorded, and restoring that
-// tree puts back the task file as it was then, when it lies in the worktree (and is not ignored).
-// The run keeps the reloaded definition either way; the edited file goes into an undo point and
-// the note says how to get it back.
-func keepEditedFile(ctx context.Context, w io.Writer, st *state, run *store.Run, f *attempt.File) error {
+// reloadGraft returns the function that carries the reloaded task file into a task's recorded
+// base tree, so the reset to that base keeps the edited file instead of putting back the one the
+// task started with; nil when the file lies outside the worktree (no reset touches it). The file
+// is taken as the working tree holds it now (one snapshot, with git's clean conversions).
+func reloadGraft(ctx context.Context, st *state, f *attempt.File) (func(string) (string, error), error) {
 	if filepath.IsAbs(f.Path) {
-		return nil // outside the worktree: no restore touches it
+		return nil, nil
 	}
-	var started []string
-	for _, t := range run.Tasks {
-		if !store.TaskFinished(t.State) && t.BaseTree != "" {
-			started = append(started, t.ID)
-		}
+	cur, err := st.repo.WriteTree(ctx)
+	if err != nil {
+		return nil, err
 	}
-	if len(started) == 0 {
-		return nil
-	}
-	ref, msg := undoPoint("resume " + run.ID + " --reload")
-	if _, err := st.repo.Snapshot(ctx, snapshot.SnapshotOptions{Ref: ref, Message: msg}); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "resume: note: %s goes on from the tree it started from, which may put back an older %s; "+
-		"the run keeps the reloaded definition, and the edited file is kept: git show %s:%s\n",
-		joinList(started), f.Path, ref, filepath.ToSlash(f.Path))
-	return nil
+	path := filepath.ToSlash(f.Path)
+	return func(base string) (string, error) {
+		t, err := st.repo.GraftPath(plumbing.NewHash(base), cur.Tree, path)
+		return t.String(), err
+	}, nil
 }

@@ -74,15 +74,12 @@ func resumeRun(ctx context.Context, g *globals, opts resumeOptions) error {
 	}
 	defer st.Close()
 	var reload *attempt.File
+	var graft func(string) (string, error)
 	if opts.Reload {
 		if reload, err = prepareReload(ctx, g, st, id, opts.File); err != nil {
 			return err
 		}
-		run, err := st.getRun(ctx, id)
-		if err != nil {
-			return err
-		}
-		if err := keepEditedFile(ctx, g.io.ErrOut, st, run, reload); err != nil {
+		if graft, err = reloadGraft(ctx, st, reload); err != nil {
 			return err
 		}
 	}
@@ -90,7 +87,7 @@ func resumeRun(ctx context.Context, g *globals, opts resumeOptions) error {
 		return err
 	}
 	return foreground(ctx, g, st, func(ctx context.Context, env attempt.Env) (*attempt.Outcome, error) {
-		return attempt.Resume(ctx, env, attempt.ResumeOptions{RunID: id, Load: loadStoredFile, Mode: opts.Mode, HandoverEpoch: handoverEpoch(), Reload: reload})
+		return attempt.Resume(ctx, env, attempt.ResumeOptions{RunID: id, Load: loadStoredFile, Mode: opts.Mode, HandoverEpoch: handoverEpoch(), Reload: reload, Graft: graft})
 	})
 }
 

@@ -107,10 +107,22 @@ func runRetryTask(ctx context.Context, g *globals, opts retryTaskOptions) error 
 	}
 	what := fmt.Sprintf("retry-task %s %s", id, opts.Task)
 	var undo string
+	var graft func(string) (string, error)
+	if reload != nil {
+		if graft, err = reloadGraft(ctx, st, reload); err != nil {
+			return err
+		}
+	}
 	if opts.FromBase {
 		if base == "" {
 			return &Error{Code: ExitFailed, Msg: fmt.Sprintf("task %s of run %s has no recorded base: it never started", opts.Task, id),
 				Hints: []string{fmt.Sprintf("`mulligan retry-task %s %s` starts it from the current tree", id, opts.Task)}}
+		}
+		if graft != nil {
+			// the base, but with the reloaded task file the operator just edited
+			if base, err = graft(base); err != nil {
+				return err
+			}
 		}
 		res, err := restoreWithUndo(ctx, st.repo, plumbing.NewHash(base), what+" --from-base", false)
 		if err != nil {
@@ -130,7 +142,7 @@ func runRetryTask(ctx context.Context, g *globals, opts retryTaskOptions) error 
 		fmt.Fprintf(g.io.ErrOut, "retry-task: starting from the current tree; undo point %s\n", undo)
 	}
 	reset, err := attempt.ResetTasks(ctx, st.db, attempt.ResetOptions{
-		RunID: id, Task: opts.Task, NoDeps: opts.NoDeps, Force: opts.Force, Load: loadStoredFile, UndoRef: undo, Reload: reload,
+		RunID: id, Task: opts.Task, NoDeps: opts.NoDeps, Force: opts.Force, Load: loadStoredFile, UndoRef: undo, Reload: reload, Graft: graft,
 	})
 	if err != nil {
 		return refuseActive(err, id)
