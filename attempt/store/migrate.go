@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 //go:embed migrations/*.sql
@@ -70,9 +71,21 @@ func (db *DB) migrate(ctx context.Context) error {
 	}
 	// The common case, an up-to-date file, must not take the write lock: every ls and show
 	// opens the database, and a runner may be holding the lock.
+	//
+	// On a fresh file that other processes are opening too (switching it to WAL, applying the
+	// first migration), SQLite can answer this first read with SQLITE_BUSY at once, without
+	// waiting busy_timeout: TestOpenConcurrentFreshDatabase failed so 7 times in 100 before
+	// the read was tried again.
 	var v int
-	if err := db.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		return fmt.Errorf("read schema version: %w", err)
+	for try := 1; ; try++ {
+		err := db.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
+		if err == nil {
+			break
+		}
+		if !isBusy(err) || try == busyTries*4 {
+			return fmt.Errorf("read schema version: %w", err)
+		}
+		time.Sleep(time.Duration(try) * 20 * time.Millisecond)
 	}
 	if v == len(ms) {
 		return nil
