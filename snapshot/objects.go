@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/sha1"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
+	"golang.org/x/sys/unix"
 )
 
 // objectStore answers "does this object exist" quickly (loose file or pack index binary search,
@@ -29,6 +31,11 @@ type objectStore struct {
 	dgOnce sync.Once
 	dg     *dotgit.DotGit
 	dgMu   sync.Mutex // DotGit.NewObject resets shared caches
+
+	// present holds the objects this process has seen in the store (plumbing.Hash → struct{}):
+	// the runner snapshots the same tree several times, and each untracked file's blob is
+	// checked on every one of them.
+	present sync.Map
 
 	packMu  sync.Mutex
 	loaded  bool
@@ -79,10 +86,18 @@ func (s *objectStore) loosePath(h plumbing.Hash) string {
 
 // has reports whether the object exists in this store or an alternate.
 func (s *objectStore) has(h plumbing.Hash) bool {
-	if _, err := os.Lstat(s.loosePath(h)); err == nil {
+	if _, ok := s.present.Load(h); ok {
 		return true
 	}
-	if s.inPacks(h, false) {
+	if s.hasUncached(h) {
+		s.present.Store(h, struct{}{})
+		return true
+	}
+	return false
+}
+
+func (s *objectStore) hasUncached(h plumbing.Hash) bool {
+	if s.inPacks(h, false) || s.hasLoose(h) {
 		return true
 	}
 	for _, a := range s.alternates() {
@@ -92,6 +107,22 @@ func (s *objectStore) has(h plumbing.Hash) bool {
 	}
 	// A concurrent repack may have just moved the object into a new pack.
 	return s.inPacks(h, true)
+}
+
+// hasLoose is an lstat of the loose object's path, built with one allocation: the walker asks it
+// of every file whose content mulligan hashed itself, on every snapshot.
+func (s *objectStore) hasLoose(h plumbing.Hash) bool {
+	var hx [2 * len(h)]byte
+	hex.Encode(hx[:], h[:])
+	var b strings.Builder
+	b.Grow(len(s.dir) + 2 + len(hx))
+	b.WriteString(s.dir)
+	b.WriteByte('/')
+	b.Write(hx[:2])
+	b.WriteByte('/')
+	b.Write(hx[2:])
+	var st unix.Stat_t
+	return unix.Lstat(b.String(), &st) == nil
 }
 
 func (s *objectStore) inPacks(h plumbing.Hash, reload bool) bool {

@@ -625,7 +625,10 @@ func (w *walker) foldBytes(b []byte) []byte {
 // the snapshot must be what `git add -A` makes of that index.
 func (w *walker) unchanged(e *entry, sd *statData, fpSame bool) bool {
 	if e.flags&fHashed != 0 {
-		return fpSame && e.st.matches(sd, w.fileMode)
+		// Content mulligan hashed itself may be in no ref yet (an untracked file only a dry run
+		// saw), and `git gc` prunes such objects: the entry is trusted only while its blob is
+		// still there, or the next snapshot would name an object that no longer exists.
+		return fpSame && e.st.matches(sd, w.fileMode) && (e.mode == modeGitlink || w.r.objs.has(e.blob))
 	}
 	if e.st.size == 0 && e.blob != emptyBlob {
 		return false // git's racily-smudged entry

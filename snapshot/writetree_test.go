@@ -125,3 +125,29 @@ func countObjects(t testing.TB, dir string) int {
 	})
 	return n
 }
+
+// TestWriteTreeBlobPruned: the private index remembers the blob of an untracked file mulligan
+// hashed, but nothing keeps that object alive until a ref names it (here no ref ever does) and
+// `git gc` may prune it. The next snapshot must hash the file again, not name a missing object.
+func TestWriteTreeBlobPruned(t *testing.T) {
+	dir := newGitRepo(t)
+	writeFile(t, filepath.Join(dir, "tracked.txt"), "t\n")
+	runGit(t, dir, "add", "tracked.txt")
+	runGit(t, dir, "commit", "-qm", "one")
+	writeFile(t, filepath.Join(dir, "notes/untracked.txt"), "only in the working tree\n")
+	ageFiles(t, dir)
+	r := openRepo(t, dir)
+	first := assertSameTree(t, r, dir)
+	blob := runGit(t, dir, "rev-parse", first.Tree.String()+":notes/untracked.txt")
+	// what `git gc --prune=now` does to an object no ref reaches
+	if err := os.Remove(filepath.Join(dir, ".git", "objects", blob[:2], blob[2:])); err != nil {
+		t.Fatal(err)
+	}
+	again := assertSameTree(t, r, dir)
+	if again.Hashed != 1 || again.Tree != first.Tree {
+		t.Errorf("after the prune: hashed %d (tree %s), want 1 (%s)", again.Hashed, again.Tree, first.Tree)
+	}
+	if got := runGit(t, dir, "cat-file", "-t", blob); got != "blob" {
+		t.Errorf("the blob is %q after the snapshot, want it written again", got)
+	}
+}
