@@ -25,6 +25,12 @@ bench:
 	MULLIGAN_BENCH=1 $(GO) test -count=1 -timeout 60m -run '^TestCompareWithGit$$' -v ./snapshot/
 	MULLIGAN_BENCH=1 $(GO) test -count=1 -timeout 60m -run '^TestRunOverhead$$' -v .
 
+# The crash loop: a run with retries, hooks and side effects killed with SIGKILL at random
+# moments and resumed until it ends, then checked (state, the operator's files, the database,
+# every hook delivered, every effect recorded). MULLIGAN_STRESS_ITERATIONS, MULLIGAN_STRESS_SEED.
+stress:
+	MULLIGAN_STRESS=1 $(GO) test -count=1 -timeout 60m -run '^TestCrashLoop$$' -v .
+
 demo: build
 	$(GO) build -o bin/demoagent ./testdata/demoagent
 	@bash testdata/demo/demo.sh $(abspath $(BIN)) $(abspath bin/demoagent)
