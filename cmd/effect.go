@@ -133,23 +133,9 @@ func effectsCommand(g *globals) *cli.Command {
 			if c.NArg() > 1 {
 				return usageError("e.g. mulligan effects k3f9", "effects takes one run")
 			}
-			st, id, err := openRun(c.Context, c.Args().First())
-			if err != nil {
+			id, es, err := readRunList(c, g, (*store.Tx).Effects)
+			if err != nil || g.json() {
 				return err
-			}
-			defer st.Close()
-			var es []store.Effect
-			if err := st.db.View(c.Context, func(tx *store.Tx) error {
-				es, err = tx.Effects(id)
-				return err
-			}); err != nil {
-				return err
-			}
-			if g.json() {
-				if es == nil {
-					es = []store.Effect{}
-				}
-				return writeJSON(g.io.Out, es)
 			}
 			if len(es) == 0 {
 				fmt.Fprintf(g.io.Out, "run %s recorded no side effects\n", id)
@@ -190,4 +176,28 @@ func quoteArgv(argv []string) string {
 		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
 	return strings.Join(out, " ")
+}
+
+// readRunList reads one list of RUN's history (RUN as `c`'s first argument) and, with -o json,
+// prints it (an empty one as []): the caller prints the text form.
+func readRunList[T any](c *cli.Context, g *globals, read func(tx *store.Tx, run string) ([]T, error)) (string, []T, error) {
+	st, id, err := openRun(c.Context, c.Args().First())
+	if err != nil {
+		return "", nil, err
+	}
+	defer st.Close()
+	var list []T
+	if err := st.db.View(c.Context, func(tx *store.Tx) (err error) {
+		list, err = read(tx, id)
+		return err
+	}); err != nil {
+		return "", nil, err
+	}
+	if g.json() {
+		if list == nil {
+			list = []T{}
+		}
+		return id, list, writeJSON(g.io.Out, list)
+	}
+	return id, list, nil
 }

@@ -28,26 +28,17 @@ func hooksCommand(g *globals) *cli.Command {
 			if c.NArg() > 1 {
 				return usageError("e.g. mulligan hooks k3f9", "hooks takes one run")
 			}
-			st, id, err := openRun(c.Context, c.Args().First())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
 			if c.Bool("redeliver") {
+				st, id, err := openRun(c.Context, c.Args().First())
+				if err != nil {
+					return err
+				}
+				defer st.Close()
 				return redeliverHooks(c.Context, g, st, id)
 			}
-			var ds []store.HookDelivery
-			if err := st.db.View(c.Context, func(tx *store.Tx) error {
-				ds, err = tx.HookDeliveries(id)
+			id, ds, err := readRunList(c, g, (*store.Tx).HookDeliveries)
+			if err != nil || g.json() {
 				return err
-			}); err != nil {
-				return err
-			}
-			if g.json() {
-				if ds == nil {
-					ds = []store.HookDelivery{}
-				}
-				return writeJSON(g.io.Out, ds)
 			}
 			if len(ds) == 0 {
 				fmt.Fprintf(g.io.Out, "run %s fired no hooks\n", id)
