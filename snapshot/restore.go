@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -491,8 +492,25 @@ var testHookBeforePath func(path string)
 
 var tmpSeq atomic.Uint64
 
+const tmpPrefix = ".mulligan-restore-"
+
 func tmpName() string {
-	return ".mulligan-restore-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(tmpSeq.Add(1), 36)
+	return tmpPrefix + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(tmpSeq.Add(1), 36)
+}
+
+// isRestoreTemp reports whether name is one of tmpName's: a file a restore writes before it
+// renames it into place, left behind only when that restore was killed. Snapshots leave such
+// files out (unless the user tracks one): they are mulligan's half-written files, not the user's
+// work, and would otherwise ride along in every later snapshot.
+func isRestoreTemp(name []byte) bool {
+	rest, ok := bytes.CutPrefix(name, []byte(tmpPrefix))
+	if !ok {
+		return false
+	}
+	pid, seq, ok := bytes.Cut(rest, []byte("-"))
+	return ok && len(pid) > 0 && len(seq) > 0 &&
+		!bytes.ContainsFunc(pid, func(r rune) bool { return r < '0' || r > '9' }) &&
+		!bytes.ContainsFunc(seq, func(r rune) bool { return (r < '0' || r > '9') && (r < 'a' || r > 'z') })
 }
 
 func (x *restorer) writeSymlink(fd int, name string, c Change) (*entry, error) {

@@ -444,6 +444,9 @@ func (w *walker) doDir(s *scratch, j *dirJob) error {
 			if fk >= 0 {
 				e = s.oldKids[fk].e
 			}
+			if (e == nil || e.flags&fTracked == 0) && isRestoreTemp(name) {
+				continue // a restore killed half-way left it: never part of a snapshot
+			}
 			var path string
 			if e != nil {
 				if e.flags&fTracked == 0 && ign.Ignored(w.fold(e.path), false) {

@@ -151,3 +151,34 @@ func TestWriteTreeBlobPruned(t *testing.T) {
 		t.Errorf("the blob is %q after the snapshot, want it written again", got)
 	}
 }
+
+// TestWriteTreeSkipsRestoreLeftovers: the temporary files a killed restore leaves are not part of
+// a snapshot (a tracked file of that name, however unlikely, still is).
+func TestWriteTreeSkipsRestoreLeftovers(t *testing.T) {
+	dir := newGitRepo(t)
+	writeFile(t, filepath.Join(dir, "a.txt"), "a\n")
+	writeFile(t, filepath.Join(dir, ".mulligan-restore-7-tracked"), "the user's, tracked\n")
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-qm", "one")
+	r := openRepo(t, dir)
+	clean := assertSameTree(t, r, dir)
+	for _, p := range []string{".mulligan-restore-4242-1", "sub/.mulligan-restore-99999-2z"} {
+		writeFile(t, filepath.Join(dir, p), "half-written\n")
+	}
+	writeFile(t, filepath.Join(dir, ".mulligan-restore-notours"), "kept: not a name restore makes\n")
+	got := writeTree(t, r)
+	os.Remove(filepath.Join(dir, ".mulligan-restore-4242-1"))
+	os.RemoveAll(filepath.Join(dir, "sub"))
+	want := assertSameTree(t, r, dir)
+	if got.Tree != want.Tree || want.Tree == clean.Tree {
+		t.Errorf("with leftovers %s, without them %s (clean %s)", got.Tree, want.Tree, clean.Tree)
+	}
+	for name, want := range map[string]bool{
+		".mulligan-restore-1-a": true, ".mulligan-restore-12-": false, ".mulligan-restore--a": false,
+		".mulligan-restore-1-A": false, ".mulligan-restore-x-1": false, "mulligan-restore-1-a": false,
+	} {
+		if isRestoreTemp([]byte(name)) != want {
+			t.Errorf("isRestoreTemp(%q) = %v", name, !want)
+		}
+	}
+}
