@@ -312,7 +312,7 @@ func Kill(ctx context.Context, env Env, opts KillOptions) (*KillResult, error) {
 	}
 	res := &KillResult{RunID: opts.RunID, Groups: []int{}, Attempts: []string{}}
 	var run *store.Run
-	var pgids map[string]int
+	var groups map[string][]int
 	err := env.DB.Update(ctx, func(tx *store.Tx) error {
 		var err error
 		if run, err = tx.GetRun(opts.RunID); err != nil {
@@ -324,7 +324,7 @@ func Kill(ctx context.Context, env Env, opts KillOptions) (*KillResult, error) {
 		if res.Epoch, err = tx.FenceRun(run.ID); err != nil {
 			return err
 		}
-		pgids, err = attemptPgids(tx, run.ID)
+		groups, err = attemptGroups(tx, run)
 		return err
 	})
 	if err != nil {
@@ -349,7 +349,10 @@ func Kill(ctx context.Context, env Env, opts KillOptions) (*KillResult, error) {
 				break // its agents' process groups are on that host too
 			}
 			for _, a := range t.Attempts {
-				if pg := pgids[fmt.Sprintf("%s@%d", t.ID, a.N)]; a.State == store.AttemptRunning && pg > 1 {
+				if a.State != store.AttemptRunning {
+					continue
+				}
+				for _, pg := range groups[fmt.Sprintf("%s@%d", t.ID, a.N)] {
 					if err := opts.Signal(-pg, syscall.SIGKILL); err == nil {
 						res.Groups = append(res.Groups, pg)
 					}

@@ -91,13 +91,16 @@ tasks:
 	}()
 	waitFor(t, "the agent to start", func() bool { _, err := os.Stat(started); return err == nil })
 	waitFor(t, "the attempt's process group to be recorded", func() bool {
-		var pg map[string]int
+		var pg map[string][]int
 		env.DB.View(context.Background(), func(tx *store.Tx) error {
-			var err error
-			pg, err = attemptPgids(tx, "k1ll")
+			run, err := tx.GetRun("k1ll")
+			if err != nil {
+				return err
+			}
+			pg, err = attemptGroups(tx, run)
 			return err
 		})
-		return pg["main@1"] > 1
+		return len(pg["main@1"]) == 1 && pg["main@1"][0] > 1
 	})
 
 	var signalled []int

@@ -11,33 +11,18 @@ import (
 func IdempotencyKey(run, task string) string { return "mulligan-" + run + "-" + task }
 
 // effectsWarning is the side-effect warning of attempt n of def: the non-idempotent effects
-// earlier attempts recorded, and, for a task marked side_effects: non_idempotent, every
-// earlier attempt that started.
+// earlier attempts recorded (for a task marked side_effects: non_idempotent, every earlier
+// attempt that started has at least its implicit one).
 func (r *runner) effectsWarning(ctx context.Context, def *Task, n int) (string, error) {
 	in := compensate.WarningInput{Key: IdempotencyKey(r.run.ID, def.ID)}
 	err := r.env.DB.View(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 		es, err := tx.TaskEffects(r.run.ID, def.ID)
-		if err != nil {
-			return err
-		}
 		for _, e := range es {
 			if e.Attempt < n {
 				in.Effects = append(in.Effects, e)
 			}
 		}
-		if def.SideEffects != SideEffectsNonIdempotent {
-			return nil
-		}
-		cur, err := tx.GetTask(r.run.ID, def.ID)
-		if err != nil {
-			return err
-		}
-		for _, a := range cur.Attempts {
-			if a.N < n {
-				in.Started = append(in.Started, a.N)
-			}
-		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return "", err

@@ -171,10 +171,10 @@ func Resume(ctx context.Context, env Env, opts ResumeOptions) (*Outcome, error) 
 // failure, not counted against the retry budget, with the tree as the process left it kept in
 // the attempt's ref.
 func (r *runner) recoverInterrupted(ctx context.Context) error {
-	var pgids map[string]int
+	var groups map[string][]int
 	if err := r.env.DB.View(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 		var err error
-		pgids, err = attemptPgids(tx, r.run.ID)
+		groups, err = attemptGroups(tx, r.run)
 		return err
 	}); err != nil {
 		return err
@@ -188,7 +188,7 @@ func (r *runner) recoverInterrupted(ctx context.Context) error {
 			}
 			// What the dead agent left in its process group must not go on editing the tree. A pid
 			// is not reused while a process group of that id exists, so the group is still ours.
-			if pg := pgids[fmt.Sprintf("%s@%d", t.ID, a.N)]; pg > 1 {
+			for _, pg := range groups[fmt.Sprintf("%s@%d", t.ID, a.N)] {
 				syscall.Kill(-pg, syscall.SIGKILL)
 			}
 			if err := r.recordRunnerDied(ctx, t, a); err != nil {
@@ -199,25 +199,40 @@ func (r *runner) recoverInterrupted(ctx context.Context) error {
 	return nil
 }
 
-// attemptPgids returns the process group of each attempt ("TASK@N") as its attempt.process
-// event recorded it.
-func attemptPgids(tx *store.Tx, run string) (map[string]int, error) {
-	evs, err := tx.Events(run, 0, 0)
+// attemptGroups returns the process groups of run's running attempts ("TASK@N"): the one its
+// attempt.process event recorded, or — when the process died between starting the agent and
+// committing that event — the groups of the processes whose environment names the attempt.
+func attemptGroups(tx *store.Tx, run *store.Run) (map[string][]int, error) {
+	evs, err := tx.Events(run.ID, 0, 0)
 	if err != nil {
 		return nil, err
 	}
-	pgids := map[string]int{}
+	groups := map[string][]int{}
 	for _, ev := range evs {
 		if ev.Type == "attempt.process" {
 			var p struct {
 				Pgid int `json:"pgid"`
 			}
-			if json.Unmarshal(ev.Payload, &p) == nil {
-				pgids[fmt.Sprintf("%s@%d", ev.Task, ev.Attempt)] = p.Pgid
+			if json.Unmarshal(ev.Payload, &p) == nil && p.Pgid > 1 {
+				groups[fmt.Sprintf("%s@%d", ev.Task, ev.Attempt)] = []int{p.Pgid}
 			}
 		}
 	}
-	return pgids, nil
+	var unknown []string
+	for _, t := range run.Tasks {
+		for _, a := range t.Attempts {
+			if k := fmt.Sprintf("%s@%d", t.ID, a.N); a.State == store.AttemptRunning && groups[k] == nil {
+				unknown = append(unknown, k)
+			}
+		}
+	}
+	if len(unknown) > 0 {
+		found := agentGroups(run.ID)
+		for _, k := range unknown {
+			groups[k] = found[k]
+		}
+	}
+	return groups, nil
 }
 
 func (r *runner) recordRunnerDied(ctx context.Context, t *store.Task, a *store.Attempt) error {

@@ -336,7 +336,20 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 				return err
 			}
 		}
-		return r.event(tx, t.ID, n, "attempt.started", map[string]any{"agent": agentName, "pre_ref": preRef, "pre_tree": a.PreTree, "argv0": argv[0]})
+		if err := r.event(tx, t.ID, n, "attempt.started", map[string]any{"agent": agentName, "pre_ref": preRef, "pre_tree": a.PreTree, "argv0": argv[0]}); err != nil {
+			return err
+		}
+		if def.SideEffects != SideEffectsNonIdempotent {
+			return nil
+		}
+		// Every started attempt of such a task may have acted on the world: the ledger says so
+		// from the moment it starts, so a crash mid-attempt cannot hide it.
+		e := store.Effect{RunID: r.run.ID, TaskID: t.ID, Attempt: n, Implicit: true}
+		if err := tx.RecordEffect(&e); err != nil {
+			return err
+		}
+		return r.event(tx, t.ID, n, "effect.recorded", map[string]any{
+			"effect": e.ID, "name": e.Name, "idempotent": false, "implicit": true, "delivery_id": e.DeliveryID})
 	}); err != nil {
 		return nil, err
 	}
@@ -495,6 +508,12 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 			}); err != nil {
 				return err
 			}
+			if proc.StartErr != nil {
+				// The agent never ran: it cannot have acted on the world.
+				if err := tx.DropImplicitEffect(r.run.ID, t.ID, n); err != nil {
+					return err
+				}
+			}
 			if failure.Class == ClassAgentMissing || failure.Class == ClassAuth {
 				if err := tx.DisableAgent(r.run.ID, agentName, string(failure.Class), failure.Message); err != nil {
 					return err
@@ -594,7 +613,9 @@ func applyFailure(a *store.Attempt, f *Failure) {
 }
 
 // notePgid records the agent's process group, so that resume can end what a dead run left behind.
+// A crash before it commits leaves the group to be found through /proc (agentGroups).
 func (r *runner) notePgid(ctx context.Context, task string, n, pgid int) {
+	crashPoint("before-pgid")
 	_ = r.update(ctx, func(tx *store.Tx) error {
 		return r.event(tx, task, n, "attempt.process", map[string]any{"pgid": pgid})
 	})
@@ -656,9 +677,18 @@ func readTail(path string, limit int64) []byte {
 }
 
 // crashPoint kills this process with SIGKILL when MULLIGAN_TEST_CRASH_AT names the point: the
-// seam the crash tests use to die at an exact step of an attempt's life.
+// seam the crash tests use to die at an exact step of an attempt's life. With
+// MULLIGAN_TEST_CRASH_WAIT=PATH it first waits (up to a minute) for PATH to exist, so a test can
+// let the agent get somewhere before the runner dies.
 func crashPoint(name string) {
 	if os.Getenv("MULLIGAN_TEST_CRASH_AT") == name {
+		if path := os.Getenv("MULLIGAN_TEST_CRASH_WAIT"); path != "" {
+			for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+				if _, err := os.Stat(path); err == nil {
+					break
+				}
+			}
+		}
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		time.Sleep(time.Minute)
 	}

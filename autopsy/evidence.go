@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -33,6 +32,7 @@ type facts struct {
 	missing      []string    // paths the prompt names that the task's base tree lacks
 	base         *baseVerify // the verify command on the task's base tree; nil when not run
 	events       []store.Event
+	effects      []store.Effect // the run's effect ledger
 	commands     map[string]bool
 	clock        func() time.Time // Input.Now
 	scrub        *Scrubber
@@ -205,43 +205,13 @@ func (f *facts) suspicious() []Suspect {
 	return out
 }
 
-// unresolvedEffects lists effect.recorded events that no effect.compensated event settled: one
-// whose state is compensated (an unresolved or failed compensation settles nothing).
-func unresolvedEffects(events []store.Event) []Effect {
-	type rec struct {
-		Effect
-		idempotent bool
-	}
-	var order []string
-	recs := map[string]*rec{}
-	for _, ev := range events {
-		var p map[string]any
-		_ = json.Unmarshal(ev.Payload, &p)
-		name, _ := p["name"].(string)
-		id, _ := p["id"].(string)
-		if n, ok := p["effect"].(float64); ok && id == "" { // the ledger id mulligan writes
-			id = strconv.FormatInt(int64(n), 10)
-		}
-		if id == "" {
-			id = key(ev.Task, ev.Attempt) + "/" + name
-		}
-		switch ev.Type {
-		case "effect.recorded":
-			idem, _ := p["idempotent"].(bool)
-			if _, ok := recs[id]; !ok {
-				order = append(order, id)
-			}
-			recs[id] = &rec{Effect{Task: ev.Task, Attempt: ev.Attempt, Name: name}, idem}
-		case "effect.compensated":
-			if st, ok := p["state"].(string); !ok || st == store.EffectCompensated {
-				delete(recs, id)
-			}
-		}
-	}
+// unresolvedEffects lists the ledger's non-idempotent effects that may still be out in the
+// world: not compensated (an unresolved, failed or interrupted compensation settles nothing).
+func unresolvedEffects(effects []store.Effect) []Effect {
 	var out []Effect
-	for _, id := range order {
-		if r, ok := recs[id]; ok && !r.idempotent {
-			out = append(out, r.Effect)
+	for _, e := range effects {
+		if !e.Idempotent && e.State != store.EffectCompensated {
+			out = append(out, Effect{ID: e.ID, Task: e.TaskID, Attempt: e.Attempt, Name: e.Name, State: e.State, Implicit: e.Implicit})
 		}
 	}
 	return out

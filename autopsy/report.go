@@ -103,11 +103,16 @@ type Suspect struct {
 	Reason  string `json:"reason"`
 }
 
-// Effect is a recorded side effect that was never compensated.
+// Effect is a recorded non-idempotent side effect that was never compensated.
 type Effect struct {
+	ID      int64  `json:"id"`
 	Task    string `json:"task"`
 	Attempt int    `json:"attempt"`
 	Name    string `json:"name"`
+	State   string `json:"state"`
+	// Implicit: the attempt of a task marked side_effects: non_idempotent recorded nothing
+	// finer, so whatever it did may be out in the world.
+	Implicit bool `json:"implicit"`
 }
 
 // Hook is a hook delivery whose last try failed (a hook never changes the outcome, but the
@@ -140,18 +145,23 @@ type Input struct {
 func Build(ctx context.Context, in Input) (*Report, error) {
 	var run *store.Run
 	var events []store.Event
+	var effects []store.Effect
 	err := in.DB.View(ctx, func(tx *store.Tx) error {
 		var err error
 		if run, err = tx.GetRun(in.RunID); err != nil {
 			return err
 		}
-		events, err = allEvents(tx, run.ID)
+		if events, err = allEvents(tx, run.ID); err != nil {
+			return err
+		}
+		effects, err = tx.Effects(run.ID)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	f := gather(in, run, events)
+	f.effects = effects
 	f.checkBase(ctx, in.Progress)
 	return f.report(in), nil
 }
@@ -316,7 +326,7 @@ func (f *facts) report(in Input) *Report {
 	}
 	r.Suggestion = sg
 	r.Suspicious = append(r.Suspicious, f.suspicious()...)
-	r.Effects = append(r.Effects, unresolvedEffects(f.events)...)
+	r.Effects = append(r.Effects, unresolvedEffects(f.effects)...)
 	for _, h := range failedHooks(f.events) {
 		h.Error = f.scrub.String(h.Error)
 		r.FailedHooks = append(r.FailedHooks, h)

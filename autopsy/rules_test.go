@@ -1,6 +1,7 @@
 package autopsy
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -244,28 +245,25 @@ func TestLineDelta(t *testing.T) {
 }
 
 func TestUnresolvedEffects(t *testing.T) {
-	evs := []store.Event{
-		{Type: "effect.recorded", Task: "fix", Attempt: 1, Payload: []byte(`{"id":"e1","name":"push-branch"}`)},
-		{Type: "effect.recorded", Task: "fix", Attempt: 1, Payload: []byte(`{"id":"e2","name":"comment","idempotent":true}`)},
-		{Type: "effect.recorded", Task: "fix", Attempt: 2, Payload: []byte(`{"id":"e3","name":"deploy"}`)},
-		{Type: "effect.compensated", Task: "fix", Attempt: 2, Payload: []byte(`{"id":"e3","name":"deploy"}`)},
+	es := []store.Effect{
+		{ID: 1, TaskID: "fix", Attempt: 1, Name: "push", State: store.EffectRecorded},
+		{ID: 2, TaskID: "fix", Attempt: 1, Name: "push", State: store.EffectCompensated},
+		{ID: 3, TaskID: "fix", Attempt: 1, Name: "comment", Idempotent: true, State: store.EffectRecorded},
+		{ID: 4, TaskID: "fix", Attempt: 1, Name: "mail", State: store.EffectUnresolved},
+		{ID: 5, TaskID: "fix", Attempt: 2, Name: "deploy", State: store.EffectCompensationFailed},
+		{ID: 6, TaskID: "fix", Attempt: 2, Name: "tag", State: store.EffectCompensating},
+		{ID: 7, TaskID: "fix", Attempt: 3, Name: store.ImplicitEffect, Implicit: true, State: store.EffectRecorded},
 	}
-	got := unresolvedEffects(evs)
-	if len(got) != 1 || got[0].Name != "push-branch" {
-		t.Errorf("unresolved = %+v, want push-branch only", got)
+	var got []int64
+	for _, e := range unresolvedEffects(es) {
+		got = append(got, e.ID)
 	}
-	// The payloads mulligan writes: effects keyed by their ledger id (two of one name in one
-	// attempt stay apart), settled only by a compensation that succeeded.
-	evs = []store.Event{
-		{Type: "effect.recorded", Task: "fix", Attempt: 1, Payload: []byte(`{"effect":1,"name":"push"}`)},
-		{Type: "effect.recorded", Task: "fix", Attempt: 1, Payload: []byte(`{"effect":2,"name":"push"}`)},
-		{Type: "effect.recorded", Task: "fix", Attempt: 1, Payload: []byte(`{"effect":3,"name":"mail"}`)},
-		{Type: "effect.compensated", Task: "fix", Attempt: 1, Payload: []byte(`{"effect":2,"name":"push","state":"compensated"}`)},
-		{Type: "effect.compensated", Task: "fix", Attempt: 1, Payload: []byte(`{"effect":3,"name":"mail","state":"unresolved"}`)},
+	// Settled only by a compensation that succeeded; idempotent effects are never listed.
+	if want := []int64{1, 4, 5, 6, 7}; !slices.Equal(got, want) {
+		t.Errorf("unresolved = %v, want %v", got, want)
 	}
-	got = unresolvedEffects(evs)
-	if len(got) != 2 || got[0].Name != "push" || got[1].Name != "mail" {
-		t.Errorf("unresolved = %+v, want push (effect 1) and mail", got)
+	if e := unresolvedEffects(es)[4]; !e.Implicit || e.State != store.EffectRecorded {
+		t.Errorf("implicit effect = %+v", e)
 	}
 }
 

@@ -110,7 +110,11 @@ func Markdown(w io.Writer, r *Report) error {
 	if len(r.Effects) > 0 {
 		b.WriteString("\n## Unresolved side effects\n\n")
 		for _, e := range r.Effects {
-			fmt.Fprintf(&b, "- %s (%s@%d)\n", e.Name, e.Task, e.Attempt)
+			if e.Implicit {
+				fmt.Fprintf(&b, "- whatever %s@%d did (the task is marked side_effects: non_idempotent), %s\n", e.Task, e.Attempt, e.State)
+				continue
+			}
+			fmt.Fprintf(&b, "- %s (%s@%d), %s\n", e.Name, e.Task, e.Attempt, strings.ReplaceAll(e.State, "_", " "))
 		}
 	}
 	if len(r.FailedHooks) > 0 {

@@ -67,7 +67,7 @@ func refuseUncompensable(crossed []store.Effect, force bool, command string) err
 	}
 	names := make([]string, len(bad))
 	for i, e := range bad {
-		names[i] = fmt.Sprintf("%s (effect %d of %s@%d)", e.Name, e.ID, e.TaskID, e.Attempt)
+		names[i] = describeEffect(e, "")
 	}
 	return &Error{Code: ExitRefused,
 		Msg: fmt.Sprintf("%s would cross %d non-idempotent side effect%s with no compensation: %s; nothing was changed",
@@ -88,16 +88,16 @@ func compensateAll(ctx context.Context, g *globals, st *state, crossed []store.E
 			State: r.State, DeliveryID: r.Effect.DeliveryID, Output: r.Output}
 		switch r.State {
 		case store.EffectCompensated:
-			fmt.Fprintf(g.io.ErrOut, "compensated %s (effect %d of %s@%d, delivery id %s)\n", r.Effect.Name, r.Effect.ID, r.Effect.TaskID, r.Effect.Attempt, r.Effect.DeliveryID)
+			fmt.Fprintf(g.io.ErrOut, "compensated %s\n", describeEffect(r.Effect, ", delivery id "+r.Effect.DeliveryID))
 		case store.EffectCompensationFailed:
 			failed = true
 			j.Error = r.Err.Error()
-			fmt.Fprintf(g.io.ErrOut, "mulligan: error: compensation of %s (effect %d of %s@%d) failed: %v\n", r.Effect.Name, r.Effect.ID, r.Effect.TaskID, r.Effect.Attempt, r.Err)
+			fmt.Fprintf(g.io.ErrOut, "mulligan: error: compensation of %s failed: %v\n", describeEffect(r.Effect, ""), r.Err)
 			if out := strings.TrimSpace(r.Output); out != "" {
 				fmt.Fprintf(g.io.ErrOut, "%s\n", indentLines(out))
 			}
 		case store.EffectUnresolved:
-			fmt.Fprintf(g.io.ErrOut, "left %s unresolved (effect %d of %s@%d)\n", r.Effect.Name, r.Effect.ID, r.Effect.TaskID, r.Effect.Attempt)
+			fmt.Fprintf(g.io.ErrOut, "left %s unresolved %s\n", effectName(r.Effect), effectRef(r.Effect, ""))
 		}
 		list = append(list, j)
 	}
@@ -105,6 +105,27 @@ func compensateAll(ctx context.Context, g *globals, st *state, crossed []store.E
 		fmt.Fprintf(g.io.ErrOut, "hint: fix the cause, then `mulligan compensate %s` runs the failed ones again (same delivery ids)\n", crossed[0].RunID)
 	}
 	return list, failed, err
+}
+
+// describeEffect names an effect in a message: `push (effect 1 of a@1…)`, and for the implicit
+// effect of an attempt of a task marked side_effects: non_idempotent, what it stands for. extra
+// goes inside the parentheses.
+func describeEffect(e store.Effect, extra string) string {
+	return effectName(e) + " " + effectRef(e, extra)
+}
+
+func effectName(e store.Effect) string {
+	if e.Implicit {
+		return fmt.Sprintf("whatever %s@%d did", e.TaskID, e.Attempt)
+	}
+	return e.Name
+}
+
+func effectRef(e store.Effect, extra string) string {
+	if e.Implicit {
+		return fmt.Sprintf("(effect %d: the task is marked side_effects: non_idempotent%s)", e.ID, extra)
+	}
+	return fmt.Sprintf("(effect %d of %s@%d%s)", e.ID, e.TaskID, e.Attempt, extra)
 }
 
 func indentLines(s string) string {
@@ -205,12 +226,12 @@ func printCompensate(g *globals, run string, list []compensationJSON, left []sto
 	names := make([]string, len(left))
 	manual := 0
 	for i, e := range left {
-		names[i] = fmt.Sprintf("%s (effect %d of %s@%d", e.Name, e.ID, e.TaskID, e.Attempt)
+		extra := ""
 		if len(e.Compensate) == 0 {
-			names[i] += ", no compensation"
+			extra = ", no compensation"
 			manual++
 		}
-		names[i] += ")"
+		names[i] = describeEffect(e, extra)
 	}
 	fmt.Fprintf(g.io.Out, "left %d unresolved: %s\n", len(left), strings.Join(names, ", "))
 	switch {
@@ -240,7 +261,7 @@ func refuseReplayEffects(ctx context.Context, st *state, run string, tasks []str
 	var names []string
 	for _, e := range es {
 		if slices.Contains(tasks, e.TaskID) && !e.Idempotent && compensate.Pending(e) && (settled == nil || !settled(e)) {
-			names = append(names, fmt.Sprintf("%s (effect %d of %s@%d, %s)", e.Name, e.ID, e.TaskID, e.Attempt, e.State))
+			names = append(names, describeEffect(e, ", "+e.State))
 		}
 	}
 	if len(names) == 0 {

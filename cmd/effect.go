@@ -157,6 +157,9 @@ func effectsCommand(g *globals) *cli.Command {
 			if err := tw.Flush(); err != nil {
 				return err
 			}
+			if slices.ContainsFunc(es, func(e store.Effect) bool { return e.Implicit }) {
+				fmt.Fprintf(g.io.Out, "hint: an `%s` row stands for whatever that attempt did: its task is marked side_effects: non_idempotent and the attempt recorded nothing finer (`mulligan effect record` replaces it)\n", store.ImplicitEffect)
+			}
 			if slices.ContainsFunc(es, func(e store.Effect) bool { return e.State == store.EffectCompensating }) {
 				fmt.Fprintf(g.io.Out, "hint: a revert or timetravel started compensating and has not recorded the outcome (it was killed, or is still running); `mulligan compensate %s` delivers them again, with the same delivery ids\n", id)
 			}

@@ -33,13 +33,10 @@ func Pending(e store.Effect) bool {
 
 // WarningInput is what the next attempt of a task knows about the ones before it.
 type WarningInput struct {
-	// Effects are the task's recorded effects (any order; idempotent and compensated ones
-	// are left out of the warning).
+	// Effects are the task's effects recorded by earlier attempts (any order; idempotent and
+	// compensated ones are left out of the warning). An implicit one stands for an attempt of a
+	// task marked `side_effects: non_idempotent` that started and said nothing finer.
 	Effects []store.Effect
-	// Started are the numbers of the task's earlier attempts when the task is marked
-	// `side_effects: non_idempotent` (every started attempt counts as a possible effect); nil
-	// otherwise.
-	Started []int
 	// Key is MULLIGAN_IDEMPOTENCY_KEY, the same for every attempt of the task.
 	Key string
 }
@@ -48,8 +45,13 @@ type WarningInput struct {
 // no earlier attempt may have acted on the world in a way a retry could duplicate.
 func Warning(in WarningInput) string {
 	var lines []string
+	var started []int
 	for _, e := range in.Effects {
 		if e.Idempotent || !Pending(e) {
+			continue
+		}
+		if e.Implicit {
+			started = append(started, e.Attempt)
 			continue
 		}
 		l := fmt.Sprintf("- attempt %d recorded `%s`", e.Attempt, e.Name)
@@ -61,7 +63,6 @@ func Warning(in WarningInput) string {
 		}
 		lines = append(lines, l)
 	}
-	started := slices.Clone(in.Started)
 	slices.Sort(started)
 	started = slices.Compact(started)
 	if len(started) > 0 {

@@ -32,8 +32,12 @@ func TestWarning(t *testing.T) {
 	if w := Warning(quiet); w != "" {
 		t.Errorf("idempotent and compensated effects only: %q", w)
 	}
-	w := Warning(WarningInput{Key: "mulligan-r-t", Started: []int{2, 1, 2},
-		Effects: []store.Effect{{Attempt: 1, Name: "push", State: store.EffectCompensationFailed, Data: []byte(`{"b":1}`)}}})
+	w := Warning(WarningInput{Key: "mulligan-r-t", Effects: []store.Effect{
+		{Attempt: 2, Name: store.ImplicitEffect, Implicit: true, State: store.EffectRecorded},
+		{Attempt: 1, Name: "push", State: store.EffectCompensationFailed, Data: []byte(`{"b":1}`)},
+		{Attempt: 1, Name: store.ImplicitEffect, Implicit: true, State: store.EffectUnresolved},
+		{Attempt: 3, Name: store.ImplicitEffect, Implicit: true, State: store.EffectCompensated},
+	}})
 	for _, want := range []string{
 		"- attempt 1 recorded `push` (compensation failed): {\"b\":1}\n",
 		"- attempts 1, 2 of this task started, and the task is marked `side_effects: non_idempotent`\n",

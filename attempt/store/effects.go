@@ -3,6 +3,7 @@ package store
 import (
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -39,10 +40,18 @@ type Effect struct {
 	Output     string // the compensation's output, once it ran
 	RecordedAt time.Time
 	ResolvedAt *time.Time
+	// Implicit marks the possible effect the runner records for every started attempt of a
+	// task marked `side_effects: non_idempotent` (Name ImplicitEffect, no compensation): the
+	// attempt may have acted on the world without saying how. An effect the attempt records
+	// itself replaces it.
+	Implicit bool
 }
 
+// ImplicitEffect is the name of an attempt's implicit effect.
+const ImplicitEffect = "attempt"
+
 const effectCols = `id, run, task, attempt, name, idempotent, compensate, data, state, delivery_id,
-	output, recorded_at, resolved_at`
+	output, recorded_at, resolved_at, implicit`
 
 func scanEffect(sc scanner) (Effect, error) {
 	var (
@@ -52,7 +61,7 @@ func scanEffect(sc scanner) (Effect, error) {
 		resolved   sql.Null[int64]
 	)
 	err := sc.Scan(&e.ID, &e.RunID, &e.TaskID, &e.Attempt, &e.Name, &e.Idempotent, &comp, &data,
-		&e.State, &e.DeliveryID, &e.Output, &recorded, &resolved)
+		&e.State, &e.DeliveryID, &e.Output, &recorded, &resolved, &e.Implicit)
 	if err != nil {
 		return e, err
 	}
@@ -67,8 +76,13 @@ func scanEffect(sc scanner) (Effect, error) {
 }
 
 // RecordEffect appends an effect of an attempt that exists and fills ID, DeliveryID, State
-// and RecordedAt. Data, when set, must be valid JSON.
+// and RecordedAt. Data, when set, must be valid JSON. The first effect an attempt records
+// itself takes over the attempt's implicit one (while still recorded), its id and delivery id
+// included: it is the finer account of what the attempt did.
 func (tx *Tx) RecordEffect(e *Effect) error {
+	if e.Implicit {
+		e.Name, e.Idempotent, e.Compensate = ImplicitEffect, false, nil
+	}
 	if e.Name == "" {
 		return fmt.Errorf("record effect: no name")
 	}
@@ -92,9 +106,26 @@ func (tx *Tx) RecordEffect(e *Effect) error {
 	}
 	e.State = EffectRecorded
 	e.RecordedAt = tx.now()
+	if !e.Implicit {
+		var id int64
+		err := tx.queryRow(`SELECT id FROM effects WHERE run = ? AND task = ? AND attempt = ?
+			AND implicit = 1 AND state = ? ORDER BY id LIMIT 1`, e.RunID, e.TaskID, e.Attempt, EffectRecorded).Scan(&id)
+		switch {
+		case err == nil:
+			res, err := tx.exec(`UPDATE effects SET name = ?, idempotent = ?, compensate = ?, data = ?,
+				recorded_at = ?, implicit = 0 WHERE id = ?`, e.Name, e.Idempotent, string(cb), data, ms(e.RecordedAt), id)
+			if err := checkOne(res, err, "record", fmt.Sprintf("effect %d", id)); err != nil {
+				return err
+			}
+			e.ID, e.DeliveryID = id, e.RunID+"-"+strconv.FormatInt(id, 10)
+			return nil
+		case !errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("record effect %s: %w", e.Name, err)
+		}
+	}
 	res, err := tx.exec(`INSERT INTO effects (run, task, attempt, name, idempotent, compensate, data,
-		state, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.RunID, e.TaskID, e.Attempt, e.Name,
-		e.Idempotent, string(cb), data, e.State, ms(e.RecordedAt))
+		state, recorded_at, implicit) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.RunID, e.TaskID, e.Attempt, e.Name,
+		e.Idempotent, string(cb), data, e.State, ms(e.RecordedAt), e.Implicit)
 	if err != nil {
 		return fmt.Errorf("record effect %s: %w", e.Name, err)
 	}
@@ -103,6 +134,14 @@ func (tx *Tx) RecordEffect(e *Effect) error {
 	}
 	e.DeliveryID = e.RunID + "-" + strconv.FormatInt(e.ID, 10)
 	_, err = tx.exec(`UPDATE effects SET delivery_id = ? WHERE id = ?`, e.DeliveryID, e.ID)
+	return err
+}
+
+// DropImplicitEffect deletes the implicit effect of an attempt while nothing has been decided
+// about it (state recorded): the attempt's agent never started.
+func (tx *Tx) DropImplicitEffect(run, task string, attempt int) error {
+	_, err := tx.exec(`DELETE FROM effects WHERE run = ? AND task = ? AND attempt = ? AND implicit = 1
+		AND state = ?`, run, task, attempt, EffectRecorded)
 	return err
 }
 
@@ -175,12 +214,13 @@ type effectJSON struct {
 	State      string   `json:"state"`
 	DeliveryID string   `json:"delivery_id"`
 	RecordedAt *string  `json:"recorded_at"`
+	Implicit   bool     `json:"implicit"`
 }
 
 // MarshalJSON writes the SPEC §9 shape.
 func (e Effect) MarshalJSON() ([]byte, error) {
 	j := effectJSON{ID: e.ID, Run: e.RunID, Task: e.TaskID, Attempt: e.Attempt, Name: e.Name,
-		Idempotent: e.Idempotent, State: e.State, DeliveryID: e.DeliveryID, RecordedAt: jtime(e.RecordedAt)}
+		Idempotent: e.Idempotent, State: e.State, DeliveryID: e.DeliveryID, RecordedAt: jtime(e.RecordedAt), Implicit: e.Implicit}
 	if j.State == EffectCompensating {
 		j.State = EffectRecorded // not compensated yet, as far as anyone can know
 	}

@@ -3,6 +3,7 @@ package store_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -93,5 +94,54 @@ func TestEffectLedger(t *testing.T) {
 	}
 	if b, err := json.Marshal(m); err != nil || !strings.Contains(string(b), `"state":"recorded"`) {
 		t.Errorf("compensating as JSON: %s, %v", b, err)
+	}
+}
+
+// The implicit effect of an attempt (side_effects: non_idempotent) stands until the attempt
+// records its own: the finer account takes over its row (id and delivery id). Once an operator
+// decided about it (unresolved by --force), nothing replaces or drops it any more.
+func TestImplicitEffect(t *testing.T) {
+	db, _ := openDB(t)
+	insertRun(t, db, newRun("run1"))
+	update(t, db, func(tx *store.Tx) error {
+		for range 3 {
+			if err := tx.InsertAttempt(&store.Attempt{RunID: "run1", TaskID: "a", Agent: "fast"}); err != nil {
+				return err
+			}
+		}
+		for n := 1; n <= 3; n++ {
+			e := store.Effect{RunID: "run1", TaskID: "a", Attempt: n, Implicit: true, Name: "ignored", Compensate: []string{"x"}}
+			if err := tx.RecordEffect(&e); err != nil {
+				return err
+			}
+			if e.Name != store.ImplicitEffect || e.Compensate != nil || e.Idempotent {
+				t.Errorf("implicit effect recorded as %+v", e)
+			}
+		}
+		return tx.ResolveEffect(3, store.EffectUnresolved, "")
+	})
+	update(t, db, func(tx *store.Tx) error {
+		if err := tx.RecordEffect(&store.Effect{RunID: "run1", TaskID: "a", Attempt: 1, Name: "push"}); err != nil {
+			return err
+		}
+		if err := tx.RecordEffect(&store.Effect{RunID: "run1", TaskID: "a", Attempt: 3, Name: "mail"}); err != nil {
+			return err
+		}
+		return tx.DropImplicitEffect("run1", "a", 2)
+	})
+	var es []store.Effect
+	view(t, db, func(tx *store.Tx) (err error) { es, err = tx.Effects("run1"); return err })
+	var got []string
+	for _, e := range es {
+		got = append(got, fmt.Sprintf("%d:%s@%d:%v", e.ID, e.Name, e.Attempt, e.Implicit))
+	}
+	if want := []string{"1:push@1:false", "3:attempt@3:true", "4:mail@3:false"}; !slices.Equal(got, want) {
+		t.Errorf("effects = %v, want %v", got, want)
+	}
+	if es[0].DeliveryID != "run1-1" || len(es[0].Compensate) != 0 {
+		t.Errorf("push took over the implicit effect as %+v", es[0])
+	}
+	if b, err := json.Marshal(es[1]); err != nil || !strings.Contains(string(b), `"implicit":true`) || !strings.Contains(string(b), `"compensate":null`) {
+		t.Errorf("implicit effect as JSON: %s, %v", b, err)
 	}
 }
