@@ -61,7 +61,8 @@ func verifyLogPath(log string) string {
 }
 
 // outputCheck runs the checks of an attempt whose agent exited 0: payload_declared (preset error
-// flag, result contract, empty output), output_schema with its correction calls, then verify.
+// flag, result contract, empty output), output_schema with its correction calls, and verify
+// (which the runner calls after it has taken the post tree).
 type outputCheck struct {
 	r          *runner
 	ctx        context.Context
@@ -81,18 +82,16 @@ type outputCheck struct {
 	retries int // schema correction calls made
 }
 
+// run checks the output of an agent that exited 0: the result contract, then the schema with its
+// correction calls (the agent again, so still part of the tree the attempt leaves). verify is
+// separate: it runs after the post tree is taken.
 func (c *outputCheck) run(stdout []byte) *Failure {
 	out := ReadOutput(c.outputFile, stdout, c.preset)
 	if f := CheckPayload(c.def, c.preset, out); f != nil {
 		return f
 	}
 	if c.def.OutputSchema != "" {
-		if f := c.schema(out); f != nil {
-			return f
-		}
-	}
-	if c.def.Verify != nil {
-		return c.verify()
+		return c.schema(out)
 	}
 	return nil
 }

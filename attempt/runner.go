@@ -459,12 +459,21 @@ func runRef(run string, parts ...string) string {
 // exactly what must be kept.
 func (r *runner) snapshot(ctx context.Context, ref, message string, parent plumbing.Hash) (*snapshot.Result, error) {
 	if r.isFenced() {
-		// Killed or taken over: the refs are the new owner's now, like the database.
 		return nil, fmt.Errorf("snapshot %s: %w", ref, store.ErrFenced)
 	}
 	tree, err := r.currentTree(ctx)
 	if err != nil {
 		return nil, err
+	}
+	return r.commitSnapshot(ref, tree, message, parent)
+}
+
+// commitSnapshot writes a commit of tree (taken earlier) and points ref at it, unless this
+// runner was fenced.
+func (r *runner) commitSnapshot(ref string, tree plumbing.Hash, message string, parent plumbing.Hash) (*snapshot.Result, error) {
+	if r.isFenced() {
+		// Killed or taken over: the refs are the new owner's now, like the database.
+		return nil, fmt.Errorf("snapshot %s: %w", ref, store.ErrFenced)
 	}
 	return r.commitTree(ref, tree, 0, message, parent)
 }

@@ -398,14 +398,23 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	failure := Classify(obs, def.Classify, preset)
 	var usage attemptUsage
 	usage.add(presetInfo, proc.Stdout)
-	schemaRetries := 0
+	chk := &outputCheck{r: r, ctx: ctx, def: def, t: t, n: n, preset: presetInfo, rules: preset,
+		spec: spec, prepare: prepare, prompt: prompt, dir: dir, outputFile: outputFile, log: logf, usage: &usage}
 	if failure == nil {
-		// Exit 0: the output checks (result contract, schema with its correction calls), then verify.
-		chk := &outputCheck{r: r, ctx: ctx, def: def, t: t, n: n, preset: presetInfo, rules: preset,
-			spec: spec, prepare: prepare, prompt: prompt, dir: dir, outputFile: outputFile, log: logf, usage: &usage}
+		// Exit 0: the output checks (result contract, schema with its correction calls).
 		failure = chk.run(proc.Stdout)
-		schemaRetries = chk.retries
 	}
+	// The tree the attempt left is taken before verify runs (SPEC §4.3): what a test or build
+	// command writes is not the agent's work and does not belong in the attempt's ref.
+	postTree, err := r.currentTree(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("post snapshot of %s@%d: %w", t.ID, n, err)
+	}
+	if failure == nil && def.Verify != nil {
+		failure = chk.verify()
+		r.known = plumbing.ZeroHash // verify may have written files
+	}
+	schemaRetries := chk.retries
 	if failure != nil {
 		switch failure.Class {
 		case ClassQuota:
@@ -427,7 +436,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		}
 	}
 	postRef := runRef(r.run.ID, t.ID, strconv.Itoa(n), "post")
-	post, err := r.snapshot(ctx, postRef, attemptMessage(r.run.ID, t.ID, n, state, failure), pre.Commit)
+	post, err := r.commitSnapshot(postRef, postTree, attemptMessage(r.run.ID, t.ID, n, state, failure), pre.Commit)
 	if err != nil {
 		return nil, fmt.Errorf("post snapshot of %s@%d: %w", t.ID, n, err)
 	}
