@@ -84,6 +84,7 @@ tasks:
     needs: [b]
     prompt: p
     agent: effects
+    side_effects: non_idempotent
 `
 
 // crashIteration runs one run to completion under random SIGKILLs and checks the result; it
@@ -210,6 +211,16 @@ func crashIteration(t *testing.T, env []string, rnd *rand.Rand, i int) int {
 	db.QueryRow("SELECT count(*) FROM effects WHERE run = ? AND task = 'c'", run.ID).Scan(&effects)
 	if effects < 2 {
 		t.Errorf("iteration %d: %d effects recorded by c, want at least 2", i, effects)
+	}
+	// c is side_effects: non_idempotent: every attempt of it that started has an effect (its
+	// implicit one, or what it recorded itself), and the one that succeeded recorded its own.
+	var bare, implicitOfSuccess int
+	db.QueryRow(`SELECT count(*) FROM attempts a WHERE a.run_id = ? AND a.task_id = 'c' AND NOT EXISTS
+		(SELECT 1 FROM effects e WHERE e.run = a.run_id AND e.task = a.task_id AND e.attempt = a.n)`, run.ID).Scan(&bare)
+	db.QueryRow(`SELECT count(*) FROM effects e JOIN attempts a ON a.run_id = e.run AND a.task_id = e.task
+		AND a.n = e.attempt WHERE e.run = ? AND e.implicit = 1 AND a.state = 'succeeded'`, run.ID).Scan(&implicitOfSuccess)
+	if bare != 0 || implicitOfSuccess != 0 {
+		t.Errorf("iteration %d: c has %d attempts without an effect, %d implicit effects of its success", i, bare, implicitOfSuccess)
 	}
 	return kills
 }
