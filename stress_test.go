@@ -134,7 +134,8 @@ func crashIteration(t *testing.T, env []string, rnd *rand.Rand, i int) int {
 		}
 		// killed after the run's end was recorded (delivering its last hooks, say): nothing to
 		// resume, and the next command delivers what is left
-		if runState(t, dir, env) == "succeeded" {
+		state, recorded := runState(t, dir, env)
+		if state == "succeeded" {
 			break
 		}
 		if try > 20 {
@@ -142,6 +143,9 @@ func crashIteration(t *testing.T, env []string, rnd *rand.Rand, i int) int {
 			t.Fatalf("iteration %d: the run did not finish after %d resumes: %v\n%s", i, try, err, out)
 		}
 		args = []string{"resume"}
+		if !recorded {
+			args = []string{"run"} // killed before it recorded the run: nothing to resume
+		}
 		time.Sleep(20 * time.Millisecond) // let the killed agent's group go (Pdeathsig)
 	}
 	// One more command: it delivers any hook the last process left pending.
@@ -225,24 +229,39 @@ func crashIteration(t *testing.T, env []string, rnd *rand.Rand, i int) int {
 	return kills
 }
 
-func runState(t *testing.T, dir string, env []string) string {
+// runState is the state of the repository's run, and false when mulligan was killed before it
+// recorded one.
+func runState(t *testing.T, dir string, env []string) (string, bool) {
 	t.Helper()
+	cmd := exec.Command("mulligan", "show", "-o", "json")
+	cmd.Dir, cmd.Env = dir, env
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil && strings.Contains(stderr.String(), "no runs yet") {
+		return "", false
+	}
+	if err != nil {
+		t.Fatalf("mulligan show -o json: %v\n%s", err, stderr.String())
+	}
 	var run struct {
 		State string `json:"state"`
 	}
-	if err := json.Unmarshal([]byte(mustOutput(t, dir, env, "mulligan", "show", "-o", "json")), &run); err != nil {
+	if err := json.Unmarshal(out, &run); err != nil {
 		t.Fatal(err)
 	}
-	return run.State
+	return run.State, true
 }
 
 func mustOutput(t *testing.T, dir string, env []string, name string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir, cmd.Env = dir, env
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("%s %s: %v", name, strings.Join(args, " "), err)
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.String())
 	}
 	return string(out)
 }
