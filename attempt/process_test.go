@@ -179,3 +179,11 @@ func TestAgentGroups(t *testing.T) {
 		t.Errorf("agentGroups = %v, want fix@2: [%d]", got, agent)
 	}
 }
+
+// BenchmarkAgentGroups is the /proc scan resume and kill fall back on when a dead runner did not
+// record an attempt's process group: one read of every process's environment.
+func BenchmarkAgentGroups(b *testing.B) {
+	for b.Loop() {
+		agentGroups("nosuchrun")
+	}
+}

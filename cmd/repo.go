@@ -3,6 +3,8 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/mulligan-dev/mulligan/snapshot"
 )
@@ -11,9 +13,21 @@ func init() {
 	errorMappers = append(errorMappers, mapSnapshotError)
 }
 
-// openRepo opens the repository around the current directory (after -C).
+// openRepo opens the repository around the current directory (after -C). GIT_DIR,
+// GIT_WORK_TREE and GIT_INDEX_FILE, when set, are made absolute for the processes mulligan
+// starts (agents, verify, hooks, `mulligan effect record`), which run in the working tree root,
+// where a relative value would name another place.
 func openRepo() (*snapshot.Repo, error) {
-	return snapshot.Open(".")
+	repo, err := snapshot.Open(".")
+	if err != nil {
+		return nil, err
+	}
+	for name, abs := range map[string]string{"GIT_DIR": repo.GitDir(), "GIT_WORK_TREE": repo.Root(), "GIT_INDEX_FILE": repo.IndexFile()} {
+		if v := os.Getenv(name); v != "" && !filepath.IsAbs(v) {
+			os.Setenv(name, abs)
+		}
+	}
+	return repo, nil
 }
 
 func mapSnapshotError(err error) error {
@@ -21,6 +35,8 @@ func mapSnapshotError(err error) error {
 	switch {
 	case errors.Is(err, snapshot.ErrNotRepository):
 		return withHint(ExitUsage, err, "run mulligan inside a git working tree, or pass -C DIR")
+	case errors.Is(err, snapshot.ErrUnsupportedEnv):
+		return withHint(ExitUsage, err, "unset it for mulligan, e.g. `env -u GIT_OBJECT_DIRECTORY mulligan …`")
 	case errors.Is(err, snapshot.ErrBareRepository):
 		return withHint(ExitUsage, err, "mulligan needs a working tree: use a non-bare clone or `git worktree add`")
 	case errors.Is(err, snapshot.ErrBadRevision):

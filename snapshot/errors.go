@@ -10,6 +10,9 @@ var (
 	ErrNotRepository = errors.New("not a git repository")
 	// ErrBareRepository means the repository has no working tree to snapshot.
 	ErrBareRepository = errors.New("bare repository has no working tree")
+	// ErrUnsupportedEnv means a git environment variable asks for a layout mulligan does not
+	// read (objects or the common directory moved elsewhere).
+	ErrUnsupportedEnv = errors.New("unsupported git environment")
 	// ErrRefConflict means a compare-and-swap ref update found another value (or a lock).
 	ErrRefConflict = errors.New("ref changed concurrently")
 	// ErrRefNotFound means the ref does not exist.

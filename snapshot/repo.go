@@ -18,6 +18,7 @@ type Repo struct {
 	root      string
 	gitDir    string
 	commonDir string
+	indexFile string // the user's index: <git-dir>/index, or GIT_INDEX_FILE
 	cfg       *gitConfig
 	set       settings
 	objs      *objectStore
@@ -30,7 +31,13 @@ type Repo struct {
 }
 
 // Open finds the repository containing dir, walking up as git does. `.git` may be a directory or a
-// `gitdir:` file (linked worktree, submodule).
+// `gitdir:` file (linked worktree, submodule). The environment is read as git reads it: GIT_DIR
+// names the git directory (no discovery; the working tree is GIT_WORK_TREE, else core.worktree,
+// else dir), GIT_WORK_TREE alone moves the working tree of the discovered one, and a bare
+// repository with an explicit working tree (the dotfiles layout) is a repository with a working
+// tree. Relative values are taken from dir. GIT_INDEX_FILE names the index whose entries are
+// the tracked paths. The variables that move objects or the common directory elsewhere are
+// refused: snapshots written where git would not look for them would be lost to it.
 func Open(dir string) (*Repo, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -41,14 +48,36 @@ func Open(dir string) (*Repo, error) {
 	} else {
 		return nil, fmt.Errorf("open %s: %w", dir, err)
 	}
+	for _, name := range []string{"GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR", "GIT_ALTERNATE_OBJECT_DIRECTORIES"} {
+		if os.Getenv(name) != "" {
+			return nil, fmt.Errorf("%w: %s is set; mulligan reads objects and refs only where the git directory keeps them", ErrUnsupportedEnv, name)
+		}
+	}
+	if env := os.Getenv("GIT_DIR"); env != "" {
+		gd := fromDir(abs, env)
+		resolved, ok, err := resolveDotGit(gd)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			if !isGitDir(gd) {
+				return nil, fmt.Errorf("%w: GIT_DIR=%s is not a git directory", ErrNotRepository, env)
+			}
+			resolved = gd
+		}
+		return openAt(abs, abs, resolved, true)
+	}
 	for d := abs; ; {
 		dotgit := filepath.Join(d, ".git")
 		if gd, ok, err := resolveDotGit(dotgit); err != nil {
 			return nil, err
 		} else if ok {
-			return openAt(d, gd)
+			return openAt(abs, d, gd, false)
 		}
 		if isGitDir(d) {
+			if os.Getenv("GIT_WORK_TREE") != "" {
+				return openAt(abs, d, d, false)
+			}
 			return nil, fmt.Errorf("%w: %s", ErrBareRepository, d)
 		}
 		parent := filepath.Dir(d)
@@ -57,6 +86,14 @@ func Open(dir string) (*Repo, error) {
 		}
 		d = parent
 	}
+}
+
+// fromDir is p made absolute against dir, as git takes a relative GIT_DIR or GIT_WORK_TREE.
+func fromDir(dir, p string) string {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	return filepath.Clean(p)
 }
 
 // resolveDotGit returns the git directory a `.git` entry names: the directory itself or the
@@ -134,11 +171,17 @@ func commonDirOf(gitDir string) string {
 	return filepath.Clean(c)
 }
 
-func openAt(root, gitDir string) (*Repo, error) {
+// openAt opens the repository of gitDir with the working tree root: the directory discovery
+// found it in, or (gitDirFromEnv) cwd, the directory mulligan runs in, which core.worktree may
+// move. GIT_WORK_TREE (relative to cwd) moves it in both cases.
+func openAt(cwd, root, gitDir string, gitDirFromEnv bool) (*Repo, error) {
 	if real, err := filepath.EvalSymlinks(gitDir); err == nil {
 		gitDir = real
 	}
-	r := &Repo{root: root, gitDir: gitDir, commonDir: commonDirOf(gitDir)}
+	r := &Repo{root: root, gitDir: gitDir, commonDir: commonDirOf(gitDir), indexFile: filepath.Join(gitDir, "index")}
+	if f := os.Getenv("GIT_INDEX_FILE"); f != "" {
+		r.indexFile = fromDir(cwd, f)
+	}
 	branch := ""
 	if target, ok := readSymbolicHead(gitDir); ok && strings.HasPrefix(target, "refs/heads/") {
 		branch = strings.TrimPrefix(target, "refs/heads/")
@@ -147,7 +190,19 @@ func openAt(root, gitDir string) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.boolean("core.bare", false) {
+	explicit := false
+	if wt := os.Getenv("GIT_WORK_TREE"); wt != "" {
+		r.root, explicit = fromDir(cwd, wt), true
+	} else if wt := cfg.str("core.worktree"); gitDirFromEnv && wt != "" {
+		r.root, explicit = fromDir(gitDir, wt), true
+	}
+	if explicit {
+		real, err := filepath.EvalSymlinks(r.root)
+		if err != nil {
+			return nil, fmt.Errorf("%w: the working tree %s: %w", ErrNotRepository, r.root, err)
+		}
+		r.root = real
+	} else if cfg.boolean("core.bare", false) {
 		return nil, fmt.Errorf("%w: %s", ErrBareRepository, r.commonDir)
 	}
 	r.cfg = cfg
@@ -189,6 +244,9 @@ func (r *Repo) Root() string { return r.root }
 
 // GitDir is the per-worktree git directory (".git" or ".git/worktrees/X").
 func (r *Repo) GitDir() string { return r.gitDir }
+
+// IndexFile is the user's index mulligan reads the tracked paths from (never writes).
+func (r *Repo) IndexFile() string { return r.indexFile }
 
 // CommonDir is the shared git directory holding objects, refs and config.
 func (r *Repo) CommonDir() string { return r.commonDir }

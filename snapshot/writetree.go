@@ -111,7 +111,7 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 			}
 		}
 	}
-	stamp, err := stampUserIndex(filepath.Join(r.gitDir, "index"))
+	stamp, err := stampUserIndex(r.indexFile)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: read index: %w", err)
 	}
@@ -120,7 +120,7 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 	if p == nil || p.user != stamp {
 		var ui *userIndex
 		if stamp.present {
-			data, err := os.ReadFile(filepath.Join(r.gitDir, "index"))
+			data, err := os.ReadFile(r.indexFile)
 			if err != nil {
 				return nil, fmt.Errorf("snapshot: read index: %w", err)
 			}
