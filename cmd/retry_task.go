@@ -3,12 +3,14 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/compensate"
 	"github.com/mulligan-dev/mulligan/snapshot"
 )
 
@@ -18,8 +20,10 @@ type retryTaskOptions struct {
 	FromBase  bool
 	Force     bool
 	Detach    bool
-	Reload    bool   // take the edited task file
-	File      string // -f: the task file to take (with Reload)
+	// NoCompensate leaves the replayed tasks' side effects unresolved instead of undoing them.
+	NoCompensate bool
+	Reload       bool   // take the edited task file
+	File         string // -f: the task file to take (with Reload)
 }
 
 func retryTaskCommand(g *globals) *cli.Command {
@@ -30,11 +34,12 @@ func retryTaskCommand(g *globals) *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "no-deps", Usage: "reset only TASK, not the tasks that need it"},
 			&cli.BoolFlag{Name: "from-base", Usage: "start from the task's recorded base tree, not the current tree"},
-			&cli.BoolFlag{Name: "force", Usage: "even while the run's process is alive (it is fenced), or when the task has side effects not compensated"},
+			&cli.BoolFlag{Name: "force", Usage: "even while the run's process is alive (it is fenced), or when the task has side effects that cannot be compensated"},
+			&cli.BoolFlag{Name: "no-compensate", Usage: "do not run the compensations of the replayed tasks' side effects: leave them unresolved"},
 			&cli.BoolFlag{Name: "detach", Usage: detachUsage},
 		}, reloadFlags()...),
 		Action: func(c *cli.Context) error {
-			opts := retryTaskOptions{NoDeps: c.Bool("no-deps"), FromBase: c.Bool("from-base"), Force: c.Bool("force"), Detach: c.Bool("detach")}
+			opts := retryTaskOptions{NoDeps: c.Bool("no-deps"), FromBase: c.Bool("from-base"), Force: c.Bool("force"), Detach: c.Bool("detach"), NoCompensate: c.Bool("no-compensate")}
 			var err error
 			if opts.Reload, opts.File, err = reloadFlag(c, "mulligan retry-task k3f9 fix-tests --reload -f tasks.yaml"); err != nil {
 				return err
@@ -102,8 +107,29 @@ func runRetryTask(ctx context.Context, g *globals, opts retryTaskOptions) error 
 			replayed = attempt.Dependents(f, run, opts.Task)
 		}
 	}
-	if err := refuseReplayEffects(ctx, st, id, replayed, nil, opts.Force); err != nil {
+	// The replayed tasks' side effects still out in the world are undone before they run again
+	// (newest first, as revert does); one that cannot be undone is refused without --force. One
+	// an operator left unresolved (--no-compensate) stays so: that was a decision, which
+	// `mulligan compensate RUN --unresolved` takes back.
+	var all []store.Effect
+	if err := st.db.View(ctx, func(tx *store.Tx) (err error) {
+		all, err = tx.Effects(id)
 		return err
+	}); err != nil {
+		return err
+	}
+	undone := func(e store.Effect) bool {
+		return len(e.Compensate) > 0 && !opts.NoCompensate && e.State != store.EffectUnresolved
+	}
+	crossed := compensate.CrossedBy(all, func(e store.Effect) bool {
+		return slices.Contains(replayed, e.TaskID) && e.State != store.EffectUnresolved
+	})
+	if err := refuseReplayEffects(ctx, st, id, replayed, undone, opts.Force); err != nil {
+		return err
+	}
+	if opts.FromBase && base == "" {
+		return &Error{Code: ExitFailed, Msg: fmt.Sprintf("task %s of run %s has no recorded base: it never started", opts.Task, id),
+			Hints: []string{fmt.Sprintf("`mulligan retry-task %s %s` starts it from the current tree", id, opts.Task)}}
 	}
 	what := fmt.Sprintf("retry-task %s %s", id, opts.Task)
 	var undo string
@@ -113,11 +139,18 @@ func runRetryTask(ctx context.Context, g *globals, opts retryTaskOptions) error 
 			return err
 		}
 	}
-	if opts.FromBase {
-		if base == "" {
-			return &Error{Code: ExitFailed, Msg: fmt.Sprintf("task %s of run %s has no recorded base: it never started", opts.Task, id),
-				Hints: []string{fmt.Sprintf("`mulligan retry-task %s %s` starts it from the current tree", id, opts.Task)}}
+	if len(crossed) > 0 {
+		// Before the tree or the run changes: a compensation that fails stops the replay.
+		_, failed, err := compensateAll(ctx, g, st, crossed, opts.NoCompensate)
+		if err != nil {
+			return err
 		}
+		if failed {
+			return &Error{Code: ExitFailed, Msg: fmt.Sprintf("%s: a compensation failed, so nothing was replayed", what),
+				Hints: []string{fmt.Sprintf("when `mulligan compensate %s` has undone it, run `mulligan %s` again", id, what)}}
+		}
+	}
+	if opts.FromBase {
 		if graft != nil {
 			// the base, but with the reloaded task file the operator just edited
 			if base, err = graft(base); err != nil {
