@@ -206,7 +206,7 @@ func openAt(cwd, root, gitDir string, gitDirFromEnv bool) (*Repo, error) {
 		return nil, fmt.Errorf("%w: %s", ErrBareRepository, r.commonDir)
 	}
 	r.cfg = cfg
-	r.set = cfg.settings(root)
+	r.set = cfg.settings(r.root)
 	r.objs = newObjectStore(filepath.Join(r.commonDir, "objects"))
 	return r, nil
 }
