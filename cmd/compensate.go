@@ -29,11 +29,8 @@ type compensationJSON struct {
 // when pre; to the run's base when task is "") crosses, newest first: the effects of every
 // attempt that started later (and, with pre, of task@n itself) and are not compensated.
 func effectsAfter(ctx context.Context, st *state, run *store.Run, task string, n int, pre bool) ([]store.Effect, error) {
-	var all []store.Effect
-	if err := st.db.View(ctx, func(tx *store.Tx) (err error) {
-		all, err = tx.Effects(run.ID)
-		return err
-	}); err != nil {
+	all, err := runEffects(ctx, st, run.ID)
+	if err != nil {
 		return nil, err
 	}
 	started := map[string]int64{}
@@ -176,11 +173,8 @@ func runCompensate(ctx context.Context, g *globals, opts compensateOptions) erro
 		return err
 	}
 	defer st.Close()
-	var all []store.Effect
-	if err := st.db.View(ctx, func(tx *store.Tx) (err error) {
-		all, err = tx.Effects(id)
-		return err
-	}); err != nil {
+	all, err := runEffects(ctx, st, id)
+	if err != nil {
 		return err
 	}
 	todo := compensate.CrossedBy(all, func(e store.Effect) bool { return owed(e, opts.Unresolved) })
@@ -244,19 +238,22 @@ func printCompensate(g *globals, run string, list []compensationJSON, left []sto
 	}
 }
 
-// refuseReplayEffects refuses (exit 6) to replay tasks whose non-idempotent side effects are
-// still out in the world (not compensated), unless --force: the replay would do them again.
-// settled says which effects the command itself compensates before the replay (nil: none).
-func refuseReplayEffects(ctx context.Context, st *state, run string, tasks []string, settled func(store.Effect) bool, force bool) error {
-	if force || len(tasks) == 0 {
-		return nil
-	}
-	var es []store.Effect
-	if err := st.db.View(ctx, func(tx *store.Tx) (err error) {
+// runEffects reads a run's effect ledger, in recording order.
+func runEffects(ctx context.Context, st *state, run string) (es []store.Effect, err error) {
+	err = st.db.View(ctx, func(tx *store.Tx) error {
 		es, err = tx.Effects(run)
 		return err
-	}); err != nil {
-		return err
+	})
+	return es, err
+}
+
+// refuseReplayEffects refuses (exit 6) to replay tasks whose non-idempotent side effects (of
+// es, the run's ledger) are still out in the world (not compensated), unless --force: the
+// replay would do them again. settled says which effects the command itself compensates before
+// the replay (nil: none).
+func refuseReplayEffects(es []store.Effect, run string, tasks []string, settled func(store.Effect) bool, force bool) error {
+	if force || len(tasks) == 0 {
+		return nil
 	}
 	var names []string
 	for _, e := range es {

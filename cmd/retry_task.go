@@ -111,11 +111,8 @@ func runRetryTask(ctx context.Context, g *globals, opts retryTaskOptions) error 
 	// (newest first, as revert does); one that cannot be undone is refused without --force. One
 	// an operator left unresolved (--no-compensate) stays so: that was a decision, which
 	// `mulligan compensate RUN --unresolved` takes back.
-	var all []store.Effect
-	if err := st.db.View(ctx, func(tx *store.Tx) (err error) {
-		all, err = tx.Effects(id)
-		return err
-	}); err != nil {
+	all, err := runEffects(ctx, st, id)
+	if err != nil {
 		return err
 	}
 	undone := func(e store.Effect) bool {
@@ -124,7 +121,7 @@ func runRetryTask(ctx context.Context, g *globals, opts retryTaskOptions) error 
 	crossed := compensate.CrossedBy(all, func(e store.Effect) bool {
 		return slices.Contains(replayed, e.TaskID) && e.State != store.EffectUnresolved
 	})
-	if err := refuseReplayEffects(ctx, st, id, replayed, undone, opts.Force); err != nil {
+	if err := refuseReplayEffects(all, id, replayed, undone, opts.Force); err != nil {
 		return err
 	}
 	if opts.FromBase && base == "" {

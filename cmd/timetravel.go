@@ -86,7 +86,11 @@ func runTimetravel(ctx context.Context, g *globals, opts timetravelOptions) (err
 		for _, e := range crossed {
 			compensated[e.ID] = len(e.Compensate) > 0 && !opts.NoCompensate
 		}
-		if err := refuseReplayEffects(ctx, st, run.ID, replayedAfter(run, a),
+		all, err := runEffects(ctx, st, run.ID)
+		if err != nil {
+			return err
+		}
+		if err := refuseReplayEffects(all, run.ID, replayedAfter(run, a),
 			func(e store.Effect) bool { return compensated[e.ID] }, opts.Force); err != nil {
 			return err
 		}
