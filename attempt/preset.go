@@ -57,7 +57,7 @@ var commonRules = []bannerRule{
 	rule(ClassAuth, "not_logged_in", "", `(?i)not logged in|please run /login|please log ?in|run .?\w+ login|please set an auth method`),
 	rule(ClassAuth, "invalid_key", "", `(?i)invalid (?:x-)?api[ _-]?key|incorrect api key|api key not valid|invalid_api_key|missing api key|no api key|authentication_error|authentication failed|invalid bearer token|oauth token (?:has )?expired|token (?:has )?expired|401 unauthorized|status(?: code)?:? 401\b|\bunauthorized\b`),
 	rule(ClassTransport, "network", "", `(?i)ECONNRESET|ECONNREFUSED|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|ENETUNREACH|fetch failed|failed to lookup address|name does not resolve|getaddrinfo|could not resolve host|unable to connect|cannot connect to api|connection (?:reset|refused|failed|error)|stream disconnected|network is unreachable|socket hang up|waiting for network|error sending request`),
-	rule(ClassTransport, "server_error", "", `(?i)overloaded|internal server error|bad gateway|service unavailable|gateway timeout|status(?: code)?:? 5\d\d\b|\b5(?:00|02|03|04|29)\b\s*(?:error|server|from)|api_error`),
+	rule(ClassTransport, "server_error", "", `(?i)overloaded|internal server error|bad gateway|service unavailable|gateway timeout|status(?: code)?:? 5\d\d\b|\b5(?:00|02|03|04|29)\b\s*(?:error|server|from)|\bapi_error\b`),
 }
 
 var presets = map[string]*Preset{
@@ -115,22 +115,35 @@ var ansiRe = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
 // whole (its bounded tail); an exit 0 only when the CLI's own result declares an error, so an
 // agent that merely talks about rate limits in a successful answer is not taken for one.
 func (p *Preset) ClassifyOutput(exitCode int, output []byte) *Failure {
-	text := output
-	if exitCode == 0 {
-		if p.Result == nil {
-			return nil
-		}
-		res := p.Result(output)
-		if res == nil || !res.IsError {
-			return nil
-		}
-		text = []byte(res.ErrorText)
+	var res *AgentResult
+	if p.Result != nil {
+		res = p.Result(output)
 	}
+	declared := res != nil && res.IsError && res.ErrorText != ""
+	if exitCode == 0 {
+		if !declared {
+			return nil
+		}
+		return p.match([]byte(res.ErrorText))
+	}
+	// The error the CLI declared in its result is read first: its own words make the message,
+	// not a line of the JSON around them.
+	if declared {
+		if f := p.match([]byte(res.ErrorText)); f != nil {
+			return f
+		}
+	}
+	return p.match(output)
+}
+
+// match runs the preset's rules, the rules learned from the real CLIs, then the common ones on
+// the end of text.
+func (p *Preset) match(text []byte) *Failure {
 	if len(text) > classifyTail {
 		text = text[len(text)-classifyTail:]
 	}
 	text = ansiRe.ReplaceAll(text, nil)
-	for _, rs := range [][]bannerRule{p.rules, commonRules} {
+	for _, rs := range [][]bannerRule{p.rules, apiRules[p.Name], commonRules} {
 		for _, r := range rs {
 			loc := r.re.FindIndex(text)
 			if loc == nil {

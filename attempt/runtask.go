@@ -292,6 +292,9 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 			return nil, nil, err
 		}
 		envv := append([]string{}, r.env.Environ...)
+		for k, v := range PresetEnv(agent.Preset) {
+			envv = append(envv, k+"="+v)
+		}
 		for k, v := range agent.Env {
 			ev, err := ExpandString(v, vars)
 			if err != nil {

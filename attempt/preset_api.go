@@ -1,0 +1,34 @@
+package attempt
+
+// What the presets learned from driving the real CLIs against a model API (testdata/modelapi,
+// testdata/clis): the environment that turns their own retry loops off, so mulligan's policy
+// decides what a failed request costs, and the texts they print for the API's errors.
+
+// presetEnv is set in a preset agent's environment, after the inherited environment and before
+// the agent's own `env:` (which wins).
+//
+//   - claude retries a 429, a 529 and a 5xx by itself (about three minutes of backoff for a 429)
+//     unless CLAUDE_CODE_MAX_RETRIES says otherwise; with 0 it sends one request and prints the
+//     API's error in its result.
+//   - gemini-cli retries 429s and 5xx up to ten times with backoff (GEMINI_CLI_MAX_ATTEMPTS is
+//     not a setting; see the README): its retries stay, the preset has no knob for them.
+//   - codex's retries are per provider (request_max_retries, stream_max_retries in config.toml
+//     or -c overrides); they belong in the agent's command.
+var presetEnv = map[string]map[string]string{
+	PresetClaude: {"CLAUDE_CODE_MAX_RETRIES": "0"},
+}
+
+// PresetEnv returns the environment the preset sets for its CLI (nil for none).
+func PresetEnv(name string) map[string]string { return presetEnv[name] }
+
+// apiRules are checked after a preset's own rules and before the common ones: texts the real
+// CLIs print for model API errors (captured in testdata/presets/*_api_*).
+var apiRules = map[string][]bannerRule{
+	PresetClaude: {
+		// "You've hit your 5-hour limit · resets 5:28pm (UTC)" (a subscription's window)
+		rule(ClassQuota, "usage_limit", "", `(?i)hit your [\w-]+ limit`),
+		// "Prompt is too long · the request is ~212345 tokens (limit 200000) …"
+		rule(ClassAgentExit, "context_overflow", "the prompt and what the agent read exceed the model's context window: shorten the prompt or split the task",
+			`(?i)prompt is too long`),
+	},
+}
