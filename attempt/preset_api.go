@@ -10,10 +10,10 @@ package attempt
 //   - claude retries a 429, a 529 and a 5xx by itself (about three minutes of backoff for a 429)
 //     unless CLAUDE_CODE_MAX_RETRIES says otherwise; with 0 it sends one request and prints the
 //     API's error in its result.
-//   - gemini-cli retries 429s and 5xx up to ten times with backoff (GEMINI_CLI_MAX_ATTEMPTS is
-//     not a setting; see the README): its retries stay, the preset has no knob for them.
+//   - gemini-cli retries 429s and 5xx up to ten times with backoff; only its settings file
+//     lowers that (general.maxAttempts), no environment variable does: see the README.
 //   - codex's retries are per provider (request_max_retries, stream_max_retries in config.toml
-//     or -c overrides); they belong in the agent's command.
+//     or -c overrides of model_providers.NAME); they belong in the agent's configuration.
 var presetEnv = map[string]map[string]string{
 	PresetClaude: {"CLAUDE_CODE_MAX_RETRIES": "0"},
 }
@@ -28,7 +28,22 @@ var apiRules = map[string][]bannerRule{
 		// "You've hit your 5-hour limit · resets 5:28pm (UTC)" (a subscription's window)
 		rule(ClassQuota, "usage_limit", "", `(?i)hit your [\w-]+ limit`),
 		// "Prompt is too long · the request is ~212345 tokens (limit 200000) …"
-		rule(ClassAgentExit, "context_overflow", "the prompt and what the agent read exceed the model's context window: shorten the prompt or split the task",
-			`(?i)prompt is too long`),
+		rule(ClassAgentExit, "context_overflow", contextHint, `(?i)prompt is too long`),
+	},
+	PresetCodex: {
+		// codex's own words for a 500 from the Responses API
+		rule(ClassTransport, "server_error", "", `(?i)experiencing high demand`),
+		// a 400 context_length_exceeded
+		rule(ClassAgentExit, "context_overflow", contextHint, `(?i)ran out of room in the model's context window`),
+	},
+	PresetGemini: {
+		// a 429 RESOURCE_EXHAUSTED with a RetryInfo: "Resource has been exhausted (e.g. check
+		// quota).\nSuggested retry after 20s."
+		rule(ClassQuota, "rate_limit", "", `(?i)resource has been exhausted`),
+		// a 429 with a QuotaFailure for a daily quota (TerminalQuotaError)
+		rule(ClassQuota, "usage_limit", "", `(?i)exhausted your (?:daily )?quota`),
+		rule(ClassAgentExit, "context_overflow", contextHint, `(?i)input token count \(\d+\) exceeds the maximum`),
 	},
 }
+
+const contextHint = "the prompt and what the agent read exceed the model's context window: shorten the prompt or split the task"

@@ -1,4 +1,7 @@
-package main
+// Package clis holds the end-to-end tests of mulligan driving the real agent CLIs (installed from
+// npm, versions pinned in testdata/clis) against the fake model API of testdata/modelapi. It is a
+// package of its own so the npm install and the CLIs' start-up have their own test timeout.
+package clis
 
 import (
 	"bytes"
@@ -19,8 +22,19 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/mulligan-dev/mulligan/cmd"
 	"github.com/mulligan-dev/mulligan/testdata/modelapi"
+	"github.com/mulligan-dev/mulligan/testdata/scripttest"
 )
+
+// TestMain registers mulligan and the script helpers as commands of the test binary.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"mulligan": func() { os.Exit(cmd.Main()) },
+		"status":   func() { os.Exit(scripttest.Status(os.Args[1:])) },
+		"jget":     func() { os.Exit(scripttest.JSONGet(os.Args[1:])) },
+	})
+}
 
 // The real agent CLIs, pinned in testdata/clis/package.json (with its lock file), are installed
 // with npm into a cache directory shared by every test run of this machine, then driven under
@@ -52,7 +66,7 @@ func installCLIs() cliInstall {
 }
 
 func doInstallCLIs() cliInstall {
-	src := filepath.Join("testdata", "clis")
+	src := filepath.Join("..", "testdata", "clis")
 	lock, err := os.ReadFile(filepath.Join(src, "package-lock.json"))
 	if err != nil {
 		return cliInstall{skipped: err.Error()}
@@ -137,11 +151,11 @@ func TestAgentCLIs(t *testing.T) {
 		t.Skip("the real agent CLIs are unavailable: " + in.skipped)
 	}
 	testscript.Run(t, testscript.Params{
-		Dir:                 filepath.Join("testdata", "clis", "script"),
+		Dir:                 filepath.Join("..", "testdata", "clis", "script"),
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Setup: func(env *testscript.Env) error {
-			if err := hermeticGit(env); err != nil {
+			if err := scripttest.HermeticGit(env); err != nil {
 				return err
 			}
 			srv, err := modelapi.Start(nil)
@@ -156,7 +170,7 @@ func TestAgentCLIs(t *testing.T) {
 			for k, v := range cliEnv(srv.URL, env.Getenv("HOME")) {
 				env.Setenv(k, v)
 			}
-			return nil
+			return writeCLIConfig(env.Getenv("HOME"), srv.URL)
 		},
 		Condition: func(cond string) (bool, error) {
 			for _, c := range agentCLIs {
@@ -164,7 +178,7 @@ func TestAgentCLIs(t *testing.T) {
 					return in.have[c], nil
 				}
 			}
-			return conditions(cond)
+			return false, nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"api": apiCmd},
 	})
@@ -180,19 +194,60 @@ func cliEnv(url, home string) map[string]string {
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
 		"DISABLE_AUTOUPDATER":                      "1",
 		"IS_SANDBOX":                               "1", // tests run as root in CI: allows --dangerously-skip-permissions
-		// codex: the provider named in the script's -c overrides reads this key
-		"OPENAI_API_KEY":  "sk-modelapi",
-		"CODEX_HOME":      filepath.Join(home, ".codex"),
-		"OPENAI_BASE_URL": url + "/v1",
+		// codex: the provider of $CODEX_HOME/config.toml reads this key
+		"OPENAI_API_KEY": "sk-modelapi",
+		"CODEX_HOME":     filepath.Join(home, ".codex"),
 		// gemini
 		"GEMINI_API_KEY":             "modelapi",
 		"GOOGLE_GEMINI_BASE_URL":     url,
 		"GEMINI_CLI_TRUST_WORKSPACE": "true",
+		"GEMINI_CLI_NO_RELAUNCH":     "true", // no second node process with a larger heap
 		// opencode
 		"OPENCODE_DISABLE_AUTOUPDATE":      "1",
 		"OPENCODE_DISABLE_MODELS_FETCH":    "1",
 		"OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
 	}
+}
+
+// writeCLIConfig writes the settings files of the CLIs that take no environment variable for
+// what the tests need: codex's model provider (the fake, with its own retries off) and
+// gemini-cli's auth method and attempts (1: mulligan's policy retries, not gemini's loop).
+func writeCLIConfig(home, url string) error {
+	files := map[string]string{
+		filepath.Join(home, ".codex", "config.toml"): `model = "gpt-5"
+model_provider = "modelapi"
+
+[features]
+plugins = false
+
+[analytics]
+enabled = false
+
+[model_providers.modelapi]
+name = "modelapi"
+base_url = "` + url + `/v1"
+env_key = "OPENAI_API_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+`,
+		filepath.Join(home, ".gemini", "settings.json"): `{
+  "security": {"auth": {"selectedType": "gemini-api-key"}},
+  "privacy": {"usageStatisticsEnabled": false},
+  "telemetry": {"enabled": false},
+  "general": {"disableAutoUpdate": true, "disableUpdateNag": true, "maxAttempts": 1}
+}
+`,
+	}
+	for path, text := range files {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // apiCmd is the scripts' handle on the fake:
