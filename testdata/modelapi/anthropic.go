@@ -45,16 +45,8 @@ func (s *Server) anthropic(w http.ResponseWriter, body []byte, log *Request) {
 	for _, t := range req.Tools {
 		tools = append(tools, t.Name)
 	}
-	// Side requests (a session title, a quota probe) offer no tools: answer them without
-	// spending a turn of the script.
-	if len(tools) == 0 {
-		s.anthropicAnswer(w, req, Turn{Text: "ok"}, tools, body, log)
-		return
-	}
-	t, i := s.take()
-	log.Scripted, log.Turn = true, i
-	if t.Error != nil {
-		anthropicFail(w, s.resolve(t.Error))
+	t, ok := s.answer(w, tools, Turn{Text: "ok"}, log, anthropicFail)
+	if !ok {
 		return
 	}
 	s.anthropicAnswer(w, req, t, tools, body, log)

@@ -31,19 +31,12 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request, body []byte, log
 			names = append(names, f.Name)
 		}
 	}
-	var t Turn
-	if len(names) == 0 {
-		// gemini-cli's side requests (model routing, next-speaker checks, loop detection) ask
-		// for JSON: one object with every field they read.
-		t = Turn{Text: `{"reasoning": "a simple task", "model_choice": "flash", "complexity_reasoning": "a simple task", "complexity_score": 10, "next_speaker": "user"}`}
-	} else {
-		var i int
-		t, i = s.take()
-		log.Scripted, log.Turn = true, i
-		if t.Error != nil {
-			geminiFail(w, s.resolve(t.Error))
-			return
-		}
+	// gemini-cli's side requests (model routing, next-speaker checks, loop detection) ask for
+	// JSON: one object with every field they read.
+	side := Turn{Text: `{"reasoning": "a simple task", "model_choice": "flash", "complexity_reasoning": "a simple task", "complexity_score": 10, "next_speaker": "user"}`}
+	t, ok := s.answer(w, names, side, log, geminiFail)
+	if !ok {
+		return
 	}
 	u := usageFor(t, body)
 	var part map[string]any

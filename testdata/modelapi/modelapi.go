@@ -177,6 +177,23 @@ func (s *Server) take() (Turn, int) {
 	return t, i
 }
 
+// answer picks the turn that answers a request: side requests (no tools offered: a session
+// title, a routing or quota probe) get side without spending a turn of the script; a
+// conversation request gets the next turn, and when that is an error, fail sends it and ok is
+// false.
+func (s *Server) answer(w http.ResponseWriter, tools []string, side Turn, log *Request, fail func(http.ResponseWriter, *Error)) (t Turn, ok bool) {
+	if len(tools) == 0 {
+		return side, true
+	}
+	t, log.Turn = s.take()
+	log.Scripted = true
+	if t.Error != nil {
+		fail(w, s.resolve(t.Error))
+		return t, false
+	}
+	return t, true
+}
+
 func (s *Server) record(r Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -117,17 +117,9 @@ func (s *Server) responses(w http.ResponseWriter, body []byte, log *Request) {
 		tools[t.name()] = t
 		names = append(names, t.name())
 	}
-	var t Turn
-	if len(tools) == 0 {
-		t = Turn{Text: "ok"}
-	} else {
-		var i int
-		t, i = s.take()
-		log.Scripted, log.Turn = true, i
-		if t.Error != nil {
-			openaiFail(w, s.resolve(t.Error))
-			return
-		}
+	t, ok := s.answer(w, names, Turn{Text: "ok"}, log, openaiFail)
+	if !ok {
+		return
 	}
 	u := usageFor(t, body)
 	var item map[string]any
@@ -213,17 +205,9 @@ func (s *Server) chat(w http.ResponseWriter, body []byte, log *Request) {
 	for _, t := range req.Tools {
 		names = append(names, t.name())
 	}
-	var t Turn
-	if len(names) == 0 {
-		t = Turn{Text: "ok"}
-	} else {
-		var i int
-		t, i = s.take()
-		log.Scripted, log.Turn = true, i
-		if t.Error != nil {
-			openaiFail(w, s.resolve(t.Error))
-			return
-		}
+	t, ok := s.answer(w, names, Turn{Text: "ok"}, log, openaiFail)
+	if !ok {
+		return
 	}
 	u := usageFor(t, body)
 	var call map[string]any
