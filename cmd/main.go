@@ -153,6 +153,7 @@ func commands(g *globals) []*cli.Command {
 		bugCommand(g),
 		versionCommand(g),
 		completionCommand(g),
+		completeCommand(g),
 	}
 }
 
