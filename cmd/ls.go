@@ -51,6 +51,9 @@ func lsCommand(g *globals) *cli.Command {
 				if r.Reason != "" {
 					state += " (" + r.Reason + ")"
 				}
+				if r.Pruned {
+					state += ", pruned"
+				}
 				tb.row(plain(r.ID), painted(state, stateColor), plain(fmt.Sprint(r.Tasks)), plain(fmt.Sprint(r.Attempts)), plain(cost(r.CostUSD)), plain(age(now.Sub(r.StartedAt))))
 			}
 			return tb.write(g.io.Out)

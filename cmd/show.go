@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fatih/color"
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt/store"
@@ -43,6 +44,9 @@ func printRun(g *globals, run *store.Run) {
 		state += " (" + run.Reason + ")"
 	}
 	fmt.Fprintf(w, "run %s  %s\n", run.ID, state)
+	if run.Pruned {
+		fmt.Fprintf(w, "  %s\n", color.YellowString("pruned by gc: its refs and logs are deleted; the record below is all that is left"))
+	}
 	fmt.Fprintf(w, "  worktree   %s\n", run.Worktree)
 	if run.TaskFile != "" {
 		fmt.Fprintf(w, "  task file  %s (%.12s)\n", run.TaskFile, run.TaskFileHash)
