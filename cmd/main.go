@@ -110,6 +110,7 @@ func newApp(g *globals) *cli.App {
 	for _, c := range app.Commands {
 		setUsageErrors(c)
 	}
+	addCommandHelp(app.Commands)
 	return app
 }
 

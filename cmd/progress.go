@@ -52,13 +52,13 @@ func (p *progress) Event(ev attempt.ProgressEvent) {
 			p.startTicker()
 			p.draw()
 		} else {
-			p.line("%s %s@%d started (attempt %d of %d, agent %s)", bullet("▶"), ev.Task, ev.N, ev.N, ev.Max, ev.Agent)
+			p.line("%s %s@%d started (agent %s%s)", bullet("▶"), ev.Task, ev.N, ev.Agent, retriesLeft(ev.Max-ev.N))
 		}
 	case attempt.KindAttemptFinished:
 		p.flushPartial()
 		p.stopTicker()
 		if ev.Failure == nil {
-			p.line("%s %s@%d succeeded in %s (%d files changed)", color.GreenString("✓"), ev.Task, ev.N, roundDuration(ev.Duration), ev.Files)
+			p.line("%s %s@%d succeeded in %s (%d file%s changed)", color.GreenString("✓"), ev.Task, ev.N, roundDuration(ev.Duration), ev.Files, plural(ev.Files))
 		} else {
 			p.line("%s %s@%d failed in %s: %s: %s", color.RedString("✗"), ev.Task, ev.N, roundDuration(ev.Duration),
 				color.New(color.Bold).Sprint(ev.Failure.Class), firstLine(ev.Failure.Message))
@@ -136,7 +136,10 @@ func (p *progress) draw() {
 		return
 	}
 	elapsed := time.Since(p.started).Truncate(time.Second)
-	head := fmt.Sprintf("%s@%d/%d %s %s", p.task, p.n, p.max, p.agent, elapsed)
+	head := fmt.Sprintf("%s@%d %s %s", p.task, p.n, p.agent, elapsed)
+	if left := retriesLeft(p.max - p.n); left != "" {
+		head += " (" + strings.TrimPrefix(left, ", ") + ")"
+	}
 	width := p.width()
 	line := statusLine(head, p.lastLine, width)
 	fmt.Fprint(p.w, p.erase(width)+line)
@@ -246,6 +249,18 @@ func (p *progress) stopTicker() {
 		fmt.Fprint(p.w, p.erase(p.width()))
 		p.drawn = false
 	}
+}
+
+// retriesLeft says how many automatic retries remain after this attempt, when any do. (The attempt
+// count itself is not a fixed "n of m": attempts parked on a quota wall do not use up a retry.)
+func retriesLeft(n int) string {
+	switch {
+	case n <= 0:
+		return ""
+	case n == 1:
+		return ", 1 retry left"
+	}
+	return fmt.Sprintf(", %d retries left", n)
 }
 
 func bullet(s string) string { return color.New(color.Faint).Sprint(s) }
