@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/mattn/go-sqlite3"
 	"github.com/mattn/go-runewidth"
+	_ "github.com/mattn/go-sqlite3"
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/mulligan-dev/mulligan/cmd"
