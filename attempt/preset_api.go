@@ -1,5 +1,10 @@
 package attempt
 
+import (
+	"regexp"
+	"strings"
+)
+
 // What the presets learned from driving the real CLIs against a model API (testdata/modelapi,
 // testdata/clis): the environment that turns their own retry loops off, so mulligan's policy
 // decides what a failed request costs, and the texts they print for the API's errors.
@@ -47,3 +52,48 @@ var apiRules = map[string][]bannerRule{
 }
 
 const contextHint = "the prompt and what the agent read exceed the model's context window: shorten the prompt or split the task"
+
+// AgentSession reads the agent CLI's own id of the conversation from its output: claude's
+// session_id, codex's thread_id (thread.started), gemini's session_id. "" when there is none.
+func AgentSession(preset string, stdout []byte) string {
+	var id string
+	for _, v := range jsonValues(stdout) {
+		switch preset {
+		case PresetClaude, PresetGemini:
+			if s, ok := v["session_id"].(string); ok && s != "" {
+				id = s
+			}
+		case PresetCodex:
+			if v["type"] == "thread.started" {
+				if s, ok := v["thread_id"].(string); ok && s != "" {
+					id = s
+				}
+			}
+		}
+	}
+	if !sessionIDRe.MatchString(id) {
+		return "" // not an id a shell command may carry as it is
+	}
+	return id
+}
+
+var sessionIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+
+// ResumeArgv is the command that continues session id of the preset's CLI by hand, in the
+// attempt's tree; nil when the CLI cannot take a session id back (gemini resumes by index).
+func ResumeArgv(preset, id string) []string {
+	if id == "" {
+		return nil
+	}
+	switch preset {
+	case PresetClaude:
+		return []string{"claude", "--resume", id}
+	case PresetCodex:
+		return []string{"codex", "exec", "resume", id}
+	}
+	return nil
+}
+
+// ResumeCommand is ResumeArgv as one line for a shell ("" when there is none); the id is
+// checked to need no quoting.
+func ResumeCommand(preset, id string) string { return strings.Join(ResumeArgv(preset, id), " ") }

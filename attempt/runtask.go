@@ -502,6 +502,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		a.FilesChanged = store.Ptr(len(changed))
 		a.SchemaRetries = schemaRetries
 		a.TokensIn, a.TokensOut, a.CostUSD = usage.in, usage.out, usage.usd
+		a.AgentSession, a.AgentResume = usage.session, ResumeCommand(agent.Preset, usage.session)
 		if proc.StartErr == nil && proc.ExitCode >= 0 {
 			a.ExitCode = store.Ptr(proc.ExitCode)
 		} else if proc.Signal != 0 {

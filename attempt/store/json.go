@@ -126,6 +126,8 @@ type attemptJSON struct {
 	CostUSD       *float64 `json:"cost_usd"`
 	Prompt        *string  `json:"prompt"`
 	Log           *string  `json:"log"`
+	AgentSession  *string  `json:"agent_session"`
+	ResumeCommand *string  `json:"resume_command"`
 }
 
 type summaryJSON struct {
@@ -154,6 +156,7 @@ func (a Attempt) toJSON() attemptJSON {
 		FilesChanged: a.FilesChanged, SchemaRetries: a.SchemaRetries,
 		TokensIn: a.TokensIn, TokensOut: a.TokensOut, CostUSD: a.CostUSD,
 		Prompt: jstr(a.Prompt), Log: jstr(a.Log),
+		AgentSession: jstr(a.AgentSession), ResumeCommand: jstr(a.AgentResume),
 	}
 }
 
@@ -167,6 +170,7 @@ func (j attemptJSON) fromJSON() (Attempt, error) {
 		FilesChanged: j.FilesChanged, SchemaRetries: j.SchemaRetries,
 		TokensIn: j.TokensIn, TokensOut: j.TokensOut, CostUSD: j.CostUSD,
 		Prompt: unjstr(j.Prompt), Log: unjstr(j.Log),
+		AgentSession: unjstr(j.AgentSession), AgentResume: unjstr(j.ResumeCommand),
 	}
 	var err1, err2 error
 	a.StartedAt, err1 = unjtime(j.StartedAt)

@@ -185,6 +185,12 @@ type Attempt struct {
 
 	Prompt string // the exact prompt sent
 	Log    string // path of the full output log
+
+	// AgentSession is the agent CLI's own id of the conversation (claude's session_id, codex's
+	// thread_id); AgentResume the shell command that continues it by hand, in the attempt's
+	// tree. Empty where the CLI reported none or cannot resume.
+	AgentSession string
+	AgentResume  string
 }
 
 // RunSummary is one line of ls.
