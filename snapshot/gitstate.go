@@ -470,7 +470,7 @@ func movedOn(what, now string) error {
 	if now == "" {
 		return fmt.Errorf("%s was deleted since the attempt ended", what)
 	}
-	return fmt.Errorf("%s changed again since the attempt ended (now %s): not overwritten", what, short(now))
+	return fmt.Errorf("%s changed again since the attempt ended (now %s)", what, short(now))
 }
 
 // casRef sets ref name from cur to want ("" meaning absent), if it is still at cur.
@@ -582,7 +582,7 @@ func (r *Repo) casIndex(pre, post IndexState) error {
 		if now.Sum == "" {
 			return errors.New("the index was deleted since the attempt ended")
 		}
-		return errors.New("the index changed again since the attempt ended: not overwritten")
+		return errors.New("the index changed again since the attempt ended")
 	}
 	if pre.Sum == "" {
 		lock.rollback()
@@ -609,7 +609,7 @@ func (r *Repo) casStash(pre, post *GitState, message string) error {
 		curSum = sha(data)
 	}
 	if curSum != post.StashLogSum && curSum != pre.StashLogSum {
-		return errors.New("the stash list changed again since the attempt ended: not overwritten")
+		return errors.New("the stash list changed again since the attempt ended")
 	}
 	if err := r.casRef(stashRef, post.ref(pre, stashRef), pre.Refs[stashRef], ""); err != nil {
 		return err

@@ -103,7 +103,7 @@ func (tx *Tx) fillGitChanges(run string, attempts []Attempt) error {
 	if len(attempts) == 0 {
 		return nil
 	}
-	rows, err := tx.query(`SELECT task_id, n, changes FROM attempt_git WHERE run_id = ? AND changes != '[]'`, run)
+	rows, err := tx.query(`SELECT task_id, n, changes, reset FROM attempt_git WHERE run_id = ? AND changes != '[]'`, run)
 	if err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
@@ -115,20 +115,25 @@ func (tx *Tx) fillGitChanges(run string, attempts []Attempt) error {
 		task string
 		n    int
 	}
-	m := map[key]json.RawMessage{}
+	type val struct {
+		changes json.RawMessage
+		reset   string
+	}
+	m := map[key]val{}
 	for rows.Next() {
 		var k key
-		var c string
-		if err := rows.Scan(&k.task, &k.n, &c); err != nil {
+		var c, reset string
+		if err := rows.Scan(&k.task, &k.n, &c, &reset); err != nil {
 			return err
 		}
-		m[k] = json.RawMessage(c)
+		m[k] = val{json.RawMessage(c), reset}
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
 	for i := range attempts {
-		attempts[i].GitChanges = m[key{attempts[i].TaskID, attempts[i].N}]
+		v := m[key{attempts[i].TaskID, attempts[i].N}]
+		attempts[i].GitChanges, attempts[i].GitReset = v.changes, v.reset
 	}
 	return nil
 }

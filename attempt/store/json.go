@@ -128,6 +128,7 @@ type attemptJSON struct {
 	Log           *string  `json:"log"`
 	// GitChanges is always a list: [] when the attempt changed nothing outside the tree.
 	GitChanges json.RawMessage `json:"git_changes"`
+	GitReset   *string         `json:"git_reset"`
 }
 
 type summaryJSON struct {
@@ -156,7 +157,7 @@ func (a Attempt) toJSON() attemptJSON {
 		FilesChanged: a.FilesChanged, SchemaRetries: a.SchemaRetries,
 		TokensIn: a.TokensIn, TokensOut: a.TokensOut, CostUSD: a.CostUSD,
 		Prompt: jstr(a.Prompt), Log: jstr(a.Log),
-		GitChanges: gitChangesJSON(a.GitChanges),
+		GitChanges: gitChangesJSON(a.GitChanges), GitReset: jstr(a.GitReset),
 	}
 }
 
@@ -181,6 +182,7 @@ func (j attemptJSON) fromJSON() (Attempt, error) {
 	if len(j.GitChanges) > 0 && string(j.GitChanges) != "[]" && string(j.GitChanges) != "null" {
 		a.GitChanges = j.GitChanges
 	}
+	a.GitReset = unjstr(j.GitReset)
 	var err1, err2 error
 	a.StartedAt, err1 = unjtime(j.StartedAt)
 	a.FinishedAt, err2 = unjtimep(j.FinishedAt)

@@ -190,6 +190,8 @@ type Attempt struct {
 	// GitChanges is what the attempt changed outside the working tree (HEAD, refs, stash,
 	// index), as JSON; read-only here (attempt_git), nil meaning none.
 	GitChanges json.RawMessage
+	// GitReset is what became of them: GitPutBack, GitPartial, GitKept, or "" (not yet decided).
+	GitReset string
 }
 
 // RunSummary is one line of ls.
