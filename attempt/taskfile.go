@@ -93,7 +93,7 @@ type Task struct {
 	// restore (default), isolate or allow (SPEC §2.1).
 	Git     string
 	Effects []EffectDecl
-	Hooks       Hooks
+	Hooks   Hooks
 
 	Pos Pos
 }

@@ -56,6 +56,7 @@ func TestParseSpecExample(t *testing.T) {
 		ResultContract:         &ResultContract{FailureField: "error", MessageField: "error.message"},
 		MaxCostUSD:             5,
 		SideEffects:            SideEffectsNonIdempotent,
+		Git:                    GitRestore,
 		Effects:                []EffectDecl{{Name: "push-branch", Compensate: []string{"git", "push", "origin", "--delete", "fix/{{run}}"}}},
 		Hooks: Hooks{
 			HookOnRetry:  {{"notify-send", "retry {{task}} attempt {{attempt}}"}},
