@@ -261,7 +261,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	}
 	prompt, err := r.composePrompt(def, prev, operator, warning)
 	if err != nil {
-		return nil, err
+		return nil, withClass(ClassAuthoring, "prompt_file", err)
 	}
 	dir := filepath.Join(r.logDir, t.ID)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
