@@ -128,6 +128,9 @@ type attemptJSON struct {
 	Log           *string  `json:"log"`
 	AgentSession  *string  `json:"agent_session"`
 	ResumeCommand *string  `json:"resume_command"`
+	// GitChanges is always a list: [] when the attempt changed nothing outside the tree.
+	GitChanges json.RawMessage `json:"git_changes"`
+	GitReset   *string         `json:"git_reset"`
 }
 
 type summaryJSON struct {
@@ -157,7 +160,15 @@ func (a Attempt) toJSON() attemptJSON {
 		TokensIn: a.TokensIn, TokensOut: a.TokensOut, CostUSD: a.CostUSD,
 		Prompt: jstr(a.Prompt), Log: jstr(a.Log),
 		AgentSession: jstr(a.AgentSession), ResumeCommand: jstr(a.AgentResume),
+		GitChanges: gitChangesJSON(a.GitChanges), GitReset: jstr(a.GitReset),
 	}
+}
+
+func gitChangesJSON(c json.RawMessage) json.RawMessage {
+	if len(c) == 0 {
+		return json.RawMessage("[]")
+	}
+	return c
 }
 
 func (j attemptJSON) fromJSON() (Attempt, error) {
@@ -172,6 +183,10 @@ func (j attemptJSON) fromJSON() (Attempt, error) {
 		Prompt: unjstr(j.Prompt), Log: unjstr(j.Log),
 		AgentSession: unjstr(j.AgentSession), AgentResume: unjstr(j.ResumeCommand),
 	}
+	if len(j.GitChanges) > 0 && string(j.GitChanges) != "[]" && string(j.GitChanges) != "null" {
+		a.GitChanges = j.GitChanges
+	}
+	a.GitReset = unjstr(j.GitReset)
 	var err1, err2 error
 	a.StartedAt, err1 = unjtime(j.StartedAt)
 	a.FinishedAt, err2 = unjtimep(j.FinishedAt)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -191,6 +192,12 @@ type Attempt struct {
 	// tree. Empty where the CLI reported none or cannot resume.
 	AgentSession string
 	AgentResume  string
+
+	// GitChanges is what the attempt changed outside the working tree (HEAD, refs, stash,
+	// index), as JSON; read-only here (attempt_git), nil meaning none.
+	GitChanges json.RawMessage
+	// GitReset is what became of them: GitPutBack, GitPartial, GitKept, or "" (not yet decided).
+	GitReset string
 }
 
 // RunSummary is one line of ls.
