@@ -2,6 +2,8 @@ package cmd
 
 import (
 	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -75,14 +77,19 @@ func printRestore(g *globals, tree plumbing.Hash, res *snapshot.RestoreResult, d
 		for _, ch := range res.Changes {
 			changed = append(changed, changeJSON{Path: ch.Path, Action: ch.Action.String()})
 		}
+		spared := make([]string, 0, len(res.Spared))
+		for _, ch := range res.Spared {
+			spared = append(spared, ch.Path)
+		}
 		return writeJSON(g.io.Out, map[string]any{
-			"tree": tree.String(), "undo_ref": undoRef, "changed": changed,
+			"tree": tree.String(), "undo_ref": undoRef, "changed": changed, "kept_ignored": spared,
 			"compensated": nonNil(compensated), "dry_run": dryRun,
 		})
 	}
 	for _, ch := range res.Changes {
 		fmt.Fprintf(g.io.Out, "%s %s\n", actionLetter(ch.Action), ch.Path)
 	}
+	printSpared(g.io.Out, res.Spared)
 	switch {
 	case dryRun:
 		fmt.Fprintf(g.io.Out, "would restore tree %s: %d paths differ (dry run, nothing changed)\n", tree, len(res.Changes))
@@ -106,4 +113,23 @@ func actionLetter(a snapshot.Action) string {
 		return "T"
 	}
 	return "M"
+}
+
+// printSpared names the ignored files a restore left as they were (at most 10, then a count):
+// the tree it set holds another version of them, or none, but the file on disk is one the ignore
+// rules exclude, and restore never deletes or overwrites such a file.
+func printSpared(w io.Writer, spared []snapshot.Change) {
+	if len(spared) == 0 {
+		return
+	}
+	names := make([]string, 0, 10)
+	for i, ch := range spared {
+		if i == 10 {
+			names = append(names, fmt.Sprintf("and %d more", len(spared)-10))
+			break
+		}
+		names = append(names, ch.Path)
+	}
+	fmt.Fprintf(w, "left %d ignored path%s as on disk (restore never deletes or overwrites an ignored file): %s\n",
+		len(spared), plural(len(spared)), strings.Join(names, ", "))
 }

@@ -41,6 +41,9 @@ type RestoreResult struct {
 	Undo     *Result // nil on DryRun
 	UndoTree plumbing.Hash
 	Changes  []Change
+	// Spared are the differences restore left alone because the path on disk is a file that the
+	// ignore rules of the replaced tree or of the target tree exclude (see spareIgnored).
+	Spared []Change
 }
 
 // Restore sets the working tree to target (a tree, or a commit standing for its tree):
@@ -49,7 +52,8 @@ type RestoreResult struct {
 //  3. it deletes (deepest first), then writes and re-modes (shallowest first) only the differing
 //     paths, as checkout would (smudge filters and eol conversion from the target tree's
 //     .gitattributes), never following a symbolic link out of the working tree, leaving ignored
-//     files alone and removing only directories left empty.
+//     files alone (those the rules of either tree ignore: RestoreResult.Spared) and removing
+//     only directories left empty.
 //
 // Before overwriting or deleting a path it checks the path still has the stat data the undo
 // snapshot recorded; if not it stops with a *ConflictError naming the path. Paths already
@@ -74,6 +78,9 @@ func (r *Repo) Restore(ctx context.Context, target plumbing.Hash, opts RestoreOp
 		if res.Changes, err = r.DiffTrees(ws.result.Tree, targetTree); err != nil {
 			return nil, err
 		}
+		if res.Changes, res.Spared, err = r.spareIgnored(ws, targetTree, res.Changes); err != nil {
+			return nil, err
+		}
 		return res, nil
 	}
 	ref := opts.UndoRef
@@ -90,6 +97,10 @@ func (r *Repo) Restore(ctx context.Context, target plumbing.Hash, opts RestoreOp
 		return nil, err
 	}
 	if res.Changes, err = r.DiffTrees(ws.result.Tree, targetTree); err != nil {
+		ws.discard()
+		return res, err
+	}
+	if res.Changes, res.Spared, err = r.spareIgnored(ws, targetTree, res.Changes); err != nil {
 		ws.discard()
 		return res, err
 	}
