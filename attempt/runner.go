@@ -369,6 +369,9 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 		if err := r.takeBase(ctx); err != nil {
 			return nil, err
 		}
+		if err := r.keepIgnored(ctx); err != nil {
+			return nil, err
+		}
 	}
 	for {
 		var run *store.Run

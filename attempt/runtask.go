@@ -126,6 +126,7 @@ func (r *runner) blockOnRestore(ctx context.Context, t *store.Task, n int, err e
 // replaces is already kept in the last attempt's ref, so no undo ref is written.
 func (r *runner) restore(ctx context.Context, tree plumbing.Hash) error {
 	if r.known == tree {
+		r.putBackIgnored(ctx, tree) // the tree is as it was, but ignored files may not be
 		return nil
 	}
 	known := r.known
@@ -158,6 +159,7 @@ func (r *runner) restore(ctx context.Context, tree plumbing.Hash) error {
 		return err
 	}
 	r.known = tree
+	r.putBackIgnored(ctx, tree)
 	return nil
 }
 

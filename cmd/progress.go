@@ -71,7 +71,11 @@ func (p *progress) Event(ev attempt.ProgressEvent) {
 	case attempt.KindRunState:
 		p.stopTicker()
 	case attempt.KindNote:
-		p.line("%s %s: %s", bullet("!"), ev.Task, ev.Message)
+		if ev.Task == "" { // about the run as a whole
+			p.line("%s %s", bullet("!"), ev.Message)
+		} else {
+			p.line("%s %s: %s", bullet("!"), ev.Task, ev.Message)
+		}
 	}
 }
 
