@@ -414,6 +414,17 @@ func (r *Repo) RestoreIgnored(ctx context.Context, ref string, tree plumbing.Has
 			return out, fmt.Errorf("put back ignored files: keep the changed ones first: %w", err)
 		}
 	}
+	paths := make([]string, 0, len(work))
+	for _, w := range work {
+		paths = append(paths, w.f.path)
+	}
+	if len(paths) > 0 {
+		unnote, err := r.noteRestoring(paths)
+		if err != nil {
+			return out, fmt.Errorf("put back ignored files: %w", err)
+		}
+		defer unnote()
+	}
 	for _, w := range work {
 		f := w.f
 		if p, ok := perms[f.path]; ok {

@@ -220,6 +220,7 @@ func openAt(cwd, root, gitDir string, gitDirFromEnv bool) (*Repo, error) {
 	r.cfg = cfg
 	r.set = cfg.settings(r.root)
 	r.objs = newObjectStore(filepath.Join(r.commonDir, "objects"))
+	sweepRestoreTemps(r.root, r.gitDir)
 	return r, nil
 }
 

@@ -108,6 +108,17 @@ func (r *Repo) Restore(ctx context.Context, target plumbing.Hash, opts RestoreOp
 		return res, ws.save()
 	}
 	ws.discard() // the index is saved once the files are written
+	paths := make([]string, 0, len(res.Changes))
+	for _, c := range res.Changes {
+		if c.Action != Delete {
+			paths = append(paths, c.Path)
+		}
+	}
+	unnote, err := r.noteRestoring(paths)
+	if err != nil {
+		return res, fmt.Errorf("restore: %w", err)
+	}
+	defer unnote()
 	x, err := newRestorer(ctx, r, ws, targetTree)
 	if err != nil {
 		return res, err
