@@ -486,7 +486,9 @@ func (r *runner) currentTree(ctx context.Context) (plumbing.Hash, error) {
 	if !r.known.IsZero() {
 		return r.known, nil
 	}
-	tr, err := r.env.Repo.WriteTree(context.WithoutCancel(ctx))
+	sctx, done := r.snapshotCtx(ctx)
+	defer done()
+	tr, err := r.env.Repo.WriteTree(sctx)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}

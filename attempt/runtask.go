@@ -145,7 +145,9 @@ func (r *runner) restore(ctx context.Context, tree plumbing.Hash) error {
 		})
 		return err == nil && rec
 	}
-	res, err := r.env.Repo.Restore(context.WithoutCancel(ctx), tree, snapshot.RestoreOptions{NoUndoRef: true, Kept: kept,
+	sctx, done := r.snapshotCtx(ctx)
+	defer done()
+	res, err := r.env.Repo.Restore(sctx, tree, snapshot.RestoreOptions{NoUndoRef: true, Kept: kept,
 		UndoMessage: fmt.Sprintf("mulligan run %s: the working tree before a reset to %s\n\nIt held changes no attempt of the run recorded.\n", r.run.ID, tree)})
 	if res != nil && res.Undo != nil && res.Undo.Ref != "" {
 		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: r.current,

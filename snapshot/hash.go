@@ -204,7 +204,7 @@ func (w *walker) hashCleaned(s *scratch, f *os.File, e *entry, a attr.Attrs) (pl
 		}
 		return v
 	}
-	rc, size, err := w.conv.Clean(w.ctx, e.path, a, f, crlf)
+	rc, size, err := w.conv.Clean(w.fctx, e.path, a, f, crlf)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}

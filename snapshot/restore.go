@@ -133,6 +133,8 @@ func (r *Repo) Restore(ctx context.Context, target plumbing.Hash, opts RestoreOp
 
 type restorer struct {
 	ctx    context.Context
+	fctx   context.Context // for smudge filters: ctx, also ended by its filter bound
+	stopF  context.CancelFunc
 	r      *Repo
 	ws     *walkState
 	target plumbing.Hash
@@ -157,6 +159,7 @@ func newRestorer(ctx context.Context, r *Repo, ws *walkState, target plumbing.Ha
 		conv:  attr.NewConverter(r.set.conv, r.root),
 		attrs: map[string]*attr.Matcher{}, trees: map[string][]treeEntry{}, done: map[string]*entry{}}
 	x.pcache.fd = -1
+	x.fctx, x.stopF = filterContext(ctx)
 	return x, nil
 }
 
@@ -164,6 +167,7 @@ func (x *restorer) close() {
 	x.dropParent()
 	unix.Close(x.rootfd)
 	x.conv.Close()
+	x.stopF()
 }
 
 func (x *restorer) dropParent() {
@@ -571,7 +575,7 @@ func (x *restorer) writeFile(fd int, name string, c Change) (*entry, error) {
 	smudge := x.conv.NeedsSmudge(a)
 	err = x.r.withBlob(c.To.Hash, func(rd io.Reader) error {
 		if smudge {
-			return x.conv.Smudge(x.ctx, c.Path, a, rd, f)
+			return x.conv.Smudge(x.fctx, c.Path, a, rd, f)
 		}
 		_, err := io.Copy(f, rd)
 		return err
