@@ -3,6 +3,8 @@ package cmd
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -15,21 +17,26 @@ import (
 type restoreOptions struct {
 	Rev    string
 	DryRun bool
+	// Paths limits the restore to these paths (after `--`), relative to the current directory.
+	Paths []string
 }
 
 func restoreCommand(g *globals) *cli.Command {
 	return &cli.Command{
 		Name:      "restore",
-		Usage:     "set the working tree to any commit, tree or ref (an undo ref is taken first)",
-		ArgsUsage: "REV",
+		Usage:     "set the working tree, or only some paths of it, to any commit, tree or ref (an undo ref is taken first)",
+		ArgsUsage: "REV [-- PATH…]",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Usage: "print what would change, change nothing"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return usageError("e.g. `mulligan restore refs/mulligan/manual/<id>`", "restore takes exactly one revision")
+				return usageError("e.g. `mulligan restore refs/mulligan/manual/<id>`, or `mulligan restore REV -- PATH`", "restore takes exactly one revision (paths go after `--`)")
 			}
-			return runRestore(c, g, restoreOptions{Rev: c.Args().First(), DryRun: c.Bool("dry-run")})
+			if g.rest != nil && len(g.rest) == 0 {
+				return usageError("e.g. `mulligan restore REV -- src/main.go`", "no path after `--`")
+			}
+			return runRestore(c, g, restoreOptions{Rev: c.Args().First(), DryRun: c.Bool("dry-run"), Paths: g.rest})
 		},
 	}
 }
@@ -44,16 +51,58 @@ func runRestore(c *cli.Context, g *globals, opts restoreOptions) error {
 	if err != nil {
 		return err
 	}
-	return restoreTree(c, g, repo, tree, opts.DryRun, "restore "+opts.Rev)
+	paths, err := repoPaths(repo, opts.Paths)
+	if err != nil {
+		return err
+	}
+	what := "restore " + opts.Rev
+	if len(paths) > 0 {
+		what += " -- " + strings.Join(paths, " ")
+	}
+	return restorePaths(c, g, repo, tree, opts.DryRun, what, paths)
+}
+
+// repoPaths turns paths given on the command line (relative to the current directory) into
+// slash-separated paths relative to the working tree root.
+func repoPaths(repo *snapshot.Repo, args []string) ([]string, error) {
+	if len(args) == 0 {
+		return nil, nil
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	if real, err := filepath.EvalSymlinks(cwd); err == nil {
+		cwd = real
+	}
+	out := make([]string, 0, len(args))
+	for _, a := range args {
+		abs := a
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(cwd, a)
+		}
+		rel, err := filepath.Rel(repo.Root(), filepath.Clean(abs))
+		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			return nil, usageError("name paths inside the working tree "+repo.Root(), "%s is outside the working tree", a)
+		}
+		out = append(out, filepath.ToSlash(rel))
+	}
+	return out, nil
 }
 
 // restoreTree is the shared tail of restore and undo: take an undo ref, restore, print.
 func restoreTree(c *cli.Context, g *globals, repo *snapshot.Repo, tree plumbing.Hash, dryRun bool, what string) error {
+	return restorePaths(c, g, repo, tree, dryRun, what, nil)
+}
+
+// restorePaths is restoreTree limited to paths (none: the whole tree).
+func restorePaths(c *cli.Context, g *globals, repo *snapshot.Repo, tree plumbing.Hash, dryRun bool, what string, paths []string) error {
 	id := snapshot.NewID(time.Now())
 	res, err := repo.Restore(c.Context, tree, snapshot.RestoreOptions{
 		UndoRef:     "refs/mulligan/undo/" + id,
 		UndoMessage: fmt.Sprintf("mulligan undo %s\n\nThe working tree just before `mulligan %s`.\n", id, what),
 		DryRun:      dryRun,
+		Paths:       paths,
 	})
 	if err != nil {
 		return err

@@ -34,6 +34,10 @@ type RestoreOptions struct {
 	// it: an operator while the run was stopped or in backoff), the undo ref is written after
 	// all, so a reset never loses an edit.
 	Kept func(tree plumbing.Hash) bool
+	// Paths limits the restore to these paths (files or directories, relative to the root,
+	// slash-separated), like `git restore --source`: the undo snapshot is still of the whole
+	// tree. A path in neither the target nor the working tree is an error (ErrPathNotFound).
+	Paths []string
 }
 
 // RestoreResult is what Restore did (or, on DryRun, would do).
@@ -71,6 +75,10 @@ func (r *Repo) Restore(ctx context.Context, target plumbing.Hash, opts RestoreOp
 		return nil, err
 	}
 	res := &RestoreResult{UndoTree: ws.result.Tree}
+	if err := r.checkPaths(opts.Paths, ws.result.Tree, targetTree); err != nil {
+		ws.discard()
+		return nil, err
+	}
 	if opts.DryRun {
 		if err := ws.save(); err != nil {
 			return nil, err
@@ -78,6 +86,7 @@ func (r *Repo) Restore(ctx context.Context, target plumbing.Hash, opts RestoreOp
 		if res.Changes, err = r.DiffTrees(ws.result.Tree, targetTree); err != nil {
 			return nil, err
 		}
+		res.Changes = limitToPaths(res.Changes, opts.Paths)
 		if res.Changes, res.Spared, err = r.spareIgnored(ws, targetTree, res.Changes); err != nil {
 			return nil, err
 		}
@@ -100,6 +109,7 @@ func (r *Repo) Restore(ctx context.Context, target plumbing.Hash, opts RestoreOp
 		ws.discard()
 		return res, err
 	}
+	res.Changes = limitToPaths(res.Changes, opts.Paths)
 	if res.Changes, res.Spared, err = r.spareIgnored(ws, targetTree, res.Changes); err != nil {
 		ws.discard()
 		return res, err
@@ -743,4 +753,47 @@ func (x *restorer) saveIndex() error {
 	}
 	p := &privIndex{t0S: t1S, t0Ns: t1Ns, dirs: dirs}
 	return savePrivIndex(tmp, privIndexPath(x.r.gitDir), p, out)
+}
+
+// checkPaths refuses a path that is malformed or in neither tree (git's "pathspec did not match").
+func (r *Repo) checkPaths(paths []string, cur, target plumbing.Hash) error {
+	for _, p := range paths {
+		if p == "" || p == "." {
+			continue
+		}
+		if err := checkPath(p); err != nil {
+			return fmt.Errorf("%w: %q", ErrPathNotFound, p)
+		}
+		parts := strings.Split(p, "/")
+		a, err := r.lookupEntry(target, parts)
+		if err != nil {
+			return err
+		}
+		b, err := r.lookupEntry(cur, parts)
+		if err != nil {
+			return err
+		}
+		if a == nil && b == nil {
+			return fmt.Errorf("%w: %s is in neither the tree to restore nor the working tree", ErrPathNotFound, p)
+		}
+	}
+	return nil
+}
+
+// limitToPaths keeps the changes at or below one of paths (all of them when paths is empty or
+// holds the root).
+func limitToPaths(changes []Change, paths []string) []Change {
+	if len(paths) == 0 || slices.Contains(paths, "") || slices.Contains(paths, ".") {
+		return changes
+	}
+	out := changes[:0:0]
+	for _, c := range changes {
+		for _, p := range paths {
+			if c.Path == p || strings.HasPrefix(c.Path, p+"/") {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
 }
