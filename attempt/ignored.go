@@ -77,3 +77,17 @@ func listSome(paths []string) string {
 	}
 	return strings.Join(paths[:10], ", ") + fmt.Sprintf(" and %d more", len(paths)-10)
 }
+
+// noteSubmodules says what a reset did to the submodules whose checked-out commit it changed.
+func (r *runner) noteSubmodules(res *snapshot.RestoreResult) {
+	if res == nil {
+		return
+	}
+	for _, sm := range res.Submodules {
+		msg := "submodule " + sm.Path + " put back at " + sm.Commit.String() + " (what its working tree held is in its " + sm.UndoRef + ")"
+		if sm.Skipped != "" {
+			msg = sm.Path + " not restored: " + sm.Skipped
+		}
+		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: r.current, Message: msg})
+	}
+}

@@ -149,6 +149,7 @@ func (r *runner) restore(ctx context.Context, tree plumbing.Hash) error {
 	defer done()
 	res, err := r.env.Repo.Restore(sctx, tree, snapshot.RestoreOptions{NoUndoRef: true, Kept: kept,
 		UndoMessage: fmt.Sprintf("mulligan run %s: the working tree before a reset to %s\n\nIt held changes no attempt of the run recorded.\n", r.run.ID, tree)})
+	r.noteSubmodules(res)
 	if res != nil && res.Undo != nil && res.Undo.Ref != "" {
 		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: r.current,
 			Message: "the working tree held changes no attempt recorded (edited while the run was stopped?): kept in " + res.Undo.Ref + "; `mulligan undo` puts them back"})

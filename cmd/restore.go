@@ -130,8 +130,13 @@ func printRestore(g *globals, tree plumbing.Hash, res *snapshot.RestoreResult, d
 		for _, ch := range res.Spared {
 			spared = append(spared, ch.Path)
 		}
+		subs := make([]map[string]any, 0, len(res.Submodules))
+		for _, sm := range res.Submodules {
+			subs = append(subs, map[string]any{"path": sm.Path, "commit": sm.Commit.String(), "restored": sm.Skipped == "",
+				"undo_ref": nullable(sm.UndoRef), "reason": nullable(sm.Skipped)})
+		}
 		return writeJSON(g.io.Out, map[string]any{
-			"tree": tree.String(), "undo_ref": undoRef, "changed": changed, "kept_ignored": spared,
+			"tree": tree.String(), "undo_ref": undoRef, "changed": changed, "kept_ignored": spared, "submodules": subs,
 			"compensated": nonNil(compensated), "dry_run": dryRun,
 		})
 	}
@@ -139,11 +144,24 @@ func printRestore(g *globals, tree plumbing.Hash, res *snapshot.RestoreResult, d
 		fmt.Fprintf(g.io.Out, "%s %s\n", actionLetter(ch.Action), ch.Path)
 	}
 	printSpared(g.io.Out, res.Spared)
+	notRestored := 0
+	for _, sm := range res.Submodules {
+		if sm.Skipped != "" {
+			notRestored++
+			fmt.Fprintf(g.io.Out, "! %s not restored: %s\n", sm.Path, sm.Skipped)
+			continue
+		}
+		fmt.Fprintf(g.io.Out, "submodule %s set to %s (detached); what its working tree held is in its %s\n", sm.Path, sm.Commit, sm.UndoRef)
+	}
 	switch {
 	case dryRun:
 		fmt.Fprintf(g.io.Out, "would restore tree %s: %d paths differ (dry run, nothing changed)\n", tree, len(res.Changes))
 	case len(res.Changes) == 0:
 		fmt.Fprintf(g.io.Out, "the working tree already matches %s; undo point %s\n", tree, undoRef)
+	case notRestored > 0:
+		fmt.Fprintf(g.io.Out, "restored tree %s except %d path%s named above: %d path%s changed; undo point %s\n", tree,
+			notRestored, plural(notRestored), len(res.Changes)-notRestored, plural(len(res.Changes)-notRestored), undoRef)
+		fmt.Fprintf(g.io.Out, "hint: `mulligan undo` puts back the tree this replaced\n")
 	default:
 		fmt.Fprintf(g.io.Out, "restored tree %s: %d path%s changed; undo point %s\n", tree, len(res.Changes), plural(len(res.Changes)), undoRef)
 		fmt.Fprintf(g.io.Out, "hint: `mulligan undo` puts back the tree this replaced\n")
@@ -181,4 +199,12 @@ func printSpared(w io.Writer, spared []snapshot.Change) {
 	}
 	fmt.Fprintf(w, "left %d ignored path%s as on disk (restore never deletes or overwrites an ignored file): %s\n",
 		len(spared), plural(len(spared)), strings.Join(names, ", "))
+}
+
+// nullable is s, or JSON null when s is empty.
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }

@@ -45,6 +45,8 @@ type RestoreResult struct {
 	Undo     *Result // nil on DryRun
 	UndoTree plumbing.Hash
 	Changes  []Change
+	// Submodules are the submodules whose checked-out commit differed: put back, or why not.
+	Submodules []SubmoduleResult
 	// Spared are the differences restore left alone because the path on disk is a file that the
 	// ignore rules of the replaced tree or of the target tree exclude (see spareIgnored).
 	Spared []Change
@@ -134,6 +136,7 @@ func (r *Repo) Restore(ctx context.Context, target plumbing.Hash, opts RestoreOp
 		return res, err
 	}
 	applyErr := x.apply(res.Changes)
+	res.Submodules = x.subs
 	x.close()
 	if err := x.saveIndex(); err != nil && applyErr == nil {
 		applyErr = err
@@ -154,6 +157,7 @@ type restorer struct {
 	trees  map[string][]treeEntry   // target tree's directories read so far
 	done   map[string]*entry        // path → entry written (nil: deleted or not to be trusted)
 	keep   []string                 // gitlink directories left in place (never written into)
+	subs   []SubmoduleResult        // submodules set to the target's commit (or left, and why)
 	pcache struct {
 		dir string
 		fd  int
@@ -403,6 +407,12 @@ func (x *restorer) write(c Change) error {
 		return err
 	}
 	mode := uint32(c.To.Mode)
+	if mode == modeGitlink && c.Action == Modify {
+		// The submodule's HEAD moved (an agent's `git -C sub checkout`, a commit in it).
+		x.subs = append(x.subs, x.restoreSubmodule(c))
+		x.done[c.Path] = nil
+		return nil
+	}
 	if mode == modeGitlink {
 		// An empty directory where the submodule goes; its content is not restore's business.
 		if err := unix.Mkdirat(fd, name, 0o777); err != nil && err != unix.EEXIST {
@@ -411,6 +421,11 @@ func (x *restorer) write(c Change) error {
 		var st unix.Stat_t
 		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			return &ConflictError{Path: c.Path, Reason: "an untracked or ignored file is where the submodule goes"}
+		}
+		if head, _, ok := nestedHead(x.r.abs(c.Path)); !ok || head != c.To.Hash {
+			// Never claim it: a snapshot holds a nested repository's commit id, not its files.
+			x.subs = append(x.subs, SubmoduleResult{Path: c.Path, Commit: c.To.Hash,
+				Skipped: "a snapshot holds only the commit a nested repository or submodule had checked out, not its files or history; its directory is empty"})
 		}
 		x.done[c.Path] = nil
 		return nil
