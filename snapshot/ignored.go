@@ -141,18 +141,28 @@ func (r *Repo) scanIgnored(ctx context.Context) ([]keptFile, *KeptIgnored, error
 		if err := readDirents(fd, s); err != nil {
 			return fmt.Errorf("read directory %s: %w", r.abs(dir), err)
 		}
-		names := make([]string, 0, len(s.names))
-		for _, nr := range s.names {
-			names = append(names, string(s.name(nr)))
+		type dent struct {
+			name string
+			typ  uint8
 		}
-		slices.Sort(names)
-		for _, name := range names {
+		ents := make([]dent, 0, len(s.names))
+		for _, nr := range s.names {
+			ents = append(ents, dent{string(s.name(nr)), nr.typ})
+		}
+		slices.SortFunc(ents, func(a, b dent) int { return strings.Compare(a.name, b.name) })
+		for _, d := range ents {
+			name := d.name
 			if name == ".git" {
 				continue
 			}
 			path := name
 			if dir != "" {
 				path = dir + "/" + name
+			}
+			// Only what may be kept (or a type readdir did not give) costs an lstat: the walk
+			// runs once per run, over every file of the tree.
+			if (d.typ == dtReg || d.typ == dtLink) && (tracked[path] || !m.Ignored(fold(path), false)) {
+				continue
 			}
 			var st unix.Stat_t
 			if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
