@@ -33,6 +33,9 @@ func (r *runner) snapshotCtx(ctx context.Context) (context.Context, context.Canc
 // filterTimeout is the current task's timeout; before any task (the run's base snapshot), the
 // longest timeout of the run's tasks when every one has a timeout; 0 for none.
 func (r *runner) filterTimeout() time.Duration {
+	if r.file == nil || r.run == nil {
+		return 0 // a runner that only records (cancel or kill of a dead run) has no task file
+	}
 	if r.current != "" {
 		if def := r.file.Task(r.current); def != nil {
 			return def.Timeout
