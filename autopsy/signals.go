@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/mulligan-dev/mulligan/attempt"
 )
 
 // The evidence a person reads in a failed run, beyond the failure classes: what the environment
@@ -59,6 +61,7 @@ func envSignals(text string) []envSignal {
 		if strings.TrimSpace(l) == "" {
 			continue
 		}
+		l = attempt.HumanLine(strings.TrimSpace(l)) // a CLI's JSON event line, by its message
 		for _, re := range toolMissingRes {
 			if m := re.FindStringSubmatch(l); m != nil {
 				found[sigTool] = envSignal{kind: sigTool, line: clip(strings.TrimSpace(l)), what: strings.Trim(m[1], `'"`)}
@@ -181,7 +184,7 @@ func subset(a, b []string) bool {
 var contextRe = regexp.MustCompile(`(?i)context window|prompt is too long|prompt_too_long|context_length_exceeded|maximum context length|exceeds the context|input is too long|ran out of room in the model`)
 
 // creditRe: a quota no clock lifts: money has to be added (or a cap raised) by a person.
-var creditRe = regexp.MustCompile(`(?i)credit balance is too low|out of credits|insufficient[_ ](?:quota|credits|balance)|spend(?:ing)? (?:cap|limit)|billing|add (?:more )?(?:funds|credits)|monthly (?:usage )?limit|payment required|\b402\b|usage credits`)
+var creditRe = regexp.MustCompile(`(?i)credit balance is too low|out of credits|(?:hit|reached) your (?:workspace )?(?:spend cap|credit limit)|insufficient[_ ](?:quota|credits|balance)|monthly (?:usage )?limit|payment required|add (?:more )?funds`)
 
 // questionRe: a last line that waits for an answer on a terminal.
 var questionRe = regexp.MustCompile(`(?i)\[y/n\]|\(y/n\)|\[yes/no\]|press enter|continue\?|proceed\?|\?\s*$|approve|allow this|do you want`)
