@@ -171,6 +171,36 @@ func Build(ctx context.Context, in Input) (*Report, error) {
 	return f.report(in), nil
 }
 
+// Refresh brings a written report's ledgers up to date: the side effects still unresolved and the
+// hook deliveries still failed, as the store says now (a compensation or a redelivery since the
+// report was written settles them). The verdict, the evidence and the rest stay as written.
+func Refresh(ctx context.Context, in Input, r *Report) error {
+	var events []store.Event
+	var effects []store.Effect
+	err := in.DB.View(ctx, func(tx *store.Tx) error {
+		var err error
+		if events, err = allEvents(tx, r.Run); err != nil {
+			return err
+		}
+		effects, err = tx.Effects(r.Run)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	scrub := in.Scrub
+	if scrub == nil {
+		scrub = NewScrubber(os.Environ())
+	}
+	r.Effects = append([]Effect{}, unresolvedEffects(effects)...)
+	r.FailedHooks = []Hook{}
+	for _, h := range failedHooks(events) {
+		h.Error = scrub.String(h.Error)
+		r.FailedHooks = append(r.FailedHooks, h)
+	}
+	return nil
+}
+
 // allEvents reads a run's events, in pages.
 func allEvents(tx *store.Tx, run string) ([]store.Event, error) {
 	var all []store.Event
