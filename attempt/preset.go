@@ -99,6 +99,7 @@ var presets = map[string]*Preset{
 		Command: []string{"aider", "--message", "{{prompt}}", "--yes-always", "--no-pretty"},
 		Install: "install it: python -m pip install aider-install && aider-install",
 		Result:  aiderResult,
+		rules:   aiderRules,
 	},
 	PresetOpencode: {
 		Name:           PresetOpencode,

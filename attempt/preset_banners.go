@@ -85,6 +85,14 @@ var codexRules = []bannerRule{
 	noRetry(rule(ClassAgentExit, CodeModelCapacity, "choose another model (codex -m …) or add an agent to the task's chain", `(?i)selected model is at capacity`)),
 }
 
+// aiderRules are aider's (litellm's exception names, its own notices).
+var aiderRules = []bannerRule{
+	rule(ClassAuth, "invalid_key", "", `AuthenticationError|API key (?:is )?(?:missing|invalid)|Missing these environment variables`),
+	rule(ClassQuota, "rate_limit", "", `RateLimitError|The API provider has rate limited you`),
+	noRetry(rule(ClassAgentExit, CodeContextWindow, "the task does not fit the model's context window: split it or shorten its prompt", `ContextWindowExceededError|has hit a token limit`)),
+	rule(ClassTransport, "server_error", "", `InternalServerError|ServiceUnavailableError|APIConnectionError|The API provider's servers are down or overloaded`),
+}
+
 // codexLoop is the line codex prints for ever without the network, after "Reconnecting… 5/5".
 var codexLoop = regexp.MustCompile(`(?i)reconnecting(?:\.\.\.|…)\s*waiting for network[^\n]*`)
 

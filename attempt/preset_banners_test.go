@@ -51,6 +51,9 @@ func TestPresetBannerFixtures(t *testing.T) {
 		{"gemini_daily_quota.txt", PresetGemini, 1, ClassQuota, "usage_limit", false, time.Time{}, ""},
 		{"gemini_retry_in.txt", PresetGemini, 1, ClassQuota, "usage_limit", false, now.Add(12500 * time.Millisecond), ""},
 		{"../gemini_untrusted.txt", PresetGemini, 55, ClassAgentExit, CodeUntrusted, true, time.Time{}, ""},
+		{"aider_auth.txt", PresetAider, 1, ClassAuth, "invalid_key", false, time.Time{}, "aider: litellm.AuthenticationError"},
+		{"aider_rate_limit.txt", PresetAider, 1, ClassQuota, "rate_limit", false, now.Add(200 * time.Millisecond), ""},
+		{"aider_context.txt", PresetAider, 1, ClassAgentExit, CodeContextWindow, true, time.Time{}, ""},
 		{"opencode_monthly_limit.txt", PresetOpencode, 0, ClassQuota, CodeCredit, true, time.Time{}, "opencode: Monthly usage limit reached"},
 		{"opencode_error_exit0.txt", PresetOpencode, 0, ClassAgentExit, CodeCLIError, false, time.Time{}, "opencode: Model not found: opencode/gpt-9 (exit status 0)"},
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -678,6 +679,10 @@ func (r *runner) composePrompt(def *Task, prev *store.Attempt, operator, effects
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return "", fmt.Errorf("task %s: prompt_file: %w", def.ID, err)
+		}
+		if strings.TrimSpace(string(data)) == "" {
+			// Sent as it is, the agent gets no instructions and "succeeds" with nothing done.
+			return "", fmt.Errorf("task %s: prompt_file %s is empty: the agent would get no instructions", def.ID, def.PromptFile)
 		}
 		text = string(data)
 	}

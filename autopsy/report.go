@@ -7,6 +7,7 @@ package autopsy
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -263,8 +264,25 @@ func gather(in Input, run *store.Run, events []store.Event) *facts {
 		}
 		f.setAsideDeaths()
 		f.missing = f.missingPromptPaths()
+		f.before = taskFailure(events, f.task.ID)
 	}
 	return f
+}
+
+// taskFailure is the failure the runner recorded on the task itself (task.state_changed with a
+// class), for a task that failed before any attempt did.
+func taskFailure(events []store.Event, task string) storeAttempt {
+	var out storeAttempt
+	for _, ev := range events {
+		if ev.Type != "task.state_changed" || ev.Task != task || len(ev.Payload) == 0 {
+			continue
+		}
+		var p struct{ Class, Code, Message string }
+		if json.Unmarshal(ev.Payload, &p) == nil && p.Class != "" {
+			out = storeAttempt{TaskID: task, Class: p.Class, Code: p.Code, Message: p.Message}
+		}
+	}
+	return out
 }
 
 // setAsideDeaths moves runner_died attempts out of the failures when others remain: the
@@ -293,6 +311,12 @@ func decisiveTask(run *store.Run) *store.Task {
 			if run.Tasks[i].State == want && len(run.Tasks[i].Attempts) > 0 {
 				return &run.Tasks[i]
 			}
+		}
+	}
+	// A task that failed before any attempt (its prompt_file, an error of mulligan's).
+	for i := range run.Tasks {
+		if run.Tasks[i].State == store.TaskFailed && len(run.Tasks[i].Attempts) == 0 {
+			return &run.Tasks[i]
 		}
 	}
 	// A task that succeeded in the end (a retry got through) is no failure to explain.
