@@ -32,14 +32,10 @@ var apiRules = map[string][]bannerRule{
 	PresetClaude: {
 		// "You've hit your 5-hour limit · resets 5:28pm (UTC)" (a subscription's window)
 		rule(ClassQuota, "usage_limit", "", `(?i)hit your [\w-]+ limit`),
-		// "Prompt is too long · the request is ~212345 tokens (limit 200000) …"
-		rule(ClassAgentExit, "context_overflow", contextHint, `(?i)prompt is too long`),
 	},
 	PresetCodex: {
 		// codex's own words for a 500 from the Responses API
 		rule(ClassTransport, "server_error", "", `(?i)experiencing high demand`),
-		// a 400 context_length_exceeded
-		rule(ClassAgentExit, "context_overflow", contextHint, `(?i)ran out of room in the model's context window`),
 	},
 	PresetGemini: {
 		// a 429 RESOURCE_EXHAUSTED with a RetryInfo: "Resource has been exhausted (e.g. check
@@ -47,11 +43,13 @@ var apiRules = map[string][]bannerRule{
 		rule(ClassQuota, "rate_limit", "", `(?i)resource has been exhausted`),
 		// a 429 with a QuotaFailure for a daily quota (TerminalQuotaError)
 		rule(ClassQuota, "usage_limit", "", `(?i)exhausted your (?:daily )?quota`),
-		rule(ClassAgentExit, "context_overflow", contextHint, `(?i)input token count \(\d+\) exceeds the maximum`),
+		// a 400 INVALID_ARGUMENT for a prompt over the window (claude's and codex's words are
+		// among the common banners)
+		noRetry(rule(ClassAgentExit, CodeContextWindow, contextHint, `(?i)input token count \(\d+\) exceeds the maximum`)),
 	},
 }
 
-const contextHint = "the prompt and what the agent read exceed the model's context window: shorten the prompt or split the task"
+const contextHint = "the task does not fit the model's context window: split it or shorten its prompt"
 
 // AgentSession reads the agent CLI's own id of the conversation from its output: claude's
 // session_id, codex's thread_id (thread.started), gemini's session_id. "" when there is none.

@@ -22,14 +22,14 @@ func TestPresetAPIFixtures(t *testing.T) {
 		{"claude_api_529.json", PresetClaude, 1, ClassTransport, "server_error"},
 		{"claude_api_500.json", PresetClaude, 1, ClassTransport, "server_error"},
 		{"claude_api_401.json", PresetClaude, 1, ClassAuth, "invalid_key"},
-		{"claude_api_prompt_too_long.json", PresetClaude, 1, ClassAgentExit, "context_overflow"},
-		{"claude_api_usage_limit.json", PresetClaude, 1, ClassQuota, "usage_limit"},
-		{"claude_api_credit.json", PresetClaude, 1, ClassQuota, "usage_limit"},
+		{"claude_api_prompt_too_long.json", PresetClaude, 1, ClassAgentExit, CodeContextWindow},
+		{"claude_api_usage_limit.json", PresetClaude, 1, ClassQuota, "rate_limit"},
+		{"claude_api_credit.json", PresetClaude, 1, ClassQuota, CodeCredit},
 		{"codex_api_rate_limit.jsonl", PresetCodex, 1, ClassQuota, "rate_limit"},
 		{"codex_api_overloaded.jsonl", PresetCodex, 1, ClassTransport, "server_error"},
 		{"codex_api_server.jsonl", PresetCodex, 1, ClassTransport, "server_error"},
 		{"codex_api_auth.jsonl", PresetCodex, 1, ClassAuth, "invalid_key"},
-		{"codex_api_prompt_too_long.jsonl", PresetCodex, 1, ClassAgentExit, "context_overflow"},
+		{"codex_api_prompt_too_long.jsonl", PresetCodex, 1, ClassAgentExit, CodeContextWindow},
 		{"codex_api_usage_limit.jsonl", PresetCodex, 1, ClassQuota, "usage_limit"},
 		{"codex_api_credit.jsonl", PresetCodex, 1, ClassQuota, "usage_limit"},
 		// gemini -o json exits with the HTTP status modulo 256 and prints its JSON on stderr
@@ -37,7 +37,7 @@ func TestPresetAPIFixtures(t *testing.T) {
 		{"gemini_api_overloaded.txt", PresetGemini, 247, ClassTransport, "server_error"},
 		{"gemini_api_server.txt", PresetGemini, 244, ClassTransport, "server_error"},
 		{"gemini_api_auth.txt", PresetGemini, 144, ClassAuth, "invalid_key"},
-		{"gemini_api_prompt_too_long.txt", PresetGemini, 144, ClassAgentExit, "context_overflow"},
+		{"gemini_api_prompt_too_long.txt", PresetGemini, 144, ClassAgentExit, CodeContextWindow},
 		{"gemini_api_usage_limit.txt", PresetGemini, 173, ClassQuota, "usage_limit"},
 	}
 	for _, c := range cases {

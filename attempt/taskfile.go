@@ -1186,6 +1186,9 @@ func (l *loader) backoff(e yamlEntry) (Backoff, bool) {
 		v, good := l.oneOf(k, []string{BackoffFixed, BackoffLinear, BackoffExponential})
 		ok = ok && good
 		b.Kind = v
+		if v == BackoffFixed {
+			b.Jitter = JitterNone // a fixed delay is fixed unless a jitter is given
+		}
 	}
 	if j, has := fs["jitter"]; has {
 		v, good := l.oneOf(j, []string{JitterFull, JitterEqual, JitterNone})
@@ -1702,10 +1705,16 @@ func AdHoc(o AdHocOptions) (*File, error) {
 
 	var y strings.Builder
 	y.WriteString("# the ad-hoc task of `mulligan run [flags] -- CMD…`\nversion: 1\nagents:\n")
-	fmt.Fprintf(&y, "  main:\n    preset: %s\n    command: %s\n", preset, yamlList(o.Command))
+	// Each rung has its own preset: --preset names main's; a command that runs a known CLI
+	// (--fallback 'gemini …' under --preset claude) is that CLI's.
+	mainPreset := preset
+	if o.Preset == "" {
+		mainPreset = presetForCommand(o.Command, preset)
+	}
+	fmt.Fprintf(&y, "  main:\n    preset: %s\n    command: %s\n", mainPreset, yamlList(o.Command))
 	chain := "[main]"
 	if fallback != nil {
-		fmt.Fprintf(&y, "  fallback:\n    preset: %s\n    command: %s\n", preset, yamlList(fallback))
+		fmt.Fprintf(&y, "  fallback:\n    preset: %s\n    command: %s\n", presetForCommand(fallback, preset), yamlList(fallback))
 		chain = "[main, fallback]"
 	}
 	fmt.Fprintf(&y, "tasks:\n  - id: main\n    agent: %s\n", chain)

@@ -40,7 +40,12 @@ func (s *Server) anthropic(w http.ResponseWriter, body []byte, log *Request) {
 		writeJSON(w, 400, anthropicError("invalid_request_error", "modelapi: "+err.Error()))
 		return
 	}
-	log.InputTokens = estimate(append(append([]byte{}, req.System...), req.Messages...))
+	var raw struct {
+		Tools json.RawMessage `json:"tools"`
+	}
+	json.Unmarshal(body, &raw)
+	canon := append(append(append([]byte{}, raw.Tools...), req.System...), req.Messages...)
+	log.InputTokens = estimate(canon)
 	var tools []string
 	for _, t := range req.Tools {
 		tools = append(tools, t.Name)
@@ -49,7 +54,9 @@ func (s *Server) anthropic(w http.ResponseWriter, body []byte, log *Request) {
 	if !ok {
 		return
 	}
-	s.anthropicAnswer(w, req, t, tools, body, log)
+	u := s.usageFor(t, canon, log.Scripted)
+	log.Reported = &u
+	s.anthropicAnswer(w, req, t, tools, body, u)
 }
 
 func anthropicError(typ, msg string) map[string]any {
@@ -103,8 +110,7 @@ func anthropicFail(w http.ResponseWriter, e *Error) {
 }
 
 // anthropicAnswer sends t as a Messages API response, streamed or whole.
-func (s *Server) anthropicAnswer(w http.ResponseWriter, req anthropicReq, t Turn, tools []string, body []byte, log *Request) {
-	u := usageFor(t, body)
+func (s *Server) anthropicAnswer(w http.ResponseWriter, req anthropicReq, t Turn, tools []string, body []byte, u Usage) {
 	var block map[string]any
 	stop := "end_turn"
 	switch {

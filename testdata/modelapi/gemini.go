@@ -38,7 +38,8 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request, body []byte, log
 	if !ok {
 		return
 	}
-	u := usageFor(t, body)
+	u := s.usageFor(t, body, log.Scripted)
+	log.Reported = &u
 	var part map[string]any
 	finish := "STOP"
 	switch {

@@ -99,6 +99,8 @@ type Request struct {
 	// InputTokens is the fake's estimate of the prompt's size (bytes of the request's messages
 	// / 4), the figure reported as input when a turn gives none.
 	InputTokens int `json:"input_tokens"`
+	// Reported is the usage the fake answered with (input split into uncached and cache reads).
+	Reported *Usage `json:"reported,omitempty"`
 }
 
 // Server is a running fake.
@@ -115,6 +117,7 @@ type Server struct {
 	ln        net.Listener
 	seq       int
 	lastReset int64
+	prompts   [][]byte // the conversation prompts seen, for cacheFor
 }
 
 // Start serves script on a loopback port until Close.
@@ -300,16 +303,40 @@ func sseHeaders(w http.ResponseWriter) {
 	w.WriteHeader(200)
 }
 
-// usageFor fills a turn's usage with defaults: input from the request's size, output 20.
-func usageFor(t Turn, body []byte) Usage {
+// usageFor fills a turn's usage with defaults: output 20, and the input split as a provider's
+// prompt cache would split it (cacheFor).
+func (s *Server) usageFor(t Turn, canon []byte, scripted bool) Usage {
 	u := t.Usage
 	if u.Input == 0 && u.CacheRead == 0 && u.CacheCreation == 0 {
-		u.Input = estimate(body)
+		cached := 0
+		if scripted {
+			cached = s.cacheFor(canon)
+		}
+		u.Input, u.CacheRead = estimate(canon[cached:]), cached/4
 	}
 	if u.Output == 0 {
 		u.Output = 20
 	}
 	return u
+}
+
+// cacheFor models a provider's prompt cache: the part of a conversation request's prompt (in
+// the provider's cache order: tools, system, messages) that an earlier request already sent,
+// as its longest common prefix in bytes. The prompt is then remembered. Warm and cold retries
+// differ exactly here: a resumed conversation re-sends the earlier turns as a cached prefix.
+func (s *Server) cacheFor(canon []byte) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	best := 0
+	for _, p := range s.prompts {
+		n := 0
+		for n < len(p) && n < len(canon) && p[n] == canon[n] {
+			n++
+		}
+		best = max(best, n)
+	}
+	s.prompts = append(s.prompts, append([]byte(nil), canon...))
+	return best
 }
 
 // retryHeaders sets retry-after (and x-ratelimit reset headers) an error asks for.

@@ -121,7 +121,8 @@ func (s *Server) responses(w http.ResponseWriter, body []byte, log *Request) {
 	if !ok {
 		return
 	}
-	u := usageFor(t, body)
+	u := s.usageFor(t, body, log.Scripted)
+	log.Reported = &u
 	var item map[string]any
 	switch {
 	case t.Write != nil && toolName(names, "apply_patch") != "":
@@ -209,7 +210,8 @@ func (s *Server) chat(w http.ResponseWriter, body []byte, log *Request) {
 	if !ok {
 		return
 	}
-	u := usageFor(t, body)
+	u := s.usageFor(t, body, log.Scripted)
+	log.Reported = &u
 	var call map[string]any
 	finish := "stop"
 	switch {
