@@ -365,6 +365,11 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 		}
 	}()
 
+	// While the run owns the working tree, its snapshots and resets cost what changed since the
+	// last one: the tree is watched (where it cannot be, every snapshot walks it all).
+	if err := r.env.Repo.Watch(); err == nil {
+		defer r.env.Repo.Unwatch()
+	}
 	if r.run.BaseTree == "" {
 		if err := r.takeBase(ctx); err != nil {
 			return nil, err

@@ -24,6 +24,10 @@ type Repo struct {
 	objs      *objectStore
 
 	mu sync.Mutex // serialises WriteTree and Restore (they share the private index)
+	// Set while watched (live.go): the tree's watcher and the last walk's state.
+	watch    *watcher
+	live     *liveState
+	lastWalk WatchStats
 
 	storOnce sync.Once
 	stor     *filesystem.Storage
@@ -225,9 +229,13 @@ func readSymbolicHead(gitDir string) (string, bool) {
 
 // Close releases the object store's open files and maps.
 func (r *Repo) Close() error {
-	var err error
+	r.mu.Lock()
+	err := r.unwatchLocked()
+	r.mu.Unlock()
 	if r.objs != nil {
-		err = r.objs.close()
+		if cerr := r.objs.close(); cerr != nil && err == nil {
+			err = cerr
+		}
 	}
 	r.storMu.Lock()
 	if r.stor != nil {
