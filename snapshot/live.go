@@ -200,6 +200,9 @@ func (w *walker) countFiles(lo, hi int) int {
 func (ws *walkState) flattenReused(n *dirNode) {
 	ws.dirs = append(ws.dirs, dirInfo{path: n.path, tree: n.info.tree, fp: n.info.fp, valid: true})
 	ws.entries = append(ws.entries, ws.old[n.lo:n.hi]...)
+	if n.leaf {
+		return
+	}
 	pfx := n.path + "/"
 	i, _ := slices.BinarySearchFunc(ws.prevDirs, pfx, func(d dirInfo, p string) int { return strings.Compare(d.path, p) })
 	for ; i < len(ws.prevDirs) && strings.HasPrefix(ws.prevDirs[i].path, pfx); i++ {

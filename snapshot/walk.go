@@ -51,6 +51,7 @@ type scratch struct {
 	buf     []byte
 	st      unix.Stat_t
 	slab    []entry
+	kids    []kid // the directory being walked; copied out only when it changed
 }
 
 func newScratch() *scratch {
@@ -114,9 +115,10 @@ type dirNode struct {
 	unmatchedOld bool // some old child is gone
 	tree         plumbing.Hash
 	files        int
-	// reused: not read; the subtree is the old entries old[lo:hi] and the old tree info.tree.
-	reused bool
-	lo, hi int
+	// reused: the subtree is the old entries old[lo:hi] and the old tree info.tree (not read, or
+	// read and found unchanged: leaf, a directory without subdirectories).
+	reused, leaf bool
+	lo, hi       int
 	// volatile: holds a submodule or nested repository, whose HEAD moves without an event here.
 	volatile bool
 }
@@ -435,7 +437,7 @@ func (w *walker) doDir(s *scratch, j *dirJob) error {
 	n.fp = fp
 	fpSame := n.info != nil && n.info.fp == fp
 
-	kids := make([]kid, 0, len(s.names)+2)
+	kids := s.kids[:0]
 	s.items = s.items[:0]
 	for _, nr := range s.names {
 		name := s.name(nr)
@@ -488,7 +490,7 @@ func (w *walker) doDir(s *scratch, j *dirJob) error {
 			}
 		}
 	}
-	return w.finishDir(s, n, kids, fd, attrs, fp)
+	return w.finishDir(s, n, kids, j.lo, j.hi, fd, attrs, fp)
 }
 
 // dirKid decides what a directory found on disk is: a gitlink (submodule or nested repository),
@@ -716,7 +718,7 @@ func nestedHead(dir string) (head plumbing.Hash, isRepo, ok bool) {
 func (w *walker) doIgnoredDir(s *scratch, j *dirJob, fd int, attrs *attr.Matcher, fp uint64) error {
 	n := j.node
 	fpSame := n.info != nil && n.info.fp == fp
-	kids := make([]kid, 0, len(s.oldKids))
+	kids := s.kids[:0]
 	s.items = s.items[:0]
 	for i := range s.oldKids {
 		ok := &s.oldKids[i]
@@ -760,12 +762,12 @@ func (w *walker) doIgnoredDir(s *scratch, j *dirJob, fd int, attrs *attr.Matcher
 			}
 		}
 	}
-	return w.finishDir(s, n, kids, fd, attrs, fp)
+	return w.finishDir(s, n, kids, j.lo, j.hi, fd, attrs, fp)
 }
 
 // finishDir keeps the skip-worktree paths disk does not show, orders the kids as a tree and
 // reads the files that need it.
-func (w *walker) finishDir(s *scratch, n *dirNode, kids []kid, fd int, attrs *attr.Matcher, fp uint64) error {
+func (w *walker) finishDir(s *scratch, n *dirNode, kids []kid, lo, hi int, fd int, attrs *attr.Matcher, fp uint64) error {
 	for i := range s.oldKids {
 		ok := &s.oldKids[i]
 		if ok.matched {
@@ -778,8 +780,15 @@ func (w *walker) finishDir(s *scratch, n *dirNode, kids []kid, fd int, attrs *at
 		}
 		n.unmatchedOld = true
 	}
+	if w.unchangedLeaf(s, n, kids, lo, hi) {
+		// Nothing to keep but the range: a clean walk allocates per changed directory only.
+		n.reused, n.leaf, n.lo, n.hi = true, true, lo, hi
+		s.kids = kids[:0]
+		return nil
+	}
 	slices.SortFunc(kids, func(a, b kid) int { return treeCompare(a.name, a.isDir(), b.name, b.isDir()) })
-	n.kids = kids
+	n.kids = slices.Clone(kids)
+	s.kids = kids[:0]
 	if len(s.items) == 0 {
 		return nil
 	}
@@ -906,6 +915,21 @@ func (w *walker) fileModeFor(canon uint32, e *entry) uint32 {
 		return modeRegular
 	}
 	return canon
+}
+
+// unchangedLeaf reports whether the directory just read is exactly what the old entries
+// old[lo:hi] say: no subdirectory, every kid the old entry itself, none gone, nothing to read,
+// and the old tree id still valid under the same attributes.
+func (w *walker) unchangedLeaf(s *scratch, n *dirNode, kids []kid, lo, hi int) bool {
+	if len(s.items) > 0 || n.unmatchedOld || n.volatile || n.info == nil || !n.info.valid || n.info.fp != n.fp || len(kids) != hi-lo {
+		return false
+	}
+	for i := range kids {
+		if k := &kids[i]; k.d != nil || k.old == nil || k.e != k.old {
+			return false
+		}
+	}
+	return true
 }
 
 // errVanished means a file disappeared between readdir and read: it is simply not in the tree.

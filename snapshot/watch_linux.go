@@ -158,8 +158,8 @@ func (w *watcher) parse(b []byte) {
 // names a moment later. A failure ends watching: the walks after this one are full.
 func (w *watcher) add(dirfd int, path string) {
 	var b [32]byte
-	p := strconv.AppendInt(append(b[:0], "/proc/self/fd/"...), int64(dirfd), 10)
-	wd, err := unix.InotifyAddWatch(w.fd, string(p), watchMask)
+	p := append(strconv.AppendInt(append(b[:0], "/proc/self/fd/"...), int64(dirfd), 10), 0)
+	wd, err := inotifyAddWatch(w.fd, p, watchMask)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err != nil {
@@ -222,4 +222,19 @@ func (w *watcher) close() {
 	<-w.done
 	unix.Close(w.fd)
 	unix.Close(w.stopfd)
+}
+
+// inotifyAddWatch is inotify_add_watch(2) on a NUL-terminated path, without the allocation
+// unix.InotifyAddWatch makes to convert a string: one call per directory of the tree.
+func inotifyAddWatch(fd int, path []byte, mask uint32) (int, error) {
+	for {
+		wd, _, e := unix.Syscall(unix.SYS_INOTIFY_ADD_WATCH, uintptr(fd), uintptr(unsafe.Pointer(&path[0])), uintptr(mask))
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return -1, e
+		}
+		return int(wd), nil
+	}
 }
