@@ -29,6 +29,10 @@ type Repo struct {
 	live     *liveState
 	lastWalk WatchStats
 
+	idxMu    sync.Mutex // ReadGitState's last index: its stamp and state
+	idxStamp userIndexStamp
+	idxState IndexState
+
 	storOnce sync.Once
 	stor     *filesystem.Storage
 	storMu   sync.Mutex // go-git's storage is not safe for concurrent readers
