@@ -113,13 +113,14 @@ func scanIndexEntries(data []byte, fn func(i int, u *userEntry, name []byte)) (i
 	count := int(binary.BigEndian.Uint32(data[8:12]))
 	end := len(data) - 20 // trailing checksum
 	var name []byte       // the current path (index v4 compresses each against the one before)
+	var u userEntry       // one for all entries: fn sees it only during its call
 	off := 12
 	for i := 0; i < count; i++ {
 		if off+62 > end {
 			return 0, bad("truncated entry %d", i)
 		}
 		b := data[off:]
-		u := userEntry{}
+		u = userEntry{}
 		u.st = statData{
 			ctimeS: be32(b[0:]), ctimeNs: be32(b[4:]),
 			mtimeS: be32(b[8:]), mtimeNs: be32(b[12:]),
