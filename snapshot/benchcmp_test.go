@@ -519,6 +519,11 @@ func (b *bench) runCases(dir string, n int) []benchRow {
 	}
 	victim := benchPath(n / 2)
 	base := runGit(t, dir, nil, "rev-parse", "HEAD^{tree}")
+	orig, err := os.ReadFile(filepath.Join(dir, victim))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, filepath.Join(dir, ".git", "bench-victim-orig"), orig, 0o644)
 	// Back to the committed tree, so every case starts from the same clean tree.
 	b.gitSnapshot(dir, "refs/bench/run-warm")
 	b.mulliganSnapshot(dir)
@@ -526,20 +531,22 @@ func (b *bench) runCases(dir string, n int) []benchRow {
 	further := benchRow{name: "run: each further attempt", files: n}
 	git := benchRow{name: "git snapshot (the unit)", files: n}
 	for run := 0; run < b.runs; run++ {
-		var s1, sk sample
-		for slot := 0; slot < 3; slot++ {
-			switch (run + slot) % 3 {
+		var s1, r1, rk sample
+		for slot := 0; slot < 4; slot++ {
+			switch (run + slot) % 4 {
 			case 0:
 				s, _ := b.gitSnapshot(dir, fmt.Sprintf("refs/bench/run-git-%d", run))
 				git.git = append(git.git, s)
 			case 1:
-				s1 = b.mulliganRun(dir, base, victim, fmt.Sprintf("one-%d-%d", benchSalt, run), 0)
+				s1 = b.mulliganRun(dir, base, victim, fmt.Sprintf("one-%d-%d", benchSalt, run), -1)
 			case 2:
-				sk = b.mulliganRun(dir, base, victim, fmt.Sprintf("more-%d-%d", benchSalt, run), furtherAttempts)
+				r1 = b.mulliganRun(dir, base, victim, fmt.Sprintf("retry0-%d-%d", benchSalt, run), 0)
+			case 3:
+				rk = b.mulliganRun(dir, base, victim, fmt.Sprintf("more-%d-%d", benchSalt, run), furtherAttempts)
 			}
 		}
 		one.mulligan = append(one.mulligan, s1)
-		further.mulligan = append(further.mulligan, sample{d: (sk.d - s1.d) / furtherAttempts, rss: sk.rss})
+		further.mulligan = append(further.mulligan, sample{d: (rk.d - r1.d) / furtherAttempts, rss: rk.rss})
 	}
 	one.git, further.git = git.git, git.git
 	t.Logf("%d files: run cases done", n)
@@ -547,17 +554,32 @@ func (b *bench) runCases(dir string, n int) []benchRow {
 }
 
 // mulliganRun runs `mulligan run` with an agent that writes its own content into victim and
-// fails, retried `retries` times without backoff. It checks that the run started from base,
-// that every attempt's post tree is git's tree of the same edit, and that the failed run put
-// the tree back to base.
+// fails: ad hoc (retries < 0: the task fails and the tree goes back to base), or from a task
+// file retrying `retries` times without backoff (the task ends blocked, retries exhausted, the
+// tree as the last attempt left it; the same ending for any number of retries, so the
+// difference of two such runs is what the further attempts cost). It checks that the run
+// started from base and that the first and last attempts' post trees are git's trees of the
+// same edits, and puts the victim back (untimed).
 func (b *bench) mulliganRun(dir, base, victim, nonce string, retries int) sample {
 	t := b.t
 	agent := fmt.Sprintf(`printf '%%s attempt %%s\n' %s "$MULLIGAN_ATTEMPT" > %s; exit 1`, nonce, victim)
 	args := []string{"run", "-o", "json"}
-	if retries > 0 {
-		args = append(args, "--on-failure", "retry", "--retries", strconv.Itoa(retries), "--backoff", "fixed:0s")
+	if retries >= 0 {
+		// A task file: the ad-hoc flags have no max_consecutive_failures, whose default (3)
+		// would hold the task blocked before the last retry.
+		spec, _ := json.Marshal(map[string]any{
+			"version": 1,
+			"agents":  map[string]any{"sh": map[string]any{"command": []string{"sh", "-c", agent}}},
+			"tasks": []any{map[string]any{"id": "main", "prompt": "edit one file and fail", "agent": "sh",
+				"on_failure": "retry", "retries": retries, "backoff": map[string]any{"kind": "fixed", "initial": "0s"},
+				"max_consecutive_failures": retries + 2}},
+		})
+		file := filepath.Join(b.t.TempDir(), "retries.yaml")
+		mustWrite(t, file, spec, 0o644) // JSON is YAML
+		args = append(args, "-f", file)
+	} else {
+		args = append(args, "--", "sh", "-c", agent)
 	}
-	args = append(args, "--", "sh", "-c", agent)
 	var out bytes.Buffer
 	s, err := timed(dir, nil, &out, b.bin, args...)
 	if err != nil && !strings.Contains(err.Error(), "exit status 1") {
@@ -578,17 +600,23 @@ func (b *bench) mulliganRun(dir, base, victim, nonce string, retries int) sample
 	if v.BaseTree != base {
 		t.Errorf("run %s: base tree %s, git's tree of the clean checkout %s", nonce, v.BaseTree, base)
 	}
-	if got := len(v.Tasks[0].Attempts); got != retries+1 {
-		t.Fatalf("run %s: %d attempts, want %d", nonce, got, retries+1)
+	attempts := max(retries, 0) + 1
+	if got := len(v.Tasks[0].Attempts); got != attempts {
+		t.Fatalf("run %s: %d attempts, want %d", nonce, got, attempts)
+	}
+	if retries < 0 {
+		if got := gitWriteTree(t, dir); got != base {
+			t.Errorf("run %s: the tree after the failed run is %s, want the base %s", nonce, got, base)
+		}
 	}
 	// Each attempt's post tree, against git's tree of the same edit (made again, untimed).
 	victimPath := filepath.Join(dir, victim)
-	orig, err := os.ReadFile(victimPath)
+	orig, err := os.ReadFile(filepath.Join(dir, ".git", "bench-victim-orig"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, a := range v.Tasks[0].Attempts {
-		if a.N != 1 && a.N != retries+1 {
+		if a.N != 1 && a.N != attempts {
 			continue
 		}
 		mustWrite(t, victimPath, []byte(fmt.Sprintf("%s attempt %d\n", nonce, a.N)), 0o644)
@@ -597,9 +625,6 @@ func (b *bench) mulliganRun(dir, base, victim, nonce string, retries int) sample
 		}
 	}
 	mustWrite(t, victimPath, orig, 0o644)
-	if got := gitWriteTree(t, dir); got != base {
-		t.Errorf("run %s: the tree after the failed run is %s, want the base %s", nonce, got, base)
-	}
 	return s
 }
 
@@ -638,7 +663,7 @@ func (b *bench) report(rows []benchRow, sizes []int) {
 	fmt.Fprintf(&out, "mulligan snapshot cases: %s\n", how(b.useSnapCLI, b.snapErr))
 	fmt.Fprintf(&out, "mulligan restore cases:  %s\n", how(b.useRestCLI, b.restoreErr))
 	fmt.Fprintf(&out, "git: %s add -A / write-tree / commit-tree / update-ref on a private index kept between runs; restore adds read-tree -m -u CUR TARGET\n", strings.Join(gitBestConfig, " "))
-	fmt.Fprintf(&out, "run cases: mulligan run -- sh -c 'edit one file; exit 1' (1 attempt; and with --retries %d --backoff fixed:0s, the difference / %d = each further attempt), against the git pipeline\n", furtherAttempts, furtherAttempts)
+	fmt.Fprintf(&out, "run cases: mulligan run -- sh -c 'edit one file; exit 1' (1 attempt; and a task file with retries: %d, backoff fixed 0s, the difference / %d = each further attempt), against the git pipeline\n", furtherAttempts, furtherAttempts)
 	fmt.Fprintf(&out, "snapshot cases: every timed run has an edit of its own, content no tool has stored; the other tool then snapshots the same tree untimed (tree ids compared)\n")
 	fmt.Fprintf(&out, "machine: %d CPUs, load average %s\n\n", runtime.NumCPU(), loadAvg())
 	tw := tabwriter.NewWriter(&out, 0, 4, 2, ' ', tabwriter.AlignRight)
