@@ -92,6 +92,17 @@ type Task struct {
 	Effects     []EffectDecl
 	Hooks       Hooks
 
+	// AllowFail: the task may fail; its dependents still run and the run can succeed.
+	AllowFail bool
+	// NeedsApproval parks a successful attempt in waiting_approval for approve/reject;
+	// ApprovalSchema (a JSON Schema path from the working tree root) checks approve's payload.
+	NeedsApproval  bool
+	ApprovalSchema string
+	// Silence: no output this long raises an attention flag; kills nothing (0 = none).
+	Silence time.Duration
+	// MaxIdenticalFailures: this many identical failures in a row block the task (no-progress).
+	MaxIdenticalFailures int // default 2
+
 	Pos Pos
 }
 
@@ -156,6 +167,7 @@ var Presets = []string{PresetClaude, PresetCodex, PresetGemini, PresetAider, Pre
 const (
 	DefaultMaxConsecutiveFailures = 3
 	DefaultMaxSchemaRetries       = 3
+	DefaultMaxIdenticalFailures   = 2
 )
 
 // Pos is a 1-based position in the task file.
@@ -234,7 +246,7 @@ var idPattern = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 var (
 	topKeys            = []string{"version", "agents", "tasks", "hooks"}
 	agentKeys          = []string{"preset", "command", "env"}
-	taskKeys           = []string{"id", "needs", "prompt", "prompt_file", "agent", "on_failure", "retries", "backoff", "timeout", "heartbeat", "deadline", "max_consecutive_failures", "non_retryable", "retry_on", "carry_over", "verify", "output_schema", "max_schema_retries", "result_contract", "classify", "max_cost_usd", "side_effects", "effects", "hooks"}
+	taskKeys           = []string{"id", "needs", "prompt", "prompt_file", "agent", "on_failure", "retries", "backoff", "timeout", "heartbeat", "deadline", "max_consecutive_failures", "non_retryable", "retry_on", "carry_over", "verify", "output_schema", "max_schema_retries", "result_contract", "classify", "max_cost_usd", "side_effects", "effects", "hooks", "allow_fail", "needs_approval", "approval_schema", "silence", "max_identical_failures"}
 	backoffKeys        = []string{"kind", "initial", "max", "jitter"}
 	verifyKeys         = []string{"command", "timeout"}
 	resultContractKeys = []string{"failure_field", "message_field"}
@@ -993,6 +1005,7 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 		Backoff:                DefaultBackoff(),
 		MaxConsecutiveFailures: DefaultMaxConsecutiveFailures,
 		MaxSchemaRetries:       DefaultMaxSchemaRetries,
+		MaxIdenticalFailures:   DefaultMaxIdenticalFailures,
 		SideEffects:            SideEffectsNone,
 		Pos:                    l.pos(n),
 	}
@@ -1067,6 +1080,11 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 	}
 	if e, has := fs["deadline"]; has {
 		t.Deadline, _ = l.duration(e)
+		if t.Timeout > t.Deadline && t.Deadline > 0 {
+			// One attempt could never use its timeout: the deadline bounds all attempts together.
+			l.errorf(fs["timeout"].value, fmt.Sprintf("make `timeout` at most the deadline (%s), or raise `deadline`", t.Deadline),
+				"`timeout` (%s) is longer than `deadline` (%s)", t.Timeout, t.Deadline)
+		}
 	}
 	if e, has := fs["max_consecutive_failures"]; has {
 		t.MaxConsecutiveFailures, _ = l.integer(e, 1)
@@ -1116,6 +1134,24 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 	}
 	if e, has := fs["hooks"]; has {
 		t.Hooks = l.hooks(e)
+	}
+	if e, has := fs["allow_fail"]; has {
+		t.AllowFail, _ = l.boolean(e)
+	}
+	if e, has := fs["needs_approval"]; has {
+		t.NeedsApproval, _ = l.boolean(e)
+	}
+	if e, has := fs["approval_schema"]; has {
+		t.ApprovalSchema, _ = l.nonEmptyStr(e)
+		if !t.NeedsApproval {
+			l.errorf(e.keyN, "add `needs_approval: true`, or remove `approval_schema`", "`approval_schema` without `needs_approval: true` checks nothing")
+		}
+	}
+	if e, has := fs["silence"]; has {
+		t.Silence, _ = l.duration(e)
+	}
+	if e, has := fs["max_identical_failures"]; has {
+		t.MaxIdenticalFailures, _ = l.integer(e, 1)
 	}
 	return s
 }

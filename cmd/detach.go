@@ -207,6 +207,9 @@ func detachContinue(ctx context.Context, g *globals, st *state, run *store.Run, 
 		how = "force"
 	}
 	args := []string{"-C", wd, "-o", g.output, "resume", run.ID}
+	if g.noAutopsy {
+		args = append(args, "--no-autopsy")
+	}
 	return detach(ctx, g, st, run.ID, args, []string{detachContinueEnv + "=" + how}, claimedBy(run.Epoch))
 }
 

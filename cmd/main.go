@@ -23,7 +23,8 @@ type globals struct {
 	io     *IOStreams
 	output string // "text" or "json"
 	rest   []string
-	// noAutopsy is `run --no-autopsy`: foreground writes no autopsy when the run fails.
+	// noAutopsy is --no-autopsy (run, resume, retry-task, prompt, stop, timetravel --resume):
+	// foreground writes no autopsy when the run fails.
 	noAutopsy bool
 }
 

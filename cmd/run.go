@@ -47,7 +47,7 @@ func runCommand(g *globals) *cli.Command {
 			&cli.StringFlag{Name: "verify", Usage: "ad hoc: a quality gate `CMD` run after the agent exits 0 (split like a shell, never run by one)"},
 			&cli.StringFlag{Name: "preset", Usage: "ad hoc: the agent CLI's `PRESET` (claude, codex, gemini, aider, opencode, generic)"},
 			&cli.StringFlag{Name: "max-cost", Usage: "stop before the next attempt once the run's reported spend reaches `USD`"},
-			&cli.BoolFlag{Name: "no-autopsy", Usage: "write no autopsy when the run fails or blocks (also MULLIGAN_AUTOPSY=0)"},
+			noAutopsyFlag,
 		},
 		Action: func(c *cli.Context) error {
 			opts := runOptions{File: c.String("file"), Tasks: c.Args().Slice(), Detach: c.Bool("detach")}
@@ -92,6 +92,9 @@ func runCommand(g *globals) *cli.Command {
 		},
 	}
 }
+
+// noAutopsyFlag is --no-autopsy, on every command that runs (or continues) a run in the foreground.
+var noAutopsyFlag = &cli.BoolFlag{Name: "no-autopsy", Usage: "write no autopsy when the run fails or blocks (also MULLIGAN_AUTOPSY=0)"}
 
 func parseCount(s string) (int, error) {
 	var n int
@@ -193,15 +196,15 @@ func runExitCode(out *attempt.Outcome) int {
 		return ExitOK
 	case store.RunBlocked:
 		return ExitBlocked
-	case store.RunWaitingQuota:
+	case store.RunWaitingQuota, store.RunPaused:
+		// Parked: resumable without a decision. A pause from another shell is not a success:
+		// `mulligan run && deploy` must not deploy half-done work.
 		return ExitParked
 	case store.RunCancelled:
 		if out.Signal == syscall.SIGINT {
 			return ExitInterrupted
 		}
 		return ExitCancelled
-	case store.RunPaused:
-		return ExitOK
 	}
 	return ExitFailed
 }
