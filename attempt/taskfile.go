@@ -135,10 +135,17 @@ const (
 	HookOnBlocked      = store.HookOnBlocked
 	HookOnWaitingQuota = store.HookOnWaitingQuota
 	HookOnCancelled    = store.HookOnCancelled
+
+	HookOnTimeout         = store.HookOnTimeout
+	HookOnPaused          = store.HookOnPaused
+	HookOnSilent          = store.HookOnSilent
+	HookOnWaitingApproval = store.HookOnWaitingApproval
+	HookOnNoProgress      = store.HookOnNoProgress
 )
 
 // HookNames lists the hooks in the spec's order.
-var HookNames = []string{HookOnRetry, HookOnSuccess, HookOnFailed, HookOnBlocked, HookOnWaitingQuota, HookOnCancelled}
+var HookNames = []string{HookOnRetry, HookOnSuccess, HookOnFailed, HookOnBlocked, HookOnWaitingQuota, HookOnCancelled,
+	HookOnTimeout, HookOnPaused, HookOnSilent, HookOnWaitingApproval, HookOnNoProgress}
 
 // on_failure and side_effects values.
 const (
