@@ -211,6 +211,9 @@ func RequestPause(ctx context.Context, db *store.DB, runID, request string) (*Co
 		if err := tx.SetRunState(runID, store.RunPaused, ReasonOperatorPause); err != nil {
 			return err
 		}
+		if err := tx.ParkTasks(runID); err != nil {
+			return err
+		}
 		if err := tx.ReleaseWorktreeLock(run.Worktree, runID); err != nil {
 			return err
 		}

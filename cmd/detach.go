@@ -184,7 +184,8 @@ func continueRun(ctx context.Context, g *globals, st *state, id string, opts con
 		if err != nil {
 			return err
 		}
-		if attempt.WorkLeft(run) {
+		file, _ := loadStoredFile(run) // nil when unreadable: Continue reports it
+		if attempt.WorkLeft(run, file) {
 			return detachContinue(ctx, g, st, run, opts.Force)
 		}
 		fmt.Fprintf(g.io.ErrOut, "nothing remains to run in run %s: it ends here, not in the background\n", id)

@@ -299,3 +299,38 @@ func (tx *Tx) TreeRecorded(run, tree string) (bool, error) {
 	}
 	return n == 1, nil
 }
+
+const unfinishedTask = `state NOT IN ('succeeded', 'failed', 'skipped', 'cancelled')`
+
+// ParkTasks marks the run's started, unfinished tasks parked from now, when the run stops without
+// finishing (paused, held, parked): the time until they run again does not count against their
+// deadline. A task already parked keeps the time its parking began.
+func (tx *Tx) ParkTasks(run string) error {
+	_, err := tx.exec(`UPDATE tasks SET parked_at = ? WHERE run_id = ? AND parked_at IS NULL
+		AND started_at IS NOT NULL AND `+unfinishedTask, ms(tx.now()), run)
+	if err != nil {
+		return fmt.Errorf("park tasks of run %s: %w", run, err)
+	}
+	return nil
+}
+
+// ParkTask marks one task parked from now (held while the run goes on), unless it already is.
+func (tx *Tx) ParkTask(run, task string) error {
+	_, err := tx.exec(`UPDATE tasks SET parked_at = ? WHERE run_id = ? AND id = ? AND parked_at IS NULL`,
+		ms(tx.now()), run, task)
+	if err != nil {
+		return fmt.Errorf("park task %s/%s: %w", run, task, err)
+	}
+	return nil
+}
+
+// Unpark ends t's parking (it runs again): the parked time is added to t.ParkedMS.
+func (t *Task) Unpark(now time.Time) {
+	if t.ParkedAt == nil {
+		return
+	}
+	if d := now.Sub(*t.ParkedAt).Milliseconds(); d > 0 {
+		t.ParkedMS += d
+	}
+	t.ParkedAt = nil
+}
