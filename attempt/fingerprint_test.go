@@ -81,7 +81,7 @@ func TestFingerprintOnlyForWorkFailures(t *testing.T) {
 
 func TestNormaliseLine(t *testing.T) {
 	for in, want := range map[string]string{
-		"main_test.go:42: got 3": "main_test.go:<n>: got <n>",
+		"main_test.go:42: got 3":                          "main_test.go:<n>: got <n>",
 		"commit 1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b": "commit <hex>",
 		"at 2026-01-02 03:04:05 UTC":                      "at <time> UTC",
 		"wrote /tmp/mulligan-x1/out.json":                 "wrote <tmp>",

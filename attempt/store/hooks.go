@@ -133,10 +133,10 @@ func knownHook(hook string) bool {
 // hookByState maps the state a task or run enters to the hook it fires (task and run alike;
 // on_retry: a task entering backoff, that is an automatic retry scheduled).
 var hookByState = map[string]string{
-	TaskBackoff:      HookOnRetry,
-	TaskSucceeded:    HookOnSuccess,
-	TaskFailed:       HookOnFailed,
-	TaskBlocked:      HookOnBlocked,
+	TaskBackoff:         HookOnRetry,
+	TaskSucceeded:       HookOnSuccess,
+	TaskFailed:          HookOnFailed,
+	TaskBlocked:         HookOnBlocked,
 	TaskWaitingQuota:    HookOnWaitingQuota,
 	TaskCancelled:       HookOnCancelled,
 	TaskPaused:          HookOnPaused,
