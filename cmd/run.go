@@ -196,7 +196,7 @@ func runExitCode(out *attempt.Outcome) int {
 		return ExitOK
 	case store.RunBlocked:
 		return ExitBlocked
-	case store.RunWaitingQuota, store.RunPaused:
+	case store.RunWaitingQuota, store.RunPaused, store.RunWaitingApproval:
 		// Parked: resumable without a decision. A pause from another shell is not a success:
 		// `mulligan run && deploy` must not deploy half-done work.
 		return ExitParked
@@ -217,10 +217,18 @@ func printRunEnd(g *globals, run *store.Run) {
 	fmt.Fprintf(g.io.Out, "run %s %s: %d task%s, %d attempt%s\n", run.ID, stateColor(run.State),
 		len(run.Tasks), plural(len(run.Tasks)), attempts, plural(attempts))
 	switch run.State {
-	case store.RunBlocked:
+	case store.RunBlocked, store.RunWaitingApproval:
 		for _, t := range run.Tasks {
-			if t.State == store.TaskBlocked {
-				fmt.Fprintf(g.io.Out, "task %s is blocked (%s); the tree is as its last attempt left it\n", t.ID, t.Reason)
+			ref := ""
+			if n := len(t.Attempts); n > 0 {
+				ref = t.Attempts[n-1].Ref
+			}
+			switch t.State {
+			case store.TaskBlocked:
+				fmt.Fprintf(g.io.Out, "task %s is blocked (%s); its last attempt's tree: %s\n", t.ID, t.Reason, ref)
+			case store.TaskWaitingApproval:
+				fmt.Fprintf(g.io.Out, "task %s waits for approval; its attempt's tree: %s\n", t.ID, ref)
+				fmt.Fprintf(g.io.Out, "hint: mulligan approve %s/%s, or mulligan reject %s/%s TEXT\n", run.ID, t.ID, run.ID, t.ID)
 			}
 		}
 		fmt.Fprintf(g.io.Out, "hint: mulligan show %s\n", run.ID)
