@@ -170,7 +170,9 @@ type Schema struct {
 }
 
 // CompileSchema reads the task's output_schema (relative to the working tree root).
-func CompileSchema(root, file string) (*Schema, error) { return compileSchema(root, file, "output_schema") }
+func CompileSchema(root, file string) (*Schema, error) {
+	return compileSchema(root, file, "output_schema")
+}
 
 // CompileApprovalSchema reads the task's approval_schema (relative to the working tree root).
 func CompileApprovalSchema(root, file string) (*Schema, error) {

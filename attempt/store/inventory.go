@@ -158,4 +158,3 @@ func decodeCursor(c string) (since int64, run, task string, err error) {
 	}
 	return since, parts[1], parts[2], nil
 }
-
