@@ -70,6 +70,7 @@ func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
 		}
 		// A task in backoff (after a crash, too) waits out the rest of its delay.
 		if t.State == store.TaskBackoff && t.ResumeAt != nil {
+			crashPoint("in-backoff")
 			if err := r.env.Sleep(ctx, time.Until(*t.ResumeAt)); err != nil {
 				return r.cancelTask(ctx, t, nil)
 			}
