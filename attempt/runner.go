@@ -156,7 +156,7 @@ func Start(ctx context.Context, env Env, opts StartOptions) (*Outcome, error) {
 	repo := env.Repo
 	runID := opts.ID
 	if runID == "" {
-		runID = snapshot.NewID(env.Now())
+		runID = snapshot.NewRunID()
 	}
 	owner := store.Self()
 	run := &store.Run{

@@ -714,7 +714,7 @@ func (r *runner) composePrompt(def *Task, prev *store.Attempt, operator, effects
 		}
 		parts.Prev = &PrevAttempt{N: prev.N, Class: prev.Class, Message: prev.Message, Output: out}
 		if prev.Class == string(ClassQualityRejection) && prev.Log != "" {
-			parts.Prev.VerifyTail = readTail(verifyLogPath(prev.Log), 64<<10)
+			parts.Prev.VerifyTail = readTail(VerifyLogPath(prev.Log), 64<<10)
 		}
 	}
 	return ComposePrompt(parts), nil

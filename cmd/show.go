@@ -2,9 +2,9 @@ package cmd
 
 import (
 	"fmt"
-	"text/tabwriter"
 	"time"
 
+	"github.com/fatih/color"
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt/store"
@@ -44,6 +44,9 @@ func printRun(g *globals, run *store.Run) {
 		state += " (" + run.Reason + ")"
 	}
 	fmt.Fprintf(w, "run %s  %s\n", run.ID, state)
+	if run.Pruned {
+		fmt.Fprintf(w, "  %s\n", color.YellowString("pruned by gc: its refs and logs are deleted; the record below is all that is left"))
+	}
 	fmt.Fprintf(w, "  worktree   %s\n", run.Worktree)
 	if run.TaskFile != "" {
 		fmt.Fprintf(w, "  task file  %s (%.12s)\n", run.TaskFile, run.TaskFileHash)
@@ -69,8 +72,8 @@ func printRun(g *globals, run *store.Run) {
 		if len(t.Attempts) == 0 {
 			continue
 		}
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  #\tAGENT\tSTATE\tCLASS\tEXIT\tDURATION\tFILES\tREF")
+		tb := table{indent: "  "}
+		tb.header("#", "AGENT", "STATE", "CLASS", "EXIT", "DURATION", "FILES", "REF")
 		for _, a := range t.Attempts {
 			class := a.Class
 			if class == "" {
@@ -92,9 +95,9 @@ func printRun(g *globals, run *store.Run) {
 			if ref == "" {
 				ref = "-"
 			}
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.N, a.Agent, stateColor(a.State), class, exit, dur, files, ref)
+			tb.row(plain(fmt.Sprint(a.N)), plain(a.Agent), painted(a.State, stateColor), plain(class), plain(exit), plain(dur), plain(files), plain(ref))
 		}
-		tw.Flush()
+		tb.write(w)
 		for _, a := range t.Attempts {
 			if a.Message != "" {
 				fmt.Fprintf(w, "  @%d: %s\n", a.N, firstLine(a.Message))
