@@ -496,7 +496,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	if failure != nil && Fingerprinted(failure.Class) {
 		out := proc.Tail
 		if failure.Class == ClassQualityRejection {
-			out = readTail(verifyLogPath(logPath), 64<<10)
+			out = readTail(VerifyLogPath(logPath), 64<<10)
 		}
 		fingerprint = Fingerprint(failure, out, postTree.String())
 	}
