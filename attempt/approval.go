@@ -106,7 +106,7 @@ func Approve(ctx context.Context, db *store.DB, runID, task string, n int, paylo
 		if last := t.Attempts[len(t.Attempts)-1].N; last != n {
 			return fmt.Errorf("task %s of run %s: attempt %d is the one waiting, not %d", task, runID, last, n)
 		}
-		ev := map[string]any{"attempt": n, "who": Who(), "payload": nil}
+		ev := map[string]any{"who": Who(), "payload": nil}
 		if len(payload) > 0 {
 			ev["payload"] = payload
 		}
@@ -137,7 +137,7 @@ func Reject(ctx context.Context, db *store.DB, runID, task, text string) error {
 		if len(t.Attempts) > 0 {
 			n = t.Attempts[len(t.Attempts)-1].N
 		}
-		if _, err := tx.AppendEvent(run.ID, t.ID, n, EventRejected, map[string]any{"attempt": n, "text": nullable(text), "who": Who()}); err != nil {
+		if _, err := tx.AppendEvent(run.ID, t.ID, n, EventRejected, map[string]any{"text": nullable(text), "who": Who()}); err != nil {
 			return err
 		}
 		if text != "" {

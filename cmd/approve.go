@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/attempt/store"
 )
 
 func init() {
@@ -92,6 +93,11 @@ func runApprove(ctx context.Context, g *globals, addr string, payload json.RawMe
 	run, err := st.getRun(ctx, id)
 	if err != nil {
 		return err
+	}
+	for _, t := range run.Tasks {
+		if t.ID == task && t.State != store.TaskWaitingApproval {
+			return fmt.Errorf("task %s of run %s is %s: %w", task, id, t.State, attempt.ErrNotWaitingApproval)
+		}
 	}
 	file, err := loadStoredFile(run)
 	if err != nil {
