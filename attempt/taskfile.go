@@ -1723,6 +1723,14 @@ func AdHoc(o AdHocOptions) (*File, error) {
 			fail("write durations like 90s, 20m, 2h or 1d", "%s: %s", d.flag, err)
 		}
 	}
+	if o.Timeout != "" && o.Deadline != "" {
+		timeout, err1 := ParseDuration(o.Timeout)
+		deadline, err2 := ParseDuration(o.Deadline)
+		if err1 == nil && err2 == nil && deadline > 0 && timeout > deadline {
+			fail(fmt.Sprintf("make --timeout at most the deadline (%s), or raise --deadline", deadline),
+				"--timeout (%s) is longer than --deadline (%s)", timeout, deadline)
+		}
+	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
