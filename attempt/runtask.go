@@ -501,14 +501,6 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		fingerprint = Fingerprint(failure, out, postTree.String())
 	}
 	decision := Decide(def, failure, Counters{RetriesUsed: cur.RetriesUsed, ConsecutiveFailures: cur.ConsecutiveFailures}, r.env.Now(), deadlineAt, r.env.Rand)
-	if same := identicalInARow(cur, fingerprint); fingerprint != "" && same >= def.MaxIdenticalFailures &&
-		(decision.Action == ActRetry || decision.Action == ActBlock && decision.Reason == ReasonAsk) {
-		// (A spent budget or a tripped breaker keeps its own reason: it already stops the task.)
-		// The same failure again: another attempt would pay for it once more.
-		decision = Decision{Action: ActBlock, Reason: ReasonNoProgress, Failure: failure}
-		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID,
-			Message: fmt.Sprintf("the same failure %d times in a row (fingerprint %s): held for a decision", same, fingerprint)})
-	}
 	if failure != nil && (failure.Class == ClassAuth || failure.Class == ClassAgentMissing) && decision.Action != ActCancel {
 		// This agent is disabled for the run; while another rung is enabled the chain moves on.
 		off := map[string]store.AgentHealth{agentName: {Agent: agentName}}
@@ -528,6 +520,15 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 			decision = Decision{Action: ActFail, Reason: string(ClassBudgetExhausted), Failure: &g}
 		}
 	}
+	if same := identicalInARow(cur, fingerprint); fingerprint != "" && same >= def.MaxIdenticalFailures &&
+		(decision.Action == ActRetry || decision.Action == ActBlock && decision.Reason == ReasonAsk) {
+		// (A spent budget or a tripped breaker keeps its own reason: it already stops the task.)
+		// The same failure again: another attempt would pay for it once more.
+		decision = Decision{Action: ActBlock, Reason: ReasonNoProgress, Failure: failure}
+		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID,
+			Message: fmt.Sprintf("the same failure %d times in a row (fingerprint %s): held for a decision", same, fingerprint)})
+	}
+
 	if decision.Action == ActFail {
 		// A failed task leaves no edits behind: back to where it started. If the tree cannot be
 		// put back, the task is held instead, with the tree as it is.
