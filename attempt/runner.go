@@ -370,6 +370,12 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 			out, err = nil, fmt.Errorf("run %s was taken over by another process or killed: this process stopped writing: %w", r.run.ID, store.ErrFenced)
 		}
 	}()
+	defer func() {
+		// An error after the run was recorded ends it in a recorded state (abort.go).
+		if err != nil && out == nil {
+			err = r.abort(ctx, err)
+		}
+	}()
 
 	if r.run.BaseTree == "" {
 		if err := r.takeBase(ctx); err != nil {

@@ -261,7 +261,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 			}
 		}
 		d := Decision{Action: ActFail, Reason: string(f.Class), Failure: f}
-		if err := r.restore(ctx, base); err != nil {
+		if err := r.resetTask(ctx, t.ID, def, base); err != nil {
 			return r.blockOnRestore(ctx, t, n-1, err)
 		}
 		if err := r.setTaskState(ctx, t, store.TaskFailed, d.Reason, nil); err != nil {
@@ -273,7 +273,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 
 	// Attempt n starts from the task's base (never from a failed attempt's edits) unless carry_over.
 	if !def.CarryOver {
-		if err := r.restore(ctx, base); err != nil {
+		if err := r.resetTask(ctx, t.ID, def, base); err != nil {
 			return r.blockOnRestore(ctx, t, n-1, fmt.Errorf("reset the tree before %s@%d: %w", t.ID, n, err))
 		}
 	}
@@ -284,7 +284,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	}
 	prompt, err := r.composePrompt(def, prev, operator, warning)
 	if err != nil {
-		return nil, err
+		return nil, withClass(ClassAuthoring, "prompt_file", err)
 	}
 	dir := filepath.Join(r.logDir, t.ID)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -303,6 +303,10 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	pre, err := r.snapshot(ctx, preRef, fmt.Sprintf("mulligan %s %s@%d: pre\n\nThe tree attempt %d of task %s started from (run %s).\n", r.run.ID, t.ID, n, n, t.ID, r.run.ID), plumbing.ZeroHash)
 	if err != nil {
 		return nil, fmt.Errorf("pre snapshot of %s@%d: %w", t.ID, n, err)
+	}
+	gitPre, err := r.readGitPre()
+	if err != nil {
+		return nil, fmt.Errorf("git state before %s@%d: %w", t.ID, n, err)
 	}
 
 	idemKey := IdempotencyKey(r.run.ID, t.ID)
@@ -347,6 +351,9 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	}
 	if err := r.update(ctx, func(tx *store.Tx) error {
 		if err := tx.InsertAttempt(a); err != nil {
+			return err
+		}
+		if err := tx.RecordAttemptGit(r.run.ID, t.ID, n, gitPre); err != nil {
 			return err
 		}
 		from := t.State
@@ -435,6 +442,10 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	postTree, err := r.currentTree(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("post snapshot of %s@%d: %w", t.ID, n, err)
+	}
+	// HEAD, refs, the stash and the index as the agent left them, before verify too.
+	if err := r.recordGitPost(ctx, t.ID, n, gitPre); err != nil {
+		return nil, err
 	}
 	if failure == nil && def.Verify != nil {
 		failure = chk.verify()
@@ -529,10 +540,15 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 			Message: fmt.Sprintf("the same failure %d times in a row (fingerprint %s): held for a decision", same, fingerprint)})
 	}
 
+	if decision.Action == ActSucceed {
+		if err := r.settleGitOnSuccess(ctx, t.ID, def); err != nil {
+			return nil, err
+		}
+	}
 	if decision.Action == ActFail {
 		// A failed task leaves no edits behind: back to where it started. If the tree cannot be
 		// put back, the task is held instead, with the tree as it is.
-		if err := r.restore(ctx, base); err != nil {
+		if err := r.resetTask(ctx, t.ID, def, base); err != nil {
 			r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: "could not reset the tree: " + err.Error()})
 			decision.Action, decision.Reason = ActBlock, ReasonRestoreConflict
 		}

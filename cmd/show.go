@@ -1,13 +1,17 @@
 package cmd
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/fatih/color"
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/snapshot"
 )
 
 func showCommand(g *globals) *cli.Command {
@@ -103,5 +107,29 @@ func printRun(g *globals, run *store.Run) {
 				fmt.Fprintf(w, "  @%d: %s\n", a.N, firstLine(a.Message))
 			}
 		}
+		for _, a := range t.Attempts {
+			printGitChanges(w, a)
+		}
 	}
+}
+
+// printGitChanges prints what an attempt did to HEAD, refs, the stash and the index, and what
+// became of it.
+func printGitChanges(w io.Writer, a store.Attempt) {
+	if len(a.GitChanges) == 0 {
+		return
+	}
+	var cs []snapshot.GitChange
+	if err := json.Unmarshal(a.GitChanges, &cs); err != nil || len(cs) == 0 {
+		return
+	}
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = c.String()
+	}
+	fate := map[string]string{store.GitPutBack: "put back", store.GitPartial: "partly put back: see `mulligan events`", store.GitKept: "kept"}[a.GitReset]
+	if fate == "" {
+		fate = "not put back yet"
+	}
+	fmt.Fprintf(w, "  @%d git: %s (%s)\n", a.N, strings.Join(parts, ", "), fate)
 }

@@ -129,6 +129,9 @@ type attemptJSON struct {
 	Prompt        *string  `json:"prompt"`
 	Log           *string  `json:"log"`
 	Fingerprint   *string  `json:"fingerprint"`
+	// GitChanges is always a list: [] when the attempt changed nothing outside the tree.
+	GitChanges json.RawMessage `json:"git_changes"`
+	GitReset   *string         `json:"git_reset"`
 }
 
 type summaryJSON struct {
@@ -157,7 +160,15 @@ func (a Attempt) toJSON() attemptJSON {
 		FilesChanged: a.FilesChanged, SchemaRetries: a.SchemaRetries,
 		TokensIn: a.TokensIn, TokensOut: a.TokensOut, CostUSD: a.CostUSD,
 		Prompt: jstr(a.Prompt), Log: jstr(a.Log), Fingerprint: jstr(a.Fingerprint),
+		GitChanges: gitChangesJSON(a.GitChanges), GitReset: jstr(a.GitReset),
 	}
+}
+
+func gitChangesJSON(c json.RawMessage) json.RawMessage {
+	if len(c) == 0 {
+		return json.RawMessage("[]")
+	}
+	return c
 }
 
 func (j attemptJSON) fromJSON() (Attempt, error) {
@@ -171,6 +182,10 @@ func (j attemptJSON) fromJSON() (Attempt, error) {
 		TokensIn: j.TokensIn, TokensOut: j.TokensOut, CostUSD: j.CostUSD,
 		Prompt: unjstr(j.Prompt), Log: unjstr(j.Log), Fingerprint: unjstr(j.Fingerprint),
 	}
+	if len(j.GitChanges) > 0 && string(j.GitChanges) != "[]" && string(j.GitChanges) != "null" {
+		a.GitChanges = j.GitChanges
+	}
+	a.GitReset = unjstr(j.GitReset)
 	var err1, err2 error
 	a.StartedAt, err1 = unjtime(j.StartedAt)
 	a.FinishedAt, err2 = unjtimep(j.FinishedAt)

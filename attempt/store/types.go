@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -209,6 +210,12 @@ type Attempt struct {
 	// Fingerprint identifies a failure for the no-progress rule ("" for successes and for the
 	// classes that are not fingerprinted).
 	Fingerprint string
+
+	// GitChanges is what the attempt changed outside the working tree (HEAD, refs, stash,
+	// index), as JSON; read-only here (attempt_git), nil meaning none.
+	GitChanges json.RawMessage
+	// GitReset is what became of them: GitPutBack, GitPartial, GitKept, or "" (not yet decided).
+	GitReset string
 }
 
 // RunSummary is one line of ls.

@@ -1,4 +1,4 @@
--- 0006: run semantics (issue 15).
+-- 0007: run semantics (issue 15).
 --
 -- tasks.parked_ms is the time the task spent parked (the run paused, waiting for a quota reset or
 -- for an approval) since it started; parked_at is when the current parking began (NULL when not
