@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -391,8 +392,9 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	}
 	r.env.Progress.Event(ProgressEvent{Kind: KindAttemptStarted, Task: t.ID, N: n, Max: maxAttempts, Agent: agentName})
 
-	// The attempt's limits: its timeout, and what remains of the task's deadline.
-	timeout := def.Timeout
+	// The attempt's limits: its timeout (the preset's default when the task sets none), and what
+	// remains of the task's deadline.
+	timeout, heartbeat := AgentLimits(def)
 	deadlineBound := false
 	if !deadlineAt.IsZero() {
 		left := deadlineAt.Sub(r.env.Now())
@@ -404,10 +406,16 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		}
 	}
 	spec := ProcSpec{
-		Argv: argv, Dir: r.env.Repo.Root(), Env: envv, Timeout: timeout, Heartbeat: def.Heartbeat,
+		Argv: argv, Dir: r.env.Repo.Root(), Env: envv, Timeout: timeout, Heartbeat: heartbeat,
 		Grace: r.env.Grace, Output: &progressWriter{w: logf, p: r.env.Progress, task: t.ID, n: n},
 		Kill:    r.killCh,
 		OnStart: func(pgid int) { r.notePgid(ctx, t.ID, n, pgid) },
+	}
+	presetInfo := PresetFor(agent.Preset)
+	looped := func() string { return "" }
+	spec.Watch, looped = presetInfo.LoopWatcher()
+	if looped == nil {
+		looped = func() string { return "" }
 	}
 	silence := r.watchSilence(ctx, def, t.ID, n)
 	spec.OnOutput = silence.output
@@ -420,10 +428,12 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		DeadlineExceeded: proc.TimedOut && deadlineBound, Silent: proc.Silent,
 		StartErr: proc.StartErr, ExitCode: proc.ExitCode, Output: proc.Tail,
 	}
+	if proc.Watched {
+		obs.Looped, obs.Loop = looped(), presetInfo
+	}
 	if proc.Signal != 0 && obs.ExitCode < 0 {
 		obs.ExitCode = 128 + int(proc.Signal)
 	}
-	presetInfo := PresetFor(agent.Preset)
 	var preset PresetRules = presetInfo
 	if r.env.Presets != nil {
 		preset = r.env.Presets(agent)
@@ -455,13 +465,15 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	if failure != nil {
 		switch failure.Class {
 		case ClassQuota:
-			r.quotaReset(failure, proc.Tail)
+			if failure.Code != CodeCredit { // money, not time: no reset to wait for
+				r.quotaReset(failure, proc.Tail)
+			}
 		case ClassAgentMissing:
 			if presetInfo.Install != "" && agent.Preset != PresetGeneric {
 				failure.Hint = presetInfo.Install
 			}
 		}
-		failure.RetryEligible = Eligible(failure.Class, def.NonRetryable, def.RetryOn)
+		failure.RetryEligible = Eligible(failure.Class, def.NonRetryable, def.RetryOn) && !failure.NoRetry
 	}
 
 	// The post snapshot: the tree the attempt left, whatever its outcome.
@@ -497,7 +509,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	case failure == nil:
 		cur.ConsecutiveFailures = 0
 	case failure.Class == ClassQuota: // a quota wall is not an attempt
-	case failure.Class == ClassAuth || failure.Class == ClassAgentMissing:
+	case disablesAgent(failure):
 		// The agent is disabled and the chain moves on: its instant failure says nothing of the
 		// task and must not trip the breaker for the rungs that still run.
 	default:
@@ -512,7 +524,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		fingerprint = Fingerprint(failure, out, postTree.String())
 	}
 	decision := Decide(def, failure, Counters{RetriesUsed: cur.RetriesUsed, ConsecutiveFailures: cur.ConsecutiveFailures}, r.env.Now(), deadlineAt, r.env.Rand)
-	if failure != nil && (failure.Class == ClassAuth || failure.Class == ClassAgentMissing) && decision.Action != ActCancel {
+	if failure != nil && disablesAgent(failure) && decision.Action != ActCancel {
 		// This agent is disabled for the run; while another rung is enabled the chain moves on.
 		off := map[string]store.AgentHealth{agentName: {Agent: agentName}}
 		for k, v := range disabled {
@@ -587,7 +599,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 					return err
 				}
 			}
-			if failure.Class == ClassAgentMissing || failure.Class == ClassAuth {
+			if disablesAgent(failure) {
 				if err := tx.DisableAgent(r.run.ID, agentName, string(failure.Class), failure.Message); err != nil {
 					return err
 				}
@@ -720,6 +732,10 @@ func (r *runner) composePrompt(def *Task, prev *store.Attempt, operator, effects
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return "", fmt.Errorf("task %s: prompt_file: %w", def.ID, err)
+		}
+		if strings.TrimSpace(string(data)) == "" {
+			// Sent as it is, the agent gets no instructions and "succeeds" with nothing done.
+			return "", fmt.Errorf("task %s: prompt_file %s is empty: the agent would get no instructions", def.ID, def.PromptFile)
 		}
 		text = string(data)
 	}
