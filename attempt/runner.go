@@ -381,6 +381,9 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 		if err := r.takeBase(ctx); err != nil {
 			return nil, err
 		}
+		if err := r.keepIgnored(ctx); err != nil {
+			return nil, err
+		}
 	}
 	for {
 		var run *store.Run
@@ -476,7 +479,9 @@ func (r *runner) currentTree(ctx context.Context) (plumbing.Hash, error) {
 	if !r.known.IsZero() {
 		return r.known, nil
 	}
-	tr, err := r.env.Repo.WriteTree(context.WithoutCancel(ctx))
+	sctx, done := r.snapshotCtx(ctx)
+	defer done()
+	tr, err := r.env.Repo.WriteTree(sctx)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}

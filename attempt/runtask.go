@@ -143,6 +143,7 @@ func (r *runner) blockOnRestore(ctx context.Context, t *store.Task, n int, err e
 // replaces is already kept in the last attempt's ref, so no undo ref is written.
 func (r *runner) restore(ctx context.Context, tree plumbing.Hash) error {
 	if r.known == tree {
+		r.putBackIgnored(ctx, tree) // the tree is as it was, but ignored files may not be
 		return nil
 	}
 	known := r.known
@@ -161,8 +162,11 @@ func (r *runner) restore(ctx context.Context, tree plumbing.Hash) error {
 		})
 		return err == nil && rec
 	}
-	res, err := r.env.Repo.Restore(context.WithoutCancel(ctx), tree, snapshot.RestoreOptions{NoUndoRef: true, Kept: kept,
+	sctx, done := r.snapshotCtx(ctx)
+	defer done()
+	res, err := r.env.Repo.Restore(sctx, tree, snapshot.RestoreOptions{NoUndoRef: true, Kept: kept,
 		UndoMessage: fmt.Sprintf("mulligan run %s: the working tree before a reset to %s\n\nIt held changes no attempt of the run recorded.\n", r.run.ID, tree)})
+	r.noteSubmodules(res)
 	if res != nil && res.Undo != nil && res.Undo.Ref != "" {
 		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: r.current,
 			Message: "the working tree held changes no attempt recorded (edited while the run was stopped?): kept in " + res.Undo.Ref + "; `mulligan undo` puts them back"})
@@ -175,6 +179,7 @@ func (r *runner) restore(ctx context.Context, tree plumbing.Hash) error {
 		return err
 	}
 	r.known = tree
+	r.putBackIgnored(ctx, tree)
 	return nil
 }
 
