@@ -16,6 +16,7 @@ import (
 
 	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/scrub"
 	"github.com/mulligan-dev/mulligan/snapshot"
 )
 
@@ -135,7 +136,7 @@ type Input struct {
 	Commands []string
 	// Scrub removes secrets from every text the report quotes; nil builds one from the
 	// process environment and the agents' env.
-	Scrub *Scrubber
+	Scrub *scrub.Scrubber
 	Now   func() time.Time
 	// Progress, when set, is told about slow steps (the verify command run on the base tree).
 	Progress io.Writer
@@ -193,8 +194,8 @@ func gather(in Input, run *store.Run, events []store.Event) *facts {
 	if file, err := attempt.Parse(run.TaskFile, run.TaskFileContent); err == nil {
 		f.file = file
 	}
-	scrub := in.Scrub
-	if scrub == nil {
+	sc := in.Scrub
+	if sc == nil {
 		envs := [][]string{os.Environ()}
 		if f.file != nil {
 			for _, a := range f.file.Agents {
@@ -203,9 +204,9 @@ func gather(in Input, run *store.Run, events []store.Event) *facts {
 				}
 			}
 		}
-		scrub = NewScrubber(envs...)
+		sc = scrub.New(envs...)
 	}
-	f.scrub = scrub
+	f.scrub = sc
 	f.repo = in.Repo
 	f.objects = openObjects(in.Repo)
 	f.task = decisiveTask(run)
@@ -313,7 +314,7 @@ func (f *facts) report(in Input) *Report {
 		r.Evidence = f.evidence()
 		if f.base != nil {
 			r.Evidence = append(r.Evidence, Evidence{Task: f.task.ID, Kind: "verify-on-base",
-				Lines: f.scrub.Strings(append([]string{fmt.Sprintf("exit status %d", f.base.ExitCode)}, decisiveLines(f.base.Output)...))})
+				Lines: f.scrub.Strings(append([]string{fmt.Sprintf("exit status %d", f.base.ExitCode)}, decisiveLines(f.scrub.String(f.base.Output))...))})
 		}
 	}
 	rule := decide(f)

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt/store"
-	"github.com/mulligan-dev/mulligan/autopsy"
 )
 
 func logsCommand(g *globals) *cli.Command {
@@ -21,7 +19,7 @@ func logsCommand(g *globals) *cli.Command {
 		ArgsUsage: "ADDR",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing while the attempt runs"},
-			&cli.BoolFlag{Name: "scrub", Usage: "remove secrets (tokens, values of *KEY*/*TOKEN*/*SECRET*/*PASSWORD* variables) from the output"},
+			&cli.BoolFlag{Name: "scrub", Usage: "remove secrets (tokens, values of *KEY*/*TOKEN*/*SECRET*/*PASSWORD* variables) from the output; without it the log is printed raw, as recorded"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -36,11 +34,10 @@ func logsCommand(g *globals) *cli.Command {
 			if err != nil {
 				return err
 			}
-			out := g.io.Out
-			if c.Bool("scrub") {
-				sw := &scrubWriter{w: out, s: autopsy.NewScrubber(os.Environ())}
-				defer sw.Flush()
-				g.io.Out = sw
+			if !c.Bool("scrub") {
+				// The raw log is the one output printed as recorded (SPEC §7).
+				out := g.io.Out
+				g.io.Out = g.io.RawOut()
 				defer func() { g.io.Out = out }()
 			}
 			return printLog(c.Context, g, st, run, a, c.Bool("follow"))
@@ -81,37 +78,5 @@ func printLog(ctx context.Context, g *globals, st *state, run *store.Run, a *sto
 			return nil
 		case <-time.After(200 * time.Millisecond):
 		}
-	}
-}
-
-// scrubWriter scrubs whole lines: it holds back an unfinished line (and an open private key
-// block) until it ends or Flush is called, so a secret split across writes is still found.
-type scrubWriter struct {
-	w   io.Writer
-	s   *autopsy.Scrubber
-	buf []byte
-}
-
-func (sw *scrubWriter) Write(p []byte) (int, error) {
-	sw.buf = append(sw.buf, p...)
-	cut := bytes.LastIndexByte(sw.buf, '\n') + 1
-	if i := bytes.LastIndex(sw.buf[:cut], []byte("-----BEGIN ")); i >= 0 && !bytes.Contains(sw.buf[i:cut], []byte("-----END ")) {
-		cut = i
-	}
-	if cut == 0 {
-		return len(p), nil
-	}
-	if _, err := io.WriteString(sw.w, sw.s.String(string(sw.buf[:cut]))); err != nil {
-		return 0, err
-	}
-	sw.buf = append(sw.buf[:0], sw.buf[cut:]...)
-	return len(p), nil
-}
-
-// Flush writes what is held back.
-func (sw *scrubWriter) Flush() {
-	if len(sw.buf) > 0 {
-		_, _ = io.WriteString(sw.w, sw.s.String(string(sw.buf)))
-		sw.buf = sw.buf[:0]
 	}
 }
