@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"syscall"
+
+	"github.com/mulligan-dev/mulligan/reap"
 )
 
 // StartDetached starts the program at path with argv (argv[0] is the name it sees) in a session
@@ -30,6 +32,7 @@ func StartDetached(path string, argv, env []string, dir, logPath string) (*exec.
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
+	reap.Own(cmd.Process.Pid) // meant to outlive this process: not an orphan to end
 	return cmd, nil
 }
 
