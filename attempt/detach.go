@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/mulligan-dev/mulligan/attempt/store"
 	"github.com/mulligan-dev/mulligan/reap"
 )
 
@@ -36,7 +37,7 @@ func StartDetached(path string, argv, env []string, dir, logPath string) (*exec.
 	return cmd, nil
 }
 
-// LogDir is <common>/mulligan/logs/<run>: where a run's logs live.
-func LogDir(commonDir, run string) string {
-	return filepath.Join(commonDir, "mulligan", "logs", run)
+// LogDir is <common>/mulligan/logs/<run>: where a run's logs live (store.LogDir).
+func LogDir(commonDir, run string) (string, error) {
+	return store.LogDir(commonDir, run)
 }

@@ -263,11 +263,14 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(r.logDir, t.ID)
+	dir, err := store.Under(r.logDir, t.ID)
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	promptFile := filepath.Join(dir, strconv.Itoa(n)+".prompt")
+	promptFile := filepath.Join(dir, strconv.Itoa(n)+".prompt") // n is a number: one component
 	outputFile := filepath.Join(dir, strconv.Itoa(n)+".output")
 	logPath := filepath.Join(dir, strconv.Itoa(n)+".log")
 	if err := os.WriteFile(promptFile, []byte(prompt), 0o600); err != nil {

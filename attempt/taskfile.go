@@ -230,6 +230,37 @@ func Load(path string) (*File, error) {
 // and addresses (RUN/TASK@N), so no slashes, blanks or @.
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 
+// MaxTaskIDLen is the longest task id (SPEC §1).
+const MaxTaskIDLen = 64
+
+// CheckTaskID says what is wrong with id as a task id, with a hint, or returns "" when it is
+// valid (SPEC §1): [A-Za-z0-9._-]+, at most 64 characters, and one component of a git ref name
+// (refs/mulligan/runs/<run>/<task>/<n>/pre) and of a path (logs/<run>/<task>/<n>.log) that
+// stays where it is put: not starting with '.' or '-', no "..", not ending in ".lock", and not
+// `base` (the run's base ref).
+func CheckTaskID(id string) (problem, hint string) {
+	const chars = "use letters, digits, '.', '_' and '-'"
+	switch {
+	case id == "":
+		return "empty task id", "give the task a name, e.g. `id: build`"
+	case len(id) > MaxTaskIDLen:
+		return fmt.Sprintf("task id is %d characters long; at most %d", len(id), MaxTaskIDLen), "use a shorter name"
+	case !idPattern.MatchString(id):
+		return fmt.Sprintf("invalid task id %q", id), chars
+	case id == "base":
+		return "task id `base` is reserved (refs/mulligan/runs/<run>/base is the run's base snapshot)", "rename the task"
+	case id[0] == '.':
+		return fmt.Sprintf("invalid task id %q: it starts with '.'", id), "start it with a letter or a digit (git refuses a ref component starting with '.', and it would be a hidden file)"
+	case id[0] == '-':
+		return fmt.Sprintf("invalid task id %q: it starts with '-'", id), "start it with a letter or a digit (it would read as an option)"
+	case strings.Contains(id, ".."):
+		return fmt.Sprintf("invalid task id %q: it contains \"..\"", id), "git refuses \"..\" in a ref name; use one '.'"
+	case strings.HasSuffix(id, ".lock"):
+		return fmt.Sprintf("invalid task id %q: it ends in \".lock\"", id), "git refuses a ref component ending in .lock; rename the task"
+	}
+	return "", ""
+}
+
 // Keys of each mapping, in the order the docs list them.
 var (
 	topKeys            = []string{"version", "agents", "tasks", "hooks"}
@@ -1003,8 +1034,8 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 		if e.key == "id" && e.value != nil {
 			if id, good := l.nonEmptyStr(e); good {
 				s.idPos = l.pos(e.value)
-				if !idPattern.MatchString(id) {
-					l.errorf(e.value, "use letters, digits, '.', '_' and '-'", "invalid task id %q", id)
+				if problem, hint := CheckTaskID(id); problem != "" {
+					l.errorf(e.value, hint, "%s", problem)
 				} else {
 					t.ID = id
 					label = "task `" + id + "`"

@@ -126,9 +126,6 @@ func runRun(ctx context.Context, g *globals, opts runOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := attempt.CheckSupported(file); err != nil {
-		return err
-	}
 	if opts.Detach {
 		return detachRun(ctx, g, st)
 	}
