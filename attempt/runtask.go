@@ -238,7 +238,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 			}
 		}
 		d := Decision{Action: ActFail, Reason: string(f.Class), Failure: f}
-		if err := r.restore(ctx, base); err != nil {
+		if err := r.resetTask(ctx, t.ID, def, base); err != nil {
 			return r.blockOnRestore(ctx, t, n-1, err)
 		}
 		if err := r.setTaskState(ctx, t, store.TaskFailed, d.Reason, nil); err != nil {
@@ -250,7 +250,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 
 	// Attempt n starts from the task's base (never from a failed attempt's edits) unless carry_over.
 	if !def.CarryOver {
-		if err := r.restore(ctx, base); err != nil {
+		if err := r.resetTask(ctx, t.ID, def, base); err != nil {
 			return r.blockOnRestore(ctx, t, n-1, fmt.Errorf("reset the tree before %s@%d: %w", t.ID, n, err))
 		}
 	}
@@ -261,7 +261,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	}
 	prompt, err := r.composePrompt(def, prev, operator, warning)
 	if err != nil {
-		return nil, err
+		return nil, withClass(ClassAuthoring, "prompt_file", err)
 	}
 	dir, err := store.Under(r.logDir, t.ID)
 	if err != nil {
@@ -283,6 +283,10 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	pre, err := r.snapshot(ctx, preRef, fmt.Sprintf("mulligan %s %s@%d: pre\n\nThe tree attempt %d of task %s started from (run %s).\n", r.run.ID, t.ID, n, n, t.ID, r.run.ID), plumbing.ZeroHash)
 	if err != nil {
 		return nil, fmt.Errorf("pre snapshot of %s@%d: %w", t.ID, n, err)
+	}
+	gitPre, err := r.readGitPre()
+	if err != nil {
+		return nil, fmt.Errorf("git state before %s@%d: %w", t.ID, n, err)
 	}
 
 	idemKey := IdempotencyKey(r.run.ID, t.ID)
@@ -327,6 +331,9 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	}
 	if err := r.update(ctx, func(tx *store.Tx) error {
 		if err := tx.InsertAttempt(a); err != nil {
+			return err
+		}
+		if err := tx.RecordAttemptGit(r.run.ID, t.ID, n, gitPre); err != nil {
 			return err
 		}
 		from := t.State
@@ -413,6 +420,10 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	if err != nil {
 		return nil, fmt.Errorf("post snapshot of %s@%d: %w", t.ID, n, err)
 	}
+	// HEAD, refs, the stash and the index as the agent left them, before verify too.
+	if err := r.recordGitPost(ctx, t.ID, n, gitPre); err != nil {
+		return nil, err
+	}
 	if failure == nil && def.Verify != nil {
 		failure = chk.verify()
 		r.known = plumbing.ZeroHash // verify may have written files
@@ -485,10 +496,15 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 			decision = Decision{Action: ActFail, Reason: string(ClassBudgetExhausted), Failure: &g}
 		}
 	}
+	if decision.Action == ActSucceed {
+		if err := r.settleGitOnSuccess(ctx, t.ID, def); err != nil {
+			return nil, err
+		}
+	}
 	if decision.Action == ActFail {
 		// A failed task leaves no edits behind: back to where it started. If the tree cannot be
 		// put back, the task is held instead, with the tree as it is.
-		if err := r.restore(ctx, base); err != nil {
+		if err := r.resetTask(ctx, t.ID, def, base); err != nil {
 			r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: "could not reset the tree: " + err.Error()})
 			decision.Action, decision.Reason = ActBlock, ReasonRestoreConflict
 		}
@@ -665,7 +681,7 @@ func (r *runner) composePrompt(def *Task, prev *store.Attempt, operator, effects
 		}
 		parts.Prev = &PrevAttempt{N: prev.N, Class: prev.Class, Message: prev.Message, Output: out}
 		if prev.Class == string(ClassQualityRejection) && prev.Log != "" {
-			parts.Prev.VerifyTail = readTail(verifyLogPath(prev.Log), 64<<10)
+			parts.Prev.VerifyTail = readTail(VerifyLogPath(prev.Log), 64<<10)
 		}
 	}
 	return ComposePrompt(parts), nil
