@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -670,6 +671,11 @@ func (r *runner) composePrompt(def *Task, prev *store.Attempt, operator, effects
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return "", fmt.Errorf("task %s: prompt_file: %w", def.ID, err)
+		}
+		if strings.TrimSpace(string(data)) == "" {
+			// run refuses it before anything runs (CheckFiles); emptied since, it would be sent
+			// as is and a retry would "succeed" doing nothing.
+			return "", fmt.Errorf("task %s: prompt_file %s is empty", def.ID, def.PromptFile)
 		}
 		text = string(data)
 	}

@@ -96,6 +96,8 @@ type Task struct {
 	Hooks   Hooks
 
 	Pos Pos
+	// Where prompt_file's and output_schema's values are, for CheckFiles.
+	PromptFilePos, OutputSchemaPos Pos
 }
 
 // Verify is a task's quality gate, run after the agent exits 0.
@@ -1083,6 +1085,7 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 	case hasPromptFile:
 		if p, good := l.nonEmptyStr(promptFile); good {
 			t.PromptFile = p
+			t.PromptFilePos = l.pos(promptFile.value)
 		}
 	default:
 		l.errAt(t.Pos, "add `prompt: TEXT` or `prompt_file: PATH` (prompt: \"\" for none)", "%s has no `prompt` or `prompt_file`", label)
@@ -1139,6 +1142,7 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 	}
 	if e, has := fs["output_schema"]; has {
 		t.OutputSchema, _ = l.nonEmptyStr(e)
+		t.OutputSchemaPos = l.pos(e.value)
 	}
 	if e, has := fs["max_schema_retries"]; has {
 		t.MaxSchemaRetries, _ = l.integer(e, 0)

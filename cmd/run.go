@@ -127,6 +127,9 @@ func runRun(ctx context.Context, g *globals, opts runOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := attempt.CheckFiles(file, st.repo.Root()); err != nil {
+		return err
+	}
 	if opts.Detach {
 		return detachRun(ctx, g, st)
 	}
