@@ -62,7 +62,7 @@ func TestParseSpecExample(t *testing.T) {
 			HookOnRetry:  {{"notify-send", "retry {{task}} attempt {{attempt}}"}},
 			HookOnFailed: {{"./scripts/page-me.sh"}},
 		},
-		Pos: Pos{12, 5},
+		Pos: Pos{12, 5}, OutputSchemaPos: Pos{28, 20},
 	}
 	rules := ft.Classify
 	ft.Classify = nil
