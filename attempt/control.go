@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"syscall"
 	"time"
 
@@ -366,7 +367,10 @@ func Kill(ctx context.Context, env Env, opts KillOptions) (*KillResult, error) {
 		var strays []int
 		if !remote {
 			for _, pid := range reap.WithEnv("MULLIGAN_RUN=" + run.ID) {
-				if pid != waitPID && opts.Signal(pid, syscall.SIGKILL) == nil {
+				if pg, err := syscall.Getpgid(pid); pid == waitPID || err != nil || slices.Contains(res.Groups, pg) {
+					continue // gone, or its group was signalled above
+				}
+				if opts.Signal(pid, syscall.SIGKILL) == nil {
 					strays = append(strays, pid)
 				}
 			}
