@@ -372,8 +372,9 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	}
 	r.env.Progress.Event(ProgressEvent{Kind: KindAttemptStarted, Task: t.ID, N: n, Max: maxAttempts, Agent: agentName})
 
-	// The attempt's limits: its timeout, and what remains of the task's deadline.
-	timeout := def.Timeout
+	// The attempt's limits: its timeout (the preset's default when the task sets none), and what
+	// remains of the task's deadline.
+	timeout, heartbeat := AgentLimits(def)
 	deadlineBound := false
 	if !deadlineAt.IsZero() {
 		left := deadlineAt.Sub(r.env.Now())
@@ -385,10 +386,16 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		}
 	}
 	spec := ProcSpec{
-		Argv: argv, Dir: r.env.Repo.Root(), Env: envv, Timeout: timeout, Heartbeat: def.Heartbeat,
+		Argv: argv, Dir: r.env.Repo.Root(), Env: envv, Timeout: timeout, Heartbeat: heartbeat,
 		Grace: r.env.Grace, Output: &progressWriter{w: logf, p: r.env.Progress, task: t.ID, n: n},
 		Kill:    r.killCh,
 		OnStart: func(pgid int) { r.notePgid(ctx, t.ID, n, pgid) },
+	}
+	presetInfo := PresetFor(agent.Preset)
+	looped := func() string { return "" }
+	spec.Watch, looped = presetInfo.LoopWatcher()
+	if looped == nil {
+		looped = func() string { return "" }
 	}
 	r.known = plumbing.ZeroHash // the agent may change anything
 	proc := RunProcess(ctx, spec)
@@ -398,10 +405,12 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		DeadlineExceeded: proc.TimedOut && deadlineBound, Silent: proc.Silent,
 		StartErr: proc.StartErr, ExitCode: proc.ExitCode, Output: proc.Tail,
 	}
+	if proc.Watched {
+		obs.Looped, obs.Loop = looped(), presetInfo
+	}
 	if proc.Signal != 0 && obs.ExitCode < 0 {
 		obs.ExitCode = 128 + int(proc.Signal)
 	}
-	presetInfo := PresetFor(agent.Preset)
 	var preset PresetRules = presetInfo
 	if r.env.Presets != nil {
 		preset = r.env.Presets(agent)
@@ -433,13 +442,15 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	if failure != nil {
 		switch failure.Class {
 		case ClassQuota:
-			r.quotaReset(failure, proc.Tail)
+			if failure.Code != CodeCredit { // money, not time: no reset to wait for
+				r.quotaReset(failure, proc.Tail)
+			}
 		case ClassAgentMissing:
 			if presetInfo.Install != "" && agent.Preset != PresetGeneric {
 				failure.Hint = presetInfo.Install
 			}
 		}
-		failure.RetryEligible = Eligible(failure.Class, def.NonRetryable, def.RetryOn)
+		failure.RetryEligible = Eligible(failure.Class, def.NonRetryable, def.RetryOn) && !failure.NoRetry
 	}
 
 	// The post snapshot: the tree the attempt left, whatever its outcome.
@@ -478,7 +489,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		cur.ConsecutiveFailures++
 	}
 	decision := Decide(def, failure, Counters{RetriesUsed: cur.RetriesUsed, ConsecutiveFailures: cur.ConsecutiveFailures}, r.env.Now(), deadlineAt, r.env.Rand)
-	if failure != nil && (failure.Class == ClassAuth || failure.Class == ClassAgentMissing) && decision.Action != ActCancel {
+	if failure != nil && disablesAgent(failure) && decision.Action != ActCancel {
 		// This agent is disabled for the run; while another rung is enabled the chain moves on.
 		off := map[string]store.AgentHealth{agentName: {Agent: agentName}}
 		for k, v := range disabled {
@@ -543,7 +554,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 					return err
 				}
 			}
-			if failure.Class == ClassAgentMissing || failure.Class == ClassAuth {
+			if disablesAgent(failure) {
 				if err := tx.DisableAgent(r.run.ID, agentName, string(failure.Class), failure.Message); err != nil {
 					return err
 				}
@@ -673,9 +684,9 @@ func (r *runner) composePrompt(def *Task, prev *store.Attempt, operator, effects
 			return "", fmt.Errorf("task %s: prompt_file: %w", def.ID, err)
 		}
 		if strings.TrimSpace(string(data)) == "" {
-			// run refuses it before anything runs (CheckFiles); emptied since, it would be sent
-			// as is and a retry would "succeed" doing nothing.
-			return "", fmt.Errorf("task %s: prompt_file %s is empty", def.ID, def.PromptFile)
+			// run refuses it before anything runs (CheckFiles); emptied since, sent as it is, the
+			// agent would get no instructions and "succeed" with nothing done.
+			return "", fmt.Errorf("task %s: prompt_file %s is empty: the agent would get no instructions", def.ID, def.PromptFile)
 		}
 		text = string(data)
 	}

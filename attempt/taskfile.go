@@ -1740,10 +1740,16 @@ func AdHoc(o AdHocOptions) (*File, error) {
 
 	var y strings.Builder
 	y.WriteString("# the ad-hoc task of `mulligan run [flags] -- CMD…`\nversion: 1\nagents:\n")
-	fmt.Fprintf(&y, "  main:\n    preset: %s\n    command: %s\n", preset, yamlList(o.Command))
+	// Each rung has its own preset: --preset names main's; a command that runs a known CLI
+	// (--fallback 'gemini …' under --preset claude) is that CLI's.
+	mainPreset := preset
+	if o.Preset == "" {
+		mainPreset = presetForCommand(o.Command, preset)
+	}
+	fmt.Fprintf(&y, "  main:\n    preset: %s\n    command: %s\n", mainPreset, yamlList(o.Command))
 	chain := "[main]"
 	if fallback != nil {
-		fmt.Fprintf(&y, "  fallback:\n    preset: %s\n    command: %s\n", preset, yamlList(fallback))
+		fmt.Fprintf(&y, "  fallback:\n    preset: %s\n    command: %s\n", presetForCommand(fallback, preset), yamlList(fallback))
 		chain = "[main, fallback]"
 	}
 	fmt.Fprintf(&y, "tasks:\n  - id: main\n    agent: %s\n", chain)
