@@ -36,6 +36,10 @@ func (sw *Writer) Scrubber() *Scrubber {
 	return sw.s
 }
 
+// Underlying is the stream underneath, for what asks it about itself (a terminal's width);
+// writing to it would bypass the scrubbing.
+func (sw *Writer) Underlying() io.Writer { return sw.w }
+
 // Raw is the stream underneath, for the one output that is never scrubbed: `logs` without
 // --scrub. What is held back is flushed first, so the order of the output is kept.
 func (sw *Writer) Raw() io.Writer {
