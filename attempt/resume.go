@@ -79,6 +79,25 @@ func applyResumeMode(tx *store.Tx, run *store.Run, mode string) error {
 	return nil
 }
 
+// releaseResumeExhausted makes the tasks supervise held with a resume-exhausted run pending
+// again: the operator's resume is the decision to try once more.
+func releaseResumeExhausted(tx *store.Tx, run *store.Run) error {
+	for i := range run.Tasks {
+		t := &run.Tasks[i]
+		if t.State != store.TaskBlocked || t.Reason != ReasonResumeExhausted {
+			continue
+		}
+		if err := tx.SetTaskState(run.ID, t.ID, store.TaskPending, "", nil); err != nil {
+			return err
+		}
+		if _, err := tx.AppendEvent(run.ID, t.ID, 0, "task.state_changed", map[string]any{"from": t.State, "to": store.TaskPending, "reason": "resumed"}); err != nil {
+			return err
+		}
+		t.State, t.Reason = store.TaskPending, ""
+	}
+	return nil
+}
+
 // Resume continues a run whose process died: it claims the run (compare-and-swap on the owner
 // epoch, so two resumers cannot both win), ends what the dead process's agent left running,
 // records the interrupted attempt as runner_died with its post snapshot, and executes the rest.
@@ -129,6 +148,9 @@ func Resume(ctx context.Context, env Env, opts ResumeOptions) (*Outcome, error) 
 		}
 		from := hdr.State
 		if err := applyResumeMode(tx, claimed, opts.Mode); err != nil {
+			return err
+		}
+		if err := releaseResumeExhausted(tx, claimed); err != nil {
 			return err
 		}
 		if !handover {

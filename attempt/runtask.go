@@ -23,12 +23,17 @@ func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
 	if def == nil {
 		return nil, fmt.Errorf("task %s is not in the run's task file", t.ID)
 	}
-	if t.StartedAt == nil || t.BaseTree == "" {
-		// The task's base is the tree as it starts: what every attempt starts from.
-		tree, err := r.currentTree(ctx)
-		if err != nil {
+	// The task's base is the tree as it starts: what every attempt starts from. A task held while
+	// independent tasks went on starts again from the tree they left (held.go).
+	rebase := t.StartedAt == nil || t.BaseTree == "" || workLandedSince(r.run, t)
+	var tree plumbing.Hash
+	if rebase {
+		var err error
+		if tree, err = r.currentTree(ctx); err != nil {
 			return nil, fmt.Errorf("snapshot before task %s: %w", t.ID, err)
 		}
+	}
+	if rebase || t.ParkedAt != nil {
 		now := r.env.Now().UTC()
 		if err := r.update(ctx, func(tx *store.Tx) error {
 			cur, err := tx.GetTask(r.run.ID, t.ID)
@@ -38,7 +43,12 @@ func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
 			if cur.StartedAt == nil {
 				cur.StartedAt = &now
 			}
-			cur.BaseTree = tree.String()
+			if rebase {
+				cur.BaseTree = tree.String()
+			}
+			// Parked time (pause, quota, approval, a held decision) is not the task's: it moves
+			// the deadline along.
+			cur.Unpark(now)
 			if err := tx.UpdateTask(cur); err != nil {
 				return err
 			}
@@ -49,10 +59,7 @@ func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
 		}
 	}
 	base := plumbing.NewHash(t.BaseTree)
-	var deadlineAt time.Time
-	if def.Deadline > 0 {
-		deadlineAt = t.StartedAt.Add(def.Deadline)
-	}
+	deadlineAt := deadlineOf(def, t)
 
 	for {
 		if err := ctx.Err(); err != nil {
@@ -64,6 +71,7 @@ func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
 		}
 		// A task in backoff (after a crash, too) waits out the rest of its delay.
 		if t.State == store.TaskBackoff && t.ResumeAt != nil {
+			crashPoint("in-backoff")
 			if err := r.env.Sleep(ctx, time.Until(*t.ResumeAt)); err != nil {
 				return r.cancelTask(ctx, t, nil)
 			}
@@ -74,6 +82,10 @@ func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
 		}
 		switch res.decision.Action {
 		case ActSucceed:
+			if t.State == store.TaskWaitingApproval {
+				r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskWaitingApproval, Reason: ReasonNeedsApproval})
+				return nil, r.hold(ctx, t, base)
+			}
 			r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskSucceeded})
 			return nil, nil
 		case ActRetry:
@@ -84,14 +96,18 @@ func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
 			return nil, nil
 		case ActBlock:
 			r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskBlocked, Reason: res.decision.Reason})
-			return r.end(ctx, store.RunBlocked, res.decision.Reason)
+			if res.decision.Reason == ReasonRestoreConflict {
+				// The tree is not one mulligan knows: nothing else may run on it.
+				return r.end(ctx, store.RunBlocked, res.decision.Reason)
+			}
+			return nil, r.hold(ctx, t, base)
 		case ActQuota, ActFailover:
 			// Not a retry: the next attempt picks a rung that is neither disabled nor quota-blocked
 			// (or parks), at once and outside the retry budget.
 			continue
 		case ActPark:
 			r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskWaitingQuota, Reason: res.decision.Reason})
-			return r.end(ctx, store.RunWaitingQuota, ReasonQuota)
+			return nil, r.hold(ctx, t, base)
 		default: // ActCancel
 			return r.end(ctx, store.RunCancelled, "")
 		}
@@ -127,6 +143,7 @@ func (r *runner) blockOnRestore(ctx context.Context, t *store.Task, n int, err e
 // replaces is already kept in the last attempt's ref, so no undo ref is written.
 func (r *runner) restore(ctx context.Context, tree plumbing.Hash) error {
 	if r.known == tree {
+		r.putBackIgnored(ctx, tree) // the tree is as it was, but ignored files may not be
 		return nil
 	}
 	known := r.known
@@ -145,8 +162,11 @@ func (r *runner) restore(ctx context.Context, tree plumbing.Hash) error {
 		})
 		return err == nil && rec
 	}
-	res, err := r.env.Repo.Restore(context.WithoutCancel(ctx), tree, snapshot.RestoreOptions{NoUndoRef: true, Kept: kept,
+	sctx, done := r.snapshotCtx(ctx)
+	defer done()
+	res, err := r.env.Repo.Restore(sctx, tree, snapshot.RestoreOptions{NoUndoRef: true, Kept: kept,
 		UndoMessage: fmt.Sprintf("mulligan run %s: the working tree before a reset to %s\n\nIt held changes no attempt of the run recorded.\n", r.run.ID, tree)})
+	r.noteSubmodules(res)
 	if res != nil && res.Undo != nil && res.Undo.Ref != "" {
 		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: r.current,
 			Message: "the working tree held changes no attempt recorded (edited while the run was stopped?): kept in " + res.Undo.Ref + "; `mulligan undo` puts them back"})
@@ -159,6 +179,7 @@ func (r *runner) restore(ctx context.Context, tree plumbing.Hash) error {
 		return err
 	}
 	r.known = tree
+	r.putBackIgnored(ctx, tree)
 	return nil
 }
 
@@ -210,6 +231,13 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	// Spend: once the task's (or the run's) reported cost has reached its limit, no attempt starts.
 	if f := sp.exhausted(def, 0); f != nil {
 		return r.failBeforeAttempt(ctx, t, base, n, f)
+	}
+	// Deadline: an attempt that would start after it is not started (a pause during a backoff,
+	// or a crash, can bring the runner back past it). Parked time is already left out.
+	if !deadlineAt.IsZero() && !r.env.Now().Before(deadlineAt) {
+		return r.failBeforeAttempt(ctx, t, base, n, &Failure{Class: ClassBudgetExhausted, Code: CodeDeadline,
+			Message: fmt.Sprintf("the task's deadline (%s) passed at %s, before attempt %d could start", def.Deadline, deadlineAt.UTC().Format(time.RFC3339), n),
+			Hint:    fmt.Sprintf("raise `deadline` in the task file, or give the task a fresh start: mulligan retry-task %s %s", r.run.ID, t.ID)})
 	}
 	now := r.env.Now()
 	blocked := map[string]store.AgentHealth{}
@@ -397,8 +425,11 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	if looped == nil {
 		looped = func() string { return "" }
 	}
+	silence := r.watchSilence(ctx, def, t.ID, n)
+	spec.OnOutput = silence.output
 	r.known = plumbing.ZeroHash // the agent may change anything
 	proc := RunProcess(ctx, spec)
+	silence.stop()
 
 	obs := Observation{
 		Cancelled: proc.Cancelled || proc.Killed, TimedOut: proc.TimedOut && !deadlineBound,
@@ -485,8 +516,20 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	switch {
 	case failure == nil:
 		cur.ConsecutiveFailures = 0
-	case failure.Class != ClassQuota: // a quota wall is not an attempt
+	case failure.Class == ClassQuota: // a quota wall is not an attempt
+	case disablesAgent(failure):
+		// The agent is disabled and the chain moves on: its instant failure says nothing of the
+		// task and must not trip the breaker for the rungs that still run.
+	default:
 		cur.ConsecutiveFailures++
+	}
+	var fingerprint string
+	if failure != nil && Fingerprinted(failure.Class) {
+		out := proc.Tail
+		if failure.Class == ClassQualityRejection {
+			out = readTail(VerifyLogPath(logPath), 64<<10)
+		}
+		fingerprint = Fingerprint(failure, out, postTree.String())
 	}
 	decision := Decide(def, failure, Counters{RetriesUsed: cur.RetriesUsed, ConsecutiveFailures: cur.ConsecutiveFailures}, r.env.Now(), deadlineAt, r.env.Rand)
 	if failure != nil && disablesAgent(failure) && decision.Action != ActCancel {
@@ -508,6 +551,15 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 			decision = Decision{Action: ActFail, Reason: string(ClassBudgetExhausted), Failure: &g}
 		}
 	}
+	if same := identicalInARow(cur, fingerprint); fingerprint != "" && same >= def.MaxIdenticalFailures &&
+		(decision.Action == ActRetry || decision.Action == ActBlock && decision.Reason == ReasonAsk) {
+		// (A spent budget or a tripped breaker keeps its own reason: it already stops the task.)
+		// The same failure again: another attempt would pay for it once more.
+		decision = Decision{Action: ActBlock, Reason: ReasonNoProgress, Failure: failure}
+		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID,
+			Message: fmt.Sprintf("the same failure %d times in a row (fingerprint %s): held for a decision", same, fingerprint)})
+	}
+
 	if decision.Action == ActSucceed {
 		if err := r.settleGitOnSuccess(ctx, t.ID, def); err != nil {
 			return nil, err
@@ -530,6 +582,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		a.FilesChanged = store.Ptr(len(changed))
 		a.SchemaRetries = schemaRetries
 		a.TokensIn, a.TokensOut, a.CostUSD = usage.in, usage.out, usage.usd
+		a.Fingerprint = fingerprint
 		if proc.StartErr == nil && proc.ExitCode >= 0 {
 			a.ExitCode = store.Ptr(proc.ExitCode)
 		} else if proc.Signal != 0 {
@@ -544,7 +597,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 			if err := r.event(tx, t.ID, n, "attempt.failed", map[string]any{
 				"class": string(failure.Class), "code": failure.Code, "message": failure.Message,
 				"retry_eligible": failure.RetryEligible, "consecutive_failures": cur.ConsecutiveFailures,
-				"exit_code": a.ExitCode, "ref": postRef,
+				"exit_code": a.ExitCode, "ref": postRef, "fingerprint": nullable(fingerprint),
 			}); err != nil {
 				return err
 			}
@@ -578,11 +631,16 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		}
 		from := cur.State
 		payload := map[string]any{"from": from}
+		cur.SilentAt = nil // the attempt is over
 		switch decision.Action {
 		case ActSucceed:
 			cur.State, cur.Reason = store.TaskSucceeded, ""
 			now := finished
 			cur.FinishedAt = &now
+			if def.NeedsApproval {
+				// The attempt succeeded; the task waits for an operator's approve or reject.
+				cur.State, cur.Reason, cur.FinishedAt = store.TaskWaitingApproval, ReasonNeedsApproval, nil
+			}
 		case ActRetry:
 			resumeAt := finished.Add(decision.Delay)
 			cur.State, cur.Reason, cur.ResumeAt = store.TaskBackoff, "", &resumeAt

@@ -25,7 +25,8 @@ type globals struct {
 	io     *IOStreams
 	output string // "text" or "json"
 	rest   []string
-	// noAutopsy is `run --no-autopsy`: foreground writes no autopsy when the run fails.
+	// noAutopsy is --no-autopsy (run, resume, retry-task, prompt, stop, timetravel --resume):
+	// foreground writes no autopsy when the run fails.
 	noAutopsy bool
 }
 
@@ -157,6 +158,9 @@ func commands(g *globals) []*cli.Command {
 		hooksCommand(g),
 		promptCommand(g),
 		stopCommand(g),
+		approveCommand(g),
+		rejectCommand(g),
+		tasksCommand(g),
 		gcCommand(g),
 		autopsyCommand(g),
 		bugCommand(g),

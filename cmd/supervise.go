@@ -15,6 +15,7 @@ import (
 
 	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/snapshot"
 )
 
 // superviseEpochEnv carries, from supervise to the `mulligan resume` it starts, the owner epoch
@@ -129,6 +130,7 @@ func runSupervise(c *cli.Context, g *globals, refs []string) error {
 		decisions, err := attempt.Supervise(ctx, st.db, attempt.SuperviseOptions{
 			Runs: ids, StaleThreshold: c.Duration("stale-threshold"), MaxResumes: c.Int("max-resumes"),
 			Slots: c.Int("max-concurrent") - int(running.Load()), DryRun: c.Bool("dry-run"), Spawn: spawn,
+			OpenRepo: snapshot.Open,
 		})
 		for _, d := range decisions {
 			// A loop repeats a decision that did not change (a healthy run, a quota not reset
