@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"syscall"
 	"time"
+
+	"github.com/mulligan-dev/mulligan/reap"
 
 	"github.com/mulligan-dev/mulligan/attempt/store"
 )
@@ -16,12 +19,12 @@ import (
 // Env.ControlEvery and acts:
 //   - pause-drain: the attempt in flight finishes and is recorded as usual; at the next
 //     checkpoint (before the next attempt) the run parks `paused` (reason operator-pause) and
-//     the process exits 0; the task keeps its state (pending, backoff with its resume_at). A
+//     the process exits 4 (parked); the task keeps its state (pending, backoff with its resume_at). A
 //     run waiting out a backoff has no attempt in flight: it parks at once, its task `paused`
 //     (resume then starts the next attempt without the rest of the wait).
 //   - pause-cancel: the attempt in flight is ended now (SIGTERM to its group, grace, SIGKILL),
 //     recorded `cancelled` with class cancellation, code paused, not counted; the task and the
-//     run become `paused`; the process exits 0. `resume` continues with the next attempt.
+//     run become `paused`; the process exits 4 (parked). `resume` continues with the next attempt.
 //   - cancel: the attempt in flight is ended the same way, class cancellation; the task and the
 //     run end `cancelled` (reason operator-cancel); the process exits 5.
 //
@@ -211,6 +214,9 @@ func RequestPause(ctx context.Context, db *store.DB, runID, request string) (*Co
 		if err := tx.SetRunState(runID, store.RunPaused, ReasonOperatorPause); err != nil {
 			return err
 		}
+		if err := tx.ParkTasks(runID); err != nil {
+			return err
+		}
 		if err := tx.ReleaseWorktreeLock(run.Worktree, runID); err != nil {
 			return err
 		}
@@ -359,12 +365,30 @@ func Kill(ctx context.Context, env Env, opts KillOptions) (*KillResult, error) {
 				}
 			}
 		}
+		// What the run's processes setsid'd or double-forked out of their groups carries the
+		// run in its environment (SPEC §7.2): it goes too.
+		var strays []int
+		if !remote {
+			for _, pid := range reap.WithEnv("MULLIGAN_RUN=" + run.ID) {
+				if pg, err := syscall.Getpgid(pid); pid == waitPID || err != nil || slices.Contains(res.Groups, pg) {
+					continue // gone, or its group was signalled above
+				}
+				if opts.Signal(pid, syscall.SIGKILL) == nil {
+					strays = append(strays, pid)
+				}
+			}
+		}
 		// The post snapshot must see the tree the killed processes left, not one they still edit.
 		deadline := time.Now().Add(opts.Wait)
 		for time.Now().Before(deadline) {
 			gone := waitPID == 0 || !store.ProcessAlive(*run.Owner)
 			for _, pg := range res.Groups {
 				if err := syscall.Kill(-pg, 0); !errors.Is(err, syscall.ESRCH) {
+					gone = false
+				}
+			}
+			for _, pid := range strays {
+				if reap.Alive(pid) {
 					gone = false
 				}
 			}

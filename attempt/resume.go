@@ -10,6 +10,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/reap"
 )
 
 // ErrRunFinished is returned when resume is asked to continue a run that has ended.
@@ -78,6 +79,25 @@ func applyResumeMode(tx *store.Tx, run *store.Run, mode string) error {
 	return nil
 }
 
+// releaseResumeExhausted makes the tasks supervise held with a resume-exhausted run pending
+// again: the operator's resume is the decision to try once more.
+func releaseResumeExhausted(tx *store.Tx, run *store.Run) error {
+	for i := range run.Tasks {
+		t := &run.Tasks[i]
+		if t.State != store.TaskBlocked || t.Reason != ReasonResumeExhausted {
+			continue
+		}
+		if err := tx.SetTaskState(run.ID, t.ID, store.TaskPending, "", nil); err != nil {
+			return err
+		}
+		if _, err := tx.AppendEvent(run.ID, t.ID, 0, "task.state_changed", map[string]any{"from": t.State, "to": store.TaskPending, "reason": "resumed"}); err != nil {
+			return err
+		}
+		t.State, t.Reason = store.TaskPending, ""
+	}
+	return nil
+}
+
 // Resume continues a run whose process died: it claims the run (compare-and-swap on the owner
 // epoch, so two resumers cannot both win), ends what the dead process's agent left running,
 // records the interrupted attempt as runner_died with its post snapshot, and executes the rest.
@@ -128,6 +148,9 @@ func Resume(ctx context.Context, env Env, opts ResumeOptions) (*Outcome, error) 
 		}
 		from := hdr.State
 		if err := applyResumeMode(tx, claimed, opts.Mode); err != nil {
+			return err
+		}
+		if err := releaseResumeExhausted(tx, claimed); err != nil {
 			return err
 		}
 		if !handover {
@@ -190,6 +213,10 @@ func (r *runner) recoverInterrupted(ctx context.Context) error {
 			// is not reused while a process group of that id exists, so the group is still ours.
 			for _, pg := range groups[fmt.Sprintf("%s@%d", t.ID, a.N)] {
 				syscall.Kill(-pg, syscall.SIGKILL)
+			}
+			// And what it setsid'd or double-forked out of that group (SPEC §7.2).
+			for _, pid := range reap.WithEnv("MULLIGAN_RUN="+r.run.ID, "MULLIGAN_TASK="+t.ID, fmt.Sprintf("MULLIGAN_ATTEMPT=%d", a.N)) {
+				syscall.Kill(pid, syscall.SIGKILL)
 			}
 			if err := r.recordRunnerDied(ctx, t, a); err != nil {
 				return err

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -124,6 +123,12 @@ type runner struct {
 	current string
 	// hooks delivers the hooks the run's state changes fire, while execute runs; nil otherwise.
 	hooks *compensate.Background
+
+	// heldHere are the tasks this process held (blocked, waiting_quota, waiting_approval) while
+	// independent tasks went on; heldTree is the base of the last one, whose tree the working
+	// tree still holds until another task runs (held.go).
+	heldHere map[string]bool
+	heldTree plumbing.Hash
 }
 
 // ErrActive is returned when another live process runs in this worktree; it wraps the store's
@@ -206,10 +211,13 @@ func nonNil(s []string) []string {
 }
 
 func newRunner(env Env, file *File, run *store.Run) *runner {
+	// A run id is mulligan's own ([0-9a-z]); one that is not a single name gets no log
+	// directory, and writing there fails.
+	logDir, _ := store.LogDir(env.Repo.CommonDir(), run.ID)
 	return &runner{
 		env: env, file: file, run: run, epoch: run.Epoch,
-		logDir: filepath.Join(env.Repo.CommonDir(), "mulligan", "logs", run.ID),
-		killCh: make(chan struct{}),
+		logDir: logDir,
+		killCh: make(chan struct{}), heldHere: map[string]bool{},
 	}
 }
 
@@ -371,6 +379,11 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 		}
 	}()
 
+	// While the run owns the working tree, its snapshots and resets cost what changed since the
+	// last one: the tree is watched (where it cannot be, every snapshot walks it all).
+	if err := r.env.Repo.Watch(); err == nil {
+		defer r.env.Repo.Unwatch()
+	}
 	if r.run.BaseTree == "" {
 		if err := r.takeBase(ctx); err != nil {
 			return nil, err
@@ -389,13 +402,13 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 			return nil, err
 		}
 		r.run = run
-		task, skip := nextTask(run)
+		task, skip, held := nextTask(run, r.allowFail, r.heldHere, r.env.Now())
 		if task == nil {
+			if len(held) > 0 {
+				// Nothing else can proceed: the run takes the held state.
+				return r.endHeld(ctx, held)
+			}
 			return r.finish(ctx, run)
-		}
-		if task.State == store.TaskBlocked {
-			// Held for a decision (a crash may have come between holding it and stopping the run).
-			return r.end(ctx, store.RunBlocked, task.Reason)
 		}
 		if skip {
 			if err := r.setTaskState(ctx, task, store.TaskSkipped, ReasonDepsFailed, nil); err != nil {
@@ -403,6 +416,9 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 			}
 			r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: task.ID, State: store.TaskSkipped, Reason: ReasonDepsFailed})
 			continue
+		}
+		if out, err := r.resetHeldTree(ctx, task); out != nil || err != nil {
+			return out, err
 		}
 		stop, err := r.runTask(ctx, task)
 		if err != nil {
@@ -412,28 +428,6 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 			return stop, nil
 		}
 	}
-}
-
-// nextTask returns the first task (in the run's order) that is not finished. skip is true when a
-// dependency of it failed, was skipped or was cancelled.
-func nextTask(run *store.Run) (task *store.Task, skip bool) {
-	states := map[string]string{}
-	for _, t := range run.Tasks {
-		states[t.ID] = t.State
-	}
-	for i := range run.Tasks {
-		t := &run.Tasks[i]
-		if store.TaskFinished(t.State) {
-			continue
-		}
-		for _, n := range t.Needs {
-			if s := states[n]; s == store.TaskFailed || s == store.TaskSkipped || s == store.TaskCancelled {
-				return t, true
-			}
-		}
-		return t, false
-	}
-	return nil, false
 }
 
 // takeBase snapshots the run's starting tree into refs/mulligan/runs/<run>/base.
@@ -552,8 +546,8 @@ func nullable(s string) any {
 func (r *runner) finish(ctx context.Context, run *store.Run) (*Outcome, error) {
 	state := store.RunSucceeded
 	for _, t := range run.Tasks {
-		if t.State == store.TaskFailed || t.State == store.TaskSkipped {
-			state = store.RunFailed
+		if (t.State == store.TaskFailed || t.State == store.TaskSkipped) && !r.allowFail(t.ID) {
+			state = store.RunFailed // a task with allow_fail may fail: the run can succeed
 		}
 	}
 	return r.end(ctx, state, "")
@@ -579,6 +573,9 @@ func (r *runner) end(ctx context.Context, state, reason string) (*Outcome, error
 				return err
 			}
 		} else if err := tx.SetRunState(r.run.ID, state, reason); err != nil {
+			return err
+		} else if err := tx.ParkTasks(r.run.ID); err != nil {
+			// stopped, not finished: the time until it runs again is not its tasks'
 			return err
 		}
 		if err := tx.ReleaseWorktreeLock(r.run.Worktree, r.run.ID); err != nil {

@@ -23,12 +23,17 @@ func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
 	if def == nil {
 		return nil, fmt.Errorf("task %s is not in the run's task file", t.ID)
 	}
-	if t.StartedAt == nil || t.BaseTree == "" {
-		// The task's base is the tree as it starts: what every attempt starts from.
-		tree, err := r.currentTree(ctx)
-		if err != nil {
+	// The task's base is the tree as it starts: what every attempt starts from. A task held while
+	// independent tasks went on starts again from the tree they left (held.go).
+	rebase := t.StartedAt == nil || t.BaseTree == "" || workLandedSince(r.run, t)
+	var tree plumbing.Hash
+	if rebase {
+		var err error
+		if tree, err = r.currentTree(ctx); err != nil {
 			return nil, fmt.Errorf("snapshot before task %s: %w", t.ID, err)
 		}
+	}
+	if rebase || t.ParkedAt != nil {
 		now := r.env.Now().UTC()
 		if err := r.update(ctx, func(tx *store.Tx) error {
 			cur, err := tx.GetTask(r.run.ID, t.ID)
@@ -38,7 +43,12 @@ func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
 			if cur.StartedAt == nil {
 				cur.StartedAt = &now
 			}
-			cur.BaseTree = tree.String()
+			if rebase {
+				cur.BaseTree = tree.String()
+			}
+			// Parked time (pause, quota, approval, a held decision) is not the task's: it moves
+			// the deadline along.
+			cur.Unpark(now)
 			if err := tx.UpdateTask(cur); err != nil {
 				return err
 			}
@@ -49,10 +59,7 @@ func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
 		}
 	}
 	base := plumbing.NewHash(t.BaseTree)
-	var deadlineAt time.Time
-	if def.Deadline > 0 {
-		deadlineAt = t.StartedAt.Add(def.Deadline)
-	}
+	deadlineAt := deadlineOf(def, t)
 
 	for {
 		if err := ctx.Err(); err != nil {
@@ -64,6 +71,7 @@ func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
 		}
 		// A task in backoff (after a crash, too) waits out the rest of its delay.
 		if t.State == store.TaskBackoff && t.ResumeAt != nil {
+			crashPoint("in-backoff")
 			if err := r.env.Sleep(ctx, time.Until(*t.ResumeAt)); err != nil {
 				return r.cancelTask(ctx, t, nil)
 			}
@@ -74,6 +82,10 @@ func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
 		}
 		switch res.decision.Action {
 		case ActSucceed:
+			if t.State == store.TaskWaitingApproval {
+				r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskWaitingApproval, Reason: ReasonNeedsApproval})
+				return nil, r.hold(ctx, t, base)
+			}
 			r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskSucceeded})
 			return nil, nil
 		case ActRetry:
@@ -84,14 +96,18 @@ func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
 			return nil, nil
 		case ActBlock:
 			r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskBlocked, Reason: res.decision.Reason})
-			return r.end(ctx, store.RunBlocked, res.decision.Reason)
+			if res.decision.Reason == ReasonRestoreConflict {
+				// The tree is not one mulligan knows: nothing else may run on it.
+				return r.end(ctx, store.RunBlocked, res.decision.Reason)
+			}
+			return nil, r.hold(ctx, t, base)
 		case ActQuota, ActFailover:
 			// Not a retry: the next attempt picks a rung that is neither disabled nor quota-blocked
 			// (or parks), at once and outside the retry budget.
 			continue
 		case ActPark:
 			r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskWaitingQuota, Reason: res.decision.Reason})
-			return r.end(ctx, store.RunWaitingQuota, ReasonQuota)
+			return nil, r.hold(ctx, t, base)
 		default: // ActCancel
 			return r.end(ctx, store.RunCancelled, "")
 		}
@@ -216,6 +232,13 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	if f := sp.exhausted(def, 0); f != nil {
 		return r.failBeforeAttempt(ctx, t, base, n, f)
 	}
+	// Deadline: an attempt that would start after it is not started (a pause during a backoff,
+	// or a crash, can bring the runner back past it). Parked time is already left out.
+	if !deadlineAt.IsZero() && !r.env.Now().Before(deadlineAt) {
+		return r.failBeforeAttempt(ctx, t, base, n, &Failure{Class: ClassBudgetExhausted, Code: CodeDeadline,
+			Message: fmt.Sprintf("the task's deadline (%s) passed at %s, before attempt %d could start", def.Deadline, deadlineAt.UTC().Format(time.RFC3339), n),
+			Hint:    fmt.Sprintf("raise `deadline` in the task file, or give the task a fresh start: mulligan retry-task %s %s", r.run.ID, t.ID)})
+	}
 	now := r.env.Now()
 	blocked := map[string]store.AgentHealth{}
 	for k, v := range disabled {
@@ -269,11 +292,14 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	if err != nil {
 		return nil, withClass(ClassAuthoring, "prompt_file", err)
 	}
-	dir := filepath.Join(r.logDir, t.ID)
+	dir, err := store.Under(r.logDir, t.ID)
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	promptFile := filepath.Join(dir, strconv.Itoa(n)+".prompt")
+	promptFile := filepath.Join(dir, strconv.Itoa(n)+".prompt") // n is a number: one component
 	outputFile := filepath.Join(dir, strconv.Itoa(n)+".output")
 	logPath := filepath.Join(dir, strconv.Itoa(n)+".log")
 	if err := os.WriteFile(promptFile, []byte(prompt), 0o600); err != nil {
@@ -402,8 +428,11 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	if looped == nil {
 		looped = func() string { return "" }
 	}
+	silence := r.watchSilence(ctx, def, t.ID, n)
+	spec.OnOutput = silence.output
 	r.known = plumbing.ZeroHash // the agent may change anything
 	proc := RunProcess(ctx, spec)
+	silence.stop()
 
 	obs := Observation{
 		Cancelled: proc.Cancelled || proc.Killed, TimedOut: proc.TimedOut && !deadlineBound,
@@ -490,8 +519,20 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	switch {
 	case failure == nil:
 		cur.ConsecutiveFailures = 0
-	case failure.Class != ClassQuota: // a quota wall is not an attempt
+	case failure.Class == ClassQuota: // a quota wall is not an attempt
+	case disablesAgent(failure):
+		// The agent is disabled and the chain moves on: its instant failure says nothing of the
+		// task and must not trip the breaker for the rungs that still run.
+	default:
 		cur.ConsecutiveFailures++
+	}
+	var fingerprint string
+	if failure != nil && Fingerprinted(failure.Class) {
+		out := proc.Tail
+		if failure.Class == ClassQualityRejection {
+			out = readTail(VerifyLogPath(logPath), 64<<10)
+		}
+		fingerprint = Fingerprint(failure, out, postTree.String())
 	}
 	decision := Decide(def, failure, Counters{RetriesUsed: cur.RetriesUsed, ConsecutiveFailures: cur.ConsecutiveFailures}, r.env.Now(), deadlineAt, r.env.Rand)
 	if failure != nil && disablesAgent(failure) && decision.Action != ActCancel {
@@ -513,6 +554,15 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 			decision = Decision{Action: ActFail, Reason: string(ClassBudgetExhausted), Failure: &g}
 		}
 	}
+	if same := identicalInARow(cur, fingerprint); fingerprint != "" && same >= def.MaxIdenticalFailures &&
+		(decision.Action == ActRetry || decision.Action == ActBlock && decision.Reason == ReasonAsk) {
+		// (A spent budget or a tripped breaker keeps its own reason: it already stops the task.)
+		// The same failure again: another attempt would pay for it once more.
+		decision = Decision{Action: ActBlock, Reason: ReasonNoProgress, Failure: failure}
+		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID,
+			Message: fmt.Sprintf("the same failure %d times in a row (fingerprint %s): held for a decision", same, fingerprint)})
+	}
+
 	if decision.Action == ActSucceed {
 		if err := r.settleGitOnSuccess(ctx, t.ID, def); err != nil {
 			return nil, err
@@ -536,6 +586,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		a.SchemaRetries = schemaRetries
 		a.TokensIn, a.TokensOut, a.CostUSD = usage.in, usage.out, usage.usd
 		a.AgentSession, a.AgentResume = usage.session, ResumeCommand(agent.Preset, usage.session)
+		a.Fingerprint = fingerprint
 		if proc.StartErr == nil && proc.ExitCode >= 0 {
 			a.ExitCode = store.Ptr(proc.ExitCode)
 		} else if proc.Signal != 0 {
@@ -550,7 +601,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 			if err := r.event(tx, t.ID, n, "attempt.failed", map[string]any{
 				"class": string(failure.Class), "code": failure.Code, "message": failure.Message,
 				"retry_eligible": failure.RetryEligible, "consecutive_failures": cur.ConsecutiveFailures,
-				"exit_code": a.ExitCode, "ref": postRef,
+				"exit_code": a.ExitCode, "ref": postRef, "fingerprint": nullable(fingerprint),
 			}); err != nil {
 				return err
 			}
@@ -584,11 +635,16 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		}
 		from := cur.State
 		payload := map[string]any{"from": from}
+		cur.SilentAt = nil // the attempt is over
 		switch decision.Action {
 		case ActSucceed:
 			cur.State, cur.Reason = store.TaskSucceeded, ""
 			now := finished
 			cur.FinishedAt = &now
+			if def.NeedsApproval {
+				// The attempt succeeded; the task waits for an operator's approve or reject.
+				cur.State, cur.Reason, cur.FinishedAt = store.TaskWaitingApproval, ReasonNeedsApproval, nil
+			}
 		case ActRetry:
 			resumeAt := finished.Add(decision.Delay)
 			cur.State, cur.Reason, cur.ResumeAt = store.TaskBackoff, "", &resumeAt
@@ -690,7 +746,8 @@ func (r *runner) composePrompt(def *Task, prev *store.Attempt, operator, effects
 			return "", fmt.Errorf("task %s: prompt_file: %w", def.ID, err)
 		}
 		if strings.TrimSpace(string(data)) == "" {
-			// Sent as it is, the agent gets no instructions and "succeeds" with nothing done.
+			// run refuses it before anything runs (CheckFiles); emptied since, sent as it is, the
+			// agent would get no instructions and "succeed" with nothing done.
 			return "", fmt.Errorf("task %s: prompt_file %s is empty: the agent would get no instructions", def.ID, def.PromptFile)
 		}
 		text = string(data)

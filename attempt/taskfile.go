@@ -95,7 +95,20 @@ type Task struct {
 	Effects []EffectDecl
 	Hooks   Hooks
 
+	// AllowFail: the task may fail; its dependents still run and the run can succeed.
+	AllowFail bool
+	// NeedsApproval parks a successful attempt in waiting_approval for approve/reject;
+	// ApprovalSchema (a JSON Schema path from the working tree root) checks approve's payload.
+	NeedsApproval  bool
+	ApprovalSchema string
+	// Silence: no output this long raises an attention flag; kills nothing (0 = none).
+	Silence time.Duration
+	// MaxIdenticalFailures: this many identical failures in a row block the task (no-progress).
+	MaxIdenticalFailures int // default 2
+
 	Pos Pos
+	// Where prompt_file's and output_schema's values are, for CheckFiles.
+	PromptFilePos, OutputSchemaPos Pos
 }
 
 // Verify is a task's quality gate, run after the agent exits 0.
@@ -127,10 +140,17 @@ const (
 	HookOnBlocked      = store.HookOnBlocked
 	HookOnWaitingQuota = store.HookOnWaitingQuota
 	HookOnCancelled    = store.HookOnCancelled
+
+	HookOnTimeout         = store.HookOnTimeout
+	HookOnPaused          = store.HookOnPaused
+	HookOnSilent          = store.HookOnSilent
+	HookOnWaitingApproval = store.HookOnWaitingApproval
+	HookOnNoProgress      = store.HookOnNoProgress
 )
 
 // HookNames lists the hooks in the spec's order.
-var HookNames = []string{HookOnRetry, HookOnSuccess, HookOnFailed, HookOnBlocked, HookOnWaitingQuota, HookOnCancelled}
+var HookNames = []string{HookOnRetry, HookOnSuccess, HookOnFailed, HookOnBlocked, HookOnWaitingQuota, HookOnCancelled,
+	HookOnTimeout, HookOnPaused, HookOnSilent, HookOnWaitingApproval, HookOnNoProgress}
 
 // on_failure and side_effects values.
 const (
@@ -168,6 +188,7 @@ var Presets = []string{PresetClaude, PresetCodex, PresetGemini, PresetAider, Pre
 const (
 	DefaultMaxConsecutiveFailures = 3
 	DefaultMaxSchemaRetries       = 3
+	DefaultMaxIdenticalFailures   = 2
 )
 
 // Pos is a 1-based position in the task file.
@@ -242,11 +263,42 @@ func Load(path string) (*File, error) {
 // and addresses (RUN/TASK@N), so no slashes, blanks or @.
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 
+// MaxTaskIDLen is the longest task id (SPEC §1).
+const MaxTaskIDLen = 64
+
+// CheckTaskID says what is wrong with id as a task id, with a hint, or returns "" when it is
+// valid (SPEC §1): [A-Za-z0-9._-]+, at most 64 characters, and one component of a git ref name
+// (refs/mulligan/runs/<run>/<task>/<n>/pre) and of a path (logs/<run>/<task>/<n>.log) that
+// stays where it is put: not starting with '.' or '-', no "..", not ending in ".lock", and not
+// `base` (the run's base ref).
+func CheckTaskID(id string) (problem, hint string) {
+	const chars = "use letters, digits, '.', '_' and '-'"
+	switch {
+	case id == "":
+		return "empty task id", "give the task a name, e.g. `id: build`"
+	case len(id) > MaxTaskIDLen:
+		return fmt.Sprintf("task id is %d characters long; at most %d", len(id), MaxTaskIDLen), "use a shorter name"
+	case !idPattern.MatchString(id):
+		return fmt.Sprintf("invalid task id %q", id), chars
+	case id == "base":
+		return "task id `base` is reserved (refs/mulligan/runs/<run>/base is the run's base snapshot)", "rename the task"
+	case id[0] == '.':
+		return fmt.Sprintf("invalid task id %q: it starts with '.'", id), "start it with a letter or a digit (git refuses a ref component starting with '.', and it would be a hidden file)"
+	case id[0] == '-':
+		return fmt.Sprintf("invalid task id %q: it starts with '-'", id), "start it with a letter or a digit (it would read as an option)"
+	case strings.Contains(id, ".."):
+		return fmt.Sprintf("invalid task id %q: it contains \"..\"", id), "git refuses \"..\" in a ref name; use one '.'"
+	case strings.HasSuffix(id, ".lock"):
+		return fmt.Sprintf("invalid task id %q: it ends in \".lock\"", id), "git refuses a ref component ending in .lock; rename the task"
+	}
+	return "", ""
+}
+
 // Keys of each mapping, in the order the docs list them.
 var (
 	topKeys            = []string{"version", "agents", "tasks", "hooks"}
 	agentKeys          = []string{"preset", "command", "env"}
-	taskKeys           = []string{"id", "needs", "prompt", "prompt_file", "agent", "on_failure", "retries", "backoff", "timeout", "heartbeat", "deadline", "max_consecutive_failures", "non_retryable", "retry_on", "carry_over", "verify", "output_schema", "max_schema_retries", "result_contract", "classify", "max_cost_usd", "side_effects", "git", "effects", "hooks"}
+	taskKeys           = []string{"id", "needs", "prompt", "prompt_file", "agent", "on_failure", "retries", "backoff", "timeout", "heartbeat", "deadline", "max_consecutive_failures", "non_retryable", "retry_on", "carry_over", "verify", "output_schema", "max_schema_retries", "result_contract", "classify", "max_cost_usd", "side_effects", "git", "effects", "hooks", "allow_fail", "needs_approval", "approval_schema", "silence", "max_identical_failures"}
 	backoffKeys        = []string{"kind", "initial", "max", "jitter"}
 	verifyKeys         = []string{"command", "timeout"}
 	resultContractKeys = []string{"failure_field", "message_field"}
@@ -1005,6 +1057,7 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 		Backoff:                DefaultBackoff(),
 		MaxConsecutiveFailures: DefaultMaxConsecutiveFailures,
 		MaxSchemaRetries:       DefaultMaxSchemaRetries,
+		MaxIdenticalFailures:   DefaultMaxIdenticalFailures,
 		SideEffects:            SideEffectsNone,
 		Git:                    GitRestore,
 		Pos:                    l.pos(n),
@@ -1016,8 +1069,8 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 		if e.key == "id" && e.value != nil {
 			if id, good := l.nonEmptyStr(e); good {
 				s.idPos = l.pos(e.value)
-				if !idPattern.MatchString(id) {
-					l.errorf(e.value, "use letters, digits, '.', '_' and '-'", "invalid task id %q", id)
+				if problem, hint := CheckTaskID(id); problem != "" {
+					l.errorf(e.value, hint, "%s", problem)
 				} else {
 					t.ID = id
 					label = "task `" + id + "`"
@@ -1052,6 +1105,7 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 	case hasPromptFile:
 		if p, good := l.nonEmptyStr(promptFile); good {
 			t.PromptFile = p
+			t.PromptFilePos = l.pos(promptFile.value)
 		}
 	default:
 		l.errAt(t.Pos, "add `prompt: TEXT` or `prompt_file: PATH` (prompt: \"\" for none)", "%s has no `prompt` or `prompt_file`", label)
@@ -1080,6 +1134,11 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 	}
 	if e, has := fs["deadline"]; has {
 		t.Deadline, _ = l.duration(e)
+		if t.Timeout > t.Deadline && t.Deadline > 0 {
+			// One attempt could never use its timeout: the deadline bounds all attempts together.
+			l.errorf(fs["timeout"].value, fmt.Sprintf("make `timeout` at most the deadline (%s), or raise `deadline`", t.Deadline),
+				"`timeout` (%s) is longer than `deadline` (%s)", t.Timeout, t.Deadline)
+		}
 	}
 	if e, has := fs["max_consecutive_failures"]; has {
 		t.MaxConsecutiveFailures, _ = l.integer(e, 1)
@@ -1108,6 +1167,7 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 	}
 	if e, has := fs["output_schema"]; has {
 		t.OutputSchema, _ = l.nonEmptyStr(e)
+		t.OutputSchemaPos = l.pos(e.value)
 	}
 	if e, has := fs["max_schema_retries"]; has {
 		t.MaxSchemaRetries, _ = l.integer(e, 0)
@@ -1132,6 +1192,24 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 	}
 	if e, has := fs["hooks"]; has {
 		t.Hooks = l.hooks(e)
+	}
+	if e, has := fs["allow_fail"]; has {
+		t.AllowFail, _ = l.boolean(e)
+	}
+	if e, has := fs["needs_approval"]; has {
+		t.NeedsApproval, _ = l.boolean(e)
+	}
+	if e, has := fs["approval_schema"]; has {
+		t.ApprovalSchema, _ = l.nonEmptyStr(e)
+		if !t.NeedsApproval {
+			l.errorf(e.keyN, "add `needs_approval: true`, or remove `approval_schema`", "`approval_schema` without `needs_approval: true` checks nothing")
+		}
+	}
+	if e, has := fs["silence"]; has {
+		t.Silence, _ = l.duration(e)
+	}
+	if e, has := fs["max_identical_failures"]; has {
+		t.MaxIdenticalFailures, _ = l.integer(e, 1)
 	}
 	return s
 }
@@ -1697,6 +1775,14 @@ func AdHoc(o AdHocOptions) (*File, error) {
 		}
 		if _, err := ParseDuration(d.value); err != nil {
 			fail("write durations like 90s, 20m, 2h or 1d", "%s: %s", d.flag, err)
+		}
+	}
+	if o.Timeout != "" && o.Deadline != "" {
+		timeout, err1 := ParseDuration(o.Timeout)
+		deadline, err2 := ParseDuration(o.Deadline)
+		if err1 == nil && err2 == nil && deadline > 0 && timeout > deadline {
+			fail(fmt.Sprintf("make --timeout at most the deadline (%s), or raise --deadline", deadline),
+				"--timeout (%s) is longer than --deadline (%s)", timeout, deadline)
 		}
 	}
 	if len(errs) > 0 {

@@ -61,7 +61,11 @@ func detach(ctx context.Context, g *globals, st *state, runID string, args, env 
 	if err != nil {
 		return err
 	}
-	logPath := filepath.Join(attempt.LogDir(st.repo.CommonDir(), runID), "detach.log")
+	logDir, err := attempt.LogDir(st.repo.CommonDir(), runID)
+	if err != nil {
+		return err
+	}
+	logPath := filepath.Join(logDir, "detach.log")
 	cmd, err := attempt.StartDetached(exe, append([]string{os.Args[0]}, args...), append(os.Environ(), env...), "", logPath)
 	if err != nil {
 		return fmt.Errorf("start the background process: %w", err)
@@ -184,7 +188,8 @@ func continueRun(ctx context.Context, g *globals, st *state, id string, opts con
 		if err != nil {
 			return err
 		}
-		if attempt.WorkLeft(run) {
+		file, _ := loadStoredFile(run) // nil when unreadable: Continue reports it
+		if attempt.WorkLeft(run, file) {
 			return detachContinue(ctx, g, st, run, opts.Force)
 		}
 		fmt.Fprintf(g.io.ErrOut, "nothing remains to run in run %s: it ends here, not in the background\n", id)
@@ -207,6 +212,9 @@ func detachContinue(ctx context.Context, g *globals, st *state, run *store.Run, 
 		how = "force"
 	}
 	args := []string{"-C", wd, "-o", g.output, "resume", run.ID}
+	if g.noAutopsy {
+		args = append(args, "--no-autopsy")
+	}
 	return detach(ctx, g, st, run.ID, args, []string{detachContinueEnv + "=" + how}, claimedBy(run.Epoch))
 }
 

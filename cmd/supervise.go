@@ -15,6 +15,7 @@ import (
 
 	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/snapshot"
 )
 
 // superviseEpochEnv carries, from supervise to the `mulligan resume` it starts, the owner epoch
@@ -94,7 +95,11 @@ func runSupervise(c *cli.Context, g *globals, refs []string) error {
 	var running atomic.Int64 // detached resumes this supervisor started that still run
 	once := c.Bool("once")
 	spawn := func(run *store.Run, epoch int64) (int, error) {
-		logPath := filepath.Join(attempt.LogDir(st.repo.CommonDir(), run.ID), "supervise.log")
+		logDir, err := attempt.LogDir(st.repo.CommonDir(), run.ID)
+		if err != nil {
+			return 0, err
+		}
+		logPath := filepath.Join(logDir, "supervise.log")
 		env := append(os.Environ(), fmt.Sprintf("%s=%d", superviseEpochEnv, epoch))
 		cmd, err := attempt.StartDetached(exe, []string{os.Args[0], "-C", run.Worktree, "resume", run.ID}, env, run.Worktree, logPath)
 		if err != nil {
@@ -125,6 +130,7 @@ func runSupervise(c *cli.Context, g *globals, refs []string) error {
 		decisions, err := attempt.Supervise(ctx, st.db, attempt.SuperviseOptions{
 			Runs: ids, StaleThreshold: c.Duration("stale-threshold"), MaxResumes: c.Int("max-resumes"),
 			Slots: c.Int("max-concurrent") - int(running.Load()), DryRun: c.Bool("dry-run"), Spawn: spawn,
+			OpenRepo: snapshot.Open,
 		})
 		for _, d := range decisions {
 			// A loop repeats a decision that did not change (a healthy run, a quota not reset
