@@ -585,6 +585,9 @@ func (r *runner) end(ctx context.Context, state, reason string) (*Outcome, error
 		return nil, err
 	}
 	r.run.State = state
+	if !store.RunFinished(state) {
+		r.recordStopTree(ctx) // what a later resume compares the tree with (movedon.go)
+	}
 	r.env.Progress.Event(ProgressEvent{Kind: KindRunState, State: state, Reason: reason})
 	return &Outcome{RunID: r.run.ID, State: state, Reason: reason, Signal: r.signal()}, nil
 }

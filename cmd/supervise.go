@@ -15,6 +15,7 @@ import (
 
 	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/snapshot"
 )
 
 // superviseEpochEnv carries, from supervise to the `mulligan resume` it starts, the owner epoch
@@ -125,6 +126,7 @@ func runSupervise(c *cli.Context, g *globals, refs []string) error {
 		decisions, err := attempt.Supervise(ctx, st.db, attempt.SuperviseOptions{
 			Runs: ids, StaleThreshold: c.Duration("stale-threshold"), MaxResumes: c.Int("max-resumes"),
 			Slots: c.Int("max-concurrent") - int(running.Load()), DryRun: c.Bool("dry-run"), Spawn: spawn,
+			MovedOn: func(run *store.Run) (string, bool, error) { return movedOn(ctx, st, run) },
 		})
 		for _, d := range decisions {
 			// A loop repeats a decision that did not change (a healthy run, a quota not reset
@@ -167,4 +169,19 @@ func printDecision(g *globals, d attempt.SuperviseDecision) {
 		line += fmt.Sprintf("; pid %d, log in mulligan/logs/%s/supervise.log", d.PID, d.Run)
 	}
 	fmt.Fprintln(g.io.Out, line)
+}
+
+// movedOn compares a run's working tree with the one it left (attempt.TreeMovedOn), opening the
+// run's own worktree when it is not this one.
+func movedOn(ctx context.Context, st *state, run *store.Run) (string, bool, error) {
+	repo := st.repo
+	if run.Worktree != "" && run.Worktree != repo.Root() {
+		other, err := snapshot.Open(run.Worktree)
+		if err != nil {
+			return "", false, err
+		}
+		defer other.Close()
+		repo = other
+	}
+	return attempt.TreeMovedOn(ctx, repo, st.db, run)
 }
