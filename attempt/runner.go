@@ -115,6 +115,8 @@ type runner struct {
 	// base and attempt 1's pre snapshot reuse the run's base walk, and a pre snapshot after a
 	// reset reuses the tree the reset wrote. Zero when unknown.
 	known plumbing.Hash
+	// lastPost is the last attempt this process ran: what a reset names (resetnotes.go).
+	lastPost postState
 
 	mu      sync.Mutex
 	fenced  bool
