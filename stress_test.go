@@ -113,17 +113,17 @@ func crashIteration(t *testing.T, env []string, rnd *rand.Rand, i int) int {
 	os.WriteFile(filepath.Join(dir, "mulligan.yaml"), []byte(crashTasks), 0o644)
 	mustRun(t, dir, env, "git", "add", "-A")
 	mustRun(t, dir, env, "git", "commit", "-qm", "init")
-	// the operator's uncommitted work: a modified tracked file and an untracked one
-	userTxt := fmt.Sprintf("committed\nmy uncommitted line %d\n", i)
-	os.WriteFile(filepath.Join(dir, "user.txt"), []byte(userTxt), 0o644)
-	os.WriteFile(filepath.Join(dir, "mine.txt"), []byte("untracked, mine\n"), 0o644)
-	// and what git holds of it: a stash entry and a staged file
+	// what git holds of the operator's work: a stash entry and a staged file
 	os.WriteFile(filepath.Join(dir, "stashed.txt"), []byte("stashed\n"), 0o644)
 	mustRun(t, dir, env, "git", "add", "stashed.txt")
 	mustRun(t, dir, env, "git", "stash", "-q")
 	os.WriteFile(filepath.Join(dir, "staged.txt"), []byte("staged\n"), 0o644)
 	mustRun(t, dir, env, "git", "add", "staged.txt")
 	gitBefore := gitView(t, dir, env)
+	// the operator's uncommitted work: a modified tracked file and an untracked one
+	userTxt := fmt.Sprintf("committed\nmy uncommitted line %d\n", i)
+	os.WriteFile(filepath.Join(dir, "user.txt"), []byte(userTxt), 0o644)
+	os.WriteFile(filepath.Join(dir, "mine.txt"), []byte("untracked, mine\n"), 0o644)
 
 	kills := 0
 	args := []string{"run"}

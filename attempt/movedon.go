@@ -89,6 +89,13 @@ func TreeMovedOn(ctx context.Context, repo *snapshot.Repo, db *store.DB, run *st
 	if repo.Root() != run.Worktree {
 		return "", false, nil // another worktree's tree is not read from here
 	}
+	started := false
+	for _, t := range run.Tasks {
+		started = started || t.BaseTree != ""
+	}
+	if !started {
+		return "", false, nil // no task has a base to reset to: resuming takes the tree as it is
+	}
 	tr, err := repo.WriteTree(context.WithoutCancel(ctx))
 	if err != nil {
 		return "", false, err
