@@ -38,7 +38,7 @@ func TestDemo(t *testing.T) {
 	if strings.Contains(text, "\x1b") {
 		t.Errorf("escape codes in piped output:\n%q", text)
 	}
-	for _, want := range []string{"fix-add@2 succeeded", "(empty: the release was withdrawn)", "autopsy: ", "changelog@2 started (agent strong)"} {
+	for _, want := range []string{"fix-add@2 succeeded", "(empty: the release was withdrawn)", "autopsy: ", "changelog@2 started (agent strong)", "deploy@1 accepted"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the demo does not show %q:\n%s", want, text)
 		}

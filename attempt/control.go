@@ -16,12 +16,12 @@ import (
 // Env.ControlEvery and acts:
 //   - pause-drain: the attempt in flight finishes and is recorded as usual; at the next
 //     checkpoint (before the next attempt) the run parks `paused` (reason operator-pause) and
-//     the process exits 0; the task keeps its state (pending, backoff with its resume_at). A
+//     the process exits 4 (parked); the task keeps its state (pending, backoff with its resume_at). A
 //     run waiting out a backoff has no attempt in flight: it parks at once, its task `paused`
 //     (resume then starts the next attempt without the rest of the wait).
 //   - pause-cancel: the attempt in flight is ended now (SIGTERM to its group, grace, SIGKILL),
 //     recorded `cancelled` with class cancellation, code paused, not counted; the task and the
-//     run become `paused`; the process exits 0. `resume` continues with the next attempt.
+//     run become `paused`; the process exits 4 (parked). `resume` continues with the next attempt.
 //   - cancel: the attempt in flight is ended the same way, class cancellation; the task and the
 //     run end `cancelled` (reason operator-cancel); the process exits 5.
 //
@@ -209,6 +209,9 @@ func RequestPause(ctx context.Context, db *store.DB, runID, request string) (*Co
 			return err
 		}
 		if err := tx.SetRunState(runID, store.RunPaused, ReasonOperatorPause); err != nil {
+			return err
+		}
+		if err := tx.ParkTasks(runID); err != nil {
 			return err
 		}
 		if err := tx.ReleaseWorktreeLock(run.Worktree, runID); err != nil {

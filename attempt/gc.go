@@ -29,7 +29,7 @@ type GCOptions struct {
 	DryRun    bool
 }
 
-// GC deletes the refs (refs/mulligan/runs/<run>/…) and logs of runs that finished more than
+// GC deletes the refs (refs/mulligan/runs/<run>/…, refs/mulligan-local/runs/<run>/…) and logs of runs that finished more than
 // OlderThan ago and marks their rows pruned; their rows, attempts and events stay. A run that has
 // not finished is never touched.
 func GC(ctx context.Context, repo *snapshot.Repo, db *store.DB, opts GCOptions) ([]GCRun, error) {
@@ -52,6 +52,12 @@ func GC(ctx context.Context, repo *snapshot.Repo, db *store.DB, opts GCOptions) 
 		if err != nil {
 			return out, err
 		}
+		// The ignored files the run kept (outside the pushable namespace) go with it.
+		local, err := repo.Refs("refs/mulligan-local/runs/" + run.ID + "/")
+		if err != nil {
+			return out, err
+		}
+		refs = append(refs, local...)
 		g := GCRun{ID: run.ID, State: run.State, FinishedAt: *run.FinishedAt, Refs: []string{}}
 		for _, r := range refs {
 			g.Refs = append(g.Refs, r.Name)

@@ -221,6 +221,9 @@ func pauseRun(tx *store.Tx, run *store.Run, reason string, extra map[string]any)
 	if err := tx.SetRunState(run.ID, store.RunPaused, reason); err != nil {
 		return err
 	}
+	if err := tx.ParkTasks(run.ID); err != nil {
+		return err
+	}
 	hdr, err := tx.RunHeader(run.ID)
 	if err != nil {
 		return err
@@ -302,6 +305,11 @@ func StopTask(ctx context.Context, db *store.DB, runID, task string) (base strin
 			return err
 		}
 		base = t.BaseTree
+		if workLandedSince(run, t) {
+			// Independent tasks went on from its base after it was held: the tree holds their
+			// work and none of its edits, so there is nothing to put back.
+			base = ""
+		}
 		if err := tx.SetTaskState(run.ID, t.ID, store.TaskFailed, ReasonOperatorStop, nil); err != nil {
 			return err
 		}
@@ -357,15 +365,16 @@ func operatorText(tx *store.Tx, run, task string) (string, error) {
 }
 
 // WorkLeft reports whether continuing run would start an attempt: false when every unfinished
-// task would only be skipped (a dependency failed) or one is still held blocked, so the run would
-// end at once.
-func WorkLeft(run *store.Run) bool {
+// task would only be skipped (a dependency failed) or is held (or waits for one that is), so the
+// run would end at once. file (nil: none allows failure) says which tasks have allow_fail.
+func WorkLeft(run *store.Run, file *File) bool {
 	sim := *run
 	sim.Tasks = slices.Clone(run.Tasks)
+	r := &runner{file: file}
 	for {
-		t, skip := nextTask(&sim)
+		t, skip, _ := nextTask(&sim, r.allowFail, nil, time.Now())
 		switch {
-		case t == nil || t.State == store.TaskBlocked:
+		case t == nil:
 			return false
 		case !skip:
 			return true

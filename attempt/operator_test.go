@@ -43,12 +43,20 @@ func TestWorkLeft(t *testing.T) {
 		{"only skips", []store.Task{task("a", store.TaskFailed), task("b", store.TaskPending, "a"), task("c", store.TaskPending, "b")}, false},
 		// b is skipped, c does not need it and runs.
 		{"a skip, then work", []store.Task{task("a", store.TaskFailed), task("b", store.TaskPending, "a"), task("c", store.TaskPending)}, true},
-		{"held blocked", []store.Task{task("a", store.TaskBlocked), task("b", store.TaskPending)}, false},
+		// a held task does not stop an independent one; a dependent waits for it
+		{"held blocked, independent work", []store.Task{task("a", store.TaskBlocked), task("b", store.TaskPending)}, true},
+		{"held blocked, dependent waits", []store.Task{task("a", store.TaskBlocked), task("b", store.TaskPending, "a")}, false},
+		{"waiting approval", []store.Task{task("a", store.TaskWaitingApproval), task("b", store.TaskPending, "a")}, false},
+		// a resume is the decision to try a quota-parked task again
+		{"waiting quota", []store.Task{task("a", store.TaskWaitingQuota)}, true},
 		{"paused mid-task", []store.Task{task("a", store.TaskPaused)}, true},
+		// allow_fail: the dependent of a failed task runs
+		{"allow_fail", []store.Task{task("may", store.TaskFailed), task("b", store.TaskPending, "may")}, true},
 	} {
 		run := &store.Run{Tasks: tc.tasks}
 		before := slices.Clone(tc.tasks)
-		if got := WorkLeft(run); got != tc.want {
+		f := &File{Tasks: []*Task{{ID: "may", AllowFail: true}}}
+		if got := WorkLeft(run, f); got != tc.want {
 			t.Errorf("%s: WorkLeft = %v, want %v", tc.name, got, tc.want)
 		}
 		if !slices.EqualFunc(before, run.Tasks, func(a, b store.Task) bool { return a.State == b.State }) {

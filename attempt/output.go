@@ -171,6 +171,15 @@ type Schema struct {
 
 // CompileSchema reads the task's output_schema (relative to the working tree root).
 func CompileSchema(root, file string) (*Schema, error) {
+	return compileSchema(root, file, "output_schema")
+}
+
+// CompileApprovalSchema reads the task's approval_schema (relative to the working tree root).
+func CompileApprovalSchema(root, file string) (*Schema, error) {
+	return compileSchema(root, file, "approval_schema")
+}
+
+func compileSchema(root, file, key string) (*Schema, error) {
 	p := file
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(root, p)
@@ -178,7 +187,7 @@ func CompileSchema(root, file string) (*Schema, error) {
 	c := jsonschema.NewCompiler()
 	s, err := c.Compile(p)
 	if err != nil {
-		return nil, fmt.Errorf("output_schema %s: %w", file, err)
+		return nil, fmt.Errorf("%s %s: %w", key, file, err)
 	}
 	return &Schema{path: file, s: s}, nil
 }

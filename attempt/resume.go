@@ -82,6 +82,25 @@ func applyResumeMode(tx *store.Tx, run *store.Run, mode string) error {
 	return nil
 }
 
+// releaseResumeExhausted makes the tasks supervise held with a resume-exhausted run pending
+// again: the operator's resume is the decision to try once more.
+func releaseResumeExhausted(tx *store.Tx, run *store.Run) error {
+	for i := range run.Tasks {
+		t := &run.Tasks[i]
+		if t.State != store.TaskBlocked || t.Reason != ReasonResumeExhausted {
+			continue
+		}
+		if err := tx.SetTaskState(run.ID, t.ID, store.TaskPending, "", nil); err != nil {
+			return err
+		}
+		if _, err := tx.AppendEvent(run.ID, t.ID, 0, "task.state_changed", map[string]any{"from": t.State, "to": store.TaskPending, "reason": "resumed"}); err != nil {
+			return err
+		}
+		t.State, t.Reason = store.TaskPending, ""
+	}
+	return nil
+}
+
 // Resume continues a run whose process died: it claims the run (compare-and-swap on the owner
 // epoch, so two resumers cannot both win), ends what the dead process's agent left running,
 // records the interrupted attempt as runner_died with its post snapshot, and executes the rest.
@@ -158,6 +177,9 @@ func Resume(ctx context.Context, env Env, opts ResumeOptions) (*Outcome, error) 
 				"commit": undo.Commit.String(), "reason": ReasonTreeMovedOn, "why": why}); err != nil {
 				return err
 			}
+		}
+		if err := releaseResumeExhausted(tx, claimed); err != nil {
+			return err
 		}
 		if !handover {
 			// The operator's resume supersedes an older pause or cancel request.

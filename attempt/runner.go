@@ -126,6 +126,12 @@ type runner struct {
 	current string
 	// hooks delivers the hooks the run's state changes fire, while execute runs; nil otherwise.
 	hooks *compensate.Background
+
+	// heldHere are the tasks this process held (blocked, waiting_quota, waiting_approval) while
+	// independent tasks went on; heldTree is the base of the last one, whose tree the working
+	// tree still holds until another task runs (held.go).
+	heldHere map[string]bool
+	heldTree plumbing.Hash
 }
 
 // ErrActive is returned when another live process runs in this worktree; it wraps the store's
@@ -211,7 +217,7 @@ func newRunner(env Env, file *File, run *store.Run) *runner {
 	return &runner{
 		env: env, file: file, run: run, epoch: run.Epoch,
 		logDir: filepath.Join(env.Repo.CommonDir(), "mulligan", "logs", run.ID),
-		killCh: make(chan struct{}),
+		killCh: make(chan struct{}), heldHere: map[string]bool{},
 	}
 }
 
@@ -377,6 +383,9 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 		if err := r.takeBase(ctx); err != nil {
 			return nil, err
 		}
+		if err := r.keepIgnored(ctx); err != nil {
+			return nil, err
+		}
 	}
 	for {
 		var run *store.Run
@@ -388,13 +397,13 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 			return nil, err
 		}
 		r.run = run
-		task, skip := nextTask(run)
+		task, skip, held := nextTask(run, r.allowFail, r.heldHere, r.env.Now())
 		if task == nil {
+			if len(held) > 0 {
+				// Nothing else can proceed: the run takes the held state.
+				return r.endHeld(ctx, held)
+			}
 			return r.finish(ctx, run)
-		}
-		if task.State == store.TaskBlocked {
-			// Held for a decision (a crash may have come between holding it and stopping the run).
-			return r.end(ctx, store.RunBlocked, task.Reason)
 		}
 		if skip {
 			if err := r.setTaskState(ctx, task, store.TaskSkipped, ReasonDepsFailed, nil); err != nil {
@@ -402,6 +411,9 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 			}
 			r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: task.ID, State: store.TaskSkipped, Reason: ReasonDepsFailed})
 			continue
+		}
+		if out, err := r.resetHeldTree(ctx, task); out != nil || err != nil {
+			return out, err
 		}
 		stop, err := r.runTask(ctx, task)
 		if err != nil {
@@ -411,28 +423,6 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 			return stop, nil
 		}
 	}
-}
-
-// nextTask returns the first task (in the run's order) that is not finished. skip is true when a
-// dependency of it failed, was skipped or was cancelled.
-func nextTask(run *store.Run) (task *store.Task, skip bool) {
-	states := map[string]string{}
-	for _, t := range run.Tasks {
-		states[t.ID] = t.State
-	}
-	for i := range run.Tasks {
-		t := &run.Tasks[i]
-		if store.TaskFinished(t.State) {
-			continue
-		}
-		for _, n := range t.Needs {
-			if s := states[n]; s == store.TaskFailed || s == store.TaskSkipped || s == store.TaskCancelled {
-				return t, true
-			}
-		}
-		return t, false
-	}
-	return nil, false
 }
 
 // takeBase snapshots the run's starting tree into refs/mulligan/runs/<run>/base.
@@ -491,7 +481,9 @@ func (r *runner) currentTree(ctx context.Context) (plumbing.Hash, error) {
 	if !r.known.IsZero() {
 		return r.known, nil
 	}
-	tr, err := r.env.Repo.WriteTree(context.WithoutCancel(ctx))
+	sctx, done := r.snapshotCtx(ctx)
+	defer done()
+	tr, err := r.env.Repo.WriteTree(sctx)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -549,8 +541,8 @@ func nullable(s string) any {
 func (r *runner) finish(ctx context.Context, run *store.Run) (*Outcome, error) {
 	state := store.RunSucceeded
 	for _, t := range run.Tasks {
-		if t.State == store.TaskFailed || t.State == store.TaskSkipped {
-			state = store.RunFailed
+		if (t.State == store.TaskFailed || t.State == store.TaskSkipped) && !r.allowFail(t.ID) {
+			state = store.RunFailed // a task with allow_fail may fail: the run can succeed
 		}
 	}
 	return r.end(ctx, state, "")
@@ -576,6 +568,9 @@ func (r *runner) end(ctx context.Context, state, reason string) (*Outcome, error
 				return err
 			}
 		} else if err := tx.SetRunState(r.run.ID, state, reason); err != nil {
+			return err
+		} else if err := tx.ParkTasks(r.run.ID); err != nil {
+			// stopped, not finished: the time until it runs again is not its tasks'
 			return err
 		}
 		if err := tx.ReleaseWorktreeLock(r.run.Worktree, r.run.ID); err != nil {

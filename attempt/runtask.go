@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -22,12 +23,17 @@ func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
 	if def == nil {
 		return nil, fmt.Errorf("task %s is not in the run's task file", t.ID)
 	}
-	if t.StartedAt == nil || t.BaseTree == "" {
-		// The task's base is the tree as it starts: what every attempt starts from.
-		tree, err := r.currentTree(ctx)
-		if err != nil {
+	// The task's base is the tree as it starts: what every attempt starts from. A task held while
+	// independent tasks went on starts again from the tree they left (held.go).
+	rebase := t.StartedAt == nil || t.BaseTree == "" || workLandedSince(r.run, t)
+	var tree plumbing.Hash
+	if rebase {
+		var err error
+		if tree, err = r.currentTree(ctx); err != nil {
 			return nil, fmt.Errorf("snapshot before task %s: %w", t.ID, err)
 		}
+	}
+	if rebase || t.ParkedAt != nil {
 		now := r.env.Now().UTC()
 		if err := r.update(ctx, func(tx *store.Tx) error {
 			cur, err := tx.GetTask(r.run.ID, t.ID)
@@ -37,7 +43,12 @@ func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
 			if cur.StartedAt == nil {
 				cur.StartedAt = &now
 			}
-			cur.BaseTree = tree.String()
+			if rebase {
+				cur.BaseTree = tree.String()
+			}
+			// Parked time (pause, quota, approval, a held decision) is not the task's: it moves
+			// the deadline along.
+			cur.Unpark(now)
 			if err := tx.UpdateTask(cur); err != nil {
 				return err
 			}
@@ -48,10 +59,7 @@ func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
 		}
 	}
 	base := plumbing.NewHash(t.BaseTree)
-	var deadlineAt time.Time
-	if def.Deadline > 0 {
-		deadlineAt = t.StartedAt.Add(def.Deadline)
-	}
+	deadlineAt := deadlineOf(def, t)
 
 	for {
 		if err := ctx.Err(); err != nil {
@@ -63,6 +71,7 @@ func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
 		}
 		// A task in backoff (after a crash, too) waits out the rest of its delay.
 		if t.State == store.TaskBackoff && t.ResumeAt != nil {
+			crashPoint("in-backoff")
 			if err := r.env.Sleep(ctx, time.Until(*t.ResumeAt)); err != nil {
 				return r.cancelTask(ctx, t, nil)
 			}
@@ -73,6 +82,10 @@ func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
 		}
 		switch res.decision.Action {
 		case ActSucceed:
+			if t.State == store.TaskWaitingApproval {
+				r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskWaitingApproval, Reason: ReasonNeedsApproval})
+				return nil, r.hold(ctx, t, base)
+			}
 			r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskSucceeded})
 			return nil, nil
 		case ActRetry:
@@ -83,14 +96,18 @@ func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
 			return nil, nil
 		case ActBlock:
 			r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskBlocked, Reason: res.decision.Reason})
-			return r.end(ctx, store.RunBlocked, res.decision.Reason)
+			if res.decision.Reason == ReasonRestoreConflict {
+				// The tree is not one mulligan knows: nothing else may run on it.
+				return r.end(ctx, store.RunBlocked, res.decision.Reason)
+			}
+			return nil, r.hold(ctx, t, base)
 		case ActQuota, ActFailover:
 			// Not a retry: the next attempt picks a rung that is neither disabled nor quota-blocked
 			// (or parks), at once and outside the retry budget.
 			continue
 		case ActPark:
 			r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskWaitingQuota, Reason: res.decision.Reason})
-			return r.end(ctx, store.RunWaitingQuota, ReasonQuota)
+			return nil, r.hold(ctx, t, base)
 		default: // ActCancel
 			return r.end(ctx, store.RunCancelled, "")
 		}
@@ -126,6 +143,7 @@ func (r *runner) blockOnRestore(ctx context.Context, t *store.Task, n int, err e
 // replaces is already kept in the last attempt's ref, so no undo ref is written.
 func (r *runner) restore(ctx context.Context, tree plumbing.Hash) error {
 	if r.known == tree {
+		r.putBackIgnored(ctx, tree) // the tree is as it was, but ignored files may not be
 		return nil
 	}
 	known := r.known
@@ -144,8 +162,11 @@ func (r *runner) restore(ctx context.Context, tree plumbing.Hash) error {
 		})
 		return err == nil && rec
 	}
-	res, err := r.env.Repo.Restore(context.WithoutCancel(ctx), tree, snapshot.RestoreOptions{NoUndoRef: true, Kept: kept,
+	sctx, done := r.snapshotCtx(ctx)
+	defer done()
+	res, err := r.env.Repo.Restore(sctx, tree, snapshot.RestoreOptions{NoUndoRef: true, Kept: kept,
 		UndoMessage: fmt.Sprintf("mulligan run %s: the working tree before a reset to %s\n\nIt held changes no attempt of the run recorded.\n", r.run.ID, tree)})
+	r.noteSubmodules(res)
 	r.noteReset(res)
 	if res != nil && res.Undo != nil && res.Undo.Ref != "" {
 		_ = r.update(ctx, func(tx *store.Tx) error {
@@ -157,6 +178,7 @@ func (r *runner) restore(ctx context.Context, tree plumbing.Hash) error {
 		return err
 	}
 	r.known = tree
+	r.putBackIgnored(ctx, tree)
 	return nil
 }
 
@@ -208,6 +230,13 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	// Spend: once the task's (or the run's) reported cost has reached its limit, no attempt starts.
 	if f := sp.exhausted(def, 0); f != nil {
 		return r.failBeforeAttempt(ctx, t, base, n, f)
+	}
+	// Deadline: an attempt that would start after it is not started (a pause during a backoff,
+	// or a crash, can bring the runner back past it). Parked time is already left out.
+	if !deadlineAt.IsZero() && !r.env.Now().Before(deadlineAt) {
+		return r.failBeforeAttempt(ctx, t, base, n, &Failure{Class: ClassBudgetExhausted, Code: CodeDeadline,
+			Message: fmt.Sprintf("the task's deadline (%s) passed at %s, before attempt %d could start", def.Deadline, deadlineAt.UTC().Format(time.RFC3339), n),
+			Hint:    fmt.Sprintf("raise `deadline` in the task file, or give the task a fresh start: mulligan retry-task %s %s", r.run.ID, t.ID)})
 	}
 	now := r.env.Now()
 	blocked := map[string]store.AgentHealth{}
@@ -367,8 +396,9 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	}
 	r.env.Progress.Event(ProgressEvent{Kind: KindAttemptStarted, Task: t.ID, N: n, Max: maxAttempts, Agent: agentName})
 
-	// The attempt's limits: its timeout, and what remains of the task's deadline.
-	timeout := def.Timeout
+	// The attempt's limits: its timeout (the preset's default when the task sets none), and what
+	// remains of the task's deadline.
+	timeout, heartbeat := AgentLimits(def)
 	deadlineBound := false
 	if !deadlineAt.IsZero() {
 		left := deadlineAt.Sub(r.env.Now())
@@ -380,23 +410,34 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		}
 	}
 	spec := ProcSpec{
-		Argv: argv, Dir: r.env.Repo.Root(), Env: envv, Timeout: timeout, Heartbeat: def.Heartbeat,
+		Argv: argv, Dir: r.env.Repo.Root(), Env: envv, Timeout: timeout, Heartbeat: heartbeat,
 		Grace: r.env.Grace, Output: &progressWriter{w: logf, p: r.env.Progress, task: t.ID, n: n},
 		Kill:    r.killCh,
 		OnStart: func(pgid int) { r.notePgid(ctx, t.ID, n, pgid) },
 	}
+	presetInfo := PresetFor(agent.Preset)
+	looped := func() string { return "" }
+	spec.Watch, looped = presetInfo.LoopWatcher()
+	if looped == nil {
+		looped = func() string { return "" }
+	}
+	silence := r.watchSilence(ctx, def, t.ID, n)
+	spec.OnOutput = silence.output
 	r.known = plumbing.ZeroHash // the agent may change anything
 	proc := RunProcess(ctx, spec)
+	silence.stop()
 
 	obs := Observation{
 		Cancelled: proc.Cancelled || proc.Killed, TimedOut: proc.TimedOut && !deadlineBound,
 		DeadlineExceeded: proc.TimedOut && deadlineBound, Silent: proc.Silent,
 		StartErr: proc.StartErr, ExitCode: proc.ExitCode, Output: proc.Tail,
 	}
+	if proc.Watched {
+		obs.Looped, obs.Loop = looped(), presetInfo
+	}
 	if proc.Signal != 0 && obs.ExitCode < 0 {
 		obs.ExitCode = 128 + int(proc.Signal)
 	}
-	presetInfo := PresetFor(agent.Preset)
 	var preset PresetRules = presetInfo
 	if r.env.Presets != nil {
 		preset = r.env.Presets(agent)
@@ -428,13 +469,15 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	if failure != nil {
 		switch failure.Class {
 		case ClassQuota:
-			r.quotaReset(failure, proc.Tail)
+			if failure.Code != CodeCredit { // money, not time: no reset to wait for
+				r.quotaReset(failure, proc.Tail)
+			}
 		case ClassAgentMissing:
 			if presetInfo.Install != "" && agent.Preset != PresetGeneric {
 				failure.Hint = presetInfo.Install
 			}
 		}
-		failure.RetryEligible = Eligible(failure.Class, def.NonRetryable, def.RetryOn)
+		failure.RetryEligible = Eligible(failure.Class, def.NonRetryable, def.RetryOn) && !failure.NoRetry
 	}
 
 	// The post snapshot: the tree the attempt left, whatever its outcome.
@@ -470,11 +513,23 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	switch {
 	case failure == nil:
 		cur.ConsecutiveFailures = 0
-	case failure.Class != ClassQuota: // a quota wall is not an attempt
+	case failure.Class == ClassQuota: // a quota wall is not an attempt
+	case disablesAgent(failure):
+		// The agent is disabled and the chain moves on: its instant failure says nothing of the
+		// task and must not trip the breaker for the rungs that still run.
+	default:
 		cur.ConsecutiveFailures++
 	}
+	var fingerprint string
+	if failure != nil && Fingerprinted(failure.Class) {
+		out := proc.Tail
+		if failure.Class == ClassQualityRejection {
+			out = readTail(VerifyLogPath(logPath), 64<<10)
+		}
+		fingerprint = Fingerprint(failure, out, postTree.String())
+	}
 	decision := Decide(def, failure, Counters{RetriesUsed: cur.RetriesUsed, ConsecutiveFailures: cur.ConsecutiveFailures}, r.env.Now(), deadlineAt, r.env.Rand)
-	if failure != nil && (failure.Class == ClassAuth || failure.Class == ClassAgentMissing) && decision.Action != ActCancel {
+	if failure != nil && disablesAgent(failure) && decision.Action != ActCancel {
 		// This agent is disabled for the run; while another rung is enabled the chain moves on.
 		off := map[string]store.AgentHealth{agentName: {Agent: agentName}}
 		for k, v := range disabled {
@@ -493,6 +548,15 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 			decision = Decision{Action: ActFail, Reason: string(ClassBudgetExhausted), Failure: &g}
 		}
 	}
+	if same := identicalInARow(cur, fingerprint); fingerprint != "" && same >= def.MaxIdenticalFailures &&
+		(decision.Action == ActRetry || decision.Action == ActBlock && decision.Reason == ReasonAsk) {
+		// (A spent budget or a tripped breaker keeps its own reason: it already stops the task.)
+		// The same failure again: another attempt would pay for it once more.
+		decision = Decision{Action: ActBlock, Reason: ReasonNoProgress, Failure: failure}
+		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID,
+			Message: fmt.Sprintf("the same failure %d times in a row (fingerprint %s): held for a decision", same, fingerprint)})
+	}
+
 	if decision.Action == ActSucceed {
 		if err := r.settleGitOnSuccess(ctx, t.ID, def); err != nil {
 			return nil, err
@@ -515,6 +579,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		a.FilesChanged = store.Ptr(len(changed))
 		a.SchemaRetries = schemaRetries
 		a.TokensIn, a.TokensOut, a.CostUSD = usage.in, usage.out, usage.usd
+		a.Fingerprint = fingerprint
 		if proc.StartErr == nil && proc.ExitCode >= 0 {
 			a.ExitCode = store.Ptr(proc.ExitCode)
 		} else if proc.Signal != 0 {
@@ -529,7 +594,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 			if err := r.event(tx, t.ID, n, "attempt.failed", map[string]any{
 				"class": string(failure.Class), "code": failure.Code, "message": failure.Message,
 				"retry_eligible": failure.RetryEligible, "consecutive_failures": cur.ConsecutiveFailures,
-				"exit_code": a.ExitCode, "ref": postRef,
+				"exit_code": a.ExitCode, "ref": postRef, "fingerprint": nullable(fingerprint),
 			}); err != nil {
 				return err
 			}
@@ -539,7 +604,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 					return err
 				}
 			}
-			if failure.Class == ClassAgentMissing || failure.Class == ClassAuth {
+			if disablesAgent(failure) {
 				if err := tx.DisableAgent(r.run.ID, agentName, string(failure.Class), failure.Message); err != nil {
 					return err
 				}
@@ -563,11 +628,16 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		}
 		from := cur.State
 		payload := map[string]any{"from": from}
+		cur.SilentAt = nil // the attempt is over
 		switch decision.Action {
 		case ActSucceed:
 			cur.State, cur.Reason = store.TaskSucceeded, ""
 			now := finished
 			cur.FinishedAt = &now
+			if def.NeedsApproval {
+				// The attempt succeeded; the task waits for an operator's approve or reject.
+				cur.State, cur.Reason, cur.FinishedAt = store.TaskWaitingApproval, ReasonNeedsApproval, nil
+			}
 		case ActRetry:
 			resumeAt := finished.Add(decision.Delay)
 			cur.State, cur.Reason, cur.ResumeAt = store.TaskBackoff, "", &resumeAt
@@ -667,6 +737,10 @@ func (r *runner) composePrompt(def *Task, prev *store.Attempt, operator, effects
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return "", fmt.Errorf("task %s: prompt_file: %w", def.ID, err)
+		}
+		if strings.TrimSpace(string(data)) == "" {
+			// Sent as it is, the agent gets no instructions and "succeeds" with nothing done.
+			return "", fmt.Errorf("task %s: prompt_file %s is empty: the agent would get no instructions", def.ID, def.PromptFile)
 		}
 		text = string(data)
 	}

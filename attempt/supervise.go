@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/snapshot"
 )
 
 // SuperviseOptions are the inputs of one supervise sweep.
@@ -32,6 +33,9 @@ type SuperviseOptions struct {
 	// MovedOn says whether the run's working tree moved on since it stopped (TreeMovedOn); such
 	// a run is held blocked (tree-moved-on) instead of resumed. nil: not checked.
 	MovedOn func(run *store.Run) (why string, moved bool, err error)
+	// OpenRepo opens a run's worktree, to end what a run held resume-exhausted left running
+	// (nil: the attempts are left to the operator's resume).
+	OpenRepo func(worktree string) (*snapshot.Repo, error)
 
 	// beforeClaim runs between reading the worklist and claiming a run (tests: races).
 	beforeClaim func(run string)
@@ -164,6 +168,13 @@ func Supervise(ctx context.Context, db *store.DB, opts SuperviseOptions) ([]Supe
 		case err != nil:
 			return out, err
 		}
+		if exhausted {
+			// As resume does: end what the dead process's agent left running, record its attempt
+			// runner_died, and hold the tasks it ran with the run.
+			if err := endExhausted(ctx, db, opts, run, epoch); err != nil {
+				d.Reason += fmt.Sprintf("; could not end its attempts: %v", err)
+			}
+		}
 		if d.Action == "resume" {
 			pid, err := opts.Spawn(run, epoch)
 			if err != nil {
@@ -176,6 +187,46 @@ func Supervise(ctx context.Context, db *store.DB, opts SuperviseOptions) ([]Supe
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// endExhausted ends the attempts of a run supervise just held resume-exhausted (it owns the run at
+// epoch): their process groups are killed and they are recorded runner_died with the tree they
+// left, and the tasks that were running or waiting out a backoff are held blocked with the run.
+func endExhausted(ctx context.Context, db *store.DB, opts SuperviseOptions, run *store.Run, epoch int64) error {
+	if opts.OpenRepo == nil {
+		return nil
+	}
+	repo, err := opts.OpenRepo(run.Worktree)
+	if err != nil {
+		return err
+	}
+	defer repo.Close()
+	claimed := *run
+	claimed.Epoch = epoch
+	env := Env{Repo: repo, DB: db}
+	env.defaults()
+	r := newRunner(env, nil, &claimed)
+	if err := r.recoverInterrupted(ctx); err != nil {
+		return err
+	}
+	return r.update(ctx, func(tx *store.Tx) error {
+		cur, err := tx.GetRun(run.ID)
+		if err != nil {
+			return err
+		}
+		for _, t := range cur.Tasks {
+			if t.State != store.TaskRunning && t.State != store.TaskBackoff {
+				continue
+			}
+			if err := tx.SetTaskState(run.ID, t.ID, store.TaskBlocked, ReasonResumeExhausted, nil); err != nil {
+				return err
+			}
+			if err := r.event(tx, t.ID, 0, "task.state_changed", map[string]any{"from": t.State, "to": store.TaskBlocked, "reason": ReasonResumeExhausted}); err != nil {
+				return err
+			}
+		}
+		return tx.ParkTasks(run.ID)
+	})
 }
 
 // resumable says whether a run needs resuming and why (or why not).

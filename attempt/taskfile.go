@@ -95,6 +95,17 @@ type Task struct {
 	Effects []EffectDecl
 	Hooks   Hooks
 
+	// AllowFail: the task may fail; its dependents still run and the run can succeed.
+	AllowFail bool
+	// NeedsApproval parks a successful attempt in waiting_approval for approve/reject;
+	// ApprovalSchema (a JSON Schema path from the working tree root) checks approve's payload.
+	NeedsApproval  bool
+	ApprovalSchema string
+	// Silence: no output this long raises an attention flag; kills nothing (0 = none).
+	Silence time.Duration
+	// MaxIdenticalFailures: this many identical failures in a row block the task (no-progress).
+	MaxIdenticalFailures int // default 2
+
 	Pos Pos
 }
 
@@ -127,10 +138,17 @@ const (
 	HookOnBlocked      = store.HookOnBlocked
 	HookOnWaitingQuota = store.HookOnWaitingQuota
 	HookOnCancelled    = store.HookOnCancelled
+
+	HookOnTimeout         = store.HookOnTimeout
+	HookOnPaused          = store.HookOnPaused
+	HookOnSilent          = store.HookOnSilent
+	HookOnWaitingApproval = store.HookOnWaitingApproval
+	HookOnNoProgress      = store.HookOnNoProgress
 )
 
 // HookNames lists the hooks in the spec's order.
-var HookNames = []string{HookOnRetry, HookOnSuccess, HookOnFailed, HookOnBlocked, HookOnWaitingQuota, HookOnCancelled}
+var HookNames = []string{HookOnRetry, HookOnSuccess, HookOnFailed, HookOnBlocked, HookOnWaitingQuota, HookOnCancelled,
+	HookOnTimeout, HookOnPaused, HookOnSilent, HookOnWaitingApproval, HookOnNoProgress}
 
 // on_failure and side_effects values.
 const (
@@ -168,6 +186,7 @@ var Presets = []string{PresetClaude, PresetCodex, PresetGemini, PresetAider, Pre
 const (
 	DefaultMaxConsecutiveFailures = 3
 	DefaultMaxSchemaRetries       = 3
+	DefaultMaxIdenticalFailures   = 2
 )
 
 // Pos is a 1-based position in the task file.
@@ -246,7 +265,7 @@ var idPattern = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 var (
 	topKeys            = []string{"version", "agents", "tasks", "hooks"}
 	agentKeys          = []string{"preset", "command", "env"}
-	taskKeys           = []string{"id", "needs", "prompt", "prompt_file", "agent", "on_failure", "retries", "backoff", "timeout", "heartbeat", "deadline", "max_consecutive_failures", "non_retryable", "retry_on", "carry_over", "verify", "output_schema", "max_schema_retries", "result_contract", "classify", "max_cost_usd", "side_effects", "git", "effects", "hooks"}
+	taskKeys           = []string{"id", "needs", "prompt", "prompt_file", "agent", "on_failure", "retries", "backoff", "timeout", "heartbeat", "deadline", "max_consecutive_failures", "non_retryable", "retry_on", "carry_over", "verify", "output_schema", "max_schema_retries", "result_contract", "classify", "max_cost_usd", "side_effects", "git", "effects", "hooks", "allow_fail", "needs_approval", "approval_schema", "silence", "max_identical_failures"}
 	backoffKeys        = []string{"kind", "initial", "max", "jitter"}
 	verifyKeys         = []string{"command", "timeout"}
 	resultContractKeys = []string{"failure_field", "message_field"}
@@ -1005,6 +1024,7 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 		Backoff:                DefaultBackoff(),
 		MaxConsecutiveFailures: DefaultMaxConsecutiveFailures,
 		MaxSchemaRetries:       DefaultMaxSchemaRetries,
+		MaxIdenticalFailures:   DefaultMaxIdenticalFailures,
 		SideEffects:            SideEffectsNone,
 		Git:                    GitRestore,
 		Pos:                    l.pos(n),
@@ -1080,6 +1100,11 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 	}
 	if e, has := fs["deadline"]; has {
 		t.Deadline, _ = l.duration(e)
+		if t.Timeout > t.Deadline && t.Deadline > 0 {
+			// One attempt could never use its timeout: the deadline bounds all attempts together.
+			l.errorf(fs["timeout"].value, fmt.Sprintf("make `timeout` at most the deadline (%s), or raise `deadline`", t.Deadline),
+				"`timeout` (%s) is longer than `deadline` (%s)", t.Timeout, t.Deadline)
+		}
 	}
 	if e, has := fs["max_consecutive_failures"]; has {
 		t.MaxConsecutiveFailures, _ = l.integer(e, 1)
@@ -1132,6 +1157,24 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 	}
 	if e, has := fs["hooks"]; has {
 		t.Hooks = l.hooks(e)
+	}
+	if e, has := fs["allow_fail"]; has {
+		t.AllowFail, _ = l.boolean(e)
+	}
+	if e, has := fs["needs_approval"]; has {
+		t.NeedsApproval, _ = l.boolean(e)
+	}
+	if e, has := fs["approval_schema"]; has {
+		t.ApprovalSchema, _ = l.nonEmptyStr(e)
+		if !t.NeedsApproval {
+			l.errorf(e.keyN, "add `needs_approval: true`, or remove `approval_schema`", "`approval_schema` without `needs_approval: true` checks nothing")
+		}
+	}
+	if e, has := fs["silence"]; has {
+		t.Silence, _ = l.duration(e)
+	}
+	if e, has := fs["max_identical_failures"]; has {
+		t.MaxIdenticalFailures, _ = l.integer(e, 1)
 	}
 	return s
 }
@@ -1699,16 +1742,30 @@ func AdHoc(o AdHocOptions) (*File, error) {
 			fail("write durations like 90s, 20m, 2h or 1d", "%s: %s", d.flag, err)
 		}
 	}
+	if o.Timeout != "" && o.Deadline != "" {
+		timeout, err1 := ParseDuration(o.Timeout)
+		deadline, err2 := ParseDuration(o.Deadline)
+		if err1 == nil && err2 == nil && deadline > 0 && timeout > deadline {
+			fail(fmt.Sprintf("make --timeout at most the deadline (%s), or raise --deadline", deadline),
+				"--timeout (%s) is longer than --deadline (%s)", timeout, deadline)
+		}
+	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
 
 	var y strings.Builder
 	y.WriteString("# the ad-hoc task of `mulligan run [flags] -- CMD…`\nversion: 1\nagents:\n")
-	fmt.Fprintf(&y, "  main:\n    preset: %s\n    command: %s\n", preset, yamlList(o.Command))
+	// Each rung has its own preset: --preset names main's; a command that runs a known CLI
+	// (--fallback 'gemini …' under --preset claude) is that CLI's.
+	mainPreset := preset
+	if o.Preset == "" {
+		mainPreset = presetForCommand(o.Command, preset)
+	}
+	fmt.Fprintf(&y, "  main:\n    preset: %s\n    command: %s\n", mainPreset, yamlList(o.Command))
 	chain := "[main]"
 	if fallback != nil {
-		fmt.Fprintf(&y, "  fallback:\n    preset: %s\n    command: %s\n", preset, yamlList(fallback))
+		fmt.Fprintf(&y, "  fallback:\n    preset: %s\n    command: %s\n", presetForCommand(fallback, preset), yamlList(fallback))
 		chain = "[main, fallback]"
 	}
 	fmt.Fprintf(&y, "tasks:\n  - id: main\n    agent: %s\n", chain)

@@ -48,6 +48,7 @@ func TestParseSpecExample(t *testing.T) {
 		Heartbeat:              5 * time.Minute,
 		Deadline:               2 * time.Hour,
 		MaxConsecutiveFailures: 3,
+		MaxIdenticalFailures:   2,
 		NonRetryable:           []Class{ClassAgentExit},
 		RetryOn:                []Class{ClassQualityRejection},
 		Verify:                 &Verify{Command: []string{"go", "test", "./..."}, Timeout: 10 * time.Minute},
@@ -126,7 +127,7 @@ func TestAuthoringErrors(t *testing.T) {
 		{"unknown key prefix", tfAgentsA + "  - {id: t, prompt: p, agent: a, timeout_seconds: 2}\n",
 			[]string{"f.yaml:4:34: unknown key `timeout_seconds` in task `t`"}, "did you mean `timeout`?"},
 		{"unknown key, nothing close", tfAgentsA + "  - {id: t, prompt: p, agent: a, zzzzzz: 2}\n",
-			[]string{"f.yaml:4:34: unknown key `zzzzzz` in task `t`"}, "known keys: id, needs, prompt, prompt_file, agent, on_failure, retries, backoff, timeout, heartbeat, deadline, max_consecutive_failures, non_retryable, retry_on, carry_over, verify, output_schema, max_schema_retries, result_contract, classify, max_cost_usd, side_effects, git, effects, hooks"},
+			[]string{"f.yaml:4:34: unknown key `zzzzzz` in task `t`"}, "known keys: id, needs, prompt, prompt_file, agent, on_failure, retries, backoff, timeout, heartbeat, deadline, max_consecutive_failures, non_retryable, retry_on, carry_over, verify, output_schema, max_schema_retries, result_contract, classify, max_cost_usd, side_effects, git, effects, hooks, allow_fail, needs_approval, approval_schema, silence, max_identical_failures"},
 		{"wrong types", "version: 1\nagents:\n  a: {command: claude -p}\ntasks:\n  - {id: t, prompt: p, agent: {x: 1}, needs: b}\n",
 			[]string{
 				"f.yaml:3:16: `command` must be a list, not a string",
@@ -245,6 +246,15 @@ func TestAuthoringErrors(t *testing.T) {
 				"f.yaml:15:49: backoff max must be above 0 (for no delay set initial to 0)",
 				"f.yaml:16:43: `backoff` must be a mapping (key: value lines), not a string",
 			}, "write durations like 90s, 20m, 2h or 1d"},
+		{"timeout longer than deadline", tfAgentsA + "  - {id: t, prompt: p, agent: a, timeout: 2h, deadline: 30m}\n",
+			[]string{"f.yaml:4:43: `timeout` (2h0m0s) is longer than `deadline` (30m0s)"}, "make `timeout` at most the deadline (30m0s), or raise `deadline`"},
+		{"run semantics keys", tfAgentsA + "  - {id: t, prompt: p, agent: a, allow_fail: yes, silence: 3, max_identical_failures: 0, approval_schema: s.json}\n",
+			[]string{
+				"f.yaml:4:46: `allow_fail` must be true or false, not a string",
+				"f.yaml:4:60: `silence`: invalid duration \"3\": missing unit (ns, us, ms, s, m, h, d, w)",
+				"f.yaml:4:87: `max_identical_failures` must be at least 1",
+				"f.yaml:4:90: `approval_schema` without `needs_approval: true` checks nothing",
+			}, ""},
 		{"backoff kind hint", tfAgentsA + "  - {id: t, prompt: p, agent: a, backoff: {kind: expo}}\n",
 			[]string{`f.yaml:4:50: unknown ` + "`kind`" + ` value "expo"`}, "did you mean `exponential`?"},
 		{"classes and numbers", tfAgentsA +

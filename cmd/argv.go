@@ -96,9 +96,11 @@ func normalizeArgs(app *cli.App, argv []string) (normalized, error) {
 		out = append(out, c.Name)
 		out = append(out, levelFlags[i]...)
 	}
-	// Only `run` gives `--` a meaning of its own (the command of an ad-hoc run); elsewhere what
-	// follows it is positional arguments, as in any Unix tool (`mulligan restore -- -odd-name`).
-	if rest != nil && !(len(path) > 0 && path[0].Name == "run") {
+	// Only `run` gives `--` a meaning of its own (the command of an ad-hoc run), and `restore`
+	// after its revision (`restore REV -- PATH…`, the paths to restore); elsewhere what follows
+	// it is positional arguments, as in any Unix tool (`mulligan restore -- -odd-name`).
+	keepRest := len(path) > 0 && (path[0].Name == "run" || path[0].Name == "restore" && len(positional) > 0)
+	if rest != nil && !keepRest {
 		positional = append(positional, rest...)
 		rest = nil
 	}

@@ -19,6 +19,7 @@ func TestNormalizeArgs(t *testing.T) {
 		{"run --retries 2 -- agent --dry-run -o json", "mulligan run --retries 2", "agent --dry-run -o json"},
 		{"run fix docs -f t.yaml", "mulligan run -f t.yaml -- fix docs", "-"},
 		{"restore -- -odd", "mulligan restore -- -odd", "-"},
+		{"restore REV -- a.txt --dry-run src", "mulligan restore -- REV", "a.txt --dry-run src"},
 		{"show -o=json k3f9", "mulligan -o=json show -- k3f9", "-"},
 		{"help snapshot", "mulligan help snapshot", "-"},
 	}

@@ -16,8 +16,9 @@ func promptCommand(g *globals) *cli.Command {
 		Name:      "prompt",
 		Usage:     "decide a blocked task: run a new attempt with your corrective text in its prompt, and continue the run",
 		ArgsUsage: "ADDR TEXT",
-		Flags:     []cli.Flag{&cli.BoolFlag{Name: "detach", Usage: detachUsage}},
+		Flags:     []cli.Flag{&cli.BoolFlag{Name: "detach", Usage: detachUsage}, noAutopsyFlag},
 		Action: func(c *cli.Context) error {
+			g.noAutopsy = c.Bool("no-autopsy")
 			if c.NArg() < 2 {
 				return usageError(`e.g. mulligan prompt fix-tests "the flaky test needs TZ=UTC"`, "prompt takes an address and the text")
 			}
@@ -35,8 +36,9 @@ func stopCommand(g *globals) *cli.Command {
 		Name:      "stop",
 		Usage:     "decide a blocked task: give up on it (failed, operator-stop) and let the rest of the run finish",
 		ArgsUsage: "ADDR",
-		Flags:     []cli.Flag{&cli.BoolFlag{Name: "detach", Usage: detachUsage}},
+		Flags:     []cli.Flag{&cli.BoolFlag{Name: "detach", Usage: detachUsage}, noAutopsyFlag},
 		Action: func(c *cli.Context) error {
+			g.noAutopsy = c.Bool("no-autopsy")
 			if c.NArg() != 1 {
 				return usageError("e.g. mulligan stop fix-tests", "stop takes one address")
 			}

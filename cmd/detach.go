@@ -184,7 +184,8 @@ func continueRun(ctx context.Context, g *globals, st *state, id string, opts con
 		if err != nil {
 			return err
 		}
-		if attempt.WorkLeft(run) {
+		file, _ := loadStoredFile(run) // nil when unreadable: Continue reports it
+		if attempt.WorkLeft(run, file) {
 			return detachContinue(ctx, g, st, run, opts.Force)
 		}
 		fmt.Fprintf(g.io.ErrOut, "nothing remains to run in run %s: it ends here, not in the background\n", id)
@@ -207,6 +208,9 @@ func detachContinue(ctx context.Context, g *globals, st *state, run *store.Run, 
 		how = "force"
 	}
 	args := []string{"-C", wd, "-o", g.output, "resume", run.ID}
+	if g.noAutopsy {
+		args = append(args, "--no-autopsy")
+	}
 	return detach(ctx, g, st, run.ID, args, []string{detachContinueEnv + "=" + how}, claimedBy(run.Epoch))
 }
 

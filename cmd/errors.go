@@ -13,7 +13,7 @@ const (
 	ExitFailed      = 1   // the run failed (a task failed or was skipped), or a command failed
 	ExitUsage       = 2   // usage or authoring error
 	ExitBlocked     = 3   // a task waits for a decision (prompt / stop / retry-task)
-	ExitParked      = 4   // parked: waiting for a quota reset
+	ExitParked      = 4   // parked: resumable without a decision (quota reset, pause, approval)
 	ExitCancelled   = 5   // cancelled or killed
 	ExitRefused     = 6   // unsafe without --force
 	ExitInterrupted = 130 // interrupted (SIGINT)
@@ -25,7 +25,7 @@ const exitCodeHelp = `EXIT CODES:
    1    the run failed (a task failed or was skipped)
    2    usage or authoring error
    3    blocked: a task waits for a decision (prompt / stop / retry-task)
-   4    parked: waiting for a quota reset
+   4    parked: resumable without a decision (a quota reset, a pause, an approval)
    5    cancelled or killed
    6    refused: unsafe without --force (unresolved side effects, active run, dirty tree conflict)
    130  interrupted (SIGINT)

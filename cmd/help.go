@@ -47,6 +47,11 @@ var commandHelp = map[string]struct{ examples, exits string }{
 	"kill":   {`mulligan kill k3f9`, "0, 2 no such run"},
 	"prompt": {`mulligan prompt fix-tests 'The tests need the fixtures in testdata/; use them'`, runExits},
 	"stop":   {`mulligan stop fix-tests`, runExits},
+	"approve": {`mulligan approve deploy
+  mulligan approve k3f9/deploy --payload '{"ticket": "OPS-12"}'`, runExits + "; 6 refused (a path of the change was changed otherwise since, or the run is live)"},
+	"reject": {`mulligan reject deploy 'use the staging database'`, runExits},
+	"tasks": {`mulligan tasks --state attention         what waits for you, across runs
+  mulligan tasks --state blocked --run k3f9 -o json`, "0, 2 usage (unknown state, --limit outside 1..200, a bad cursor)"},
 	"effect": {`mulligan effect record publish --compensate 'rm -f /srv/releases/1.0.txt' --data '{"file": "1.0.txt"}'`,
 		"0, 2 usage or not inside an attempt"},
 	"hooks":      {`mulligan hooks k3f9 -o json`, "0, 2 no such run"},

@@ -23,7 +23,8 @@ type globals struct {
 	io     *IOStreams
 	output string // "text" or "json"
 	rest   []string
-	// noAutopsy is `run --no-autopsy`: foreground writes no autopsy when the run fails.
+	// noAutopsy is --no-autopsy (run, resume, retry-task, prompt, stop, timetravel --resume):
+	// foreground writes no autopsy when the run fails.
 	noAutopsy bool
 }
 
@@ -149,6 +150,9 @@ func commands(g *globals) []*cli.Command {
 		hooksCommand(g),
 		promptCommand(g),
 		stopCommand(g),
+		approveCommand(g),
+		rejectCommand(g),
+		tasksCommand(g),
 		gcCommand(g),
 		autopsyCommand(g),
 		bugCommand(g),

@@ -77,7 +77,11 @@ func (p *progress) Event(ev attempt.ProgressEvent) {
 	case attempt.KindVerify:
 		p.line("%s %s: verify: %s", bullet("…"), ev.Task, ev.Message)
 	case attempt.KindNote:
-		p.line("%s %s: %s", bullet("!"), ev.Task, ev.Message)
+		if ev.Task == "" { // about the run as a whole
+			p.line("%s %s", bullet("!"), ev.Message)
+		} else {
+			p.line("%s %s: %s", bullet("!"), ev.Task, ev.Message)
+		}
 	}
 }
 

@@ -21,12 +21,14 @@ func resumeCommand(g *globals) *cli.Command {
 			&cli.BoolFlag{Name: "now", Usage: "continue a run parked on a quota wall before its reset time (the agents try again at once)"},
 			&cli.BoolFlag{Name: "force", Usage: "continue a run whose working tree moved on since it stopped (the tree is kept in an undo ref first)"},
 			&cli.BoolFlag{Name: "detach", Usage: "continue in the background: print the run id and return"},
+			noAutopsyFlag,
 			&cli.StringFlag{Name: "mode", Value: attempt.ResumePlain, Usage: "plain; reset-attempts (a fresh retry budget for the unfinished tasks); immediate (skip a remaining backoff or quota wait)"},
 		}, reloadFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
 				return usageError("e.g. mulligan resume k3f9", "resume takes one run")
 			}
+			g.noAutopsy = c.Bool("no-autopsy")
 			if decided, force := detachedContinue(); decided {
 				return resumeDecided(c.Context, g, c.Args().First(), force)
 			}

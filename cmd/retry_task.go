@@ -37,8 +37,10 @@ func retryTaskCommand(g *globals) *cli.Command {
 			&cli.BoolFlag{Name: "force", Usage: "even while the run's process is alive (it is fenced), or when the task has side effects that cannot be compensated"},
 			&cli.BoolFlag{Name: "no-compensate", Usage: "do not run the compensations of the replayed tasks' side effects: leave them unresolved"},
 			&cli.BoolFlag{Name: "detach", Usage: detachUsage},
+			noAutopsyFlag,
 		}, reloadFlags()...),
 		Action: func(c *cli.Context) error {
+			g.noAutopsy = c.Bool("no-autopsy")
 			opts := retryTaskOptions{NoDeps: c.Bool("no-deps"), FromBase: c.Bool("from-base"), Force: c.Bool("force"), Detach: c.Bool("detach"), NoCompensate: c.Bool("no-compensate")}
 			var err error
 			if opts.Reload, opts.File, err = reloadFlag(c, "mulligan retry-task k3f9 fix-tests --reload -f tasks.yaml"); err != nil {

@@ -48,7 +48,7 @@ func runCommand(g *globals) *cli.Command {
 			&cli.StringFlag{Name: "verify", Usage: "ad hoc: a quality gate `CMD` run after the agent exits 0 (split like a shell, never run by one)"},
 			&cli.StringFlag{Name: "preset", Usage: "ad hoc: the agent CLI's `PRESET` (claude, codex, gemini, aider, opencode, generic)"},
 			&cli.StringFlag{Name: "max-cost", Usage: "stop before the next attempt once the run's reported spend reaches `USD`"},
-			&cli.BoolFlag{Name: "no-autopsy", Usage: "write no autopsy when the run fails or blocks (also MULLIGAN_AUTOPSY=0)"},
+			noAutopsyFlag,
 		},
 		Action: func(c *cli.Context) error {
 			opts := runOptions{File: c.String("file"), Tasks: c.Args().Slice(), Detach: c.Bool("detach")}
@@ -107,6 +107,9 @@ func runCommand(g *globals) *cli.Command {
 		},
 	}
 }
+
+// noAutopsyFlag is --no-autopsy, on every command that runs (or continues) a run in the foreground.
+var noAutopsyFlag = &cli.BoolFlag{Name: "no-autopsy", Usage: "write no autopsy when the run fails or blocks (also MULLIGAN_AUTOPSY=0)"}
 
 func parseCount(s string) (int, error) {
 	var n int
@@ -184,6 +187,10 @@ func foreground(ctx context.Context, g *globals, st *state, do func(context.Cont
 	out, err := do(ctx, env)
 	var rec *attempt.RecordedError
 	if errors.As(err, &rec) {
+		// The run was recorded failed: its autopsy is written like any failed run's.
+		if run, gerr := st.getRun(context.WithoutCancel(ctx), rec.Run); gerr == nil && autopsyEnabled(g.noAutopsy) && !g.json() {
+			writeAutopsy(ctx, g, st, run)
+		}
 		return withHint(ExitFailed, err, rec.Hint())
 	}
 	if err != nil {
@@ -212,15 +219,15 @@ func runExitCode(out *attempt.Outcome) int {
 		return ExitOK
 	case store.RunBlocked:
 		return ExitBlocked
-	case store.RunWaitingQuota:
+	case store.RunWaitingQuota, store.RunPaused, store.RunWaitingApproval:
+		// Parked: resumable without a decision. A pause from another shell is not a success:
+		// `mulligan run && deploy` must not deploy half-done work.
 		return ExitParked
 	case store.RunCancelled:
 		if out.Signal == syscall.SIGINT {
 			return ExitInterrupted
 		}
 		return ExitCancelled
-	case store.RunPaused:
-		return ExitOK
 	}
 	return ExitFailed
 }
@@ -233,10 +240,18 @@ func printRunEnd(g *globals, run *store.Run) {
 	fmt.Fprintf(g.io.Out, "run %s %s: %d task%s, %d attempt%s\n", run.ID, stateColor(run.State),
 		len(run.Tasks), plural(len(run.Tasks)), attempts, plural(attempts))
 	switch run.State {
-	case store.RunBlocked:
+	case store.RunBlocked, store.RunWaitingApproval:
 		for _, t := range run.Tasks {
-			if t.State == store.TaskBlocked {
-				fmt.Fprintf(g.io.Out, "task %s is blocked (%s); the tree is as its last attempt left it\n", t.ID, t.Reason)
+			ref := ""
+			if n := len(t.Attempts); n > 0 {
+				ref = t.Attempts[n-1].Ref
+			}
+			switch t.State {
+			case store.TaskBlocked:
+				fmt.Fprintf(g.io.Out, "task %s is blocked (%s); its last attempt's tree: %s\n", t.ID, t.Reason, ref)
+			case store.TaskWaitingApproval:
+				fmt.Fprintf(g.io.Out, "task %s waits for approval; its attempt's tree: %s\n", t.ID, ref)
+				fmt.Fprintf(g.io.Out, "hint: mulligan approve %s/%s, or mulligan reject %s/%s TEXT\n", run.ID, t.ID, run.ID, t.ID)
 			}
 		}
 		fmt.Fprintf(g.io.Out, "hint: mulligan show %s\n", run.ID)

@@ -69,6 +69,9 @@ func printRun(g *globals, run *store.Run) {
 		if t.Reason != "" {
 			ts += " (" + t.Reason + ")"
 		}
+		if t.SilentAt != nil {
+			ts += "  silent since " + t.SilentAt.Local().Format(time.TimeOnly)
+		}
 		fmt.Fprintf(w, "\ntask %s  %s\n", t.ID, ts)
 		if len(t.Attempts) == 0 {
 			continue

@@ -34,8 +34,10 @@ func timetravelCommand(g *globals) *cli.Command {
 			&cli.BoolFlag{Name: "no-restore", Usage: "reset the recorded state only; leave the working tree as it is"},
 			&cli.BoolFlag{Name: "force", Usage: "even while the run is active in this worktree, or across side effects with no compensation"},
 			&cli.BoolFlag{Name: "no-compensate", Usage: "do not run the compensations of the side effects it crosses: leave them unresolved"},
+			noAutopsyFlag,
 		},
 		Action: func(c *cli.Context) error {
+			g.noAutopsy = c.Bool("no-autopsy")
 			if c.NArg() != 1 {
 				return usageError("e.g. mulligan timetravel k3f9/fix-tests@2", "timetravel takes one address")
 			}

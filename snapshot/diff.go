@@ -65,14 +65,22 @@ func (r *Repo) readTree(h plumbing.Hash) ([]treeEntry, error) {
 		return nil, nil
 	}
 	r.storMu.Lock()
-	obj, err := r.storage().EncodedObject(plumbing.TreeObject, h)
 	var data []byte
-	if err == nil {
+	var err error
+	for try := 0; try < 2; try++ {
+		var obj plumbing.EncodedObject
+		if obj, err = r.encodedObject(plumbing.TreeObject, h); err != nil {
+			break
+		}
 		var rd io.ReadCloser
 		if rd, err = obj.Reader(); err == nil {
 			data, err = io.ReadAll(rd)
 			rd.Close()
 		}
+		if err == nil {
+			break
+		}
+		r.dropStorage() // its pack went away meanwhile (a concurrent repack): list them again
 	}
 	r.storMu.Unlock()
 	if err != nil {

@@ -19,6 +19,8 @@ var (
 	ErrRefNotFound = errors.New("ref not found")
 	// ErrBadRevision means a revision string names no object.
 	ErrBadRevision = errors.New("bad revision")
+	// ErrPathNotFound means a path given to a path-limited restore is in neither tree.
+	ErrPathNotFound = errors.New("path not found")
 )
 
 // ConflictError stops a Restore before it overwrites or deletes a path that changed on disk after

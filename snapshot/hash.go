@@ -204,7 +204,7 @@ func (w *walker) hashCleaned(s *scratch, f *os.File, e *entry, a attr.Attrs) (pl
 		}
 		return v
 	}
-	rc, size, err := w.conv.Clean(w.ctx, e.path, a, f, crlf)
+	rc, size, err := w.conv.Clean(w.fctx, e.path, a, f, crlf)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -311,13 +311,20 @@ func (t *textStats) binary() bool {
 func (r *Repo) withBlob(h plumbing.Hash, fn func(io.Reader) error) error {
 	r.storMu.Lock()
 	defer r.storMu.Unlock()
-	obj, err := r.storage().EncodedObject(plumbing.BlobObject, h)
+	obj, err := r.encodedObject(plumbing.BlobObject, h)
 	if err != nil {
 		return err
 	}
 	rd, err := obj.Reader()
 	if err != nil {
-		return err
+		// The pack the object was found in went away before it was opened (a concurrent repack).
+		r.dropStorage()
+		if obj, err = r.encodedObject(plumbing.BlobObject, h); err != nil {
+			return err
+		}
+		if rd, err = obj.Reader(); err != nil {
+			return err
+		}
 	}
 	defer rd.Close()
 	return fn(rd)

@@ -16,21 +16,18 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 	"golang.org/x/sys/unix"
 )
 
 // objectStore answers "does this object exist" quickly (loose file or pack index binary search,
-// alternates included) and writes loose objects through go-git's streaming dotgit.ObjectWriter.
+// alternates included) and writes loose objects (looseWriter, which survives a concurrent git gc).
 // Reading object contents goes through go-git's storage (Repo.storage), which knows deltas.
 type objectStore struct {
 	dir string // <common>/objects
 
-	dgOnce sync.Once
-	dg     *dotgit.DotGit
-	dgMu   sync.Mutex // DotGit.NewObject resets shared caches
+	// sweep removes, once per process, the temporary files of writers that were killed.
+	sweep sync.Once
 
 	// present holds the objects this process has seen in the store (plumbing.Hash → struct{}):
 	// the runner snapshots the same tree several times, and each untracked file's blob is
@@ -239,24 +236,6 @@ func parseHash(s string) (plumbing.Hash, bool) {
 	return plumbing.NewHash(s), true
 }
 
-func (s *objectStore) dotGit() *dotgit.DotGit {
-	s.dgOnce.Do(func() {
-		s.dg = dotgit.New(osfs.New(filepath.Dir(s.dir)))
-	})
-	return s.dg
-}
-
-func (s *objectStore) newWriter() (*dotgit.ObjectWriter, error) {
-	// ObjectWriter puts its temporary file in objects/pack/, which a fresh or hand-made
-	// repository may lack.
-	if err := os.MkdirAll(filepath.Join(s.dir, "pack"), 0o755); err != nil {
-		return nil, err
-	}
-	s.dgMu.Lock()
-	defer s.dgMu.Unlock()
-	return s.dotGit().NewObject()
-}
-
 // writeBytes stores small content (trees, commits, small blobs) unless it already exists.
 func (s *objectStore) writeBytes(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
 	id := objectID(t, data)
@@ -282,38 +261,34 @@ func (s *objectStore) writeKnown(t plumbing.ObjectType, id plumbing.Hash, size i
 var errChangedWhileReading = errors.New("content changed while it was read")
 
 // writeStream stores exactly size bytes from r as a loose object and returns its id. Memory stays
-// bounded whatever the size. If r ends early or has more than size bytes, the object is still
-// completed (zero-padded: a well-formed, unreferenced object that gc prunes, never a stray temp
-// file) and errChangedWhileReading is returned.
+// bounded whatever the size. If r ends early or has more than size bytes, nothing is stored and
+// errChangedWhileReading is returned. Whatever happens (a full disk, a read error) no partial file
+// stays behind: see looseWriter.
 func (s *objectStore) writeStream(t plumbing.ObjectType, size int64, r io.Reader) (plumbing.Hash, error) {
-	w, err := s.newWriter()
+	w, err := s.newLooseWriter()
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("write object: %w", err)
 	}
-	if err := w.WriteHeader(t, size); err != nil {
-		w.Close()
-		return plumbing.ZeroHash, err
-	}
-	n, cerr := io.CopyN(&w.Writer, r, size)
-	if n < size {
-		if _, err := io.CopyN(&w.Writer, zeroReader{}, size-n); err != nil && cerr == nil {
-			cerr = err
-		}
-		if cerr == nil || cerr == io.EOF {
-			cerr = errChangedWhileReading
-		}
-	} else if cerr == nil {
+	writeObjectHeader(w, t, size)
+	n, cerr := io.CopyN(w, r, size)
+	if cerr == nil {
 		var one [1]byte
 		if m, _ := r.Read(one[:]); m > 0 {
 			cerr = errChangedWhileReading
 		}
-	}
-	id := w.Hash()
-	if err := w.Close(); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("write object %s: %w", id, err)
+	} else if n < size && (cerr == io.EOF || cerr == io.ErrUnexpectedEOF) {
+		cerr = errChangedWhileReading
 	}
 	if cerr != nil {
+		w.abort()
+		if w.err != nil && !errors.Is(cerr, errChangedWhileReading) {
+			return plumbing.ZeroHash, fmt.Errorf("write object: %w", w.err)
+		}
 		return plumbing.ZeroHash, cerr
+	}
+	id, err := w.finish()
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("write object %s: %w", id, err)
 	}
 	return id, nil
 }

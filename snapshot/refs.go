@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -217,18 +218,38 @@ type lockFile struct {
 	f    *os.File
 }
 
+// lockTimeout is how long acquireLock waits for a lock someone else holds: git's
+// core.packedRefsTimeout default (git gc's pack-refs holds each loose ref's lock for a moment).
+const lockTimeout = time.Second
+
+// acquireLock takes path's lock file, making its directory as needed. A directory that vanishes
+// between the mkdir and the create (git gc's pack-refs removes the directories it empties) is made
+// again, and a lock another process holds is waited for up to lockTimeout, as git does.
 func acquireLock(path string) (*lockFile, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(path+".lock", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		if errors.Is(err, fs.ErrExist) {
+	deadline := time.Now().Add(lockTimeout)
+	wait := time.Millisecond
+	for try := 0; ; try++ {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			if errors.Is(err, fs.ErrNotExist) && try < 20 {
+				continue
+			}
+			return nil, err
+		}
+		f, err := os.OpenFile(path+".lock", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		switch {
+		case err == nil:
+			return &lockFile{path: path, f: f}, nil
+		case errors.Is(err, fs.ErrNotExist) && try < 20:
+			continue
+		case errors.Is(err, fs.ErrExist) && time.Now().Before(deadline):
+			time.Sleep(wait)
+			wait = min(2*wait, 50*time.Millisecond)
+			continue
+		case errors.Is(err, fs.ErrExist):
 			return nil, fmt.Errorf("%w: %s.lock exists (another update in progress, or a stale lock to remove)", ErrRefConflict, path)
 		}
 		return nil, err
 	}
-	return &lockFile{path: path, f: f}, nil
 }
 
 func (l *lockFile) commit(content []byte) error {

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
@@ -25,9 +26,8 @@ type Repo struct {
 
 	mu sync.Mutex // serialises WriteTree and Restore (they share the private index)
 
-	storOnce sync.Once
-	stor     *filesystem.Storage
-	storMu   sync.Mutex // go-git's storage is not safe for concurrent readers
+	stor   *filesystem.Storage
+	storMu sync.Mutex // go-git's storage is not safe for concurrent readers; guards stor
 }
 
 // Open finds the repository containing dir, walking up as git does. `.git` may be a directory or a
@@ -220,6 +220,7 @@ func openAt(cwd, root, gitDir string, gitDirFromEnv bool) (*Repo, error) {
 	r.cfg = cfg
 	r.set = cfg.settings(r.root)
 	r.objs = newObjectStore(filepath.Join(r.commonDir, "objects"))
+	sweepRestoreTemps(r.root, r.gitDir)
 	return r, nil
 }
 
@@ -264,14 +265,37 @@ func (r *Repo) IndexFile() string { return r.indexFile }
 func (r *Repo) CommonDir() string { return r.commonDir }
 
 // storage is go-git's object reader for this repository (packs, deltas, alternates). Blobs larger
-// than a megabyte are streamed, not held in memory.
+// than a megabyte are streamed, not held in memory. r.storMu must be held.
 func (r *Repo) storage() *filesystem.Storage {
-	r.storOnce.Do(func() {
+	if r.stor == nil {
 		fs := osfs.New(r.commonDir)
 		r.stor = filesystem.NewStorageWithOptions(fs, cache.NewObjectLRU(8*cache.MiByte), filesystem.Options{
 			LargeObjectThreshold: 1 << 20,
 			AlternatesFS:         osfs.New("/"),
 		})
-	})
+	}
 	return r.stor
+}
+
+// encodedObject reads object h of type t (r.storMu held). go-git lists the packs once; when a
+// concurrent `git gc`/`git repack` moved the object into a new pack (and pruned the loose file or
+// the old pack), the lookup fails: the storage is then opened afresh and asked once more.
+func (r *Repo) encodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	obj, err := r.storage().EncodedObject(t, h)
+	if err == nil {
+		return obj, nil
+	}
+	r.dropStorage()
+	if obj, err2 := r.storage().EncodedObject(t, h); err2 == nil {
+		return obj, nil
+	}
+	return nil, err
+}
+
+// dropStorage forgets go-git's storage (r.storMu held): the next read lists the packs afresh.
+func (r *Repo) dropStorage() {
+	if r.stor != nil {
+		r.stor.Close()
+		r.stor = nil
+	}
 }

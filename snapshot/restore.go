@@ -34,6 +34,10 @@ type RestoreOptions struct {
 	// it: an operator while the run was stopped or in backoff), the undo ref is written after
 	// all, so a reset never loses an edit.
 	Kept func(tree plumbing.Hash) bool
+	// Paths limits the restore to these paths (files or directories, relative to the root,
+	// slash-separated), like `git restore --source`: the undo snapshot is still of the whole
+	// tree. A path in neither the target nor the working tree is an error (ErrPathNotFound).
+	Paths []string
 }
 
 // RestoreResult is what Restore did (or, on DryRun, would do).
@@ -41,6 +45,11 @@ type RestoreResult struct {
 	Undo     *Result // nil on DryRun
 	UndoTree plumbing.Hash
 	Changes  []Change
+	// Submodules are the submodules whose checked-out commit differed: put back, or why not.
+	Submodules []SubmoduleResult
+	// Spared are the differences restore left alone because the path on disk is a file that the
+	// ignore rules of the replaced tree or of the target tree exclude (see spareIgnored).
+	Spared []Change
 }
 
 // Restore sets the working tree to target (a tree, or a commit standing for its tree):
@@ -49,7 +58,8 @@ type RestoreResult struct {
 //  3. it deletes (deepest first), then writes and re-modes (shallowest first) only the differing
 //     paths, as checkout would (smudge filters and eol conversion from the target tree's
 //     .gitattributes), never following a symbolic link out of the working tree, leaving ignored
-//     files alone and removing only directories left empty.
+//     files alone (those the rules of either tree ignore: RestoreResult.Spared) and removing
+//     only directories left empty.
 //
 // Before overwriting or deleting a path it checks the path still has the stat data the undo
 // snapshot recorded; if not it stops with a *ConflictError naming the path. Paths already
@@ -67,11 +77,19 @@ func (r *Repo) Restore(ctx context.Context, target plumbing.Hash, opts RestoreOp
 		return nil, err
 	}
 	res := &RestoreResult{UndoTree: ws.result.Tree}
+	if err := r.checkPaths(opts.Paths, ws.result.Tree, targetTree); err != nil {
+		ws.discard()
+		return nil, err
+	}
 	if opts.DryRun {
 		if err := ws.save(); err != nil {
 			return nil, err
 		}
 		if res.Changes, err = r.DiffTrees(ws.result.Tree, targetTree); err != nil {
+			return nil, err
+		}
+		res.Changes = limitToPaths(res.Changes, opts.Paths)
+		if res.Changes, res.Spared, err = r.spareIgnored(ws, targetTree, res.Changes); err != nil {
 			return nil, err
 		}
 		return res, nil
@@ -93,15 +111,32 @@ func (r *Repo) Restore(ctx context.Context, target plumbing.Hash, opts RestoreOp
 		ws.discard()
 		return res, err
 	}
+	res.Changes = limitToPaths(res.Changes, opts.Paths)
+	if res.Changes, res.Spared, err = r.spareIgnored(ws, targetTree, res.Changes); err != nil {
+		ws.discard()
+		return res, err
+	}
 	if len(res.Changes) == 0 {
 		return res, ws.save()
 	}
 	ws.discard() // the index is saved once the files are written
+	paths := make([]string, 0, len(res.Changes))
+	for _, c := range res.Changes {
+		if c.Action != Delete {
+			paths = append(paths, c.Path)
+		}
+	}
+	unnote, err := r.noteRestoring(paths)
+	if err != nil {
+		return res, fmt.Errorf("restore: %w", err)
+	}
+	defer unnote()
 	x, err := newRestorer(ctx, r, ws, targetTree)
 	if err != nil {
 		return res, err
 	}
 	applyErr := x.apply(res.Changes)
+	res.Submodules = x.subs
 	x.close()
 	if err := x.saveIndex(); err != nil && applyErr == nil {
 		applyErr = err
@@ -111,6 +146,8 @@ func (r *Repo) Restore(ctx context.Context, target plumbing.Hash, opts RestoreOp
 
 type restorer struct {
 	ctx    context.Context
+	fctx   context.Context // for smudge filters: ctx, also ended by its filter bound
+	stopF  context.CancelFunc
 	r      *Repo
 	ws     *walkState
 	target plumbing.Hash
@@ -120,6 +157,7 @@ type restorer struct {
 	trees  map[string][]treeEntry   // target tree's directories read so far
 	done   map[string]*entry        // path → entry written (nil: deleted or not to be trusted)
 	keep   []string                 // gitlink directories left in place (never written into)
+	subs   []SubmoduleResult        // submodules set to the target's commit (or left, and why)
 	pcache struct {
 		dir string
 		fd  int
@@ -135,6 +173,7 @@ func newRestorer(ctx context.Context, r *Repo, ws *walkState, target plumbing.Ha
 		conv:  attr.NewConverter(r.set.conv, r.root),
 		attrs: map[string]*attr.Matcher{}, trees: map[string][]treeEntry{}, done: map[string]*entry{}}
 	x.pcache.fd = -1
+	x.fctx, x.stopF = filterContext(ctx)
 	return x, nil
 }
 
@@ -142,6 +181,7 @@ func (x *restorer) close() {
 	x.dropParent()
 	unix.Close(x.rootfd)
 	x.conv.Close()
+	x.stopF()
 }
 
 func (x *restorer) dropParent() {
@@ -367,6 +407,12 @@ func (x *restorer) write(c Change) error {
 		return err
 	}
 	mode := uint32(c.To.Mode)
+	if mode == modeGitlink && c.Action == Modify {
+		// The submodule's HEAD moved (an agent's `git -C sub checkout`, a commit in it).
+		x.subs = append(x.subs, x.restoreSubmodule(c))
+		x.done[c.Path] = nil
+		return nil
+	}
 	if mode == modeGitlink {
 		// An empty directory where the submodule goes; its content is not restore's business.
 		if err := unix.Mkdirat(fd, name, 0o777); err != nil && err != unix.EEXIST {
@@ -375,6 +421,11 @@ func (x *restorer) write(c Change) error {
 		var st unix.Stat_t
 		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			return &ConflictError{Path: c.Path, Reason: "an untracked or ignored file is where the submodule goes"}
+		}
+		if head, _, ok := nestedHead(x.r.abs(c.Path)); !ok || head != c.To.Hash {
+			// Never claim it: a snapshot holds a nested repository's commit id, not its files.
+			x.subs = append(x.subs, SubmoduleResult{Path: c.Path, Commit: c.To.Hash,
+				Skipped: "a snapshot holds only the commit a nested repository or submodule had checked out, not its files or history; its directory is empty"})
 		}
 		x.done[c.Path] = nil
 		return nil
@@ -549,7 +600,7 @@ func (x *restorer) writeFile(fd int, name string, c Change) (*entry, error) {
 	smudge := x.conv.NeedsSmudge(a)
 	err = x.r.withBlob(c.To.Hash, func(rd io.Reader) error {
 		if smudge {
-			return x.conv.Smudge(x.ctx, c.Path, a, rd, f)
+			return x.conv.Smudge(x.fctx, c.Path, a, rd, f)
 		}
 		_, err := io.Copy(f, rd)
 		return err
@@ -717,4 +768,47 @@ func (x *restorer) saveIndex() error {
 	}
 	p := &privIndex{t0S: t1S, t0Ns: t1Ns, dirs: dirs}
 	return savePrivIndex(tmp, privIndexPath(x.r.gitDir), p, out)
+}
+
+// checkPaths refuses a path that is malformed or in neither tree (git's "pathspec did not match").
+func (r *Repo) checkPaths(paths []string, cur, target plumbing.Hash) error {
+	for _, p := range paths {
+		if p == "" || p == "." {
+			continue
+		}
+		if err := checkPath(p); err != nil {
+			return fmt.Errorf("%w: %q", ErrPathNotFound, p)
+		}
+		parts := strings.Split(p, "/")
+		a, err := r.lookupEntry(target, parts)
+		if err != nil {
+			return err
+		}
+		b, err := r.lookupEntry(cur, parts)
+		if err != nil {
+			return err
+		}
+		if a == nil && b == nil {
+			return fmt.Errorf("%w: %s is in neither the tree to restore nor the working tree", ErrPathNotFound, p)
+		}
+	}
+	return nil
+}
+
+// limitToPaths keeps the changes at or below one of paths (all of them when paths is empty or
+// holds the root).
+func limitToPaths(changes []Change, paths []string) []Change {
+	if len(paths) == 0 || slices.Contains(paths, "") || slices.Contains(paths, ".") {
+		return changes
+	}
+	out := changes[:0:0]
+	for _, c := range changes {
+		for _, p := range paths {
+			if c.Path == p || strings.HasPrefix(c.Path, p+"/") {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
 }

@@ -163,7 +163,7 @@ func isHex(s string) bool {
 func (r *Repo) readObject(h plumbing.Hash) (plumbing.ObjectType, plumbing.EncodedObject, error) {
 	r.storMu.Lock()
 	defer r.storMu.Unlock()
-	obj, err := r.storage().EncodedObject(plumbing.AnyObject, h)
+	obj, err := r.encodedObject(plumbing.AnyObject, h)
 	if err != nil {
 		return plumbing.InvalidObject, nil, fmt.Errorf("object %s: %w", h, err)
 	}

@@ -146,6 +146,7 @@ type job struct {
 type walker struct {
 	r        *Repo
 	ctx      context.Context
+	fctx     context.Context // for clean filters: ctx, also ended by its filter bound
 	root     string
 	fileMode bool
 	set      settings

@@ -133,9 +133,12 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 		ws.dirty = true
 	}
 
+	fctx, stopFilters := filterContext(ctx)
+	defer stopFilters()
 	w := &walker{
 		r:        r,
 		ctx:      ctx,
+		fctx:     fctx,
 		root:     r.root,
 		fileMode: r.set.fileMode,
 		set:      r.set,

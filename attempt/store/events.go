@@ -40,12 +40,53 @@ func (tx *Tx) AppendEvent(run, task string, attempt int, typ string, payload any
 	if err != nil {
 		return 0, err
 	}
-	if typ == "task.state_changed" || typ == "run.state_changed" {
-		if err := tx.fireHooks(run, task, attempt, typ, p, seq); err != nil {
+	if err := tx.fireHooks(run, task, attempt, typ, p, seq); err != nil {
+		return 0, err
+	}
+	if typ == "task.state_changed" {
+		if err := tx.supervisionNeeded(run, task, attempt, p); err != nil {
 			return 0, err
 		}
 	}
 	return seq, nil
+}
+
+// supervisionNeeded appends task.supervision_needed when a task.state_changed event (payload p)
+// enters blocked or waiting_approval: the one event a watcher needs for "something waits for you",
+// written by the same door as the change itself, so no path that holds a task can forget it.
+func (tx *Tx) supervisionNeeded(run, task string, attempt int, p []byte) error {
+	var ch stateChange
+	if run == "" || task == "" || p == nil || json.Unmarshal(p, &ch) != nil || ch.From == ch.To ||
+		(ch.To != TaskBlocked && ch.To != TaskWaitingApproval) {
+		return nil
+	}
+	payload := map[string]any{"state": ch.To, "reason": ch.Reason, "failure": nil}
+	as, err := tx.attempts(`WHERE run_id = ? AND task_id = ? ORDER BY n DESC LIMIT 1`, run, task)
+	if err != nil {
+		return fmt.Errorf("supervision_needed: %w", err)
+	}
+	if len(as) > 0 {
+		a := as[0]
+		if attempt == 0 {
+			attempt = a.N
+		}
+		if a.Class != "" {
+			payload["failure"] = map[string]any{"attempt": a.N, "class": a.Class, "code": a.Code, "message": a.Message,
+				"fingerprint": nullStr(a.Fingerprint)}
+		}
+		if a.Ref != "" {
+			payload["ref"] = a.Ref
+		}
+	}
+	_, err = tx.AppendEvent(run, task, attempt, "task.supervision_needed", payload)
+	return err
+}
+
+func nullStr(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 func eventPayload(payload any) ([]byte, error) {

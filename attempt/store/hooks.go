@@ -17,7 +17,26 @@ const (
 	HookOnBlocked      = "on_blocked"
 	HookOnWaitingQuota = "on_waiting_quota"
 	HookOnCancelled    = "on_cancelled"
+	// HookOnTimeout: an attempt ended by its timeout or heartbeat (attempt.failed).
+	HookOnTimeout = "on_timeout"
+	// HookOnPaused: a task or run entering paused.
+	HookOnPaused = "on_paused"
+	// HookOnSilent: an attempt was silent for the task's `silence` (task.silent).
+	HookOnSilent = "on_silent"
+	// HookOnWaitingApproval: a task or run entering waiting_approval.
+	HookOnWaitingApproval = "on_waiting_approval"
+	// HookOnNoProgress: a task held blocked for no-progress (besides on_blocked).
+	HookOnNoProgress = "on_no_progress"
 )
+
+// reasonNoProgress is the block reason of the no-progress rule (attempt.ReasonNoProgress).
+const reasonNoProgress = "no-progress"
+
+// hooksByEvent are the hooks fired by events that are not state changes: they are about a task's
+// attempt and fire the task's hook and the run-level one, like on_retry.
+var hooksByEvent = map[string]string{
+	"task.silent": HookOnSilent,
+}
 
 // Hook delivery states.
 const (
@@ -103,18 +122,25 @@ func knownHook(hook string) bool {
 			return true
 		}
 	}
-	return false
+	for _, h := range hooksByEvent {
+		if h == hook {
+			return true
+		}
+	}
+	return hook == HookOnTimeout || hook == HookOnNoProgress
 }
 
 // hookByState maps the state a task or run enters to the hook it fires (task and run alike;
 // on_retry: a task entering backoff, that is an automatic retry scheduled).
 var hookByState = map[string]string{
-	TaskBackoff:      HookOnRetry,
-	TaskSucceeded:    HookOnSuccess,
-	TaskFailed:       HookOnFailed,
-	TaskBlocked:      HookOnBlocked,
-	TaskWaitingQuota: HookOnWaitingQuota,
-	TaskCancelled:    HookOnCancelled,
+	TaskBackoff:         HookOnRetry,
+	TaskSucceeded:       HookOnSuccess,
+	TaskFailed:          HookOnFailed,
+	TaskBlocked:         HookOnBlocked,
+	TaskWaitingQuota:    HookOnWaitingQuota,
+	TaskCancelled:       HookOnCancelled,
+	TaskPaused:          HookOnPaused,
+	TaskWaitingApproval: HookOnWaitingApproval,
 }
 
 // stateChange is the part of a state_changed event's payload that fires hooks.
@@ -124,36 +150,76 @@ type stateChange struct {
 	Reason string `json:"reason"`
 }
 
-// fireHooks puts into the outbox the hooks a state change fires, in the transaction that records
-// it. A task entering succeeded, failed, blocked, waiting_quota or cancelled fires the task's hook
-// of that name; entering backoff (an automatic retry) fires on_retry, the task's and the run-level
-// one. A run entering one of those states fires the run-level hook. Staying in a state fires
-// nothing.
+// fireHooks puts into the outbox the hooks an event fires, in the transaction that records it. A
+// task entering succeeded, failed, blocked, waiting_quota, waiting_approval, paused or cancelled
+// fires the task's hook of that name; entering backoff (an automatic retry) fires on_retry, the
+// task's and the run-level one; entering blocked for no-progress fires on_no_progress as well. A
+// run entering one of those states fires the run-level hook. Staying in a state fires nothing. An
+// attempt ended by its timeout or heartbeat (attempt.failed) fires on_timeout, and task.silent
+// fires on_silent, the task's and the run-level one.
 func (tx *Tx) fireHooks(run, task string, attempt int, typ string, payload []byte, seq int64) error {
 	if run == "" || payload == nil {
 		return nil
 	}
+	type firing struct {
+		hook   string
+		scopes []hookScope
+	}
 	var ch stateChange
-	if err := json.Unmarshal(payload, &ch); err != nil || ch.To == ch.From {
-		return nil
-	}
-	hook, ok := hookByState[ch.To]
-	if !ok {
-		return nil
-	}
-	type scope struct{ task, level string }
-	var scopes []scope
+	var fire []firing
+	taskAndRun := []hookScope{{task, HookLevelTask}, {"", HookLevelRun}}
 	switch {
-	case typ == "task.state_changed" && task != "":
-		scopes = append(scopes, scope{task, HookLevelTask})
-		if hook == HookOnRetry {
-			scopes = append(scopes, scope{"", HookLevelRun})
+	case typ == "task.state_changed" || typ == "run.state_changed":
+		if err := json.Unmarshal(payload, &ch); err != nil || ch.To == ch.From {
+			return nil
 		}
-	case typ == "run.state_changed" && hook != HookOnRetry:
-		scopes = append(scopes, scope{"", HookLevelRun})
+		hook, ok := hookByState[ch.To]
+		if !ok {
+			return nil
+		}
+		switch {
+		case typ == "task.state_changed" && task != "":
+			if hook == HookOnRetry {
+				fire = append(fire, firing{hook, taskAndRun})
+			} else {
+				fire = append(fire, firing{hook, []hookScope{{task, HookLevelTask}}})
+			}
+			if ch.To == TaskBlocked && ch.Reason == reasonNoProgress {
+				fire = append(fire, firing{HookOnNoProgress, taskAndRun})
+			}
+		case typ == "run.state_changed" && hook != HookOnRetry:
+			fire = append(fire, firing{hook, []hookScope{{"", HookLevelRun}}})
+		default:
+			return nil
+		}
+	case typ == "attempt.failed" && task != "":
+		var f struct {
+			Class string `json:"class"`
+			Code  string `json:"code"`
+		}
+		if err := json.Unmarshal(payload, &f); err != nil || (f.Class != "attempt_timeout" && f.Class != "heartbeat_timeout") {
+			return nil
+		}
+		ch.Reason = f.Class
+		fire = append(fire, firing{HookOnTimeout, taskAndRun})
+	case hooksByEvent[typ] != "" && task != "":
+		fire = append(fire, firing{hooksByEvent[typ], taskAndRun})
 	default:
 		return nil
 	}
+	for _, f := range fire {
+		if err := tx.insertDeliveries(run, task, attempt, f.hook, ch, seq, f.scopes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hookScope is whose commands of a hook a firing queues: the task's own, or the run-level ones.
+type hookScope struct{ task, level string }
+
+// insertDeliveries queues the commands of hook, for each scope, as outbox rows.
+func (tx *Tx) insertDeliveries(run, task string, attempt int, hook string, ch stateChange, seq int64, scopes []hookScope) error {
 	// Most changes fire nothing: one indexed read says so.
 	var defined int
 	if err := tx.queryRow(`SELECT EXISTS (SELECT 1 FROM hooks WHERE run_id = ? AND hook = ?)`, run, hook).Scan(&defined); err != nil {

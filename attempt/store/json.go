@@ -97,6 +97,8 @@ type taskJSON struct {
 	BaseTree            *string       `json:"base_tree"`
 	StartedAt           *string       `json:"started_at"`
 	FinishedAt          *string       `json:"finished_at"`
+	ParkedMS            int64         `json:"parked_ms"`
+	SilentAt            *string       `json:"silent_at"`
 	Attempts            []attemptJSON `json:"attempts"`
 }
 
@@ -126,6 +128,7 @@ type attemptJSON struct {
 	CostUSD       *float64 `json:"cost_usd"`
 	Prompt        *string  `json:"prompt"`
 	Log           *string  `json:"log"`
+	Fingerprint   *string  `json:"fingerprint"`
 	// GitChanges is always a list: [] when the attempt changed nothing outside the tree.
 	GitChanges json.RawMessage `json:"git_changes"`
 	GitReset   *string         `json:"git_reset"`
@@ -156,7 +159,7 @@ func (a Attempt) toJSON() attemptJSON {
 		PreRef:     jstr(a.PreRef), PreTree: jstr(a.PreTree), Ref: jstr(a.Ref), Tree: jstr(a.Tree),
 		FilesChanged: a.FilesChanged, SchemaRetries: a.SchemaRetries,
 		TokensIn: a.TokensIn, TokensOut: a.TokensOut, CostUSD: a.CostUSD,
-		Prompt: jstr(a.Prompt), Log: jstr(a.Log),
+		Prompt: jstr(a.Prompt), Log: jstr(a.Log), Fingerprint: jstr(a.Fingerprint),
 		GitChanges: gitChangesJSON(a.GitChanges), GitReset: jstr(a.GitReset),
 	}
 }
@@ -177,7 +180,7 @@ func (j attemptJSON) fromJSON() (Attempt, error) {
 		PreRef: unjstr(j.PreRef), PreTree: unjstr(j.PreTree), Ref: unjstr(j.Ref), Tree: unjstr(j.Tree),
 		FilesChanged: j.FilesChanged, SchemaRetries: j.SchemaRetries,
 		TokensIn: j.TokensIn, TokensOut: j.TokensOut, CostUSD: j.CostUSD,
-		Prompt: unjstr(j.Prompt), Log: unjstr(j.Log),
+		Prompt: unjstr(j.Prompt), Log: unjstr(j.Log), Fingerprint: unjstr(j.Fingerprint),
 	}
 	if len(j.GitChanges) > 0 && string(j.GitChanges) != "[]" && string(j.GitChanges) != "null" {
 		a.GitChanges = j.GitChanges
@@ -195,6 +198,7 @@ func (t Task) toJSON() taskJSON {
 		ResumeAt: jtimep(t.ResumeAt), ConsecutiveFailures: t.ConsecutiveFailures,
 		RetriesUsed: t.RetriesUsed, BaseTree: jstr(t.BaseTree),
 		StartedAt: jtimep(t.StartedAt), FinishedAt: jtimep(t.FinishedAt),
+		ParkedMS: t.ParkedMS, SilentAt: jtimep(t.SilentAt),
 		Attempts: make([]attemptJSON, len(t.Attempts)),
 	}
 	// an empty list is a value, not an absent one
@@ -211,12 +215,13 @@ func (j taskJSON) fromJSON() (Task, error) {
 	t := Task{
 		ID: j.ID, State: j.State, Reason: unjstr(j.Reason), Needs: j.Needs,
 		ConsecutiveFailures: j.ConsecutiveFailures, RetriesUsed: j.RetriesUsed,
-		BaseTree: unjstr(j.BaseTree),
+		BaseTree: unjstr(j.BaseTree), ParkedMS: j.ParkedMS,
 	}
-	var errs [3]error
+	var errs [4]error
 	t.ResumeAt, errs[0] = unjtimep(j.ResumeAt)
 	t.StartedAt, errs[1] = unjtimep(j.StartedAt)
 	t.FinishedAt, errs[2] = unjtimep(j.FinishedAt)
+	t.SilentAt, errs[3] = unjtimep(j.SilentAt)
 	if err := firstErr(errs[:]...); err != nil {
 		return t, err
 	}

@@ -9,16 +9,17 @@ import (
 )
 
 const taskCols = `run_id, id, ord, state, reason, needs_json, resume_at, consecutive_failures,
-	retries_used, base_tree, started_at, finished_at`
+	retries_used, base_tree, started_at, finished_at, parked_ms, parked_at, silent_at`
 
 func scanTask(sc scanner) (Task, error) {
 	var (
 		t                         Task
 		needs                     string
 		resume, started, finished sql.Null[int64]
+		parkedAt, silentAt        sql.Null[int64]
 	)
 	err := sc.Scan(&t.RunID, &t.ID, &t.Ord, &t.State, &t.Reason, &needs, &resume,
-		&t.ConsecutiveFailures, &t.RetriesUsed, &t.BaseTree, &started, &finished)
+		&t.ConsecutiveFailures, &t.RetriesUsed, &t.BaseTree, &started, &finished, &t.ParkedMS, &parkedAt, &silentAt)
 	if err != nil {
 		return t, err
 	}
@@ -26,6 +27,7 @@ func scanTask(sc scanner) (Task, error) {
 		return t, fmt.Errorf("task %s/%s: needs: %w", t.RunID, t.ID, err)
 	}
 	t.ResumeAt, t.StartedAt, t.FinishedAt = fromNullMS(resume), fromNullMS(started), fromNullMS(finished)
+	t.ParkedAt, t.SilentAt = fromNullMS(parkedAt), fromNullMS(silentAt)
 	return t, nil
 }
 
@@ -61,9 +63,9 @@ func (tx *Tx) InsertTask(t *Task) error {
 	if err != nil {
 		return fmt.Errorf("insert task %s/%s: %w", t.RunID, t.ID, err)
 	}
-	_, err = tx.exec(`INSERT INTO tasks (`+taskCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err = tx.exec(`INSERT INTO tasks (`+taskCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		t.RunID, t.ID, t.Ord, t.State, t.Reason, needs, msOrNil(t.ResumeAt), t.ConsecutiveFailures,
-		t.RetriesUsed, t.BaseTree, msOrNil(t.StartedAt), msOrNil(t.FinishedAt))
+		t.RetriesUsed, t.BaseTree, msOrNil(t.StartedAt), msOrNil(t.FinishedAt), t.ParkedMS, msOrNil(t.ParkedAt), msOrNil(t.SilentAt))
 	if err != nil {
 		return fmt.Errorf("insert task %s/%s: %w", t.RunID, t.ID, err)
 	}
@@ -116,10 +118,10 @@ func (tx *Tx) UpdateTask(t *Task) error {
 	}
 	res, err := tx.exec(`UPDATE tasks SET ord = ?, state = ?, reason = ?, needs_json = ?,
 			resume_at = ?, consecutive_failures = ?, retries_used = ?, base_tree = ?,
-			started_at = ?, finished_at = ?
+			started_at = ?, finished_at = ?, parked_ms = ?, parked_at = ?, silent_at = ?
 		WHERE run_id = ? AND id = ?`,
 		t.Ord, t.State, t.Reason, needs, msOrNil(t.ResumeAt), t.ConsecutiveFailures, t.RetriesUsed,
-		t.BaseTree, msOrNil(t.StartedAt), msOrNil(t.FinishedAt), t.RunID, t.ID)
+		t.BaseTree, msOrNil(t.StartedAt), msOrNil(t.FinishedAt), t.ParkedMS, msOrNil(t.ParkedAt), msOrNil(t.SilentAt), t.RunID, t.ID)
 	return checkOne(res, err, "update task", "task "+t.RunID+"/"+t.ID)
 }
 
@@ -146,7 +148,7 @@ func (tx *Tx) GetTask(run, task string) (*Task, error) {
 const attemptCols = `run_id, task_id, n, agent, state, class, code, message, hint,
 	retry_after_ms, retry_eligible, counted, exit_code, started_at, finished_at, duration_ms,
 	pre_ref, pre_tree, ref, tree, files_changed, schema_retries, tokens_in, tokens_out,
-	cost_usd, prompt, log`
+	cost_usd, prompt, log, fingerprint`
 
 func scanAttempt(sc scanner) (Attempt, error) {
 	var (
@@ -161,7 +163,7 @@ func scanAttempt(sc scanner) (Attempt, error) {
 	err := sc.Scan(&a.RunID, &a.TaskID, &a.N, &a.Agent, &a.State, &a.Class, &a.Code, &a.Message,
 		&a.Hint, &retryAfter, &eligible, &a.Counted, &exit, &started, &finished, &duration,
 		&a.PreRef, &a.PreTree, &a.Ref, &a.Tree, &files, &a.SchemaRetries, &tokIn, &tokOut,
-		&cost, &a.Prompt, &a.Log)
+		&cost, &a.Prompt, &a.Log, &a.Fingerprint)
 	if err != nil {
 		return a, err
 	}
@@ -220,12 +222,12 @@ func (tx *Tx) InsertAttempt(a *Attempt) error {
 		return fmt.Errorf("insert attempt %s/%s@%d: %w", a.RunID, a.TaskID, a.N, err)
 	}
 	_, err := tx.exec(`INSERT INTO attempts (`+attemptCols+`) VALUES
-		(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		a.RunID, a.TaskID, a.N, a.Agent, a.State, a.Class, a.Code, a.Message, a.Hint,
 		orNil(a.RetryAfterMS), orNil(a.RetryEligible), a.Counted, orNil(a.ExitCode),
 		ms(a.StartedAt), msOrNil(a.FinishedAt), orNil(a.DurationMS), a.PreRef, a.PreTree, a.Ref,
 		a.Tree, orNil(a.FilesChanged), a.SchemaRetries, orNil(a.TokensIn), orNil(a.TokensOut),
-		orNil(a.CostUSD), a.Prompt, a.Log)
+		orNil(a.CostUSD), a.Prompt, a.Log, a.Fingerprint)
 	if err != nil {
 		return fmt.Errorf("insert attempt %s/%s@%d: %w", a.RunID, a.TaskID, a.N, err)
 	}
@@ -253,13 +255,13 @@ func (tx *Tx) UpdateAttempt(a *Attempt) error {
 			message = ?, hint = ?, retry_after_ms = ?, retry_eligible = ?, counted = ?,
 			exit_code = ?, started_at = ?, finished_at = ?, duration_ms = ?, pre_ref = ?,
 			pre_tree = ?, ref = ?, tree = ?, files_changed = ?, schema_retries = ?,
-			tokens_in = ?, tokens_out = ?, cost_usd = ?, prompt = ?, log = ?
+			tokens_in = ?, tokens_out = ?, cost_usd = ?, prompt = ?, log = ?, fingerprint = ?
 		WHERE run_id = ? AND task_id = ? AND n = ?`,
 		a.Agent, a.State, a.Class, a.Code, a.Message, a.Hint, orNil(a.RetryAfterMS),
 		orNil(a.RetryEligible), a.Counted, orNil(a.ExitCode), ms(a.StartedAt),
 		msOrNil(a.FinishedAt), orNil(a.DurationMS), a.PreRef, a.PreTree, a.Ref, a.Tree,
 		orNil(a.FilesChanged), a.SchemaRetries, orNil(a.TokensIn), orNil(a.TokensOut),
-		orNil(a.CostUSD), a.Prompt, a.Log, a.RunID, a.TaskID, a.N)
+		orNil(a.CostUSD), a.Prompt, a.Log, a.Fingerprint, a.RunID, a.TaskID, a.N)
 	return checkOne(res, err, "update attempt", fmt.Sprintf("attempt %s/%s@%d", a.RunID, a.TaskID, a.N))
 }
 
@@ -299,4 +301,39 @@ func (tx *Tx) TreeRecorded(run, tree string) (bool, error) {
 		return false, fmt.Errorf("read trees of run %s: %w", run, err)
 	}
 	return n == 1, nil
+}
+
+const unfinishedTask = `state NOT IN ('succeeded', 'failed', 'skipped', 'cancelled')`
+
+// ParkTasks marks the run's started, unfinished tasks parked from now, when the run stops without
+// finishing (paused, held, parked): the time until they run again does not count against their
+// deadline. A task already parked keeps the time its parking began.
+func (tx *Tx) ParkTasks(run string) error {
+	_, err := tx.exec(`UPDATE tasks SET parked_at = ? WHERE run_id = ? AND parked_at IS NULL
+		AND started_at IS NOT NULL AND `+unfinishedTask, ms(tx.now()), run)
+	if err != nil {
+		return fmt.Errorf("park tasks of run %s: %w", run, err)
+	}
+	return nil
+}
+
+// ParkTask marks one task parked from now (held while the run goes on), unless it already is.
+func (tx *Tx) ParkTask(run, task string) error {
+	_, err := tx.exec(`UPDATE tasks SET parked_at = ? WHERE run_id = ? AND id = ? AND parked_at IS NULL`,
+		ms(tx.now()), run, task)
+	if err != nil {
+		return fmt.Errorf("park task %s/%s: %w", run, task, err)
+	}
+	return nil
+}
+
+// Unpark ends t's parking (it runs again): the parked time is added to t.ParkedMS.
+func (t *Task) Unpark(now time.Time) {
+	if t.ParkedAt == nil {
+		return
+	}
+	if d := now.Sub(*t.ParkedAt).Milliseconds(); d > 0 {
+		t.ParkedMS += d
+	}
+	t.ParkedAt = nil
 }

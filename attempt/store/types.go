@@ -15,9 +15,11 @@ const (
 	RunPaused       = "paused"
 	RunBlocked      = "blocked"
 	RunWaitingQuota = "waiting_quota"
-	RunSucceeded    = "succeeded"
-	RunFailed       = "failed"
-	RunCancelled    = "cancelled"
+	// RunWaitingApproval: a task waits for approve/reject and nothing else can proceed.
+	RunWaitingApproval = "waiting_approval"
+	RunSucceeded       = "succeeded"
+	RunFailed          = "failed"
+	RunCancelled       = "cancelled"
 )
 
 // Task states.
@@ -27,11 +29,13 @@ const (
 	TaskBackoff      = "backoff"
 	TaskBlocked      = "blocked"
 	TaskWaitingQuota = "waiting_quota"
-	TaskPaused       = "paused"
-	TaskSucceeded    = "succeeded"
-	TaskFailed       = "failed"
-	TaskSkipped      = "skipped"
-	TaskCancelled    = "cancelled"
+	// TaskWaitingApproval: a successful attempt (needs_approval) waits for approve or reject.
+	TaskWaitingApproval = "waiting_approval"
+	TaskPaused          = "paused"
+	TaskSucceeded       = "succeeded"
+	TaskFailed          = "failed"
+	TaskSkipped         = "skipped"
+	TaskCancelled       = "cancelled"
 )
 
 // Attempt states.
@@ -44,8 +48,8 @@ const (
 )
 
 var (
-	runStates     = []string{RunRunning, RunPaused, RunBlocked, RunWaitingQuota, RunSucceeded, RunFailed, RunCancelled}
-	taskStates    = []string{TaskPending, TaskRunning, TaskBackoff, TaskBlocked, TaskWaitingQuota, TaskPaused, TaskSucceeded, TaskFailed, TaskSkipped, TaskCancelled}
+	runStates     = []string{RunRunning, RunPaused, RunBlocked, RunWaitingQuota, RunWaitingApproval, RunSucceeded, RunFailed, RunCancelled}
+	taskStates    = []string{TaskPending, TaskRunning, TaskBackoff, TaskBlocked, TaskWaitingQuota, TaskWaitingApproval, TaskPaused, TaskSucceeded, TaskFailed, TaskSkipped, TaskCancelled}
 	attemptStates = []string{AttemptRunning, AttemptSucceeded, AttemptFailed, AttemptCancelled, AttemptSuperseded}
 )
 
@@ -53,6 +57,17 @@ var (
 // an explicit retry-task or timetravel.
 func RunFinished(state string) bool {
 	return state == RunSucceeded || state == RunFailed || state == RunCancelled
+}
+
+// TaskHeld reports whether a task in this state is held: it waits for a decision, a quota reset
+// or an approval, and does not stop the tasks that do not depend on it.
+func TaskHeld(state string) bool {
+	return state == TaskBlocked || state == TaskWaitingQuota || state == TaskWaitingApproval
+}
+
+// RunParked reports whether a run in this state can be resumed without a decision (exit 4).
+func RunParked(state string) bool {
+	return state == RunPaused || state == RunWaitingQuota || state == RunWaitingApproval
 }
 
 // TaskFinished reports whether a task in this state has ended.
@@ -145,6 +160,12 @@ type Task struct {
 	BaseTree            string
 	StartedAt           *time.Time
 	FinishedAt          *time.Time
+	// ParkedMS is the time the task spent parked (pause, quota, approval): not counted against
+	// its deadline. ParkedAt is when the current parking began (nil: not parked).
+	ParkedMS int64
+	ParkedAt *time.Time
+	// SilentAt is when the attempt in flight raised its silence flag (nil: not silent).
+	SilentAt *time.Time
 
 	Attempts []Attempt
 }
@@ -186,6 +207,9 @@ type Attempt struct {
 
 	Prompt string // the exact prompt sent
 	Log    string // path of the full output log
+	// Fingerprint identifies a failure for the no-progress rule ("" for successes and for the
+	// classes that are not fingerprinted).
+	Fingerprint string
 
 	// GitChanges is what the attempt changed outside the working tree (HEAD, refs, stash,
 	// index), as JSON; read-only here (attempt_git), nil meaning none.

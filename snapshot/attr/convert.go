@@ -308,7 +308,7 @@ func (c *Converter) Clean(ctx context.Context, path string, a Attrs, src *os.Fil
 			}
 			cur = content{out, size}
 		case ctx.Err() != nil:
-			return fail(ctx.Err())
+			return fail(ferr) // says which filter was stopped, and why
 		case drv.Required:
 			return fail(fmt.Errorf("%s: clean filter '%s' failed: %w", path, a.Filter, ferr))
 		default:
@@ -487,7 +487,7 @@ func (c *Converter) Smudge(ctx context.Context, path string, a Attrs, blob io.Re
 		}
 		result = content{out, size}
 	} else if ctx.Err() != nil {
-		return ctx.Err()
+		return ferr // says which filter was stopped, and why
 	} else if drv.Required {
 		return fmt.Errorf("%s: smudge filter %s failed: %w", path, a.Filter, ferr)
 	} else {
@@ -553,8 +553,8 @@ type ctxRead struct {
 }
 
 func (c ctxRead) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
+	if c.ctx.Err() != nil {
+		return 0, context.Cause(c.ctx)
 	}
 	return c.r.Read(p)
 }

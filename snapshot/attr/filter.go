@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -96,11 +98,43 @@ func (c *Converter) runSingleFileFilter(ctx context.Context, cmdline, path strin
 	} else {
 		cmd.Stderr = tail
 	}
-	// A grandchild that keeps a pipe open must not hang us after the
-	// filter itself is gone.
+	// The filter and whatever it starts share a process group of their own, which is what a
+	// cancel or timeout (ctx) ends; a grandchild that keeps a pipe open must not hang us after
+	// the filter itself is gone.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return killGroup(cmd.Process) }
 	cmd.WaitDelay = 10 * time.Second
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return stoppedError(ctx, cmdline, path)
+		}
 		return fmt.Errorf("external filter '%s' failed: %w%s", cmdline, err, tail)
 	}
 	return nil
+}
+
+// filterStopped is a filter ended by its context: it prints the context's cause (the timeout or
+// the cancel that ended it) and matches both the cause and ctx.Err() under errors.Is.
+type filterStopped struct {
+	cmdline, path string
+	cause, err    error
+}
+
+func (e *filterStopped) Error() string {
+	return fmt.Sprintf("external filter '%s' stopped on %s: %v", e.cmdline, e.path, e.cause)
+}
+
+func (e *filterStopped) Unwrap() []error { return []error{e.cause, e.err} }
+
+func stoppedError(ctx context.Context, cmdline, path string) error {
+	return &filterStopped{cmdline: cmdline, path: path, cause: context.Cause(ctx), err: ctx.Err()}
+}
+
+// killGroup kills the process group p leads (the filter started with Setpgid), and p itself.
+func killGroup(p *os.Process) error {
+	if p == nil {
+		return nil
+	}
+	syscall.Kill(-p.Pid, syscall.SIGKILL)
+	return p.Kill()
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -139,6 +140,7 @@ func startFilterProcess(ctx context.Context, root, cmdline string, stderr io.Wri
 	}
 	cmd := exec.Command("sh", "-c", cmdline)
 	cmd.Dir = root
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // kill ends it and all it started
 	cmd.Stdin = inR
 	cmd.Stdout = outW
 	cmd.Stderr = stderr
@@ -313,9 +315,7 @@ func (p *filterProcess) request(ctx context.Context, capName, path string, in io
 }
 
 func (p *filterProcess) kill() {
-	if p.cmd.Process != nil {
-		p.cmd.Process.Kill()
-	}
+	killGroup(p.cmd.Process)
 	// Closing our ends unblocks a pending read even if a grandchild of
 	// the shell still holds the pipes.
 	p.in.Close()
@@ -368,6 +368,9 @@ func (c *Converter) processFilter(ctx context.Context, cmdline, capName, path st
 		}
 	default:
 		p.retire(c)
+	}
+	if err != nil && ctx.Err() != nil {
+		return stoppedError(ctx, cmdline, path)
 	}
 	if err != nil {
 		return fmt.Errorf("external filter '%s' failed: %w", cmdline, err)

@@ -96,7 +96,18 @@ run mulligan revert release@1 --pre
 run ls "$demo/releases"
 echo "(empty: the release was withdrawn)"
 
-step "5. A task that cannot pass: the run fails and its autopsy says why and what to run next"
+step "5. An approval gate: the run parks (exit 4) until you approve what the agent did"
+cat > "$demo/deploy.yaml" <<'YAML'
+version: 1
+agents:
+  demo: {command: [demoagent, "write:DEPLOY.md=deployed calc 1.0.0\n"]}
+tasks:
+  - {id: deploy, prompt: Deploy calc 1.0.0., agent: demo, needs_approval: true}
+YAML
+run mulligan run -f "$demo/deploy.yaml" || echo "(exit $?: parked, waiting for you)"
+run mulligan approve deploy
+
+step "6. A task that cannot pass: the run fails and its autopsy says why and what to run next"
 cat > "$demo/broken.yaml" <<'YAML'
 version: 1
 agents:
@@ -112,6 +123,7 @@ run mulligan run -f "$demo/broken.yaml" || true
 step "More, one command away"
 cat <<'TXT'
   mulligan ls                      every run, newest first
+  mulligan tasks --state attention what waits for you, across runs
   mulligan logs fix-add@1          an attempt's full output
   mulligan autopsy                 the whole report of the last failed run
   mulligan retry-task fix-add      run a task again with a fresh retry budget

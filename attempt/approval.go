@@ -1,0 +1,158 @@
+package attempt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/snapshot"
+)
+
+// Approval gates (SPEC §3 needs_approval, §6 approve/reject): a successful attempt of a task with
+// `needs_approval: true` parks the task in waiting_approval; `approve` accepts the attempt (its
+// change is carried into the working tree, then the run continues), `reject` sends the task back
+// for another attempt with the operator's text.
+
+// Events of the operator's approval decisions.
+const (
+	EventApproved = "task.approved"
+	EventRejected = "task.rejected"
+)
+
+// ErrNotWaitingApproval is returned by approve and reject for a task that waits for no approval.
+var ErrNotWaitingApproval = errors.New("the task is not waiting for approval")
+
+// ConflictPathsError says which paths of the approved attempt's change the working tree changed
+// otherwise since (independent tasks went on, or an edit by hand): nothing was applied.
+type ConflictPathsError struct {
+	Ref   string // the attempt's post ref
+	Paths []string
+}
+
+func (e *ConflictPathsError) Error() string {
+	return fmt.Sprintf("the working tree changed %d path(s) of the attempt's change otherwise since: %v", len(e.Paths), e.Paths)
+}
+
+// ApprovalPlan is what approve will do: the task's attempt to accept and the tree that carries
+// its change into the working tree as it is now.
+type ApprovalPlan struct {
+	Attempt *store.Attempt
+	// Current is the working tree now; Tree is it with the attempt's change (pre → post) applied,
+	// equal to Current when the change is already there (the tree is as the attempt left it).
+	Current, Tree plumbing.Hash
+}
+
+// waitingTask reads the run and its task and checks it waits for approval.
+func waitingTask(tx *store.Tx, runID, task string) (*store.Run, *store.Task, error) {
+	run, err := tx.GetRun(runID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := CheckIdle(tx, run, false); err != nil {
+		return nil, nil, err
+	}
+	for i := range run.Tasks {
+		if t := &run.Tasks[i]; t.ID == task {
+			if t.State != store.TaskWaitingApproval {
+				return nil, nil, fmt.Errorf("task %s of run %s is %s: %w", task, run.ID, t.State, ErrNotWaitingApproval)
+			}
+			return run, t, nil
+		}
+	}
+	return nil, nil, unknownRunTask(run, task)
+}
+
+// PlanApproval checks that the task waits for approval and that its attempt's change can be
+// carried into the working tree (repo) without overwriting anything that changed since.
+func PlanApproval(ctx context.Context, db *store.DB, repo *snapshot.Repo, runID, task string) (*ApprovalPlan, error) {
+	var t *store.Task
+	if err := db.View(ctx, func(tx *store.Tx) error {
+		var err error
+		_, t, err = waitingTask(tx, runID, task)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if len(t.Attempts) == 0 {
+		return nil, fmt.Errorf("task %s of run %s has no attempt to approve", task, runID)
+	}
+	a := t.Attempts[len(t.Attempts)-1]
+	cur, err := repo.WriteTree(ctx)
+	if err != nil {
+		return nil, err
+	}
+	merged, conflicts, err := repo.ApplyChange(plumbing.NewHash(a.PreTree), plumbing.NewHash(a.Tree), cur.Tree)
+	if err != nil {
+		return nil, err
+	}
+	if len(conflicts) > 0 {
+		return nil, &ConflictPathsError{Ref: a.Ref, Paths: conflicts}
+	}
+	return &ApprovalPlan{Attempt: &a, Current: cur.Tree, Tree: merged}, nil
+}
+
+// Approve records `mulligan approve`: the task succeeded (reason approved) with the operator's
+// payload in its task.approved event, and the run is paused for the continuation.
+func Approve(ctx context.Context, db *store.DB, runID, task string, n int, payload json.RawMessage) error {
+	return db.Update(ctx, func(tx *store.Tx) error {
+		run, t, err := waitingTask(tx, runID, task)
+		if err != nil {
+			return err
+		}
+		if last := t.Attempts[len(t.Attempts)-1].N; last != n {
+			return fmt.Errorf("task %s of run %s: attempt %d is the one waiting, not %d", task, runID, last, n)
+		}
+		ev := map[string]any{"who": Who(), "payload": nil}
+		if len(payload) > 0 {
+			ev["payload"] = payload
+		}
+		if _, err := tx.AppendEvent(run.ID, t.ID, n, EventApproved, ev); err != nil {
+			return err
+		}
+		if err := tx.SetTaskState(run.ID, t.ID, store.TaskSucceeded, ReasonApproved, nil); err != nil {
+			return err
+		}
+		if _, err := tx.AppendEvent(run.ID, t.ID, n, "task.state_changed", map[string]any{
+			"from": t.State, "to": store.TaskSucceeded, "reason": ReasonApproved, "who": Who(),
+		}); err != nil {
+			return err
+		}
+		return pauseRun(tx, run, ReasonApproved, map[string]any{"for_task": t.ID, "who": Who()})
+	})
+}
+
+// Reject records `mulligan reject`: the task goes back to pending, and its next attempt's prompt
+// carries text (when given) as operator text, like `mulligan prompt`.
+func Reject(ctx context.Context, db *store.DB, runID, task, text string) error {
+	return db.Update(ctx, func(tx *store.Tx) error {
+		run, t, err := waitingTask(tx, runID, task)
+		if err != nil {
+			return err
+		}
+		n := 0
+		if len(t.Attempts) > 0 {
+			n = t.Attempts[len(t.Attempts)-1].N
+		}
+		if _, err := tx.AppendEvent(run.ID, t.ID, n, EventRejected, map[string]any{"text": nullable(text), "who": Who()}); err != nil {
+			return err
+		}
+		if text != "" {
+			if _, err := tx.AppendEvent(run.ID, t.ID, 0, EventOperatorPrompt, map[string]any{"text": text, "who": Who()}); err != nil {
+				return err
+			}
+		}
+		if err := tx.SetTaskState(run.ID, t.ID, store.TaskPending, "", nil); err != nil {
+			return err
+		}
+		if _, err := tx.AppendEvent(run.ID, t.ID, 0, "task.state_changed", map[string]any{
+			"from": t.State, "to": store.TaskPending, "reason": ReasonRejected, "who": Who(),
+		}); err != nil {
+			return err
+		}
+		return pauseRun(tx, run, ReasonRejected, map[string]any{"for_task": t.ID, "who": Who()})
+	})
+}

@@ -1,0 +1,168 @@
+package attempt
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/mulligan-dev/mulligan/attempt/store"
+)
+
+// Held tasks (SPEC §4 step 2): a task held blocked, waiting_quota or waiting_approval does not
+// stop the run. The tasks that do not depend on it go on, in place from the held task's base
+// (its attempts' trees stay in their refs), and the run takes the held state only when nothing
+// else can proceed.
+
+// Reasons of the held states this file adds.
+const (
+	ReasonNeedsApproval = "needs-approval"
+	ReasonApproved      = "approved"
+	ReasonRejected      = "rejected"
+)
+
+// nextTask returns the first task, in the run's order, that can proceed: not finished, not
+// held, every dependency done. skip is true when a dependency ended without its work (failed,
+// skipped, cancelled) and does not allow failure. When no task can proceed, held lists the held
+// tasks (nil: the run is done).
+//
+// A task waiting_quota proceeds when its reset has passed, or when another process held it (a
+// resume is the decision to try again: supervise resumes a parked run only after its reset).
+// blocked and waiting_approval wait for an operator's decision, which makes the task pending.
+func nextTask(run *store.Run, allowFail func(task string) bool, heldHere map[string]bool, now time.Time) (task *store.Task, skip bool, held []*store.Task) {
+	byID := map[string]*store.Task{}
+	for i := range run.Tasks {
+		byID[run.Tasks[i].ID] = &run.Tasks[i]
+	}
+	for i := range run.Tasks {
+		t := &run.Tasks[i]
+		if store.TaskFinished(t.State) {
+			continue
+		}
+		if store.TaskHeld(t.State) {
+			quotaOver := t.State == store.TaskWaitingQuota &&
+				(!heldHere[t.ID] || t.ResumeAt != nil && !now.Before(*t.ResumeAt))
+			if !quotaOver {
+				held = append(held, t)
+				continue
+			}
+		}
+		wait := false
+		for _, n := range t.Needs {
+			d := byID[n]
+			if d == nil {
+				continue
+			}
+			switch {
+			case d.State == store.TaskSucceeded:
+			case (d.State == store.TaskFailed || d.State == store.TaskSkipped) && allowFail(n):
+			case d.State == store.TaskFailed || d.State == store.TaskSkipped || d.State == store.TaskCancelled:
+				return t, true, nil
+			default:
+				wait = true // pending, running, held, in backoff or paused: not yet
+			}
+		}
+		if !wait {
+			return t, false, nil
+		}
+	}
+	return nil, false, held
+}
+
+// allowFail reports whether the task may fail without its dependents being skipped.
+func (r *runner) allowFail(task string) bool {
+	if r.file == nil {
+		return false
+	}
+	def := r.file.Task(task)
+	return def != nil && def.AllowFail
+}
+
+// hold records that the task was held by this process and that the working tree still holds its
+// last attempt's tree: it goes back to base before another task runs (resetHeldTree). If no
+// other task runs, the tree stays as the held attempt left it, for inspection.
+func (r *runner) hold(ctx context.Context, t *store.Task, base plumbing.Hash) error {
+	r.heldHere[t.ID] = true
+	r.heldTree = base
+	// Its parked time does not count against its deadline.
+	return r.update(ctx, func(tx *store.Tx) error { return tx.ParkTask(r.run.ID, t.ID) })
+}
+
+// resetHeldTree puts the working tree back to the base of the task held last, before next runs.
+// A tree that cannot be put back stops the run in its held state: nothing runs on a tree
+// mulligan does not know.
+func (r *runner) resetHeldTree(ctx context.Context, next *store.Task) (*Outcome, error) {
+	if r.heldTree.IsZero() {
+		return nil, nil
+	}
+	base := r.heldTree
+	r.heldTree = plumbing.ZeroHash
+	if err := r.restore(ctx, base); err != nil {
+		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: next.ID,
+			Message: "could not put the tree back to the held task's base before " + next.ID + ": " + err.Error()})
+		var held []*store.Task
+		for i := range r.run.Tasks {
+			if store.TaskHeld(r.run.Tasks[i].State) {
+				held = append(held, &r.run.Tasks[i])
+			}
+		}
+		return r.endHeld(ctx, held)
+	}
+	r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: next.ID,
+		Message: "the held task's tree is kept in its refs; the tree is back at its base for " + next.ID})
+	return nil, nil
+}
+
+// endHeld ends the run in the state its held tasks imply: blocked when one waits for a decision
+// (exit 3), else waiting_approval, else waiting_quota (exit 4).
+func (r *runner) endHeld(ctx context.Context, held []*store.Task) (*Outcome, error) {
+	pick := func(state string) *store.Task {
+		for _, t := range held {
+			if t.State == state {
+				return t
+			}
+		}
+		return nil
+	}
+	if t := pick(store.TaskBlocked); t != nil {
+		return r.end(ctx, store.RunBlocked, t.Reason)
+	}
+	if t := pick(store.TaskWaitingApproval); t != nil {
+		return r.end(ctx, store.RunWaitingApproval, ReasonNeedsApproval)
+	}
+	if len(held) == 0 {
+		return nil, fmt.Errorf("run %s: no held task to end with", r.run.ID)
+	}
+	return r.end(ctx, store.RunWaitingQuota, ReasonQuota)
+}
+
+// workLandedSince reports whether another task of the run succeeded after t's latest attempt
+// ended: t was held while independent tasks went on, and its next attempt starts from the tree
+// they left, not from its old base (which would drop their work).
+func workLandedSince(run *store.Run, t *store.Task) bool {
+	var last *time.Time
+	for _, a := range t.Attempts {
+		if a.FinishedAt != nil && (last == nil || a.FinishedAt.After(*last)) {
+			last = a.FinishedAt
+		}
+	}
+	if last == nil {
+		return false
+	}
+	for _, o := range run.Tasks {
+		if o.ID != t.ID && o.State == store.TaskSucceeded && o.FinishedAt != nil && o.FinishedAt.After(*last) {
+			return true
+		}
+	}
+	return false
+}
+
+// deadlineOf is when the task's deadline passes: started_at + deadline + the time it spent
+// parked (zero: no deadline).
+func deadlineOf(def *Task, t *store.Task) time.Time {
+	if def.Deadline <= 0 || t.StartedAt == nil {
+		return time.Time{}
+	}
+	return t.StartedAt.Add(def.Deadline + time.Duration(t.ParkedMS)*time.Millisecond)
+}

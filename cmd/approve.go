@@ -1,0 +1,169 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/attempt/store"
+)
+
+func init() {
+	errorMappers = append(errorMappers, mapApprovalError)
+}
+
+func mapApprovalError(err error) error {
+	var conflict *attempt.ConflictPathsError
+	switch {
+	case errors.Is(err, attempt.ErrNotWaitingApproval):
+		return withHint(ExitFailed, err, "approve and reject decide a task waiting for approval; `mulligan tasks --state waiting_approval` lists them")
+	case errors.As(err, &conflict):
+		hints := []string{"nothing was applied or recorded; bring the attempt's version of a path back by hand, then approve again:"}
+		for i, p := range conflict.Paths {
+			if i == 5 {
+				hints = append(hints, fmt.Sprintf("  … and %d more", len(conflict.Paths)-5))
+				break
+			}
+			hints = append(hints, fmt.Sprintf("  mulligan restore %s -- %s", conflict.Ref, p))
+		}
+		return &Error{Code: ExitRefused, Msg: err.Error(), Err: err, Hints: hints}
+	}
+	return nil
+}
+
+func approveCommand(g *globals) *cli.Command {
+	return &cli.Command{
+		Name:      "approve",
+		Usage:     "accept the attempt of a task waiting for approval: its change is carried into the tree and the run continues",
+		ArgsUsage: "ADDR",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "payload", Usage: "a `JSON` value recorded with the approval (checked against the task's approval_schema)"},
+			&cli.BoolFlag{Name: "detach", Usage: detachUsage},
+			noAutopsyFlag,
+		},
+		Action: func(c *cli.Context) error {
+			g.noAutopsy = c.Bool("no-autopsy")
+			if c.NArg() != 1 {
+				return usageError(`e.g. mulligan approve k3f9/deploy --payload '{"ok": true}'`, "approve takes one address")
+			}
+			var payload json.RawMessage
+			if c.IsSet("payload") {
+				payload = json.RawMessage(c.String("payload"))
+				if !json.Valid(payload) {
+					return usageError(`quote it for the shell: --payload '{"ok": true}'`, "--payload is not JSON: %s", c.String("payload"))
+				}
+			}
+			return runApprove(c.Context, g, c.Args().First(), payload, c.Bool("detach"))
+		},
+	}
+}
+
+func rejectCommand(g *globals) *cli.Command {
+	return &cli.Command{
+		Name:      "reject",
+		Usage:     "send a task waiting for approval back for another attempt, with TEXT as operator text in its prompt",
+		ArgsUsage: "ADDR [TEXT]",
+		Flags:     []cli.Flag{&cli.BoolFlag{Name: "detach", Usage: detachUsage}, noAutopsyFlag},
+		Action: func(c *cli.Context) error {
+			g.noAutopsy = c.Bool("no-autopsy")
+			if c.NArg() < 1 {
+				return usageError(`e.g. mulligan reject deploy "use the staging database"`, "reject takes an address and, optionally, the text")
+			}
+			text := strings.TrimSpace(strings.Join(c.Args().Slice()[1:], " "))
+			return runReject(c.Context, g, c.Args().First(), text, c.Bool("detach"))
+		},
+	}
+}
+
+func runApprove(ctx context.Context, g *globals, addr string, payload json.RawMessage, detach bool) error {
+	st, err := openState()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	id, task, err := decisionTarget(ctx, st, "approve", addr)
+	if err != nil {
+		return err
+	}
+	run, err := st.getRun(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, t := range run.Tasks {
+		if t.ID == task && t.State != store.TaskWaitingApproval {
+			return fmt.Errorf("task %s of run %s is %s: %w", task, id, t.State, attempt.ErrNotWaitingApproval)
+		}
+	}
+	file, err := loadStoredFile(run)
+	if err != nil {
+		return err
+	}
+	if def := file.Task(task); def != nil && def.ApprovalSchema != "" {
+		if payload == nil {
+			return usageError(fmt.Sprintf("pass the approval: mulligan approve %s/%s --payload JSON", id, task),
+				"task %s declares approval_schema %s: the approval needs a --payload", task, def.ApprovalSchema)
+		}
+		sch, err := attempt.CompileApprovalSchema(st.repo.Root(), def.ApprovalSchema)
+		if err != nil {
+			return err
+		}
+		if msg := sch.Check(payload); msg != "" {
+			return usageError("fix the payload and approve again", "--payload does not satisfy %s: %s", def.ApprovalSchema, msg)
+		}
+	}
+	plan, err := attempt.PlanApproval(ctx, st.db, st.repo, id, task)
+	if err != nil {
+		return refuseLive(err, id)
+	}
+	if err := attempt.Approve(ctx, st.db, id, task, plan.Attempt.N, payload); err != nil {
+		return refuseLive(err, id)
+	}
+	fmt.Fprintf(g.io.ErrOut, "approve: %s@%d accepted; task %s succeeded\n", task, plan.Attempt.N, task)
+	if plan.Tree != plan.Current {
+		// Independent tasks went on (or the tree was reset) after it: carry its change in.
+		res, err := restoreWithUndo(ctx, st.repo, plan.Tree, fmt.Sprintf("approve %s/%s@%d", id, task, plan.Attempt.N), false)
+		if err != nil {
+			return &Error{Code: exitCode(mapError(err)), Msg: err.Error(), Err: err, Hints: []string{
+				fmt.Sprintf("the approval is recorded but its change could not be carried into the tree; bring it in with `mulligan restore %s -- PATH`, then `mulligan resume %s`", plan.Attempt.Ref, id)}}
+		}
+		fmt.Fprintf(g.io.ErrOut, "approve: %s@%d's change is in the tree (%d path%s changed); undo point %s\n",
+			task, plan.Attempt.N, len(res.Changes), plural(len(res.Changes)), res.Undo.Ref)
+	}
+	return continueRun(ctx, g, st, id, continueOptions{Detach: detach})
+}
+
+func runReject(ctx context.Context, g *globals, addr, text string, detach bool) error {
+	st, err := openState()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	id, task, err := decisionTarget(ctx, st, "reject", addr)
+	if err != nil {
+		return err
+	}
+	if err := attempt.Reject(ctx, st.db, id, task, text); err != nil {
+		return refuseLive(err, id)
+	}
+	if text != "" {
+		fmt.Fprintf(g.io.ErrOut, "reject: task %s gets a new attempt with your text\n", task)
+	} else {
+		fmt.Fprintf(g.io.ErrOut, "reject: task %s gets a new attempt\n", task)
+	}
+	return continueRun(ctx, g, st, id, continueOptions{Detach: detach})
+}
+
+// refuseLive turns ErrActive into exit 6: a run that goes on with its independent tasks takes
+// decisions once it stops (the working tree is its own until then).
+func refuseLive(err error, runID string) error {
+	if errors.Is(err, attempt.ErrActive) {
+		return &Error{Code: ExitRefused, Msg: err.Error(), Err: err, Hints: []string{
+			fmt.Sprintf("its process still runs the tasks that do not wait for this one: decide when it stops (`mulligan events %s -f`), or pause it first: mulligan pause %s", runID, runID)}}
+	}
+	return err
+}
