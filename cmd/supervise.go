@@ -126,7 +126,6 @@ func runSupervise(c *cli.Context, g *globals, refs []string) error {
 		decisions, err := attempt.Supervise(ctx, st.db, attempt.SuperviseOptions{
 			Runs: ids, StaleThreshold: c.Duration("stale-threshold"), MaxResumes: c.Int("max-resumes"),
 			Slots: c.Int("max-concurrent") - int(running.Load()), DryRun: c.Bool("dry-run"), Spawn: spawn,
-			MovedOn:  func(run *store.Run) (string, bool, error) { return movedOn(ctx, st, run) },
 			OpenRepo: snapshot.Open,
 		})
 		for _, d := range decisions {
