@@ -25,6 +25,14 @@ type Repo struct {
 	objs      *objectStore
 
 	mu sync.Mutex // serialises WriteTree and Restore (they share the private index)
+	// Set while watched (live.go): the tree's watcher and the last walk's state.
+	watch    *watcher
+	live     *liveState
+	lastWalk WatchStats
+
+	idxMu    sync.Mutex // ReadGitState's last index: its stamp and state
+	idxStamp userIndexStamp
+	idxState IndexState
 
 	stor   *filesystem.Storage
 	storMu sync.Mutex // go-git's storage is not safe for concurrent readers; guards stor
@@ -238,9 +246,13 @@ func readSymbolicHead(gitDir string) (string, bool) {
 
 // Close releases the object store's open files and maps.
 func (r *Repo) Close() error {
-	var err error
+	r.mu.Lock()
+	err := r.unwatchLocked()
+	r.mu.Unlock()
 	if r.objs != nil {
-		err = r.objs.close()
+		if cerr := r.objs.close(); cerr != nil && err == nil {
+			err = cerr
+		}
 	}
 	r.storMu.Lock()
 	if r.stor != nil {
