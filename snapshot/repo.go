@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -297,9 +298,12 @@ func (r *Repo) encodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.E
 	if err == nil {
 		return obj, nil
 	}
-	r.dropStorage()
-	if obj, err2 := r.storage().EncodedObject(t, h); err2 == nil {
-		return obj, nil
+	for try := 0; try < 3; try++ {
+		r.dropStorage()
+		if obj, err2 := r.storage().EncodedObject(t, h); err2 == nil {
+			return obj, nil
+		}
+		time.Sleep(time.Duration(try+1) * 20 * time.Millisecond) // a repack between two of its steps
 	}
 	return nil, err
 }
