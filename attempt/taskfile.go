@@ -1015,8 +1015,11 @@ func (l *loader) agent(ae yamlEntry) *Agent {
 	}
 	if e, has := fs["command"]; has {
 		a.Command, _ = l.command(e, `[PROGRAM, ARGS…, "{{prompt}}"]`)
+	} else if p, ok := presets[a.Preset]; ok && len(p.Command) > 0 {
+		// A preset implies its documented headless command (`mulligan presets`).
+		a.Command = append([]string{}, p.Command...)
 	} else {
-		l.errorf(ae.keyN, `add command: [PROGRAM, ARGS…, "{{prompt}}"]`, "agent `%s` has no `command`", a.Name)
+		l.errorf(ae.keyN, `add command: [PROGRAM, ARGS…, "{{prompt}}"], or a preset (mulligan presets)`, "agent `%s` has no `command`", a.Name)
 	}
 	if e, has := fs["env"]; has {
 		if envs, isMap := l.mapping(e.value, "`env`"); isMap {
