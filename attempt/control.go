@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"syscall"
 	"time"
+
+	"github.com/mulligan-dev/mulligan/reap"
 
 	"github.com/mulligan-dev/mulligan/attempt/store"
 )
@@ -362,12 +365,30 @@ func Kill(ctx context.Context, env Env, opts KillOptions) (*KillResult, error) {
 				}
 			}
 		}
+		// What the run's processes setsid'd or double-forked out of their groups carries the
+		// run in its environment (SPEC §7.2): it goes too.
+		var strays []int
+		if !remote {
+			for _, pid := range reap.WithEnv("MULLIGAN_RUN=" + run.ID) {
+				if pg, err := syscall.Getpgid(pid); pid == waitPID || err != nil || slices.Contains(res.Groups, pg) {
+					continue // gone, or its group was signalled above
+				}
+				if opts.Signal(pid, syscall.SIGKILL) == nil {
+					strays = append(strays, pid)
+				}
+			}
+		}
 		// The post snapshot must see the tree the killed processes left, not one they still edit.
 		deadline := time.Now().Add(opts.Wait)
 		for time.Now().Before(deadline) {
 			gone := waitPID == 0 || !store.ProcessAlive(*run.Owner)
 			for _, pg := range res.Groups {
 				if err := syscall.Kill(-pg, 0); !errors.Is(err, syscall.ESRCH) {
+					gone = false
+				}
+			}
+			for _, pid := range strays {
+				if reap.Alive(pid) {
 					gone = false
 				}
 			}

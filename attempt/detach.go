@@ -5,6 +5,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"syscall"
+
+	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/reap"
 )
 
 // StartDetached starts the program at path with argv (argv[0] is the name it sees) in a session
@@ -30,10 +33,11 @@ func StartDetached(path string, argv, env []string, dir, logPath string) (*exec.
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
+	reap.Own(cmd.Process.Pid) // meant to outlive this process: not an orphan to end
 	return cmd, nil
 }
 
-// LogDir is <common>/mulligan/logs/<run>: where a run's logs live.
-func LogDir(commonDir, run string) string {
-	return filepath.Join(commonDir, "mulligan", "logs", run)
+// LogDir is <common>/mulligan/logs/<run>: where a run's logs live (store.LogDir).
+func LogDir(commonDir, run string) (string, error) {
+	return store.LogDir(commonDir, run)
 }

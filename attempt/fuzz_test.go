@@ -3,6 +3,8 @@ package attempt
 import (
 	"errors"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -157,4 +159,75 @@ func FuzzAdHoc(f *testing.F) {
 			t.Fatalf("prompt %q came back as %q", prompt, file.Tasks[0].Prompt)
 		}
 	})
+}
+
+// taskIDSeeds are the ids SPEC §1 names, and their neighbours.
+var taskIDSeeds = []string{"..", ".", ".git", "x.lock", ".hidden", "a..b", "base", "-rf", "--help",
+	strings.Repeat("a", 64), strings.Repeat("a", 65), "fix-tests", "v1.2", "a.lock.b", "base2", "Base",
+	"a/b", "a b", "a@b", "x.", "lock", ".lock", "a_b", "0", "", "é", "a\x00b"}
+
+// FuzzTaskID: CheckTaskID accepts exactly SPEC §1's ids, and an accepted id is one component
+// of a ref name git accepts and of a path that stays in its directory.
+func FuzzTaskID(f *testing.F) {
+	for _, s := range taskIDSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		problem, hint := CheckTaskID(id)
+		spec := idPattern.MatchString(id) && len(id) <= MaxTaskIDLen && id != "base" &&
+			id[0] != '.' && id[0] != '-' && !strings.Contains(id, "..") && !strings.HasSuffix(id, ".lock")
+		if (problem == "") != spec {
+			t.Fatalf("CheckTaskID(%q) = %q; SPEC §1 says valid=%v", id, problem, spec)
+		}
+		if problem != "" {
+			if hint == "" {
+				t.Fatalf("CheckTaskID(%q): no hint", id)
+			}
+			return
+		}
+		if !gitRefComponentOK(id) {
+			t.Fatalf("%q accepted but git refuses it as a ref component", id)
+		}
+		dir := "/repo/.git/mulligan/logs/run"
+		p := filepath.Join(dir, id)
+		if filepath.Dir(p) != dir || filepath.Base(p) != id {
+			t.Fatalf("%q accepted but %s leaves %s", id, p, dir)
+		}
+	})
+}
+
+// gitRefComponentOK is git's check_refname_component (refs.c) for one component of
+// refs/mulligan/runs/<run>/<task>/<n>/pre: no '..', no control characters or " ~^:?*[\",
+// no "@{", not starting with '.', not ending in ".lock", not empty.
+func gitRefComponentOK(c string) bool {
+	if c == "" || c[0] == '.' || strings.HasSuffix(c, ".lock") || strings.Contains(c, "..") || strings.Contains(c, "@{") {
+		return false
+	}
+	for i := 0; i < len(c); i++ {
+		if b := c[i]; b < 0x20 || b == 0x7f || strings.IndexByte(" ~^:?*[\\/", b) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// TestTaskIDAgainstGit: for every seed that CheckTaskID accepts, `git check-ref-format` accepts
+// the attempt's refs; for those it refuses as ref components, git refuses them too.
+func TestTaskIDAgainstGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not on PATH")
+	}
+	for _, id := range taskIDSeeds {
+		if strings.ContainsAny(id, "\x00") || id == "" {
+			continue
+		}
+		problem, _ := CheckTaskID(id)
+		gitOK := exec.Command("git", "check-ref-format", "refs/mulligan/runs/r/"+id+"/1/pre").Run() == nil
+		if problem == "" && !gitOK {
+			t.Errorf("%q accepted, but git refuses its refs", id)
+		}
+		if gitOK != gitRefComponentOK(id) && !strings.Contains(id, "/") {
+			t.Errorf("%q: the test's git rule says %v, git says %v", id, gitRefComponentOK(id), gitOK)
+		}
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"time"
 
@@ -62,7 +61,10 @@ func GC(ctx context.Context, repo *snapshot.Repo, db *store.DB, opts GCOptions) 
 		for _, r := range refs {
 			g.Refs = append(g.Refs, r.Name)
 		}
-		logs := filepath.Join(repo.CommonDir(), "mulligan", "logs", run.ID)
+		logs, err := store.LogDir(repo.CommonDir(), run.ID)
+		if err != nil {
+			return out, err
+		}
 		if _, err := os.Stat(logs); err == nil {
 			g.Logs = logs
 		}

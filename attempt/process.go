@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mulligan-dev/mulligan/reap"
 )
 
 // ProcSpec describes one agent (or verify, or hook) process.
@@ -60,8 +62,10 @@ type ProcResult struct {
 }
 
 // RunProcess starts spec in its own process group and waits for it. Timeout, heartbeat silence,
-// ctx cancellation and Kill end the whole group (SIGTERM, grace, SIGKILL), so an agent's children
-// never outlive the attempt; so does the leader's exit, for children it left behind.
+// ctx cancellation and Kill end the whole tree (SIGTERM, grace, SIGKILL), so an agent's children
+// never outlive the attempt; so does the leader's exit, for children it left behind. The tree is
+// the group and every process below the leader or carrying its marker (reap.Tree), so a child
+// that setsid'd or double-forked away goes too (SPEC §7.2).
 func RunProcess(ctx context.Context, spec ProcSpec) ProcResult {
 	if spec.Grace <= 0 {
 		spec.Grace = 5 * time.Second
@@ -97,7 +101,8 @@ func RunProcess(ctx context.Context, spec ProcSpec) ProcResult {
 	cmd.Stdout = outW
 	cmd.Stderr = errW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	tree, err := reap.Start(cmd)
+	if err != nil {
 		outR.Close()
 		outW.Close()
 		errR.Close()
@@ -107,6 +112,7 @@ func RunProcess(ctx context.Context, spec ProcSpec) ProcResult {
 	}
 	outW.Close()
 	errW.Close()
+	defer tree.Release()
 	res.Pid = cmd.Process.Pid
 	pgid := cmd.Process.Pid
 	if spec.OnStart != nil {
@@ -180,7 +186,7 @@ func RunProcess(ctx context.Context, spec ProcSpec) ProcResult {
 	stop := func() {
 		if !stopping {
 			stopping = true
-			go terminateGroup(pgid, spec.Grace, leaderDone)
+			go terminateTree(tree, spec.Grace, leaderDone)
 		}
 	}
 loop:
@@ -213,26 +219,27 @@ loop:
 		case <-spec.Kill:
 			res.Killed = true
 			stopping = true
-			syscall.Kill(-pgid, syscall.SIGKILL)
+			tree.Signal(syscall.SIGKILL)
 		}
 	}
 	close(leaderDone)
-	// The leader is gone; whatever it left in its group goes too, so nothing holds the pipes open.
-	syscall.Kill(-pgid, syscall.SIGTERM)
+	// The leader is gone; whatever it left behind goes too (SIGTERM, grace, SIGKILL), in its group
+	// or not, so nothing outlives the attempt or holds the pipes open.
+	if res.Killed {
+		tree.Kill()
+	} else {
+		tree.Terminate(spec.Grace)
+	}
 	drained := make(chan struct{})
 	go func() { readers.Wait(); close(drained) }()
 	select {
 	case <-drained:
-	case <-time.After(spec.Grace):
-		syscall.Kill(-pgid, syscall.SIGKILL)
-		select {
-		case <-drained:
-		case <-time.After(time.Second):
-			// A process that left the group (setsid) still holds a pipe: stop reading.
-			outR.SetReadDeadline(time.Now())
-			errR.SetReadDeadline(time.Now())
-			<-drained
-		}
+	case <-time.After(time.Second):
+		// A process mulligan could not find (it left the group and cleared its environment on a
+		// platform without /proc) still holds a pipe: stop reading.
+		outR.SetReadDeadline(time.Now())
+		errR.SetReadDeadline(time.Now())
+		<-drained
 	}
 	outR.Close()
 	errR.Close()
@@ -253,15 +260,15 @@ loop:
 	return res
 }
 
-// terminateGroup sends SIGTERM to the group, and SIGKILL after grace if the leader is still there.
-// Once the leader has exited, RunProcess's own clean-up takes over the rest of the group.
-func terminateGroup(pgid int, grace time.Duration, leaderDone <-chan struct{}) {
-	syscall.Kill(-pgid, syscall.SIGTERM)
+// terminateTree sends SIGTERM to the tree, and SIGKILL after grace if the leader is still there.
+// Once the leader has exited, RunProcess's own clean-up takes over the rest of the tree.
+func terminateTree(tree *reap.Tree, grace time.Duration, leaderDone <-chan struct{}) {
+	tree.Signal(syscall.SIGTERM)
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case <-t.C:
-		syscall.Kill(-pgid, syscall.SIGKILL)
+		tree.Signal(syscall.SIGKILL)
 	case <-leaderDone:
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/reap"
 )
 
 // ErrRunFinished is returned when resume is asked to continue a run that has ended.
@@ -212,6 +213,10 @@ func (r *runner) recoverInterrupted(ctx context.Context) error {
 			// is not reused while a process group of that id exists, so the group is still ours.
 			for _, pg := range groups[fmt.Sprintf("%s@%d", t.ID, a.N)] {
 				syscall.Kill(-pg, syscall.SIGKILL)
+			}
+			// And what it setsid'd or double-forked out of that group (SPEC §7.2).
+			for _, pid := range reap.WithEnv("MULLIGAN_RUN="+r.run.ID, "MULLIGAN_TASK="+t.ID, fmt.Sprintf("MULLIGAN_ATTEMPT=%d", a.N)) {
+				syscall.Kill(pid, syscall.SIGKILL)
 			}
 			if err := r.recordRunnerDied(ctx, t, a); err != nil {
 				return err

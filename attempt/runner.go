@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -212,9 +211,12 @@ func nonNil(s []string) []string {
 }
 
 func newRunner(env Env, file *File, run *store.Run) *runner {
+	// A run id is mulligan's own ([0-9a-z]); one that is not a single name gets no log
+	// directory, and writing there fails.
+	logDir, _ := store.LogDir(env.Repo.CommonDir(), run.ID)
 	return &runner{
 		env: env, file: file, run: run, epoch: run.Epoch,
-		logDir: filepath.Join(env.Repo.CommonDir(), "mulligan", "logs", run.ID),
+		logDir: logDir,
 		killCh: make(chan struct{}), heldHere: map[string]bool{},
 	}
 }
@@ -377,6 +379,11 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 		}
 	}()
 
+	// While the run owns the working tree, its snapshots and resets cost what changed since the
+	// last one: the tree is watched (where it cannot be, every snapshot walks it all).
+	if err := r.env.Repo.Watch(); err == nil {
+		defer r.env.Repo.Unwatch()
+	}
 	if r.run.BaseTree == "" {
 		if err := r.takeBase(ctx); err != nil {
 			return nil, err

@@ -292,11 +292,14 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	if err != nil {
 		return nil, withClass(ClassAuthoring, "prompt_file", err)
 	}
-	dir := filepath.Join(r.logDir, t.ID)
+	dir, err := store.Under(r.logDir, t.ID)
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	promptFile := filepath.Join(dir, strconv.Itoa(n)+".prompt")
+	promptFile := filepath.Join(dir, strconv.Itoa(n)+".prompt") // n is a number: one component
 	outputFile := filepath.Join(dir, strconv.Itoa(n)+".output")
 	logPath := filepath.Join(dir, strconv.Itoa(n)+".log")
 	if err := os.WriteFile(promptFile, []byte(prompt), 0o600); err != nil {
@@ -739,7 +742,8 @@ func (r *runner) composePrompt(def *Task, prev *store.Attempt, operator, effects
 			return "", fmt.Errorf("task %s: prompt_file: %w", def.ID, err)
 		}
 		if strings.TrimSpace(string(data)) == "" {
-			// Sent as it is, the agent gets no instructions and "succeeds" with nothing done.
+			// run refuses it before anything runs (CheckFiles); emptied since, sent as it is, the
+			// agent would get no instructions and "succeed" with nothing done.
 			return "", fmt.Errorf("task %s: prompt_file %s is empty: the agent would get no instructions", def.ID, def.PromptFile)
 		}
 		text = string(data)

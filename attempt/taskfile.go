@@ -107,6 +107,8 @@ type Task struct {
 	MaxIdenticalFailures int // default 2
 
 	Pos Pos
+	// Where prompt_file's and output_schema's values are, for CheckFiles.
+	PromptFilePos, OutputSchemaPos Pos
 }
 
 // Verify is a task's quality gate, run after the agent exits 0.
@@ -260,6 +262,37 @@ func Load(path string) (*File, error) {
 // idPattern is the syntax of task, agent and effect names: they end up in refs, paths
 // and addresses (RUN/TASK@N), so no slashes, blanks or @.
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+
+// MaxTaskIDLen is the longest task id (SPEC §1).
+const MaxTaskIDLen = 64
+
+// CheckTaskID says what is wrong with id as a task id, with a hint, or returns "" when it is
+// valid (SPEC §1): [A-Za-z0-9._-]+, at most 64 characters, and one component of a git ref name
+// (refs/mulligan/runs/<run>/<task>/<n>/pre) and of a path (logs/<run>/<task>/<n>.log) that
+// stays where it is put: not starting with '.' or '-', no "..", not ending in ".lock", and not
+// `base` (the run's base ref).
+func CheckTaskID(id string) (problem, hint string) {
+	const chars = "use letters, digits, '.', '_' and '-'"
+	switch {
+	case id == "":
+		return "empty task id", "give the task a name, e.g. `id: build`"
+	case len(id) > MaxTaskIDLen:
+		return fmt.Sprintf("task id is %d characters long; at most %d", len(id), MaxTaskIDLen), "use a shorter name"
+	case !idPattern.MatchString(id):
+		return fmt.Sprintf("invalid task id %q", id), chars
+	case id == "base":
+		return "task id `base` is reserved (refs/mulligan/runs/<run>/base is the run's base snapshot)", "rename the task"
+	case id[0] == '.':
+		return fmt.Sprintf("invalid task id %q: it starts with '.'", id), "start it with a letter or a digit (git refuses a ref component starting with '.', and it would be a hidden file)"
+	case id[0] == '-':
+		return fmt.Sprintf("invalid task id %q: it starts with '-'", id), "start it with a letter or a digit (it would read as an option)"
+	case strings.Contains(id, ".."):
+		return fmt.Sprintf("invalid task id %q: it contains \"..\"", id), "git refuses \"..\" in a ref name; use one '.'"
+	case strings.HasSuffix(id, ".lock"):
+		return fmt.Sprintf("invalid task id %q: it ends in \".lock\"", id), "git refuses a ref component ending in .lock; rename the task"
+	}
+	return "", ""
+}
 
 // Keys of each mapping, in the order the docs list them.
 var (
@@ -982,8 +1015,11 @@ func (l *loader) agent(ae yamlEntry) *Agent {
 	}
 	if e, has := fs["command"]; has {
 		a.Command, _ = l.command(e, `[PROGRAM, ARGS…, "{{prompt}}"]`)
+	} else if p, ok := presets[a.Preset]; ok && len(p.Command) > 0 {
+		// A preset implies its documented headless command (`mulligan presets`).
+		a.Command = append([]string{}, p.Command...)
 	} else {
-		l.errorf(ae.keyN, `add command: [PROGRAM, ARGS…, "{{prompt}}"]`, "agent `%s` has no `command`", a.Name)
+		l.errorf(ae.keyN, `add command: [PROGRAM, ARGS…, "{{prompt}}"], or a preset (mulligan presets)`, "agent `%s` has no `command`", a.Name)
 	}
 	if e, has := fs["env"]; has {
 		if envs, isMap := l.mapping(e.value, "`env`"); isMap {
@@ -1036,8 +1072,8 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 		if e.key == "id" && e.value != nil {
 			if id, good := l.nonEmptyStr(e); good {
 				s.idPos = l.pos(e.value)
-				if !idPattern.MatchString(id) {
-					l.errorf(e.value, "use letters, digits, '.', '_' and '-'", "invalid task id %q", id)
+				if problem, hint := CheckTaskID(id); problem != "" {
+					l.errorf(e.value, hint, "%s", problem)
 				} else {
 					t.ID = id
 					label = "task `" + id + "`"
@@ -1072,6 +1108,7 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 	case hasPromptFile:
 		if p, good := l.nonEmptyStr(promptFile); good {
 			t.PromptFile = p
+			t.PromptFilePos = l.pos(promptFile.value)
 		}
 	default:
 		l.errAt(t.Pos, "add `prompt: TEXT` or `prompt_file: PATH` (prompt: \"\" for none)", "%s has no `prompt` or `prompt_file`", label)
@@ -1133,6 +1170,7 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 	}
 	if e, has := fs["output_schema"]; has {
 		t.OutputSchema, _ = l.nonEmptyStr(e)
+		t.OutputSchemaPos = l.pos(e.value)
 	}
 	if e, has := fs["max_schema_retries"]; has {
 		t.MaxSchemaRetries, _ = l.integer(e, 0)

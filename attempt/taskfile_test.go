@@ -63,7 +63,7 @@ func TestParseSpecExample(t *testing.T) {
 			HookOnRetry:  {{"notify-send", "retry {{task}} attempt {{attempt}}"}},
 			HookOnFailed: {{"./scripts/page-me.sh"}},
 		},
-		Pos: Pos{12, 5},
+		Pos: Pos{12, 5}, OutputSchemaPos: Pos{28, 20},
 	}
 	rules := ft.Classify
 	ft.Classify = nil
@@ -607,6 +607,44 @@ func TestSuggest(t *testing.T) {
 	} {
 		if got := suggest(in, known); got != want {
 			t.Errorf("suggest(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestTaskIDRule: every id SPEC §1 refuses is an authoring error at the id's line and column,
+// with a hint; the loader accepts the neighbours that are valid.
+func TestTaskIDRule(t *testing.T) {
+	bad := map[string]string{
+		"..":                    `invalid task id "..": it starts with '.'`,
+		".":                     `invalid task id ".": it starts with '.'`,
+		".git":                  `invalid task id ".git": it starts with '.'`,
+		".hidden":               `invalid task id ".hidden": it starts with '.'`,
+		"x.lock":                `invalid task id "x.lock": it ends in ".lock"`,
+		"a..b":                  `invalid task id "a..b": it contains ".."`,
+		"base":                  "task id `base` is reserved (refs/mulligan/runs/<run>/base is the run's base snapshot)",
+		"-rf":                   `invalid task id "-rf": it starts with '-'`,
+		strings.Repeat("x", 65): "task id is 65 characters long; at most 64",
+		"a/b":                   `invalid task id "a/b"`,
+	}
+	for id, msg := range bad {
+		src := tfAgentsA + "  - prompt: p\n    agent: a\n    id: '" + id + "'\n"
+		_, err := Parse("f.yaml", []byte(src))
+		var es AuthoringErrors
+		if !errors.As(err, &es) || len(es) != 1 {
+			t.Errorf("id %q: %v", id, err)
+			continue
+		}
+		if got, want := es[0].Error(), "f.yaml:6:9: "+msg; got != want {
+			t.Errorf("id %q:\n got %s\nwant %s", id, got, want)
+		}
+		if es[0].Hint == "" {
+			t.Errorf("id %q: no hint", id)
+		}
+	}
+	for _, id := range []string{"fix-tests", "v1.2", strings.Repeat("x", 64), "a.lock.b", "base2", "x.", "_a"} {
+		src := tfAgentsA + "  - {id: '" + id + "', prompt: p, agent: a}\n"
+		if _, err := Parse("f.yaml", []byte(src)); err != nil {
+			t.Errorf("id %q refused: %v", id, err)
 		}
 	}
 }

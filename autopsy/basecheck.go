@@ -16,6 +16,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/mulligan-dev/mulligan/reap"
 )
 
 // baseVerify is the verify command run again on the tree the task started from, before any
@@ -82,23 +84,24 @@ func runBounded(ctx context.Context, argv []string, dir string, ttl time.Duratio
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "MULLIGAN_AUTOPSY_BASE_CHECK=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
+	tree, err := reap.Start(cmd)
+	if err != nil {
 		return nil, err
 	}
+	defer tree.Release()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	var err error
 	select {
 	case err = <-done:
 	case <-ctx.Done():
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		tree.Signal(syscall.SIGKILL)
 		<-done
+		tree.Kill()
 		return nil, ctx.Err()
 	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what it left behind
+	tree.Kill() // what it left behind, in its group or not
 	res := &baseVerify{Output: tailString(out.String(), tailBytes)}
 	var ee *exec.ExitError
 	switch {

@@ -75,9 +75,9 @@ func BuildBundle(ctx context.Context, in Input, v Versions) (*Bundle, error) {
 	}); err != nil {
 		return nil, err
 	}
-	scrub := in.Scrub
-	if scrub == nil {
-		scrub = gather(in, run, nil).scrub
+	sc := in.Scrub
+	if sc == nil {
+		sc = gather(in, run, nil).scrub
 	}
 	b := &Bundle{}
 	add := func(name string, data []byte) { b.Files = append(b.Files, BundleFile{Name: name, Data: data}) }
@@ -95,7 +95,7 @@ func BuildBundle(ctx context.Context, in Input, v Versions) (*Bundle, error) {
 	if err != nil {
 		return nil, err
 	}
-	add("run.json", indent(scrub.JSON(runJSON)))
+	add("run.json", indent(sc.JSON(runJSON)))
 	if len(events) > bundleEvents {
 		events = events[len(events)-bundleEvents:]
 	}
@@ -105,7 +105,7 @@ func BuildBundle(ctx context.Context, in Input, v Versions) (*Bundle, error) {
 		if err != nil {
 			return nil, err
 		}
-		evs = append(evs, scrub.JSON(raw))
+		evs = append(evs, sc.JSON(raw))
 	}
 	evJSON, err := json.Marshal(evs)
 	if err != nil {
@@ -117,7 +117,7 @@ func BuildBundle(ctx context.Context, in Input, v Versions) (*Bundle, error) {
 		if name == "." || name == "/" || name == "" {
 			name = "mulligan.yaml"
 		}
-		add("task-file/"+name, []byte(scrub.String(string(run.TaskFileContent))))
+		add("task-file/"+name, []byte(sc.String(string(run.TaskFileContent))))
 	}
 	vj, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/scrub"
 	"github.com/mulligan-dev/mulligan/snapshot"
 )
 
@@ -38,7 +39,7 @@ type facts struct {
 	effects      []store.Effect // the run's effect ledger
 	commands     map[string]bool
 	clock        func() time.Time // Input.Now
-	scrub        *Scrubber
+	scrub        *scrub.Scrubber
 	repo         *snapshot.Repo
 	objects      *objects
 }
@@ -136,14 +137,14 @@ func (f *facts) evidence() []Evidence {
 			ev = append(ev, Evidence{Task: a.TaskID, Attempt: a.N, Kind: "message", Lines: f.scrub.Strings([]string{clip(a.Message)})})
 		}
 		if out := f.output[key(a.TaskID, a.N)]; strings.TrimSpace(out) != "" {
-			lines := decisiveLines(out)
+			lines := decisiveLines(f.scrub.String(out)) // whole, so a key block split over lines is found
 			if len(lines) == 1 && strings.Contains(a.Message, strings.TrimSpace(lines[0])) {
 				continue // the message already quotes it
 			}
 			ev = append(ev, Evidence{Task: a.TaskID, Attempt: a.N, Kind: "output", Lines: f.scrub.Strings(lines)})
 		}
 		if out := f.verifyOutput[key(a.TaskID, a.N)]; strings.TrimSpace(out) != "" {
-			ev = append(ev, Evidence{Task: a.TaskID, Attempt: a.N, Kind: "verify", Lines: f.scrub.Strings(decisiveLines(out))})
+			ev = append(ev, Evidence{Task: a.TaskID, Attempt: a.N, Kind: "verify", Lines: f.scrub.Strings(decisiveLines(f.scrub.String(out)))})
 		}
 	}
 	return ev

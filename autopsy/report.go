@@ -17,6 +17,7 @@ import (
 
 	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/scrub"
 	"github.com/mulligan-dev/mulligan/snapshot"
 )
 
@@ -136,7 +137,7 @@ type Input struct {
 	Commands []string
 	// Scrub removes secrets from every text the report quotes; nil builds one from the
 	// process environment and the agents' env.
-	Scrub *Scrubber
+	Scrub *scrub.Scrubber
 	Now   func() time.Time
 	// Progress, when set, is told about slow steps (the verify command run on the base tree).
 	Progress io.Writer
@@ -189,14 +190,14 @@ func Refresh(ctx context.Context, in Input, r *Report) error {
 	if err != nil {
 		return err
 	}
-	scrub := in.Scrub
-	if scrub == nil {
-		scrub = NewScrubber(os.Environ())
+	sc := in.Scrub
+	if sc == nil {
+		sc = scrub.New(os.Environ())
 	}
 	r.Effects = append([]Effect{}, unresolvedEffects(effects)...)
 	r.FailedHooks = []Hook{}
 	for _, h := range failedHooks(events) {
-		h.Error = scrub.String(h.Error)
+		h.Error = sc.String(h.Error)
 		r.FailedHooks = append(r.FailedHooks, h)
 	}
 	return nil
@@ -229,8 +230,8 @@ func gather(in Input, run *store.Run, events []store.Event) *facts {
 	if file, err := attempt.Parse(run.TaskFile, run.TaskFileContent); err == nil {
 		f.file = file
 	}
-	scrub := in.Scrub
-	if scrub == nil {
+	sc := in.Scrub
+	if sc == nil {
 		envs := [][]string{os.Environ()}
 		if f.file != nil {
 			for _, a := range f.file.Agents {
@@ -239,9 +240,9 @@ func gather(in Input, run *store.Run, events []store.Event) *facts {
 				}
 			}
 		}
-		scrub = NewScrubber(envs...)
+		sc = scrub.New(envs...)
 	}
-	f.scrub = scrub
+	f.scrub = sc
 	f.repo = in.Repo
 	f.objects = openObjects(in.Repo)
 	f.task = decisiveTask(run)
@@ -376,7 +377,7 @@ func (f *facts) report(in Input) *Report {
 		r.Evidence = f.evidence()
 		if f.base != nil {
 			r.Evidence = append(r.Evidence, Evidence{Task: f.task.ID, Kind: "verify-on-base",
-				Lines: f.scrub.Strings(append([]string{fmt.Sprintf("exit status %d", f.base.ExitCode)}, decisiveLines(f.base.Output)...))})
+				Lines: f.scrub.Strings(append([]string{fmt.Sprintf("exit status %d", f.base.ExitCode)}, decisiveLines(f.scrub.String(f.base.Output))...))})
 		}
 	}
 	rule := decide(f)

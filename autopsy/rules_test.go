@@ -8,6 +8,7 @@ import (
 
 	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/scrub"
 )
 
 // att is a failed attempt of task fix with class, code and message; out is its output tail.
@@ -43,7 +44,7 @@ func mkFacts(t *testing.T, reason string, atts ...att) *facts {
 	}
 	run := &store.Run{ID: "k3f9abcd", Worktree: "/src/proj", TaskFile: "mulligan.yaml", State: store.RunFailed, StartedAt: time.Unix(1e9, 0)}
 	task := store.Task{RunID: run.ID, ID: "fix", State: store.TaskFailed, Reason: reason}
-	f := &facts{run: run, file: file, def: file.Task("fix"), commands: map[string]bool{}, output: map[string]string{}, verifyOutput: map[string]string{}, scrub: NewScrubber()}
+	f := &facts{run: run, file: file, def: file.Task("fix"), commands: map[string]bool{}, output: map[string]string{}, verifyOutput: map[string]string{}, scrub: scrub.New()}
 	for i, a := range atts {
 		sa := store.Attempt{RunID: run.ID, TaskID: "fix", N: i + 1, Agent: "fast", State: store.AttemptFailed,
 			Class: a.class, Code: a.code, Message: a.msg, FilesChanged: store.Ptr(a.files), Prompt: "Fix the tests.\n",

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/scrub"
 )
 
 // The failure-scenario set: whole runs as a night's run would leave them (the task file, every
@@ -348,7 +349,7 @@ func TestFailureScenarios(t *testing.T) {
 	score, verdicts := 0, 0
 	for _, s := range all {
 		run, _ := buildScenario(t, s, t.TempDir())
-		in := Input{RunID: run.ID, Commands: scCommands, Scrub: NewScrubber(), Now: func() time.Time { return scNow }}
+		in := Input{RunID: run.ID, Commands: scCommands, Scrub: scrub.New(), Now: func() time.Time { return scNow }}
 		f := gather(in, run, nil)
 		f.base = s.base
 		r := f.report(in)

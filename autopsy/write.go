@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/mulligan-dev/mulligan/attempt/store"
 )
 
 // Dir is where a repository's autopsies live: <git-common-dir>/mulligan/autopsy.
@@ -170,11 +172,18 @@ func WriteFiles(dir string, r *Report) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	mdPath := filepath.Join(dir, r.Run+".md")
+	mdPath, err := store.Under(dir, r.Run+".md")
+	if err != nil {
+		return "", err
+	}
+	jsPath, err := store.Under(dir, r.Run+".json")
+	if err != nil {
+		return "", err
+	}
 	if err := writePrivate(mdPath, md.Bytes()); err != nil {
 		return "", err
 	}
-	if err := writePrivate(filepath.Join(dir, r.Run+".json"), js); err != nil {
+	if err := writePrivate(jsPath, js); err != nil {
 		return "", err
 	}
 	return mdPath, nil
@@ -225,7 +234,11 @@ var ErrNotWritten = errors.New("no autopsy was written for this run")
 // ReadWritten returns the report written for run in dir (<run>.json) and the path of its
 // Markdown form; ErrNotWritten when there is none.
 func ReadWritten(dir, run string) (*Report, string, error) {
-	js, err := os.ReadFile(filepath.Join(dir, run+".json"))
+	jsPath, err := store.Under(dir, run+".json")
+	if err != nil {
+		return nil, "", err
+	}
+	js, err := os.ReadFile(jsPath)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, "", ErrNotWritten
 	}
@@ -236,5 +249,5 @@ func ReadWritten(dir, run string) (*Report, string, error) {
 	if err := json.Unmarshal(js, &r); err != nil {
 		return nil, "", fmt.Errorf("the written autopsy of run %s does not read: %w", run, err)
 	}
-	return &r, filepath.Join(dir, run+".md"), nil
+	return &r, strings.TrimSuffix(jsPath, ".json") + ".md", nil
 }

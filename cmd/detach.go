@@ -61,7 +61,11 @@ func detach(ctx context.Context, g *globals, st *state, runID string, args, env 
 	if err != nil {
 		return err
 	}
-	logPath := filepath.Join(attempt.LogDir(st.repo.CommonDir(), runID), "detach.log")
+	logDir, err := attempt.LogDir(st.repo.CommonDir(), runID)
+	if err != nil {
+		return err
+	}
+	logPath := filepath.Join(logDir, "detach.log")
 	cmd, err := attempt.StartDetached(exe, append([]string{os.Args[0]}, args...), append(os.Environ(), env...), "", logPath)
 	if err != nil {
 		return fmt.Errorf("start the background process: %w", err)

@@ -2,14 +2,12 @@ package cmd
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt/store"
-	"github.com/mulligan-dev/mulligan/autopsy"
 )
 
 func eventsCommand(g *globals) *cli.Command {
@@ -20,7 +18,8 @@ func eventsCommand(g *globals) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing new events until interrupted"},
 			&cli.BoolFlag{Name: "all", Usage: "events of every run"},
-			&cli.BoolFlag{Name: "scrub", Usage: "remove secrets (tokens, values of *KEY*/*TOKEN*/*SECRET*/*PASSWORD* variables) from the output"},
+			// Scrubbing is the default now (--no-scrub turns it off); the flag stays accepted.
+			&cli.BoolFlag{Name: "scrub", Hidden: true},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
@@ -37,10 +36,6 @@ func eventsCommand(g *globals) *cli.Command {
 					return err
 				}
 			}
-			var scrub *autopsy.Scrubber
-			if c.Bool("scrub") {
-				scrub = autopsy.NewScrubber(os.Environ())
-			}
 			var after int64
 			for {
 				var evs []store.Event
@@ -53,9 +48,6 @@ func eventsCommand(g *globals) *cli.Command {
 				}
 				for _, ev := range evs {
 					after = ev.Seq
-					if scrub != nil {
-						ev.Payload = scrub.JSON(ev.Payload)
-					}
 					if g.json() {
 						if err := writeJSONLine(g.io.Out, ev); err != nil {
 							return err
@@ -85,7 +77,7 @@ func printEvent(g *globals, ev store.Event) {
 	if ev.Attempt > 0 {
 		where = fmt.Sprintf("%s@%d", ev.Task, ev.Attempt)
 	}
-	payload := strings.TrimSpace(string(ev.Payload))
+	payload := strings.TrimSpace(string(g.io.Scrubber().JSON(ev.Payload)))
 	if payload == "null" {
 		payload = ""
 	}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
+
+	"github.com/mulligan-dev/mulligan/scrub"
 )
 
 // IOStreams is the one place that knows where output goes, whether it is a terminal and whether
@@ -19,6 +21,46 @@ type IOStreams struct {
 	outTTY, errTTY bool
 	colorOff       bool
 	getenv         func(string) string
+}
+
+// scrub routes Out and ErrOut through scrubbing writers (SPEC §7: secrets are scrubbed from
+// everything mulligan prints but the raw log), and returns the function that flushes them and
+// puts the streams back.
+func (s *IOStreams) scrub(sc *scrub.Scrubber) func() {
+	out, errOut := s.Out, s.ErrOut
+	so, se := scrub.NewWriter(out, sc), scrub.NewWriter(errOut, sc)
+	s.Out, s.ErrOut = so, se
+	return func() {
+		so.Flush()
+		se.Flush()
+		s.Out, s.ErrOut = out, errOut
+	}
+}
+
+// noScrub turns scrubbing off (--no-scrub).
+func (s *IOStreams) noScrub() {
+	for _, w := range []io.Writer{s.Out, s.ErrOut} {
+		if sw, ok := w.(*scrub.Writer); ok {
+			sw.SetScrubber(nil)
+		}
+	}
+}
+
+// Scrubber is the scrubber of the output (nil with --no-scrub), for printers that scrub a value
+// before it is laid out (a JSON payload inside a text line).
+func (s *IOStreams) Scrubber() *scrub.Scrubber {
+	if sw, ok := s.Out.(*scrub.Writer); ok {
+		return sw.Scrubber()
+	}
+	return nil
+}
+
+// RawOut is standard output without scrubbing: only for the raw attempt log (`logs`).
+func (s *IOStreams) RawOut() io.Writer {
+	if sw, ok := s.Out.(*scrub.Writer); ok {
+		return sw.Raw()
+	}
+	return s.Out
 }
 
 // System returns the streams of this process.

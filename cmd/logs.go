@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,7 +12,7 @@ import (
 
 	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/attempt/store"
-	"github.com/mulligan-dev/mulligan/autopsy"
+	"github.com/mulligan-dev/mulligan/scrub"
 )
 
 func logsCommand(g *globals) *cli.Command {
@@ -23,7 +22,7 @@ func logsCommand(g *globals) *cli.Command {
 		ArgsUsage: "ADDR",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing while the attempt runs"},
-			&cli.BoolFlag{Name: "scrub", Usage: "remove secrets (tokens, values of *KEY*/*TOKEN*/*SECRET*/*PASSWORD* variables) from the output"},
+			&cli.BoolFlag{Name: "scrub", Usage: "remove secrets (tokens, values of *KEY*/*TOKEN*/*SECRET*/*PASSWORD* variables) from the output; without it the log is printed raw, as recorded"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -38,14 +37,13 @@ func logsCommand(g *globals) *cli.Command {
 			if err != nil {
 				return err
 			}
-			out := g.io.Out
 			if g.json() {
 				return printLogJSON(g, run, a, c.Bool("scrub"))
 			}
-			if c.Bool("scrub") {
-				sw := &scrubWriter{w: out, s: autopsy.NewScrubber(os.Environ())}
-				defer sw.Flush()
-				g.io.Out = sw
+			if !c.Bool("scrub") {
+				// The raw log is the one output printed as recorded (SPEC §7).
+				out := g.io.Out
+				g.io.Out = g.io.RawOut()
 				defer func() { g.io.Out = out }()
 			}
 			return printLog(c.Context, g, st, run, a, c.Bool("follow"))
@@ -120,7 +118,7 @@ type logJSON struct {
 	VerifyOutput string `json:"verify_output,omitempty"`
 }
 
-func printLogJSON(g *globals, run *store.Run, a *store.Attempt, scrub bool) error {
+func printLogJSON(g *globals, run *store.Run, a *store.Attempt, scrubbed bool) error {
 	out, err := os.ReadFile(a.Log)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -132,41 +130,10 @@ func printLogJSON(g *globals, run *store.Run, a *store.Attempt, scrub bool) erro
 	if v, err := os.ReadFile(attempt.VerifyLogPath(a.Log)); err == nil {
 		j.VerifyLog, j.VerifyOutput = attempt.VerifyLogPath(a.Log), string(v)
 	}
-	if scrub {
-		sc := autopsy.NewScrubber(os.Environ())
-		j.Output, j.VerifyOutput = sc.String(j.Output), sc.String(j.VerifyOutput)
+	if !scrubbed {
+		return writeJSON(g.io.RawOut(), j) // the raw log, as recorded
 	}
+	sc := scrub.New(os.Environ())
+	j.Output, j.VerifyOutput = sc.String(j.Output), sc.String(j.VerifyOutput)
 	return writeJSON(g.io.Out, j)
-}
-
-// scrubWriter scrubs whole lines: it holds back an unfinished line (and an open private key
-// block) until it ends or Flush is called, so a secret split across writes is still found.
-type scrubWriter struct {
-	w   io.Writer
-	s   *autopsy.Scrubber
-	buf []byte
-}
-
-func (sw *scrubWriter) Write(p []byte) (int, error) {
-	sw.buf = append(sw.buf, p...)
-	cut := bytes.LastIndexByte(sw.buf, '\n') + 1
-	if i := bytes.LastIndex(sw.buf[:cut], []byte("-----BEGIN ")); i >= 0 && !bytes.Contains(sw.buf[i:cut], []byte("-----END ")) {
-		cut = i
-	}
-	if cut == 0 {
-		return len(p), nil
-	}
-	if _, err := io.WriteString(sw.w, sw.s.String(string(sw.buf[:cut]))); err != nil {
-		return 0, err
-	}
-	sw.buf = append(sw.buf[:0], sw.buf[cut:]...)
-	return len(p), nil
-}
-
-// Flush writes what is held back.
-func (sw *scrubWriter) Flush() {
-	if len(sw.buf) > 0 {
-		_, _ = io.WriteString(sw.w, sw.s.String(string(sw.buf)))
-		sw.buf = sw.buf[:0]
-	}
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/mulligan-dev/mulligan/scrub"
 )
 
 // Main runs mulligan with the process's arguments and streams and returns the exit code.
@@ -33,6 +35,8 @@ func (g *globals) json() bool { return g.output == "json" }
 // Run runs one command line and returns its exit code. It never calls os.Exit, so deferred
 // cleanup (closing the database, removing temporary indexes) always runs.
 func Run(ctx context.Context, args []string, ios *IOStreams) int {
+	restore := ios.scrub(scrub.New(os.Environ()))
+	defer restore()
 	g := &globals{io: ios, output: "text"}
 	app := newApp(g)
 	norm, err := normalizeArgs(app, versionFlag(args))
@@ -82,6 +86,7 @@ func newApp(g *globals) *cli.App {
 			&cli.StringFlag{Name: "C", Usage: "run as if started in `DIR`"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "output format: text or json"},
 			&cli.BoolFlag{Name: "no-color", Usage: "never color the output (also NO_COLOR, CLICOLOR=0)"},
+			&cli.BoolFlag{Name: "no-scrub", Usage: "show secrets (tokens, values of *KEY*/*TOKEN*/*SECRET*/*PASSWORD* variables) instead of [scrubbed]"},
 		},
 		Before: func(c *cli.Context) error {
 			if dir := c.String("C"); dir != "" {
@@ -98,6 +103,9 @@ func newApp(g *globals) *cli.App {
 			g.io.apply()
 			if c.Bool("no-color") {
 				g.io.DisableColor()
+			}
+			if c.Bool("no-scrub") {
+				g.io.noScrub()
 			}
 			return nil
 		},

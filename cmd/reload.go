@@ -74,7 +74,7 @@ func loadReload(run *store.Run, file, again string) (*attempt.File, *attempt.Rel
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := attempt.CheckSupported(f); err != nil {
+	if err := attempt.CheckFiles(f, run.Worktree); err != nil {
 		return nil, nil, err
 	}
 	old, _ := loadStoredFile(run) // the run's own definition always parses; nil is handled

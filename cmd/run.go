@@ -144,7 +144,7 @@ func runRun(ctx context.Context, g *globals, opts runOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := attempt.CheckSupported(file); err != nil {
+	if err := attempt.CheckFiles(file, st.repo.Root()); err != nil {
 		return err
 	}
 	if opts.Detach {

@@ -127,7 +127,12 @@ func mapAttemptError(err error) error {
 	var locked *store.LockedError
 	var unknown *attempt.UnknownTaskError
 	var conflict *attempt.ReloadConflictError
+	var empty *store.EmptyError
 	switch {
+	case errors.As(err, &empty):
+		return withHint(ExitFailed, err,
+			"if it was truncated or replaced, put the database back (from a backup or a copy) before running mulligan here",
+			"to start a new, empty history anyway: rm "+empty.Path+" (run refs and logs stay where they are)")
 	case attempt.IsAuthoring(err):
 		return authoringError(err)
 	case errors.As(err, &amb):

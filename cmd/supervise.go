@@ -95,7 +95,11 @@ func runSupervise(c *cli.Context, g *globals, refs []string) error {
 	var running atomic.Int64 // detached resumes this supervisor started that still run
 	once := c.Bool("once")
 	spawn := func(run *store.Run, epoch int64) (int, error) {
-		logPath := filepath.Join(attempt.LogDir(st.repo.CommonDir(), run.ID), "supervise.log")
+		logDir, err := attempt.LogDir(st.repo.CommonDir(), run.ID)
+		if err != nil {
+			return 0, err
+		}
+		logPath := filepath.Join(logDir, "supervise.log")
 		env := append(os.Environ(), fmt.Sprintf("%s=%d", superviseEpochEnv, epoch))
 		cmd, err := attempt.StartDetached(exe, []string{os.Args[0], "-C", run.Worktree, "resume", run.ID}, env, run.Worktree, logPath)
 		if err != nil {

@@ -7,11 +7,17 @@ import (
 	"os/signal"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mulligan-dev/mulligan/scrub"
 )
 
 // StderrWidth is the width in columns of the terminal on standard error, 0 when it is not one.
 func (s *IOStreams) StderrWidth() int {
-	f, ok := s.ErrOut.(*os.File)
+	w := s.ErrOut
+	if sw, ok := w.(*scrub.Writer); ok {
+		w = sw.Underlying()
+	}
+	f, ok := w.(*os.File)
 	if !ok || !s.errTTY {
 		return 0
 	}

@@ -3,17 +3,20 @@ package compensate
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"syscall"
 	"time"
 
 	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/reap"
 )
 
 // runBounded runs argv directly (no shell) in dir with env, in its own process group, for at
-// most timeout: then the whole group is killed, so a hook or compensation that forks a child
-// cannot outlive it. It returns the combined output (its last outputLimit bytes), the exit code
+// most timeout: then the whole tree is killed; and when it ends by itself, whatever it left
+// running (in its group, setsid'd or double-forked away: reap.Tree) is ended too (SIGTERM, a
+// second's grace, SIGKILL), so a hook or compensation cannot leave a process behind. It returns the combined output (its last outputLimit bytes), the exit code
 // (nil when the process did not exit by itself) and an error for any failure.
 func runBounded(ctx context.Context, argv []string, dir string, env []string, timeout time.Duration) (string, *int, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -23,10 +26,21 @@ func runBounded(ctx context.Context, argv []string, dir string, env []string, ti
 	cmd.Env = env
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var tree *reap.Tree
+	cmd.Cancel = func() error {
+		tree.Signal(syscall.SIGKILL)
+		return nil
+	}
 	cmd.WaitDelay = time.Second
-	err := cmd.Run()
+	tree, err := reap.Start(cmd)
+	if err == nil {
+		err = cmd.Wait()
+		tree.Terminate(time.Second)
+		tree.Release()
+	}
+	if errors.Is(err, exec.ErrWaitDelay) {
+		err = nil // it exited by itself; what it left holding its output was ended above
+	}
 	text := out.String()
 	if len(text) > outputLimit {
 		text = text[len(text)-outputLimit:]

@@ -43,51 +43,92 @@ type compatCase struct {
 
 func TestCompatWithGit(t *testing.T) {
 	for _, c := range compatCases() {
+		t.Run(c.name, func(t *testing.T) { runCompatCase(t, c, false) })
+	}
+}
+
+// TestCompatWithGitWatched runs the same matrix through a watched Repo: the first snapshot
+// walks the tree and sets up the watch, the second re-reads only what the events name (or,
+// where the edit changed the rules, walks it all again), and each must still be git's tree.
+// A third snapshot with nothing changed must be incremental; the private index written when
+// watching ends must read back to the same tree.
+func TestCompatWithGitWatched(t *testing.T) {
+	incremental := 0
+	for _, c := range compatCases() {
 		t.Run(c.name, func(t *testing.T) {
-			if c.long && testing.Short() {
-				t.Skip("long case: skipped under -short")
+			if runCompatCase(t, c, true) {
+				incremental++
 			}
-			if c.needs != "" {
-				if _, err := exec.LookPath(c.needs); err != nil {
-					t.Skipf("%s is not on PATH; this case needs it", c.needs)
-				}
-			}
-			r := newRepo(t)
-			dir := c.setup(r)
-			if dir == "" {
-				dir = r.Root
-			}
-			root := gitRepoInfo(t, dir).Root
-
-			repo := openRepo(t, dir)
-			if repo.Root() != root {
-				t.Errorf("Root() = %q, git rev-parse --show-toplevel = %q", repo.Root(), root)
-			}
-			first := assertTreeMatchesGit(t, repo, dir)
-
-			mustWrite(t, filepath.Join(root, "mulligan-second-round.txt"), []byte("second\n"), 0o644)
-			if c.edit != nil {
-				c.edit(r, dir)
-			}
-			second := assertTreeMatchesGit(t, repo, dir)
-			if second.Tree == first.Tree {
-				t.Errorf("second snapshot after edits has the same tree %s as the first", first.Tree)
-			}
-
-			// A fresh engine reads the private index back from disk; git's answer
-			// cannot have changed, so only the engine is asked.
-			again := openRepo(t, dir)
-			before := captureState(t, dir)
-			third := writeTree(t, again)
-			if d := before.diff(captureState(t, dir)); len(d) > 0 {
-				t.Errorf("reopened WriteTree changed the user's repository:\n  %s", strings.Join(d, "\n  "))
-			}
-			if third.Tree != second.Tree {
-				t.Errorf("reopened WriteTree = %s, want %s (nothing changed)", third.Tree, second.Tree)
-			}
-			gitFsck(t, dir)
 		})
 	}
+	if incremental == 0 && !t.Skipped() && !testing.Short() {
+		t.Errorf("no case took its second snapshot incrementally: the watched path was never tested")
+	}
+}
+
+// runCompatCase runs one case and reports whether its second snapshot was incremental.
+func runCompatCase(t *testing.T, c compatCase, watched bool) bool {
+	if c.long && testing.Short() {
+		t.Skip("long case: skipped under -short")
+	}
+	if c.needs != "" {
+		if _, err := exec.LookPath(c.needs); err != nil {
+			t.Skipf("%s is not on PATH; this case needs it", c.needs)
+		}
+	}
+	r := newRepo(t)
+	dir := c.setup(r)
+	if dir == "" {
+		dir = r.Root
+	}
+	root := gitRepoInfo(t, dir).Root
+
+	repo := openRepo(t, dir)
+	if repo.Root() != root {
+		t.Errorf("Root() = %q, git rev-parse --show-toplevel = %q", repo.Root(), root)
+	}
+	if watched {
+		if err := repo.Watch(); err != nil {
+			t.Fatalf("Watch: %v", err)
+		}
+	}
+	first := assertTreeMatchesGit(t, repo, dir)
+
+	mustWrite(t, filepath.Join(root, "mulligan-second-round.txt"), []byte("second\n"), 0o644)
+	if c.edit != nil {
+		c.edit(r, dir)
+	}
+	second := assertTreeMatchesGit(t, repo, dir)
+	if second.Tree == first.Tree {
+		t.Errorf("second snapshot after edits has the same tree %s as the first", first.Tree)
+	}
+	inc := false
+	if watched {
+		st := repo.LastWalk()
+		inc = st.Incremental
+		t.Logf("second snapshot: incremental %v (%s), %d directories read", st.Incremental, st.Full, st.DirsRead)
+		again := writeTree(t, repo)
+		if st := repo.LastWalk(); !st.Incremental || again.Tree != second.Tree {
+			t.Errorf("watched WriteTree with nothing changed: tree %s (want %s), incremental %v (%s)", again.Tree, second.Tree, st.Incremental, st.Full)
+		}
+		if err := repo.Unwatch(); err != nil {
+			t.Fatalf("Unwatch: %v", err)
+		}
+	}
+
+	// A fresh engine reads the private index back from disk; git's answer
+	// cannot have changed, so only the engine is asked.
+	again := openRepo(t, dir)
+	before := captureState(t, dir)
+	third := writeTree(t, again)
+	if d := before.diff(captureState(t, dir)); len(d) > 0 {
+		t.Errorf("reopened WriteTree changed the user's repository:\n  %s", strings.Join(d, "\n  "))
+	}
+	if third.Tree != second.Tree {
+		t.Errorf("reopened WriteTree = %s, want %s (nothing changed)", third.Tree, second.Tree)
+	}
+	gitFsck(t, dir)
+	return inc
 }
 
 // gitFsck checks every object the engine wrote is well formed (sorted tree
@@ -1459,7 +1500,13 @@ type restoreCase struct {
 // what git's checkout of S1 would (bytes, modes, symlinks, eol, smudge
 // filters), leaves ignored files alone, lists the changes git's diff-tree
 // lists, and its undo ref brings S2 back.
-func TestRestoreRoundTripAgainstGit(t *testing.T) {
+func TestRestoreRoundTripAgainstGit(t *testing.T) { restoreRoundTrip(t, false) }
+
+// TestRestoreRoundTripWatched runs the restore matrix on a watched Repo: every snapshot after the
+// first, undo snapshots included, re-reads only what the events name.
+func TestRestoreRoundTripWatched(t *testing.T) { restoreRoundTrip(t, true) }
+
+func restoreRoundTrip(t *testing.T, watched bool) {
 	for _, c := range restoreCases() {
 		t.Run(c.name, func(t *testing.T) {
 			if c.needs != "" {
@@ -1473,6 +1520,11 @@ func TestRestoreRoundTripAgainstGit(t *testing.T) {
 				dir = r.Root
 			}
 			repo := openRepo(t, dir)
+			if watched {
+				if err := repo.Watch(); err != nil {
+					t.Fatalf("Watch: %v", err)
+				}
+			}
 			s1 := snapshotMatchingGit(t, repo, dir, "refs/mulligan/manual/s1")
 			c.edit(r)
 			s2 := snapshotMatchingGit(t, repo, dir, "refs/mulligan/manual/s2")
@@ -1894,5 +1946,38 @@ func TestWriteTreeFailsCleanly(t *testing.T) {
 	}
 	if got := listPriv(); got != privBefore {
 		t.Errorf("a failed WriteTree left %q in %s, had %q", got, privDir, privBefore)
+	}
+}
+
+// TestTrackedFileDeletedAndRecreated: a tracked file that is deleted, snapshotted, then created
+// again is still tracked for `git add -A` (here: an ignored file added with -f, which an untracked
+// file could not be), through a reopened engine and through a watched one.
+func TestTrackedFileDeletedAndRecreated(t *testing.T) {
+	for _, watched := range []bool{false, true} {
+		t.Run(fmt.Sprintf("watched=%v", watched), func(t *testing.T) {
+			r := newRepo(t)
+			r.write(".gitignore", "*.log\nbuild/\n")
+			r.write("a.txt", "a\n")
+			r.write("keep.log", "tracked but ignored\n")
+			r.write("build/out.log", "tracked in an ignored directory\n")
+			r.git("add", "-f", "keep.log", "build/out.log")
+			r.commitAll("c")
+			repo := openRepo(t, r.Root)
+			if watched {
+				if err := repo.Watch(); err != nil {
+					t.Fatalf("Watch: %v", err)
+				}
+			}
+			assertTreeMatchesGit(t, repo, r.Root)
+			r.remove("keep.log")
+			if err := os.RemoveAll(r.path("build")); err != nil {
+				t.Fatal(err)
+			}
+			assertTreeMatchesGit(t, repo, r.Root)
+			r.write("keep.log", "back\n")
+			r.write("build/out.log", "back too\n")
+			assertTreeMatchesGit(t, repo, r.Root)
+			assertTreeMatchesGit(t, openRepo(t, r.Root), r.Root)
+		})
 	}
 }

@@ -55,79 +55,13 @@ func decodeIndexFile(data []byte, gitDir string) (*userIndex, error) {
 	arena := make([]byte, 0, len(data)/2)
 	type span struct{ off, n int }
 	spans := make([]span, count)
-	off := 12
-	prevOff, prevLen := 0, 0
-	for i := 0; i < count; i++ {
-		if off+62 > end {
-			return nil, bad("truncated entry %d", i)
-		}
-		b := data[off:]
-		u := &ui.entries[i]
-		u.st = statData{
-			ctimeS: be32(b[0:]), ctimeNs: be32(b[4:]),
-			mtimeS: be32(b[8:]), mtimeNs: be32(b[12:]),
-			dev: be32(b[16:]), ino: be32(b[20:]),
-			uid: be32(b[28:]), gid: be32(b[32:]), size: be32(b[36:]),
-		}
-		u.mode = be32(b[24:])
-		if u.mode&modeFmt == modeRegular&modeFmt || u.mode == modeSymlink {
-			u.st.mode = u.mode
-		} else if u.mode&modeFmt == modeTree {
-			u.mode = modeTree
-		}
-		copy(u.hash[:], b[40:60])
-		flags := binary.BigEndian.Uint16(b[60:])
-		u.stage = uint8(flags>>12) & 3
-		if flags&0x8000 != 0 {
-			u.flags |= fAssumeValid
-		}
-		hdr := 62
-		if flags&0x4000 != 0 {
-			if version < 3 || off+64 > end {
-				return nil, bad("extended flags in entry %d", i)
-			}
-			ext := binary.BigEndian.Uint16(b[62:])
-			if ext&0x4000 != 0 {
-				u.flags |= fSkipWT
-			}
-			if ext&0x2000 != 0 {
-				u.flags |= fITA
-			}
-			hdr = 64
-		}
-		p := off + hdr
-		start := len(arena)
-		if version == 4 {
-			strip, n := decodeVarint(data[p:end])
-			if n <= 0 || int(strip) > prevLen {
-				return nil, bad("bad name compression in entry %d", i)
-			}
-			p += n
-			z := bytes.IndexByte(data[p:end], 0)
-			if z < 0 {
-				return nil, bad("unterminated name in entry %d", i)
-			}
-			arena = append(arena, arena[prevOff:prevOff+prevLen-int(strip)]...)
-			arena = append(arena, data[p:p+z]...)
-			off = p + z + 1
-		} else {
-			nameLen := int(flags & 0xfff)
-			if nameLen == 0xfff {
-				z := bytes.IndexByte(data[p:end], 0)
-				if z < 0 {
-					return nil, bad("unterminated name in entry %d", i)
-				}
-				nameLen = z
-			}
-			if p+nameLen > end {
-				return nil, bad("truncated name in entry %d", i)
-			}
-			arena = append(arena, data[p:p+nameLen]...)
-			// Entries are NUL-padded to a multiple of eight bytes (at least one NUL).
-			off += (hdr + nameLen + 8) &^ 7
-		}
-		spans[i] = span{start, len(arena) - start}
-		prevOff, prevLen = start, len(arena)-start
+	off, err := scanIndexEntries(data, func(i int, u *userEntry, name []byte) {
+		ui.entries[i] = *u
+		spans[i] = span{len(arena), len(name)}
+		arena = append(arena, name...)
+	})
+	if err != nil {
+		return nil, err
 	}
 	names := arenaString(arena)
 	for i := range ui.entries {
@@ -166,6 +100,116 @@ func decodeIndexFile(data []byte, gitDir string) (*userIndex, error) {
 		off += 8 + n
 	}
 	return ui, nil
+}
+
+// scanIndexEntries reads the entries of an index whose header decodeIndexFile checked, handing
+// each to fn in file order (u.name unset: name is the full path, valid during the call only), and
+// returns the offset of the first extension.
+func scanIndexEntries(data []byte, fn func(i int, u *userEntry, name []byte)) (int, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("read index: "+format, args...)
+	}
+	version := binary.BigEndian.Uint32(data[4:8])
+	count := int(binary.BigEndian.Uint32(data[8:12]))
+	end := len(data) - 20 // trailing checksum
+	var name []byte       // the current path (index v4 compresses each against the one before)
+	var u userEntry       // one for all entries: fn sees it only during its call
+	off := 12
+	for i := 0; i < count; i++ {
+		if off+62 > end {
+			return 0, bad("truncated entry %d", i)
+		}
+		b := data[off:]
+		u = userEntry{}
+		u.st = statData{
+			ctimeS: be32(b[0:]), ctimeNs: be32(b[4:]),
+			mtimeS: be32(b[8:]), mtimeNs: be32(b[12:]),
+			dev: be32(b[16:]), ino: be32(b[20:]),
+			uid: be32(b[28:]), gid: be32(b[32:]), size: be32(b[36:]),
+		}
+		u.mode = be32(b[24:])
+		if u.mode&modeFmt == modeRegular&modeFmt || u.mode == modeSymlink {
+			u.st.mode = u.mode
+		} else if u.mode&modeFmt == modeTree {
+			u.mode = modeTree
+		}
+		copy(u.hash[:], b[40:60])
+		flags := binary.BigEndian.Uint16(b[60:])
+		u.stage = uint8(flags>>12) & 3
+		if flags&0x8000 != 0 {
+			u.flags |= fAssumeValid
+		}
+		hdr := 62
+		if flags&0x4000 != 0 {
+			if version < 3 || off+64 > end {
+				return 0, bad("extended flags in entry %d", i)
+			}
+			ext := binary.BigEndian.Uint16(b[62:])
+			if ext&0x4000 != 0 {
+				u.flags |= fSkipWT
+			}
+			if ext&0x2000 != 0 {
+				u.flags |= fITA
+			}
+			hdr = 64
+		}
+		p := off + hdr
+		if version == 4 {
+			strip, n := decodeVarint(data[p:end])
+			if n <= 0 || int(strip) > len(name) {
+				return 0, bad("bad name compression in entry %d", i)
+			}
+			p += n
+			z := bytes.IndexByte(data[p:end], 0)
+			if z < 0 {
+				return 0, bad("unterminated name in entry %d", i)
+			}
+			name = append(name[:len(name)-int(strip)], data[p:p+z]...)
+			off = p + z + 1
+		} else {
+			nameLen := int(flags & 0xfff)
+			if nameLen == 0xfff {
+				z := bytes.IndexByte(data[p:end], 0)
+				if z < 0 {
+					return 0, bad("unterminated name in entry %d", i)
+				}
+				nameLen = z
+			}
+			if p+nameLen > end {
+				return 0, bad("truncated name in entry %d", i)
+			}
+			name = data[p : p+nameLen]
+			// Entries are NUL-padded to a multiple of eight bytes (at least one NUL).
+			off += (hdr + nameLen + 8) &^ 7
+		}
+		fn(i, &u, name)
+		if version != 4 {
+			name = nil // data's own bytes: never appended to
+		}
+	}
+	return off, nil
+}
+
+// indexVersion is the version an index file's header gives (0 when it is not an index).
+func indexVersion(data []byte) uint32 {
+	if len(data) < 12+20 || !bytes.Equal(data[:4], []byte("DIRC")) {
+		return 0
+	}
+	return binary.BigEndian.Uint32(data[4:8])
+}
+
+// hasSplitLink reports whether the index's extensions (from off) include a split-index link,
+// whose entries only a merge with the shared index gives.
+func hasSplitLink(data []byte, off int) bool {
+	end := len(data) - 20
+	for off+8 <= end {
+		n := int(binary.BigEndian.Uint32(data[off+4:]))
+		if string(data[off:off+4]) == "link" {
+			return true
+		}
+		off += 8 + n
+	}
+	return false
 }
 
 func be32(b []byte) uint32 { return binary.BigEndian.Uint32(b) }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -105,6 +106,21 @@ func (r *Repo) ReadGitState(keepIndex bool) (*GitState, error) {
 			st.StashLog = string(data)
 		}
 	}
+	// An index whose stat data and checksum trailer are the ones last read is that file again:
+	// its state is not computed a second time (every attempt reads it twice).
+	stamp, err := stampUserIndex(r.indexFile)
+	if err != nil {
+		return nil, fmt.Errorf("read the index: %w", err)
+	}
+	r.idxMu.Lock()
+	cached, hit := r.idxState, stamp.present && !stamp.sum.IsZero() && stamp == r.idxStamp
+	r.idxMu.Unlock()
+	if hit {
+		st.Index = cached
+		if _, err := os.Stat(r.indexCopyPath(cached.Sum)); !keepIndex || err == nil {
+			return st, nil
+		}
+	}
 	idx, err := os.ReadFile(r.indexFile)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("read the index: %w", err)
@@ -116,6 +132,9 @@ func (r *Repo) ReadGitState(keepIndex bool) (*GitState, error) {
 				return nil, err
 			}
 		}
+		r.idxMu.Lock()
+		r.idxStamp, r.idxState = stamp, st.Index
+		r.idxMu.Unlock()
 	}
 	return st, nil
 }
@@ -128,15 +147,37 @@ func sha(b []byte) string {
 func (r *Repo) indexState(data []byte) IndexState {
 	st := IndexState{Sum: sha(data)}
 	st.Entries = st.Sum
+	h := sha256.New()
+	var b []byte
+	add := func(_ int, e *userEntry, name []byte) {
+		// "%o %s %d %d %s\x00" of mode, hash, stage, flags and name, without fmt's allocations.
+		b = strconv.AppendUint(b[:0], uint64(e.mode), 8)
+		b = append(b, ' ')
+		b = hex.AppendEncode(b, e.hash[:])
+		b = append(b, ' ')
+		b = strconv.AppendUint(b, uint64(e.stage), 10)
+		b = append(b, ' ')
+		b = strconv.AppendUint(b, uint64(e.flags), 10)
+		b = append(b, ' ')
+		b = append(b, name...)
+		b = append(b, 0)
+		h.Write(b)
+	}
+	// The entries are hashed as they are read; only a split index needs them all decoded (and
+	// merged with its shared index) first.
+	if v := indexVersion(data); v >= 2 && v <= 4 {
+		if off, err := scanIndexEntries(data, add); err == nil && !hasSplitLink(data, off) {
+			st.Entries = hex.EncodeToString(h.Sum(nil))
+			return st
+		}
+		h.Reset()
+	}
 	ui, err := decodeIndexFile(data, r.gitDir)
 	if err != nil {
 		return st // an index mulligan cannot decode is compared byte for byte
 	}
-	h := sha256.New()
-	var b []byte
-	for _, e := range ui.entries {
-		b = fmt.Appendf(b[:0], "%o %s %d %d %s\x00", e.mode, e.hash, e.stage, e.flags, e.name)
-		h.Write(b)
+	for i := range ui.entries {
+		add(i, &ui.entries[i], []byte(ui.entries[i].name))
 	}
 	st.Entries = hex.EncodeToString(h.Sum(nil))
 	return st

@@ -95,7 +95,7 @@ func (r *Repo) KeepIgnored(ctx context.Context, ref, message string) (*KeptIgnor
 // scanIgnored walks the working tree for KeepIgnored: directories the rules ignore and nested
 // repositories are not entered, tracked paths are never ignored, no symbolic link is followed.
 func (r *Repo) scanIgnored(ctx context.Context) ([]keptFile, *KeptIgnored, error) {
-	root, _, _, err := r.rootMatchers()
+	root, _, _, _, err := r.rootMatchers()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -354,7 +354,7 @@ func (r *Repo) RestoreIgnored(ctx context.Context, ref string, tree plumbing.Has
 	if err := r.flatten(keptTree, "", &kept); err != nil {
 		return nil, fmt.Errorf("put back ignored files: %w", err)
 	}
-	root, _, _, err := r.rootMatchers()
+	root, _, _, _, err := r.rootMatchers()
 	if err != nil {
 		return nil, err
 	}

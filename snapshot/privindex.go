@@ -185,18 +185,22 @@ func decodePriv(c *crcReader) (*privIndex, error) {
 	if nEntries > 1<<26 || pathBytes > 1<<31-1 || nDirs > 1<<26 {
 		return nil, errPrivCorrupt
 	}
-	// All paths share one arena: decoding allocates per index, not per entry.
+	// All paths share one arena of the size the header gives, never grown (readPath refuses to),
+	// so each path can be a view of it from the start: decoding allocates per index, not per entry.
 	arena := make([]byte, 0, pathBytes)
+	var paths string
+	if pathBytes > 0 {
+		paths = unsafe.String(&arena[:1][0], pathBytes)
+	}
 	p.entries = make([]entry, nEntries)
-	spans := make([][2]int, nEntries)
 	prev := 0
 	for i := 0; i < nEntries; i++ {
-		start, err := readPath(c, &arena, &prev)
+		start, err := readPath(c, &arena, &prev, true)
 		if err != nil {
 			return nil, err
 		}
-		spans[i] = [2]int{start, len(arena)}
 		e := &p.entries[i]
+		e.path = paths[start:len(arena)]
 		b, err := c.full(48)
 		if err != nil {
 			return nil, err
@@ -223,19 +227,12 @@ func decodePriv(c *crcReader) (*privIndex, error) {
 		}
 		e.flags &^= fUblobSame
 	}
-	if len(arena) > pathBytes {
-		return nil, errPrivCorrupt
-	}
-	paths := arenaString(arena)
-	for i := range p.entries {
-		p.entries[i].path = paths[spans[i][0]:spans[i][1]]
-	}
 	darena := make([]byte, 0, 1024)
 	dspans := make([][2]int, nDirs)
 	p.dirs = make([]dirInfo, nDirs)
 	prev = 0
 	for i := 0; i < int(nDirs); i++ {
-		start, err := readPath(c, &darena, &prev)
+		start, err := readPath(c, &darena, &prev, false)
 		if err != nil {
 			return nil, err
 		}
@@ -278,8 +275,9 @@ func decodePriv(c *crcReader) (*privIndex, error) {
 }
 
 // readPath reads a prefix-compressed path (bytes kept from the previous path, then the suffix)
-// into the arena and returns where it starts.
-func readPath(c *crcReader, arena *[]byte, prev *int) (int, error) {
+// into the arena and returns where it starts. A fixed arena is never grown: a path that does not
+// fit says the file is corrupt.
+func readPath(c *crcReader, arena *[]byte, prev *int, fixed bool) (int, error) {
 	keep, err := c.uvarint()
 	if err != nil {
 		return 0, err
@@ -294,6 +292,9 @@ func readPath(c *crcReader, arena *[]byte, prev *int) (int, error) {
 		return 0, errPrivCorrupt
 	}
 	start := len(a)
+	if fixed && len(a)+int(keep)+int(n) > cap(a) {
+		return 0, errPrivCorrupt
+	}
 	a = append(a, a[*prev:*prev+int(keep)]...)
 	a = slices.Grow(a, int(n))
 	a = a[:len(a)+int(n)]

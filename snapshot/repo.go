@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -25,6 +26,14 @@ type Repo struct {
 	objs      *objectStore
 
 	mu sync.Mutex // serialises WriteTree and Restore (they share the private index)
+	// Set while watched (live.go): the tree's watcher and the last walk's state.
+	watch    *watcher
+	live     *liveState
+	lastWalk WatchStats
+
+	idxMu    sync.Mutex // ReadGitState's last index: its stamp and state
+	idxStamp userIndexStamp
+	idxState IndexState
 
 	stor   *filesystem.Storage
 	storMu sync.Mutex // go-git's storage is not safe for concurrent readers; guards stor
@@ -238,9 +247,13 @@ func readSymbolicHead(gitDir string) (string, bool) {
 
 // Close releases the object store's open files and maps.
 func (r *Repo) Close() error {
-	var err error
+	r.mu.Lock()
+	err := r.unwatchLocked()
+	r.mu.Unlock()
 	if r.objs != nil {
-		err = r.objs.close()
+		if cerr := r.objs.close(); cerr != nil && err == nil {
+			err = cerr
+		}
 	}
 	r.storMu.Lock()
 	if r.stor != nil {
@@ -285,9 +298,12 @@ func (r *Repo) encodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.E
 	if err == nil {
 		return obj, nil
 	}
-	r.dropStorage()
-	if obj, err2 := r.storage().EncodedObject(t, h); err2 == nil {
-		return obj, nil
+	for try := 0; try < 3; try++ {
+		r.dropStorage()
+		if obj, err2 := r.storage().EncodedObject(t, h); err2 == nil {
+			return obj, nil
+		}
+		time.Sleep(time.Duration(try+1) * 20 * time.Millisecond) // a repack between two of its steps
 	}
 	return nil, err
 }

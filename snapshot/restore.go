@@ -655,7 +655,7 @@ func (x *restorer) matcher(dir string) *attr.Matcher {
 	}
 	var m *attr.Matcher
 	if dir == "" {
-		_, root, _, err := x.r.rootMatchers()
+		_, root, _, _, err := x.r.rootMatchers()
 		if err != nil {
 			root = attr.NewMatcher(nil, nil)
 		}
@@ -735,7 +735,15 @@ func (x *restorer) saveIndex() error {
 	ws := x.ws
 	out := make([]*entry, 0, len(ws.entries)+len(x.done))
 	for _, e := range ws.entries {
-		if _, ok := x.done[e.path]; ok {
+		if d, ok := x.done[e.path]; ok {
+			if d == nil && e.flags&fTracked != 0 {
+				// Deleted, or written with content the next walk must read: a tracked path
+				// keeps its user's index data as an absent entry (walk.go's keepOld).
+				a := *e
+				a.mode, a.st, a.blob = 0, statData{}, plumbing.ZeroHash
+				a.flags &^= fHashed | fCRCalled | fCRValue
+				out = append(out, &a)
+			}
 			continue
 		}
 		if e.st != (statData{}) && !e.st.mtimeBefore(ws.t0S, ws.t0Ns) {
@@ -765,6 +773,24 @@ func (x *restorer) saveIndex() error {
 			}
 			p = dir
 		}
+	}
+	if x.r.watch != nil {
+		// Watched: the state stays in memory for the next walk, which re-reads the directories
+		// the restore wrote in (their events say so). The user's index stamp is kept, because
+		// every path written took the user's index data its entry had; a restored path that had
+		// none is untracked (a tracked path that vanished keeps an absent entry), except below
+		// a sparse-index directory, which only a reseed sorts out.
+		tmp.Close()
+		os.Remove(tmp.Name())
+		user := ws.user
+		for _, e := range out {
+			if e.mode == modeTree {
+				user = userIndexStamp{}
+				break
+			}
+		}
+		return x.r.keep(&liveState{t0S: t1S, t0Ns: t1Ns, user: user, entries: out, dirs: dirs, tree: x.target,
+			rootFP: ws.rootFP, ignFP: ws.ignFP, volatile: ws.volatile}, true)
 	}
 	p := &privIndex{t0S: t1S, t0Ns: t1Ns, dirs: dirs}
 	return savePrivIndex(tmp, privIndexPath(x.r.gitDir), p, out)

@@ -133,7 +133,7 @@ func (r *Repo) spareIgnored(ws *walkState, target plumbing.Hash, changes []Chang
 		if cur != nil {
 			return nil
 		}
-		root, _, _, err := r.rootMatchers()
+		root, _, _, _, err := r.rootMatchers()
 		if err != nil {
 			return err
 		}

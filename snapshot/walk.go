@@ -51,6 +51,7 @@ type scratch struct {
 	buf     []byte
 	st      unix.Stat_t
 	slab    []entry
+	kids    []kid // the directory being walked; copied out only when it changed
 }
 
 func newScratch() *scratch {
@@ -114,6 +115,12 @@ type dirNode struct {
 	unmatchedOld bool // some old child is gone
 	tree         plumbing.Hash
 	files        int
+	// reused: the subtree is the old entries old[lo:hi] and the old tree info.tree (not read, or
+	// read and found unchanged: leaf, a directory without subdirectories).
+	reused, leaf bool
+	lo, hi       int
+	// volatile: holds a submodule or nested repository, whose HEAD moves without an event here.
+	volatile bool
 }
 
 type dirJob struct {
@@ -151,10 +158,14 @@ type walker struct {
 	fileMode bool
 	set      settings
 	conv     *attr.Converter
-	old      []entry
-	tp       []int32 // tp[i] = tracked entries in old[:i]
+	old      []*entry // the previous walk's entries, sorted by path
+	tp       []int32  // tp[i] = tracked entries in old[:i]
 	dirs     []dirInfo
 	uHints   map[string]plumbing.Hash
+	// Watched walks (live.go): the watcher every directory read is added to, and the directories
+	// this walk must read; a nil touched means all of them.
+	watch   *watcher
+	touched map[string]bool
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -164,6 +175,7 @@ type walker struct {
 
 	hashed     atomic.Int64
 	newEntries atomic.Int64
+	dirsRead   atomic.Int64
 }
 
 func (w *walker) push(j job) {
@@ -241,13 +253,13 @@ func (w *walker) collectOldKids(kids []oldKid, lo, hi, prefixLen int) []oldKid {
 		p := w.old[i].path[prefixLen:]
 		slash := strings.IndexByte(p, '/')
 		if slash < 0 {
-			kids = append(kids, oldKid{name: p, e: &w.old[i]})
+			kids = append(kids, oldKid{name: p, e: w.old[i]})
 			i++
 			continue
 		}
 		if slash == len(p)-1 {
 			// A sparse-index directory entry ("dir/", a whole tree kept as it is).
-			kids = append(kids, oldKid{name: p[:slash], e: &w.old[i], isDir: true, tracked: 1})
+			kids = append(kids, oldKid{name: p[:slash], e: w.old[i], isDir: true, tracked: 1})
 			i++
 			continue
 		}
@@ -368,13 +380,18 @@ func (w *walker) doDir(s *scratch, j *dirJob) error {
 	fd, err := unix.Open(w.abs(n.path), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if err == unix.ENOENT || err == unix.ENOTDIR || err == unix.ELOOP {
-			// Gone (or replaced) since its parent was read: only skip-worktree entries survive.
-			w.keepAbsent(n, s.oldKids)
+			// Gone (or replaced) since its parent was read: only skip-worktree and absent
+			// tracked entries survive.
+			w.keepAbsent(s, n, s.oldKids)
 			return nil
 		}
 		return fmt.Errorf("open directory %s: %w", w.abs(n.path), err)
 	}
 	defer unix.Close(fd)
+	w.dirsRead.Add(1)
+	if w.watch != nil {
+		w.watch.add(fd, n.path) // before reading: a change after this point raises an event
+	}
 
 	attrs, fp := j.attrs, j.fp
 	if j.ignored {
@@ -421,7 +438,7 @@ func (w *walker) doDir(s *scratch, j *dirJob) error {
 	n.fp = fp
 	fpSame := n.info != nil && n.info.fp == fp
 
-	kids := make([]kid, 0, len(s.names)+2)
+	kids := s.kids[:0]
 	s.items = s.items[:0]
 	for _, nr := range s.names {
 		name := s.name(nr)
@@ -465,7 +482,7 @@ func (w *walker) doDir(s *scratch, j *dirJob) error {
 			}
 			kids = append(kids, w.fileKid(s, path, len(name), e, typ, fpSame))
 		case dtDir:
-			k, ok, err := w.dirKid(s, j, n, ign, attrs, fp, name)
+			k, ok, err := w.dirKid(s, j, n, ign, attrs, fp, fpSame, name)
 			if err != nil {
 				return err
 			}
@@ -474,12 +491,12 @@ func (w *walker) doDir(s *scratch, j *dirJob) error {
 			}
 		}
 	}
-	return w.finishDir(s, n, kids, fd, attrs, fp)
+	return w.finishDir(s, n, kids, j.lo, j.hi, fd, attrs, fp)
 }
 
 // dirKid decides what a directory found on disk is: a gitlink (submodule or nested repository),
 // a directory to walk, or nothing (ignored, or an unborn nested repository).
-func (w *walker) dirKid(s *scratch, j *dirJob, n *dirNode, ign *ignore.Matcher, attrs *attr.Matcher, fp uint64, name []byte) (kid, bool, error) {
+func (w *walker) dirKid(s *scratch, j *dirJob, n *dirNode, ign *ignore.Matcher, attrs *attr.Matcher, fp uint64, fpSame bool, name []byte) (kid, bool, error) {
 	fk := findOldKid(s.oldKids, name, false)
 	dk := findOldKid(s.oldKids, name, true)
 	if dk >= 0 && s.oldKids[dk].sparse() {
@@ -507,6 +524,7 @@ func (w *walker) dirKid(s *scratch, j *dirJob, n *dirNode, ign *ignore.Matcher, 
 		}
 		if fe.umode == modeGitlink {
 			s.oldKids[fk].matched = true
+			n.volatile = true
 			return w.gitlinkKid(s, path, len(name), fe), true, nil
 		}
 	}
@@ -514,11 +532,12 @@ func (w *walker) dirKid(s *scratch, j *dirJob, n *dirNode, ign *ignore.Matcher, 
 		// A directory with tracked files is walked even when it holds a .git of its own.
 		ok := &s.oldKids[dk]
 		ok.matched = true
-		return w.childDir(path, len(name), ok.lo, ok.hi, true, ign, attrs, fp, ign.Ignored(w.fold(path), true)), true, nil
+		return w.childDir(path, len(name), ok.lo, ok.hi, true, ign, attrs, fp, fpSame, ign.Ignored(w.fold(path), true)), true, nil
 	}
 	if fe != nil && fe.flags&fTracked != 0 {
 		// A tracked file replaced by a directory: a repository there becomes a gitlink (git's
 		// check_removed); otherwise the file is gone and the directory is untracked.
+		n.volatile = true
 		if head, _, ok := nestedHead(w.abs(path)); ok {
 			s.oldKids[fk].matched = true
 			if fe.flags&fAssumeValid != 0 {
@@ -531,6 +550,7 @@ func (w *walker) dirKid(s *scratch, j *dirJob, n *dirNode, ign *ignore.Matcher, 
 		return kid{}, false, nil
 	}
 	if head, isRepo, ok := nestedHead(w.abs(path)); isRepo {
+		n.volatile = true
 		if !ok {
 			return kid{}, false, nil // git add refuses a repository without a commit; leave it out
 		}
@@ -547,11 +567,18 @@ func (w *walker) dirKid(s *scratch, j *dirJob, n *dirNode, ign *ignore.Matcher, 
 		ok.matched = true
 		lo, hi, had = ok.lo, ok.hi, true
 	}
-	return w.childDir(path, len(name), lo, hi, had, ign, attrs, fp, false), true, nil
+	return w.childDir(path, len(name), lo, hi, had, ign, attrs, fp, fpSame, false), true, nil
 }
 
-func (w *walker) childDir(path string, nameLen, lo, hi int, had bool, ign *ignore.Matcher, attrs *attr.Matcher, fp uint64, ignored bool) kid {
+// childDir queues a subdirectory to be walked, or (a watched walk, nothing happened below it)
+// takes it whole from the last walk. fpSame says the parent's attribute fingerprint is the one
+// the last walk saw.
+func (w *walker) childDir(path string, nameLen, lo, hi int, had bool, ign *ignore.Matcher, attrs *attr.Matcher, fp uint64, fpSame, ignored bool) kid {
 	c := &dirNode{path: path, name: path[len(path)-nameLen:], info: w.dirInfo(path), hadOld: had}
+	if w.reusable(path, c.info, fpSame) {
+		c.reused, c.lo, c.hi, c.fp = true, lo, hi, c.info.fp
+		return kid{name: c.name, d: c}
+	}
 	w.push(job{dir: &dirJob{node: c, lo: lo, hi: hi, ign: ign, attrs: attrs, fp: fp, ignored: ignored}})
 	return kid{name: c.name, d: c}
 }
@@ -692,7 +719,7 @@ func nestedHead(dir string) (head plumbing.Hash, isRepo, ok bool) {
 func (w *walker) doIgnoredDir(s *scratch, j *dirJob, fd int, attrs *attr.Matcher, fp uint64) error {
 	n := j.node
 	fpSame := n.info != nil && n.info.fp == fp
-	kids := make([]kid, 0, len(s.oldKids))
+	kids := s.kids[:0]
 	s.items = s.items[:0]
 	for i := range s.oldKids {
 		ok := &s.oldKids[i]
@@ -715,13 +742,14 @@ func (w *walker) doIgnoredDir(s *scratch, j *dirJob, fd int, attrs *attr.Matcher
 		case ok.isDir && typ == dtDir:
 			ok.matched = true
 			path := w.old[ok.lo].path[:len(n.path)+len(ok.name)+min(len(n.path), 1)]
-			kids = append(kids, w.childDir(path, len(ok.name), ok.lo, ok.hi, true, j.ign, attrs, fp, true))
+			kids = append(kids, w.childDir(path, len(ok.name), ok.lo, ok.hi, true, j.ign, attrs, fp, fpSame, true))
 		case ok.isDir:
 			// replaced by a file: the tracked paths below are gone (the file itself is ignored)
 		case typ == dtReg || typ == dtLink:
 			ok.matched = true
 			kids = append(kids, w.fileKid(s, ok.e.path, len(ok.name), ok.e, typ, fpSame))
 		case typ == dtDir:
+			n.volatile = true
 			if ok.e.umode == modeGitlink {
 				ok.matched = true
 				kids = append(kids, w.gitlinkKid(s, ok.e.path, len(ok.name), ok.e))
@@ -735,34 +763,33 @@ func (w *walker) doIgnoredDir(s *scratch, j *dirJob, fd int, attrs *attr.Matcher
 			}
 		}
 	}
-	return w.finishDir(s, n, kids, fd, attrs, fp)
+	return w.finishDir(s, n, kids, j.lo, j.hi, fd, attrs, fp)
 }
 
 // finishDir keeps the skip-worktree paths disk does not show, orders the kids as a tree and
 // reads the files that need it.
-func (w *walker) finishDir(s *scratch, n *dirNode, kids []kid, fd int, attrs *attr.Matcher, fp uint64) error {
+func (w *walker) finishDir(s *scratch, n *dirNode, kids []kid, lo, hi int, fd int, attrs *attr.Matcher, fp uint64) error {
 	for i := range s.oldKids {
 		ok := &s.oldKids[i]
 		if ok.matched {
 			continue
 		}
-		if ok.e != nil && ok.e.flags&fSkipWT != 0 {
+		if k, kept := w.keepOld(s, n, ok); kept {
 			ok.matched = true
-			kids = append(kids, kid{name: ok.name, e: ok.e, old: ok.e})
+			kids = append(kids, k)
 			continue
-		}
-		if ok.isDir && ok.e == nil {
-			path := w.old[ok.lo].path[:len(n.path)+len(ok.name)+min(len(n.path), 1)]
-			if c := w.absentDir(path, len(ok.name), ok.lo, ok.hi); c != nil {
-				ok.matched = true
-				kids = append(kids, kid{name: c.name, d: c})
-				continue
-			}
 		}
 		n.unmatchedOld = true
 	}
+	if w.unchangedLeaf(s, n, kids, lo, hi) {
+		// Nothing to keep but the range: a clean walk allocates per changed directory only.
+		n.reused, n.leaf, n.lo, n.hi = true, true, lo, hi
+		s.kids = kids[:0]
+		return nil
+	}
 	slices.SortFunc(kids, func(a, b kid) int { return treeCompare(a.name, a.isDir(), b.name, b.isDir()) })
-	n.kids = kids
+	n.kids = slices.Clone(kids)
+	s.kids = kids[:0]
 	if len(s.items) == 0 {
 		return nil
 	}
@@ -807,33 +834,57 @@ func (w *walker) doHashJob(s *scratch, h *hashJob) error {
 	return nil
 }
 
-// keepAbsent fills a directory that vanished during the walk with its skip-worktree entries.
-func (w *walker) keepAbsent(n *dirNode, kids []oldKid) {
+// keepOld decides what becomes of an old child that disk no longer shows: a skip-worktree entry
+// stays as the user's index has it, a tracked file stays as an absent entry (mode 0: in no tree,
+// but the next walk that finds the file again knows the user's index tracks it, as `git add -A`
+// does), and a directory keeps whichever of those it held. Untracked paths simply go.
+func (w *walker) keepOld(s *scratch, n *dirNode, ok *oldKid) (kid, bool) {
+	switch {
+	case ok.e != nil && ok.e.flags&fSkipWT != 0:
+		return kid{name: ok.name, e: ok.e, old: ok.e}, true
+	case ok.isDir && ok.e == nil:
+		path := w.old[ok.lo].path[:len(n.path)+len(ok.name)+min(len(n.path), 1)]
+		if c := w.absentDir(s, path, len(ok.name), ok.lo, ok.hi); c != nil {
+			return kid{name: c.name, d: c}, true
+		}
+	case !ok.isDir && ok.e.flags&fTracked != 0:
+		return kid{name: ok.name, e: absentEntry(s, ok.e), old: ok.e}, true
+	}
+	return kid{}, false
+}
+
+// absentEntry is e as a tracked path missing from disk: no content, no stat data.
+func absentEntry(s *scratch, e *entry) *entry {
+	if e.mode == 0 && e.st == (statData{}) && e.blob.IsZero() {
+		return e
+	}
+	ne := s.newEntry()
+	*ne = *e
+	ne.mode, ne.st, ne.blob = 0, statData{}, plumbing.ZeroHash
+	ne.flags &^= fHashed | fCRCalled | fCRValue
+	return ne
+}
+
+// keepAbsent fills a directory missing from disk with the old entries it keeps (keepOld).
+func (w *walker) keepAbsent(s *scratch, n *dirNode, kids []oldKid) {
 	var out []kid
 	for i := range kids {
-		ok := &kids[i]
-		if ok.e != nil && ok.e.flags&fSkipWT != 0 {
-			out = append(out, kid{name: ok.name, e: ok.e, old: ok.e})
+		if k, kept := w.keepOld(s, n, &kids[i]); kept {
+			out = append(out, k)
 			continue
-		}
-		if ok.isDir && ok.e == nil {
-			path := w.old[ok.lo].path[:len(n.path)+len(ok.name)+min(len(n.path), 1)]
-			if c := w.absentDir(path, len(ok.name), ok.lo, ok.hi); c != nil {
-				out = append(out, kid{name: c.name, d: c})
-				continue
-			}
 		}
 		n.unmatchedOld = true
 	}
 	n.kids = out
 }
 
-// absentDir builds the node of a directory missing from disk, holding only its skip-worktree
-// entries (a sparse checkout leaves whole directories out); nil when there are none.
-func (w *walker) absentDir(path string, nameLen, lo, hi int) *dirNode {
+// absentDir builds the node of a directory missing from disk, holding its skip-worktree entries
+// (a sparse checkout leaves whole directories out) and its tracked paths as absent entries; nil
+// when there are none.
+func (w *walker) absentDir(s *scratch, path string, nameLen, lo, hi int) *dirNode {
 	any := false
 	for i := lo; i < hi; i++ {
-		if w.old[i].flags&fSkipWT != 0 {
+		if w.old[i].flags&(fSkipWT|fTracked) != 0 {
 			any = true
 			break
 		}
@@ -845,7 +896,7 @@ func (w *walker) absentDir(path string, nameLen, lo, hi int) *dirNode {
 	if c.info != nil {
 		c.fp = c.info.fp
 	}
-	w.keepAbsent(c, w.collectOldKids(nil, lo, hi, len(path)+1))
+	w.keepAbsent(s, c, w.collectOldKids(nil, lo, hi, len(path)+1))
 	return c
 }
 
@@ -865,6 +916,21 @@ func (w *walker) fileModeFor(canon uint32, e *entry) uint32 {
 		return modeRegular
 	}
 	return canon
+}
+
+// unchangedLeaf reports whether the directory just read is exactly what the old entries
+// old[lo:hi] say: no subdirectory, every kid the old entry itself, none gone, nothing to read,
+// and the old tree id still valid under the same attributes.
+func (w *walker) unchangedLeaf(s *scratch, n *dirNode, kids []kid, lo, hi int) bool {
+	if len(s.items) > 0 || n.unmatchedOld || n.volatile || n.info == nil || !n.info.valid || n.info.fp != n.fp || len(kids) != hi-lo {
+		return false
+	}
+	for i := range kids {
+		if k := &kids[i]; k.d != nil || k.old == nil || k.e != k.old {
+			return false
+		}
+	}
+	return true
 }
 
 // errVanished means a file disappeared between readdir and read: it is simply not in the tree.

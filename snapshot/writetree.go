@@ -62,6 +62,12 @@ type walkState struct {
 	t0S, t0Ns uint32
 	tmp       *os.File
 	dirty     bool
+	rootFP    uint64
+	ignFP     uint64
+	volatile  []string
+	// The walk's old state, which reused subtrees are copied from.
+	old      []*entry
+	prevDirs []dirInfo
 }
 
 func (ws *walkState) discard() {
@@ -72,8 +78,20 @@ func (ws *walkState) discard() {
 	}
 }
 
-// save writes the private index when the walk changed anything; a clean snapshot writes nothing.
+// live is the state the walk leaves for the next one.
+func (ws *walkState) live() *liveState {
+	return &liveState{t0S: ws.t0S, t0Ns: ws.t0Ns, user: ws.user, entries: ws.entries, dirs: ws.dirs,
+		tree: ws.result.Tree, rootFP: ws.rootFP, ignFP: ws.ignFP, volatile: ws.volatile}
+}
+
+// save keeps the walk's result: in memory while the Repo is watched, else in the private index
+// on disk, when the walk changed anything (a clean snapshot writes nothing).
 func (ws *walkState) save() error {
+	r := ws.r
+	if r.watch != nil {
+		ws.discard()
+		return r.keep(ws.live(), ws.dirty)
+	}
 	if !ws.dirty {
 		ws.discard()
 		return nil
@@ -81,7 +99,7 @@ func (ws *walkState) save() error {
 	p := &privIndex{t0S: ws.t0S, t0Ns: ws.t0Ns, user: ws.user, dirs: ws.dirs}
 	tmp := ws.tmp
 	ws.tmp = nil
-	return savePrivIndex(tmp, privIndexPath(ws.r.gitDir), p, ws.entries)
+	return savePrivIndex(tmp, privIndexPath(r.gitDir), p, ws.entries)
 }
 
 func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
@@ -97,18 +115,23 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 	}()
 	cleanStaleTemps(r.gitDir, t0S)
 
-	p, err := loadPrivIndex(privIndexPath(r.gitDir))
-	if err != nil {
-		return nil, fmt.Errorf("snapshot: private index: %w", err)
-	}
-	if p != nil {
-		// Racy git: an entry whose mtime is not before the index's own write time may have
-		// changed in the same clock tick after it was read; forget its stat data.
-		for i := range p.entries {
-			e := &p.entries[i]
-			if e.st != (statData{}) && !e.st.mtimeBefore(p.t0S, p.t0Ns) {
-				e.st = statData{}
-			}
+	// The old state: the last walk's, kept in memory with what changed since (watched), or the
+	// private index on disk.
+	live, touched, full := r.takeLive()
+	var p *privIndex
+	var old []*entry
+	if live != nil {
+		p = &privIndex{t0S: live.t0S, t0Ns: live.t0Ns, user: live.user, dirs: live.dirs}
+		old = live.entries
+		ws.dirty = live.unsaved
+	} else {
+		if p, err = loadPrivIndex(privIndexPath(r.gitDir)); err != nil {
+			return nil, fmt.Errorf("snapshot: private index: %w", err)
+		}
+		if p != nil {
+			old = ptrs(p.entries)
+			p.entries = nil
+			forgetRacy(old, p.t0S, p.t0Ns)
 		}
 	}
 	stamp, err := stampUserIndex(r.indexFile)
@@ -129,8 +152,22 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 			}
 			hints = ui.trees
 		}
-		p = r.reseed(p, ui, stamp)
+		p, old = r.reseed(p, old, ui, stamp)
 		ws.dirty = true
+		touched, full = nil, "the user's index changed"
+	}
+	ign, attrs, fp, ignFP, err := r.rootMatchers()
+	if err != nil {
+		return nil, err
+	}
+	ws.rootFP, ws.ignFP = fp, ignFP
+	if touched != nil {
+		switch {
+		case live.rootFP != fp || live.ignFP != ignFP:
+			touched, full = nil, "repository-wide ignore or attribute rules changed"
+		case !r.objs.has(live.tree):
+			touched, full = nil, "the last tree is no longer in the object store"
+		}
 	}
 
 	fctx, stopFilters := filterContext(ctx)
@@ -143,9 +180,11 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 		fileMode: r.set.fileMode,
 		set:      r.set,
 		conv:     attr.NewConverter(r.set.conv, r.root),
-		old:      p.entries,
+		old:      old,
 		dirs:     p.dirs,
 		uHints:   hints,
+		watch:    r.watch,
+		touched:  touched,
 	}
 	defer w.conv.Close()
 	w.cond = sync.NewCond(&w.mu)
@@ -155,10 +194,6 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 		if w.old[i].flags&fTracked != 0 {
 			w.tp[i+1]++
 		}
-	}
-	ign, attrs, fp, err := r.rootMatchers()
-	if err != nil {
-		return nil, err
 	}
 	root := &dirNode{info: w.dirInfo(""), hadOld: true}
 	w.push(job{dir: &dirJob{node: root, lo: 0, hi: len(w.old), ign: ign, attrs: attrs, fp: fp}})
@@ -177,39 +212,59 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 		root.tree = emptyTree
 	}
 	ws.root = root
+	ws.old, ws.prevDirs = w.old, w.dirs
 	ws.entries = make([]*entry, 0, len(w.old)+int(w.newEntries.Load()))
 	ws.flatten(root)
+	ws.old, ws.prevDirs = nil, nil
 	sort.Slice(ws.dirs, func(i, j int) bool { return ws.dirs[i].path < ws.dirs[j].path })
 	if b.dirty || w.newEntries.Load() > 0 || len(ws.entries) != len(w.old) || len(ws.dirs) != len(w.dirs) {
 		ws.dirty = true
 	}
 	files := 0
 	for _, e := range ws.entries {
-		if e.mode == modeTree {
+		switch e.mode {
+		case 0: // a tracked path missing from disk
+		case modeTree:
 			files += int(e.st.size) // sparse-index directory: its file count, cached at reseed
-		} else {
+		default:
 			files++
 		}
 	}
 	ws.result = TreeResult{Tree: root.tree, Files: files, Hashed: int(w.hashed.Load())}
+	r.lastWalk = WatchStats{Incremental: touched != nil, Full: full, DirsRead: int(w.dirsRead.Load())}
 	return ws, nil
 }
 
 func (ws *walkState) flatten(n *dirNode) {
+	if n.reused {
+		ws.flattenReused(n)
+		return
+	}
+	if n.volatile {
+		ws.volatile = append(ws.volatile, n.path)
+	}
 	ws.dirs = append(ws.dirs, dirInfo{path: n.path, tree: n.tree, fp: n.fp, valid: true})
 	for i := range n.kids {
 		k := &n.kids[i]
-		if k.d != nil {
+		switch {
+		case k.d != nil:
 			ws.flatten(k.d)
-		} else if k.e.mode != 0 {
+		case k.e.mode != 0:
+			ws.entries = append(ws.entries, k.e)
+		case k.e.flags&fTracked != 0:
+			// A tracked file that vanished while it was read: absent, like one readdir missed.
+			if k.e.st != (statData{}) || !k.e.blob.IsZero() {
+				k.e.st, k.e.blob = statData{}, plumbing.ZeroHash
+				k.e.flags &^= fHashed | fCRCalled | fCRValue
+			}
 			ws.entries = append(ws.entries, k.e)
 		}
 	}
 }
 
 // rootMatchers reads the repository-wide ignore and attribute sources and fingerprints everything
-// that changes how a file's content becomes a blob.
-func (r *Repo) rootMatchers() (*ignore.Matcher, *attr.Matcher, uint64, error) {
+// that changes how a file's content becomes a blob (fp), and the ignore sources (ignFP).
+func (r *Repo) rootMatchers() (*ignore.Matcher, *attr.Matcher, uint64, uint64, error) {
 	read := func(path string) ([]byte, error) {
 		if path == "" {
 			return nil, nil
@@ -225,19 +280,19 @@ func (r *Repo) rootMatchers() (*ignore.Matcher, *attr.Matcher, uint64, error) {
 	}
 	excl, err := read(r.set.excludesFile)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, 0, 0, err
 	}
 	info, err := read(filepath.Join(r.commonDir, "info", "exclude"))
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, 0, 0, err
 	}
 	gattr, err := read(r.set.attributesFile)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, 0, 0, err
 	}
 	iattr, err := read(filepath.Join(r.commonDir, "info", "attributes"))
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, 0, 0, err
 	}
 	if r.set.ignoreCase {
 		excl, info = bytes.ToLower(excl), bytes.ToLower(info)
@@ -248,7 +303,8 @@ func (r *Repo) rootMatchers() (*ignore.Matcher, *attr.Matcher, uint64, error) {
 	fp = mixFP(fp, gattr)
 	fp = mixFP(fp, []byte{0})
 	fp = mixFP(fp, iattr)
-	return ign, attrs, fp, nil
+	ignFP := mixFP(mixFP(mixFP(0, excl), []byte{0}), info)
+	return ign, attrs, fp, ignFP, nil
 }
 
 // fingerprint is every setting that changes which mode or blob a file gets.
@@ -269,11 +325,9 @@ func (s settings) fingerprint() string {
 
 // reseed rebuilds the private index entries from a changed user index, keeping content mulligan
 // read itself where the user's index cannot vouch for the file.
-func (r *Repo) reseed(p *privIndex, ui *userIndex, stamp userIndexStamp) *privIndex {
+func (r *Repo) reseed(p *privIndex, old []*entry, ui *userIndex, stamp userIndexStamp) (*privIndex, []*entry) {
 	np := &privIndex{user: stamp}
-	var old []entry
 	if p != nil {
-		old = p.entries
 		np.dirs = p.dirs
 		for i := range np.dirs {
 			np.dirs[i].valid = false // their ids stay useful as "known to exist"
@@ -292,7 +346,7 @@ func (r *Repo) reseed(p *privIndex, ui *userIndex, stamp userIndexStamp) *privIn
 		var group []userEntry
 		switch {
 		case k >= len(u) || i < len(old) && old[i].path < u[k].name:
-			pe = &old[i]
+			pe = old[i]
 			i++
 		default:
 			g := k + 1
@@ -301,7 +355,7 @@ func (r *Repo) reseed(p *privIndex, ui *userIndex, stamp userIndexStamp) *privIn
 			}
 			group = u[k:g]
 			if i < len(old) && old[i].path == u[k].name {
-				pe = &old[i]
+				pe = old[i]
 				i++
 			}
 			k = g
@@ -338,8 +392,7 @@ func (r *Repo) reseed(p *privIndex, ui *userIndex, stamp userIndexStamp) *privIn
 		}
 		out = append(out, e)
 	}
-	np.entries = out
-	return np
+	return np, ptrs(out)
 }
 
 // countFiles is the number of non-tree entries below tree h (what `git ls-tree -r` lists).
@@ -414,6 +467,10 @@ type treeBuilder struct {
 
 // build returns whether n's entry in its parent tree changed (appeared, vanished or got a new id).
 func (b *treeBuilder) build(n *dirNode) (bool, error) {
+	if n.reused {
+		n.tree, n.files = n.info.tree, b.w.countFiles(n.lo, n.hi)
+		return false, nil
+	}
 	info := n.info
 	changed := n.unmatchedOld || info == nil || !info.valid || info.fp != n.fp
 	files := 0
@@ -431,7 +488,7 @@ func (b *treeBuilder) build(n *dirNode) (bool, error) {
 			continue
 		}
 		if k.e.mode == 0 {
-			if k.old != nil {
+			if k.old != nil && k.old.mode != 0 {
 				changed = true
 			}
 			continue

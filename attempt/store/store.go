@@ -9,6 +9,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -67,6 +68,10 @@ func Open(path string, opts ...Option) (*DB, error) {
 		o(db)
 	}
 	if err := prepareFile(abs); err != nil {
+		var empty *EmptyError
+		if errors.As(err, &empty) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("open history database: %w", err)
 	}
 	// synchronous=NORMAL: in WAL mode a commit is appended to the -wal file without an fsync;
@@ -118,6 +123,9 @@ func prepareFile(path string) error {
 			return err
 		}
 	}
+	if err := checkNotEmptied(path); err != nil {
+		return err
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
@@ -130,6 +138,47 @@ func prepareFile(path string) error {
 		err = cerr
 	}
 	return err
+}
+
+// EmptyError refuses a database file of 0 bytes in a repository that has recorded runs: SQLite
+// would take it for a new database and every recorded run would silently vanish from the
+// history.
+type EmptyError struct {
+	Path     string
+	Evidence string // what says runs were recorded
+}
+
+func (e *EmptyError) Error() string {
+	return fmt.Sprintf("the history database %s is empty (0 bytes), but this repository has recorded runs (%s): refusing to start an empty history over it", e.Path, e.Evidence)
+}
+
+// checkNotEmptied returns an *EmptyError when path exists with 0 bytes, no write-ahead log holds
+// its pages (in WAL mode a young database may live in -wal alone), and the repository around it
+// (<common>/mulligan/mulligan.db) shows recorded runs: logs, autopsies or run refs. An empty
+// file with nothing recorded around it is a new history, as a missing one is.
+func checkNotEmptied(path string) error {
+	st, err := os.Stat(path)
+	if err != nil || st.Size() != 0 {
+		return nil
+	}
+	if wal, err := os.Stat(path + "-wal"); err == nil && wal.Size() > 0 {
+		return nil
+	}
+	mdir := filepath.Dir(path)
+	common := filepath.Dir(mdir)
+	for _, d := range []struct{ path, what string }{
+		{filepath.Join(mdir, "logs"), "attempt logs in " + filepath.Join(mdir, "logs")},
+		{filepath.Join(mdir, "autopsy"), "autopsies in " + filepath.Join(mdir, "autopsy")},
+		{filepath.Join(common, "refs", "mulligan", "runs"), "refs/mulligan/runs/"},
+	} {
+		if ents, err := os.ReadDir(d.path); err == nil && len(ents) > 0 {
+			return &EmptyError{Path: path, Evidence: d.what}
+		}
+	}
+	if packed, err := os.ReadFile(filepath.Join(common, "packed-refs")); err == nil && bytes.Contains(packed, []byte(" refs/mulligan/runs/")) {
+		return &EmptyError{Path: path, Evidence: "refs/mulligan/runs/ in packed-refs"}
+	}
+	return nil
 }
 
 // escapeURIPath escapes the characters that would end or corrupt the path part of an SQLite

@@ -1,0 +1,80 @@
+package reap
+
+import (
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMembersWalksDescendants(t *testing.T) {
+	self := os.Getpid()
+	procs := []procInfo{
+		{pid: 1, ppid: 0, pgid: 1},
+		{pid: self, ppid: 1, pgid: self},
+		{pid: 100, ppid: self, pgid: 100},              // the leader
+		{pid: 101, ppid: 100, pgid: 100},               // its child
+		{pid: 102, ppid: 101, pgid: 102},               // a grandchild in a session of its own
+		{pid: 103, ppid: 102, pgid: 102, zombie: true}, // exited: not a member
+		{pid: 200, ppid: 1, pgid: 200},                 // marked, re-parented to init
+		{pid: 201, ppid: 200, pgid: 200},               // its child, environment cleared
+		{pid: 300, ppid: self, pgid: 300},              // someone else's
+	}
+	got := members(procs, func(p procInfo) bool { return p.pid == 100 || p.pid == 200 })
+	slices.Sort(got)
+	if want := []int{100, 101, 102, 200, 201}; !slices.Equal(got, want) {
+		t.Errorf("members = %v, want %v", got, want)
+	}
+}
+
+// TestTreeEndsEscapedProcesses starts a shell that setsid's one sleeper, double-forks another
+// with its environment cleared, and exits: Terminate ends both, and reaps what was re-parented.
+func TestTreeEndsEscapedProcesses(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("needs setsid(1)")
+	}
+	if !Become() {
+		t.Skip("no child subreaper here")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command("sh", "-c", `setsid sleep 60 & echo $! > a; (env -i setsid sleep 60 & echo $! > b)`)
+	cmd.Dir = dir
+	tree, err := Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Release()
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, f := range []string{"a", "b"} {
+		data, err := os.ReadFile(dir + "/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+		pids = append(pids, pid)
+		if !Alive(pid) {
+			t.Fatalf("sleeper %s (%d) is not running: the test proves nothing", f, pid)
+		}
+	}
+	m := tree.Members()
+	for _, pid := range pids {
+		if !slices.Contains(m, pid) {
+			t.Errorf("sleeper %d not found in the tree %v", pid, m)
+		}
+	}
+	tree.Terminate(2 * time.Second)
+	for _, pid := range pids {
+		if Alive(pid) {
+			t.Errorf("sleeper %d still alive", pid)
+		}
+		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
+			t.Errorf("sleeper %d left as a zombie of this process", pid)
+		}
+	}
+}

@@ -1,0 +1,27 @@
+//go:build !linux
+
+package reap
+
+import "syscall"
+
+// Become reports false: only Linux has a child subreaper (see the README). A process that
+// leaves the process group of what mulligan started (setsid) is not found on this platform.
+func Become() bool { return false }
+
+// Supported reports whether this platform can find every descendant.
+func Supported() bool { return false }
+
+// Members is the leader alone here; Signal also signals its process group.
+func (t *Tree) Members() []int {
+	if t.Leader <= 1 || syscall.Kill(t.Leader, 0) != nil {
+		return nil
+	}
+	return []int{t.Leader}
+}
+
+func (t *Tree) reapAdopted(seen map[int]bool) []int { return sortedKeys(seen) }
+
+// WithEnv finds nothing on this platform.
+func WithEnv(kvs ...string) []int { return nil }
+
+func zombie(pid int) bool { return false }
