@@ -5,7 +5,10 @@ package main
 // until a resume finishes it. After every iteration it checks what "nothing lost" promises: the
 // run ends succeeded with every task's work in the tree, the operator's uncommitted and untracked
 // files are as they were, the database is intact, every hook delivery ended delivered and ran at
-// least once (with its stable delivery id), and every effect is in the ledger. It is slow (about
+// least once (with its stable delivery id), and every effect is in the ledger. Task d's agent uses
+// git the way agents do: its failing attempts commit everything, stash -u, clean and check out a
+// branch; its success commits its own file. After the loop HEAD, the branches, the stash list and
+// the staged change are the operator's, plus exactly the successful attempt's one commit. It is slow (about
 // two seconds an iteration), so it runs only with MULLIGAN_STRESS=1.
 
 import (
@@ -61,6 +64,8 @@ agents:
     command: [demoagent, "spam:200", "sleep:200ms", "attempt-file:out/{{task}}", "say:done"]
   effects:
     command: [sh, -c, 'mulligan effect record push --compensate true && mulligan effect record mail --idempotent && echo c > out-c.txt']
+  git:
+    command: [sh, -c, 'if [ "$MULLIGAN_ATTEMPT" = 1 ]; then echo half > half.txt; git add -A; git commit -qm half; git stash -u -q; git clean -fdq; git checkout -qb agent/tmp; git commit -q --allow-empty -m tmp; exit 1; fi; sleep 0.2; echo d > out-d.txt; git add out-d.txt; git commit -qm "task d" -- out-d.txt']
 hooks:
   on_success: [[sh, -c, 'echo "$MULLIGAN_DELIVERY_ID" >> "$HOOKLOG"']]
   on_retry: [[sh, -c, 'echo "$MULLIGAN_DELIVERY_ID" >> "$HOOKLOG"']]
@@ -85,6 +90,13 @@ tasks:
     prompt: p
     agent: effects
     side_effects: non_idempotent
+  - id: d
+    needs: [c]
+    prompt: p
+    agent: git
+    on_failure: retry
+    retries: 3
+    backoff: {kind: fixed, initial: 50ms}
 `
 
 // crashIteration runs one run to completion under random SIGKILLs and checks the result; it
@@ -101,6 +113,13 @@ func crashIteration(t *testing.T, env []string, rnd *rand.Rand, i int) int {
 	os.WriteFile(filepath.Join(dir, "mulligan.yaml"), []byte(crashTasks), 0o644)
 	mustRun(t, dir, env, "git", "add", "-A")
 	mustRun(t, dir, env, "git", "commit", "-qm", "init")
+	// what git holds of the operator's work: a stash entry and a staged file
+	os.WriteFile(filepath.Join(dir, "stashed.txt"), []byte("stashed\n"), 0o644)
+	mustRun(t, dir, env, "git", "add", "stashed.txt")
+	mustRun(t, dir, env, "git", "stash", "-q")
+	os.WriteFile(filepath.Join(dir, "staged.txt"), []byte("staged\n"), 0o644)
+	mustRun(t, dir, env, "git", "add", "staged.txt")
+	gitBefore := gitView(t, dir, env)
 	// the operator's uncommitted work: a modified tracked file and an untracked one
 	userTxt := fmt.Sprintf("committed\nmy uncommitted line %d\n", i)
 	os.WriteFile(filepath.Join(dir, "user.txt"), []byte(userTxt), 0o644)
@@ -166,7 +185,10 @@ func crashIteration(t *testing.T, env []string, rnd *rand.Rand, i int) int {
 	if run.State != "succeeded" {
 		t.Fatalf("iteration %d: run %s is %s:\n%s", i, run.ID, run.State, show)
 	}
-	for _, f := range []string{"out-c.txt"} {
+	if got := gitView(t, dir, env); got != gitBefore+"task d\n" {
+		t.Errorf("iteration %d: git state\n%s\nwant\n%stask d\n", i, got, gitBefore)
+	}
+	for _, f := range []string{"out-c.txt", "out-d.txt"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("iteration %d: %s missing after the run", i, f)
 		}
@@ -264,4 +286,14 @@ func mustOutput(t *testing.T, dir string, env []string, name string, args ...str
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.String())
 	}
 	return string(out)
+}
+
+// gitView is what git shows of the operator's state: branches, the stash list, the staged paths,
+// then main's commit subjects, newest last.
+func gitView(t *testing.T, dir string, env []string) string {
+	t.Helper()
+	return mustOutput(t, dir, env, "git", "for-each-ref", "--format=%(refname)", "refs/heads") +
+		mustOutput(t, dir, env, "git", "stash", "list", "--format=%gs") +
+		mustOutput(t, dir, env, "git", "diff", "--cached", "--name-only") +
+		mustOutput(t, dir, env, "git", "log", "--reverse", "--format=%s", "main")
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mulligan-dev/mulligan/attempt/store"
 	"github.com/mulligan-dev/mulligan/reap"
+	"github.com/mulligan-dev/mulligan/snapshot"
 )
 
 // ErrRunFinished is returned when resume is asked to continue a run that has ended.
@@ -32,6 +33,9 @@ type ResumeOptions struct {
 	// Graft, with Reload, rewrites a started task's base tree to hold the reloaded task file
 	// (nil: the file lies outside the worktree, or the caller keeps bases as they are).
 	Graft func(tree string) (string, error)
+	// Force resumes a run whose working tree moved on since it stopped (tree-moved-on), after
+	// keeping the tree in an undo ref.
+	Force bool
 }
 
 // Resume modes (`resume --mode`).
@@ -122,6 +126,25 @@ func Resume(ctx context.Context, env Env, opts ResumeOptions) (*Outcome, error) 
 	if err != nil {
 		return nil, err
 	}
+	// Work done after the run stopped is not the run's to reset (SPEC §2.1).
+	why, moved, err := TreeMovedOn(ctx, env.Repo, env.DB, run)
+	if err != nil {
+		return nil, err
+	}
+	var undo *snapshot.Result
+	if moved {
+		if !opts.Force {
+			return nil, &TreeMovedOnError{Run: run.ID, Why: why}
+		}
+		id := snapshot.NewID(env.Now())
+		undo, err = env.Repo.Snapshot(context.WithoutCancel(ctx), snapshot.SnapshotOptions{Ref: "refs/mulligan/undo/" + id,
+			Message: fmt.Sprintf("mulligan undo %s\n\nThe working tree before `mulligan resume %s --force`: %s.\n", id, run.ID, why)})
+		if err != nil {
+			return nil, fmt.Errorf("keep the working tree before resuming %s: %w", run.ID, err)
+		}
+		env.Progress.Event(ProgressEvent{Kind: KindNote, Message: fmt.Sprintf(
+			"the working tree moved on since run %s stopped (%s): kept in %s before resuming; `mulligan restore %s` brings it back", run.ID, why, undo.Ref, undo.Ref)})
+	}
 	self := store.Self()
 	var epoch int64
 	claimed := run
@@ -149,6 +172,12 @@ func Resume(ctx context.Context, env Env, opts ResumeOptions) (*Outcome, error) 
 		from := hdr.State
 		if err := applyResumeMode(tx, claimed, opts.Mode); err != nil {
 			return err
+		}
+		if undo != nil {
+			if _, err := tx.AppendEvent(run.ID, "", 0, "snapshot.taken", map[string]any{"ref": undo.Ref, "tree": undo.Tree.String(),
+				"commit": undo.Commit.String(), "reason": ReasonTreeMovedOn, "why": why}); err != nil {
+				return err
+			}
 		}
 		if err := releaseResumeExhausted(tx, claimed); err != nil {
 			return err

@@ -114,6 +114,8 @@ type runner struct {
 	// base and attempt 1's pre snapshot reuse the run's base walk, and a pre snapshot after a
 	// reset reuses the tree the reset wrote. Zero when unknown.
 	known plumbing.Hash
+	// lastPost is the last attempt this process ran: what a reset names (resetnotes.go).
+	lastPost postState
 
 	mu      sync.Mutex
 	fenced  bool
@@ -587,6 +589,9 @@ func (r *runner) end(ctx context.Context, state, reason string) (*Outcome, error
 		return nil, err
 	}
 	r.run.State = state
+	if !store.RunFinished(state) {
+		r.recordStopTree(ctx) // what a later resume compares the tree with (movedon.go)
+	}
 	r.env.Progress.Event(ProgressEvent{Kind: KindRunState, State: state, Reason: reason})
 	return &Outcome{RunID: r.run.ID, State: state, Reason: reason, Signal: r.signal()}, nil
 }

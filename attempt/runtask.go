@@ -152,8 +152,8 @@ func (r *runner) restore(ctx context.Context, tree plumbing.Hash) error {
 	// tree); anything else was edited by hand while the run was stopped or in backoff, and is
 	// kept under an undo ref rather than lost.
 	kept := func(t plumbing.Hash) bool {
-		if t == known {
-			return true
+		if t == known || t == r.lastPost.tree {
+			return true // (the last post tree may not be recorded yet: a failed task resets first)
 		}
 		var rec bool
 		err := r.env.DB.View(context.WithoutCancel(ctx), func(tx *store.Tx) (err error) {
@@ -167,9 +167,8 @@ func (r *runner) restore(ctx context.Context, tree plumbing.Hash) error {
 	res, err := r.env.Repo.Restore(sctx, tree, snapshot.RestoreOptions{NoUndoRef: true, Kept: kept,
 		UndoMessage: fmt.Sprintf("mulligan run %s: the working tree before a reset to %s\n\nIt held changes no attempt of the run recorded.\n", r.run.ID, tree)})
 	r.noteSubmodules(res)
+	r.noteReset(res)
 	if res != nil && res.Undo != nil && res.Undo.Ref != "" {
-		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: r.current,
-			Message: "the working tree held changes no attempt recorded (edited while the run was stopped?): kept in " + res.Undo.Ref + "; `mulligan undo` puts them back"})
 		_ = r.update(ctx, func(tx *store.Tx) error {
 			return r.event(tx, r.current, 0, "snapshot.taken", map[string]any{"ref": res.Undo.Ref, "tree": res.UndoTree.String(),
 				"commit": res.Undo.Commit.String(), "reason": "unrecorded-edits"})
@@ -497,6 +496,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	if err != nil {
 		return nil, fmt.Errorf("post snapshot of %s@%d: %w", t.ID, n, err)
 	}
+	r.lastPost = postState{task: t.ID, n: n, ref: postRef, pre: pre.Tree, tree: post.Tree}
 	crashPoint("after-post")
 	changed, err := r.env.Repo.DiffTrees(pre.Tree, post.Tree)
 	if err != nil {

@@ -30,6 +30,9 @@ type SuperviseOptions struct {
 	Alive func(store.Owner) bool
 	// Spawn starts the detached `mulligan resume` of a run claimed at epoch and returns its pid.
 	Spawn func(run *store.Run, epoch int64) (int, error)
+	// MovedOn says whether the run's working tree moved on since it stopped (TreeMovedOn); such
+	// a run is held blocked (tree-moved-on) instead of resumed. nil: not checked.
+	MovedOn func(run *store.Run) (why string, moved bool, err error)
 	// OpenRepo opens a run's worktree, to end what a run held resume-exhausted left running
 	// (nil: the attempts are left to the operator's resume).
 	OpenRepo func(worktree string) (*snapshot.Repo, error)
@@ -100,7 +103,19 @@ func Supervise(ctx context.Context, db *store.DB, opts SuperviseOptions) ([]Supe
 			continue
 		}
 		exhausted := opts.MaxResumes > 0 && run.ResumesWithoutProgress >= opts.MaxResumes
+		movedWhy, moved := "", false
+		if opts.MovedOn != nil && !exhausted {
+			var err error
+			if movedWhy, moved, err = opts.MovedOn(run); err != nil {
+				d.Action, d.Reason = "error", fmt.Sprintf("%s; could not compare the working tree: %v", why, err)
+				out = append(out, d)
+				continue
+			}
+		}
 		switch {
+		case moved:
+			d.Action = "block"
+			d.Reason = fmt.Sprintf("%s: %s; left alone: %s", ReasonTreeMovedOn, movedWhy, MovedOnCommand(run.ID))
 		case exhausted:
 			d.Action = "block"
 			d.Reason = fmt.Sprintf("%s; resumed %d times in a row without finishing an attempt", why, run.ResumesWithoutProgress)
@@ -125,19 +140,24 @@ func Supervise(ctx context.Context, db *store.DB, opts SuperviseOptions) ([]Supe
 			if epoch, err = tx.ClaimRun(run.ID, run.Epoch, self); err != nil {
 				return err
 			}
-			if !exhausted {
+			if !exhausted && !moved {
 				return nil
 			}
-			if err := tx.SetRunState(run.ID, store.RunBlocked, ReasonResumeExhausted); err != nil {
+			reason := ReasonResumeExhausted
+			payload := map[string]any{"from": run.State, "to": store.RunBlocked, "reason": reason,
+				"resumes_without_progress": run.ResumesWithoutProgress}
+			if moved {
+				reason = ReasonTreeMovedOn
+				payload = map[string]any{"from": run.State, "to": store.RunBlocked, "reason": reason,
+					"why": movedWhy, "command": MovedOnCommand(run.ID)}
+			}
+			if err := tx.SetRunState(run.ID, store.RunBlocked, reason); err != nil {
 				return err
 			}
 			if err := tx.ReleaseWorktreeLock(run.Worktree, run.ID); err != nil {
 				return err
 			}
-			_, err = tx.AppendEvent(run.ID, "", 0, "run.state_changed", map[string]any{
-				"from": run.State, "to": store.RunBlocked, "reason": ReasonResumeExhausted,
-				"resumes_without_progress": run.ResumesWithoutProgress,
-			})
+			_, err = tx.AppendEvent(run.ID, "", 0, "run.state_changed", payload)
 			return err
 		})
 		switch {

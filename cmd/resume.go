@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -18,6 +19,7 @@ func resumeCommand(g *globals) *cli.Command {
 		ArgsUsage: "[RUN]",
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "now", Usage: "continue a run parked on a quota wall before its reset time (the agents try again at once)"},
+			&cli.BoolFlag{Name: "force", Usage: "continue a run whose working tree moved on since it stopped (the tree is kept in an undo ref first)"},
 			&cli.BoolFlag{Name: "detach", Usage: "continue in the background: print the run id and return"},
 			noAutopsyFlag,
 			&cli.StringFlag{Name: "mode", Value: attempt.ResumePlain, Usage: "plain; reset-attempts (a fresh retry budget for the unfinished tasks); immediate (skip a remaining backoff or quota wait)"},
@@ -30,7 +32,7 @@ func resumeCommand(g *globals) *cli.Command {
 			if decided, force := detachedContinue(); decided {
 				return resumeDecided(c.Context, g, c.Args().First(), force)
 			}
-			opts := resumeOptions{Ref: c.Args().First(), Mode: c.String("mode"), Now: c.Bool("now")}
+			opts := resumeOptions{Ref: c.Args().First(), Mode: c.String("mode"), Now: c.Bool("now"), Force: c.Bool("force")}
 			switch opts.Mode {
 			case attempt.ResumePlain, attempt.ResumeResetAttempts, attempt.ResumeImmediate:
 			default:
@@ -50,6 +52,12 @@ func resumeCommand(g *globals) *cli.Command {
 						return err
 					}
 				}
+				if !opts.Force {
+					// Refused here, not in the background's log.
+					if err := refuseMovedOn(c.Context, opts.Ref); err != nil {
+						return err
+					}
+				}
 				return detachResume(c.Context, g, opts.Ref)
 			}
 			return resumeRun(c.Context, g, opts)
@@ -63,6 +71,38 @@ type resumeOptions struct {
 	Now       bool   // lift a quota wall before its reset time
 	Reload    bool   // take the edited task file
 	File      string // -f: the task file to take (with Reload)
+	Force     bool   // resume over a working tree that moved on (undo ref first)
+}
+
+func init() {
+	errorMappers = append(errorMappers, func(err error) error {
+		var moved *attempt.TreeMovedOnError
+		if errors.As(err, &moved) {
+			return withHint(ExitRefused, err, moved.Hints()...)
+		}
+		return nil
+	})
+}
+
+// refuseMovedOn refuses (exit 6) a run whose working tree moved on since it stopped.
+func refuseMovedOn(ctx context.Context, ref string) error {
+	st, id, err := openRun(ctx, ref)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	run, err := st.getRun(ctx, id)
+	if err != nil {
+		return err
+	}
+	if store.RunFinished(run.State) {
+		return nil // resume says so
+	}
+	why, moved, err := attempt.TreeMovedOn(ctx, st.repo, st.db, run)
+	if err != nil || !moved {
+		return err
+	}
+	return &attempt.TreeMovedOnError{Run: run.ID, Why: why}
 }
 
 func runResume(ctx context.Context, g *globals, ref, mode string) error {
@@ -89,7 +129,7 @@ func resumeRun(ctx context.Context, g *globals, opts resumeOptions) error {
 		return err
 	}
 	return foreground(ctx, g, st, func(ctx context.Context, env attempt.Env) (*attempt.Outcome, error) {
-		return attempt.Resume(ctx, env, attempt.ResumeOptions{RunID: id, Load: loadStoredFile, Mode: opts.Mode, HandoverEpoch: handoverEpoch(), Reload: reload, Graft: graft})
+		return attempt.Resume(ctx, env, attempt.ResumeOptions{RunID: id, Load: loadStoredFile, Mode: opts.Mode, HandoverEpoch: handoverEpoch(), Reload: reload, Graft: graft, Force: opts.Force})
 	})
 }
 

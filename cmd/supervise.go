@@ -174,3 +174,18 @@ func printDecision(g *globals, d attempt.SuperviseDecision) {
 	}
 	fmt.Fprintln(g.io.Out, line)
 }
+
+// movedOn compares a run's working tree with the one it left (attempt.TreeMovedOn), opening the
+// run's own worktree when it is not this one.
+func movedOn(ctx context.Context, st *state, run *store.Run) (string, bool, error) {
+	repo := st.repo
+	if run.Worktree != "" && run.Worktree != repo.Root() {
+		other, err := snapshot.Open(run.Worktree)
+		if err != nil {
+			return "", false, err
+		}
+		defer other.Close()
+		repo = other
+	}
+	return attempt.TreeMovedOn(ctx, repo, st.db, run)
+}
