@@ -16,11 +16,15 @@ import (
 type attemptUsage struct {
 	in, out *int64
 	usd     *float64
+	session string // the CLI's conversation id, the last one reported
 }
 
 func (u *attemptUsage) add(p *Preset, stdout []byte) {
 	if p == nil || p.Result == nil {
 		return
+	}
+	if id := AgentSession(p.Name, stdout); id != "" {
+		u.session = id
 	}
 	r := p.Result(stdout)
 	if r == nil {

@@ -65,7 +65,7 @@ var commonRules = []bannerRule{
 	rule(ClassAuth, "not_logged_in", "", `(?i)not logged in|please run /login|please log ?in|run .?\w+ login|please set an auth method`),
 	rule(ClassAuth, "invalid_key", "", `(?i)invalid (?:x-)?api[ _-]?key|incorrect api key|api key not valid|invalid_api_key|missing api key|no api key|authentication_error|authentication failed|invalid bearer token|oauth token (?:has )?expired|token (?:has )?expired|401 unauthorized|status(?: code)?:? 401\b|\bunauthorized\b`),
 	rule(ClassTransport, "network", "", `(?i)ECONNRESET|ECONNREFUSED|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|ENETUNREACH|fetch failed|failed to lookup address|name does not resolve|getaddrinfo|could not resolve host|unable to connect|cannot connect to api|connection (?:reset|refused|failed|error)|stream disconnected|network is unreachable|socket hang up|waiting for network|error sending request`),
-	rule(ClassTransport, "server_error", "", `(?i)overloaded|internal server error|bad gateway|service unavailable|gateway timeout|status(?: code)?:? 5\d\d\b|\b5(?:00|02|03|04|29)\b\s*(?:error|server|from)|api_error`),
+	rule(ClassTransport, "server_error", "", `(?i)overloaded|internal server error|bad gateway|service unavailable|gateway timeout|status(?: code)?:? 5\d\d\b|\b5(?:00|02|03|04|29)\b\s*(?:error|server|from)|\bapi_error\b`),
 }
 
 var presets = map[string]*Preset{
@@ -171,7 +171,7 @@ func (p *Preset) ClassifyOutput(exitCode int, output []byte) *Failure {
 // message quotes the matching line (a JSON line by its message).
 func (p *Preset) matchRules(text []byte) *Failure {
 	text = ansiRe.ReplaceAll(text, nil)
-	for _, rs := range [][]bannerRule{p.rules, specificRules, commonRules} {
+	for _, rs := range [][]bannerRule{p.rules, apiRules[p.Name], specificRules, commonRules} {
 		for _, r := range rs {
 			loc := r.re.FindIndex(text)
 			if loc == nil {

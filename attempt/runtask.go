@@ -327,6 +327,9 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 			return nil, nil, err
 		}
 		envv := append([]string{}, r.env.Environ...)
+		for k, v := range PresetEnv(agent.Preset) {
+			envv = append(envv, k+"="+v)
+		}
 		for k, v := range agent.Env {
 			ev, err := ExpandString(v, vars)
 			if err != nil {
@@ -582,6 +585,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		a.FilesChanged = store.Ptr(len(changed))
 		a.SchemaRetries = schemaRetries
 		a.TokensIn, a.TokensOut, a.CostUSD = usage.in, usage.out, usage.usd
+		a.AgentSession, a.AgentResume = usage.session, ResumeCommand(agent.Preset, usage.session)
 		a.Fingerprint = fingerprint
 		if proc.StartErr == nil && proc.ExitCode >= 0 {
 			a.ExitCode = store.Ptr(proc.ExitCode)

@@ -86,6 +86,10 @@ type Step struct {
 	CostUSD      *float64  `json:"cost_usd"`
 	Ref          *string   `json:"ref"`
 	Diff         *DiffStat `json:"diff"`
+	// AgentSession is the agent CLI's conversation id; ResumeCommand continues it by hand in
+	// the attempt's tree (after `mulligan restore` of Ref).
+	AgentSession  *string `json:"agent_session"`
+	ResumeCommand *string `json:"resume_command"`
 }
 
 // Evidence is a bounded excerpt that supports the verdict.
@@ -404,7 +408,7 @@ func (f *facts) step(a store.Attempt) Step {
 		Class: nullable(a.Class), Code: nullable(a.Code), Message: nullable(f.scrub.String(a.Message)),
 		ExitCode: a.ExitCode, StartedAt: rfc3339(a.StartedAt), DurationMS: a.DurationMS,
 		FilesChanged: a.FilesChanged, TokensIn: a.TokensIn, TokensOut: a.TokensOut, CostUSD: a.CostUSD,
-		Ref: nullable(a.Ref),
+		Ref: nullable(a.Ref), AgentSession: nullable(a.AgentSession), ResumeCommand: nullable(a.AgentResume),
 	}
 	if a.PreTree != "" && a.Tree != "" {
 		s.Diff = f.objects.diffStat(f.repo, plumbing.NewHash(a.PreTree), plumbing.NewHash(a.Tree))

@@ -83,6 +83,12 @@ func Markdown(w io.Writer, r *Report) error {
 				deref(s.Class, "-"), deref(s.Code, "-"), exit, dur, files, lines, spend)
 		}
 	}
+	for _, s := range r.Timeline {
+		if s.ResumeCommand != nil && s.Ref != nil {
+			fmt.Fprintf(&b, "\n%s@%d's conversation (session %s) continues by hand in its tree:\n`mulligan restore %s && %s`\n",
+				s.Task, s.N, deref(s.AgentSession, "-"), *s.Ref, *s.ResumeCommand)
+		}
+	}
 	if len(r.Evidence) > 0 {
 		b.WriteString("\n## Evidence\n")
 		for _, e := range r.Evidence {

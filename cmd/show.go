@@ -109,8 +109,25 @@ func printRun(g *globals, run *store.Run) {
 		}
 		for _, a := range t.Attempts {
 			printGitChanges(w, a)
+			if line := resumeLine(a); line != "" {
+				fmt.Fprintf(w, "  @%d: %s\n", a.N, line)
+			}
 		}
 	}
+}
+
+// resumeLine says how to continue an attempt's agent conversation by hand: its session, and
+// the command that continues it in the attempt's tree.
+func resumeLine(a store.Attempt) string {
+	switch {
+	case a.AgentResume != "" && a.Ref != "":
+		return fmt.Sprintf("session %s, continue it in the attempt's tree: mulligan restore %s && %s", a.AgentSession, a.Ref, a.AgentResume)
+	case a.AgentResume != "":
+		return fmt.Sprintf("session %s, continue it: %s", a.AgentSession, a.AgentResume)
+	case a.AgentSession != "":
+		return "agent session " + a.AgentSession
+	}
+	return ""
 }
 
 // printGitChanges prints what an attempt did to HEAD, refs, the stash and the index, and what

@@ -128,6 +128,8 @@ type attemptJSON struct {
 	CostUSD       *float64 `json:"cost_usd"`
 	Prompt        *string  `json:"prompt"`
 	Log           *string  `json:"log"`
+	AgentSession  *string  `json:"agent_session"`
+	ResumeCommand *string  `json:"resume_command"`
 	Fingerprint   *string  `json:"fingerprint"`
 	// GitChanges is always a list: [] when the attempt changed nothing outside the tree.
 	GitChanges json.RawMessage `json:"git_changes"`
@@ -160,6 +162,7 @@ func (a Attempt) toJSON() attemptJSON {
 		FilesChanged: a.FilesChanged, SchemaRetries: a.SchemaRetries,
 		TokensIn: a.TokensIn, TokensOut: a.TokensOut, CostUSD: a.CostUSD,
 		Prompt: jstr(a.Prompt), Log: jstr(a.Log), Fingerprint: jstr(a.Fingerprint),
+		AgentSession: jstr(a.AgentSession), ResumeCommand: jstr(a.AgentResume),
 		GitChanges: gitChangesJSON(a.GitChanges), GitReset: jstr(a.GitReset),
 	}
 }
@@ -181,6 +184,7 @@ func (j attemptJSON) fromJSON() (Attempt, error) {
 		FilesChanged: j.FilesChanged, SchemaRetries: j.SchemaRetries,
 		TokensIn: j.TokensIn, TokensOut: j.TokensOut, CostUSD: j.CostUSD,
 		Prompt: unjstr(j.Prompt), Log: unjstr(j.Log), Fingerprint: unjstr(j.Fingerprint),
+		AgentSession: unjstr(j.AgentSession), AgentResume: unjstr(j.ResumeCommand),
 	}
 	if len(j.GitChanges) > 0 && string(j.GitChanges) != "[]" && string(j.GitChanges) != "null" {
 		a.GitChanges = j.GitChanges

@@ -21,7 +21,7 @@ var (
 	// Fields this package adds (SPEC §9 allows additions, never renames).
 	extraRunKeys     = "git_dir task_file_hash base_tree max_cost_usd owner epoch heartbeat_at resumes_without_progress pruned tokens_in tokens_out cost_usd"
 	extraTaskKeys    = "retries_used base_tree started_at finished_at parked_ms silent_at"
-	extraAttemptKeys = "retry_after_ms git_reset fingerprint"
+	extraAttemptKeys = "retry_after_ms git_reset fingerprint agent_session resume_command"
 	extraLsKeys      = "reason worktree tokens_in tokens_out cost_usd pruned"
 )
 

@@ -148,7 +148,7 @@ func (tx *Tx) GetTask(run, task string) (*Task, error) {
 const attemptCols = `run_id, task_id, n, agent, state, class, code, message, hint,
 	retry_after_ms, retry_eligible, counted, exit_code, started_at, finished_at, duration_ms,
 	pre_ref, pre_tree, ref, tree, files_changed, schema_retries, tokens_in, tokens_out,
-	cost_usd, prompt, log, fingerprint`
+	cost_usd, prompt, log, fingerprint, agent_session, agent_resume`
 
 func scanAttempt(sc scanner) (Attempt, error) {
 	var (
@@ -163,7 +163,7 @@ func scanAttempt(sc scanner) (Attempt, error) {
 	err := sc.Scan(&a.RunID, &a.TaskID, &a.N, &a.Agent, &a.State, &a.Class, &a.Code, &a.Message,
 		&a.Hint, &retryAfter, &eligible, &a.Counted, &exit, &started, &finished, &duration,
 		&a.PreRef, &a.PreTree, &a.Ref, &a.Tree, &files, &a.SchemaRetries, &tokIn, &tokOut,
-		&cost, &a.Prompt, &a.Log, &a.Fingerprint)
+		&cost, &a.Prompt, &a.Log, &a.Fingerprint, &a.AgentSession, &a.AgentResume)
 	if err != nil {
 		return a, err
 	}
@@ -222,12 +222,12 @@ func (tx *Tx) InsertAttempt(a *Attempt) error {
 		return fmt.Errorf("insert attempt %s/%s@%d: %w", a.RunID, a.TaskID, a.N, err)
 	}
 	_, err := tx.exec(`INSERT INTO attempts (`+attemptCols+`) VALUES
-		(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		a.RunID, a.TaskID, a.N, a.Agent, a.State, a.Class, a.Code, a.Message, a.Hint,
 		orNil(a.RetryAfterMS), orNil(a.RetryEligible), a.Counted, orNil(a.ExitCode),
 		ms(a.StartedAt), msOrNil(a.FinishedAt), orNil(a.DurationMS), a.PreRef, a.PreTree, a.Ref,
 		a.Tree, orNil(a.FilesChanged), a.SchemaRetries, orNil(a.TokensIn), orNil(a.TokensOut),
-		orNil(a.CostUSD), a.Prompt, a.Log, a.Fingerprint)
+		orNil(a.CostUSD), a.Prompt, a.Log, a.Fingerprint, a.AgentSession, a.AgentResume)
 	if err != nil {
 		return fmt.Errorf("insert attempt %s/%s@%d: %w", a.RunID, a.TaskID, a.N, err)
 	}
@@ -255,13 +255,14 @@ func (tx *Tx) UpdateAttempt(a *Attempt) error {
 			message = ?, hint = ?, retry_after_ms = ?, retry_eligible = ?, counted = ?,
 			exit_code = ?, started_at = ?, finished_at = ?, duration_ms = ?, pre_ref = ?,
 			pre_tree = ?, ref = ?, tree = ?, files_changed = ?, schema_retries = ?,
-			tokens_in = ?, tokens_out = ?, cost_usd = ?, prompt = ?, log = ?, fingerprint = ?
+			tokens_in = ?, tokens_out = ?, cost_usd = ?, prompt = ?, log = ?, fingerprint = ?,
+			agent_session = ?, agent_resume = ?
 		WHERE run_id = ? AND task_id = ? AND n = ?`,
 		a.Agent, a.State, a.Class, a.Code, a.Message, a.Hint, orNil(a.RetryAfterMS),
 		orNil(a.RetryEligible), a.Counted, orNil(a.ExitCode), ms(a.StartedAt),
 		msOrNil(a.FinishedAt), orNil(a.DurationMS), a.PreRef, a.PreTree, a.Ref, a.Tree,
 		orNil(a.FilesChanged), a.SchemaRetries, orNil(a.TokensIn), orNil(a.TokensOut),
-		orNil(a.CostUSD), a.Prompt, a.Log, a.Fingerprint, a.RunID, a.TaskID, a.N)
+		orNil(a.CostUSD), a.Prompt, a.Log, a.Fingerprint, a.AgentSession, a.AgentResume, a.RunID, a.TaskID, a.N)
 	return checkOne(res, err, "update attempt", fmt.Sprintf("attempt %s/%s@%d", a.RunID, a.TaskID, a.N))
 }
 

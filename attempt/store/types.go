@@ -211,6 +211,12 @@ type Attempt struct {
 	// classes that are not fingerprinted).
 	Fingerprint string
 
+	// AgentSession is the agent CLI's own id of the conversation (claude's session_id, codex's
+	// thread_id); AgentResume the shell command that continues it by hand, in the attempt's
+	// tree. Empty where the CLI reported none or cannot resume.
+	AgentSession string
+	AgentResume  string
+
 	// GitChanges is what the attempt changed outside the working tree (HEAD, refs, stash,
 	// index), as JSON; read-only here (attempt_git), nil meaning none.
 	GitChanges json.RawMessage
