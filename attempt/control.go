@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // Operator control from another shell (SPEC §6 pause, cancel, kill).

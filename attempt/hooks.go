@@ -3,7 +3,7 @@ package attempt
 import (
 	"context"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/compensate"
 )
 

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // The operator's state changes (retry-task, prompt, stop, revert's audit): each is one write

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 func TestDependentsDiamond(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // EventQuotaLifted is the event `resume --now` appends: quota walls hit before it no longer hold

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // Reloading a run's task file (`resume --reload`, `retry-task --reload`, SPEC §4 item 7). A run

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // oneAgent is a task file whose tasks all run agent a; each task is "id" or "id, needs: [...]"

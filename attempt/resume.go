@@ -9,7 +9,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // ErrRunFinished is returned when resume is asked to continue a run that has ended.

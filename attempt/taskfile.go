@@ -27,7 +27,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 	"github.com/google/shlex"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // File is a loaded, validated task file. Content and Hash are what the run stores, so that

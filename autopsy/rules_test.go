@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mulligan-dev/mulligan/attempt"
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // att is a failed attempt of task fix with class, code and message; out is its output tail.

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/mulligan-dev/mulligan/attempt"
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 type storeAttempt = store.Attempt

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // runBounded runs argv directly (no shell) in dir with env, in its own process group, for at

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // hookRun is run1 with a task hook for each name on a, an on_retry on b, and run-level hooks.
