@@ -11,8 +11,8 @@ import (
 
 	"github.com/go-git/go-git/v5"
 
-	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // testEnv is a fresh repository (made with go-git: no git binary, no user configuration) and

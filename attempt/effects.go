@@ -3,8 +3,8 @@ package attempt
 import (
 	"context"
 
-	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/compensate"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // IdempotencyKey is MULLIGAN_IDEMPOTENCY_KEY: the same for every attempt of a task.

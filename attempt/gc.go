@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // GCRun is one run gc pruned (or, on a dry run, would prune).

@@ -3,8 +3,8 @@ package attempt
 import (
 	"context"
 
-	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/compensate"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // HookVars are the template variables a hook's command may use: a hook is about a state

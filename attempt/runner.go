@@ -15,9 +15,9 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/compensate"
 	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // Env is what a runner needs from the outside world. Every field but Repo and DB has a default.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // runTask runs one task's attempts until the policy ends it. A non-nil Outcome means the run

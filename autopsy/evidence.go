@@ -12,8 +12,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/mulligan-dev/mulligan/attempt"
-	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // facts is everything the rules look at, gathered once.

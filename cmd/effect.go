@@ -12,8 +12,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
-	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/compensate"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // effectCommand is `mulligan effect record NAME`: an agent (or its wrapper) records a side

@@ -8,8 +8,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/autopsy"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 func eventsCommand(g *globals) *cli.Command {

@@ -9,9 +9,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
-	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/compensate"
 	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 type retryTaskOptions struct {
