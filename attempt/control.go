@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // Operator control from another shell (SPEC §6 pause, cancel, kill).
@@ -131,7 +132,7 @@ func (r *runner) pauseCancelled(ctx context.Context) (*Outcome, error) {
 			}
 			if n := len(t.Attempts); n > 0 {
 				a := &t.Attempts[n-1]
-				if a.State == store.AttemptCancelled && a.Class == string(ClassCancellation) {
+				if a.State == store.AttemptCancelled && a.Class == string(taskfile.ClassCancellation) {
 					a.Counted = false
 					a.Code = CodePaused
 					a.Message = "the attempt was cancelled by `mulligan pause --mode cancel`; it does not count"
@@ -383,7 +384,7 @@ func Kill(ctx context.Context, env Env, opts KillOptions) (*KillResult, error) {
 			if a.State != store.AttemptRunning {
 				continue
 			}
-			f := &Failure{Class: ClassCancellation, Code: opts.Code, Message: opts.Message}
+			f := &Failure{Class: taskfile.ClassCancellation, Code: opts.Code, Message: opts.Message}
 			if err := r.recordInterrupted(ctx, t, a, store.AttemptCancelled, f); err != nil {
 				return nil, err
 			}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // The operator's state changes (retry-task, prompt, stop, revert's audit): each is one write
@@ -93,7 +94,7 @@ func RecordEvent(ctx context.Context, db *store.DB, runID, task string, n int, t
 
 // Dependents returns task and every task that needs it, transitively, by the needs edges of the
 // run's task file, in the run's order. Tasks of the file the run does not hold are left out.
-func Dependents(file *File, run *store.Run, task string) []string {
+func Dependents(file *taskfile.File, run *store.Run, task string) []string {
 	in := map[string]bool{task: true}
 	for changed := true; changed; {
 		changed = false
@@ -124,12 +125,12 @@ type ResetOptions struct {
 	Task   string
 	NoDeps bool // reset only the task, not its dependents
 	Force  bool // even while the run's process is alive: it is fenced
-	Load   func(run *store.Run) (*File, error)
+	Load   func(run *store.Run) (*taskfile.File, error)
 	// UndoRef is the undo point taken before the reset (recorded in the event).
 	UndoRef string
 	// Reload, when set, is the edited task file (`retry-task --reload`): it replaces the stored
 	// definition in the reset's transaction (reload.go), before the reset.
-	Reload *File
+	Reload *taskfile.File
 	// Graft, with Reload, rewrites a started task's base tree to hold the reloaded task file
 	// (nil: the file lies outside the worktree, or the caller keeps bases as they are).
 	Graft func(tree string) (string, error)
@@ -377,7 +378,7 @@ func WorkLeft(run *store.Run) bool {
 // ContinueOptions are the inputs of Continue.
 type ContinueOptions struct {
 	RunID string
-	Load  func(run *store.Run) (*File, error)
+	Load  func(run *store.Run) (*taskfile.File, error)
 	// Force claims the run even when its owner process is alive (the owner is fenced).
 	Force bool
 }

@@ -6,11 +6,12 @@ import (
 	"testing"
 
 	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 func TestDependentsDiamond(t *testing.T) {
 	// a → b, a → c, b + c → d; e independent; f is in the file but not in the run.
-	f := &File{Tasks: []*Task{
+	f := &taskfile.File{Tasks: []*taskfile.Task{
 		{ID: "a"}, {ID: "b", Needs: []string{"a"}}, {ID: "c", Needs: []string{"a"}},
 		{ID: "d", Needs: []string{"b", "c"}}, {ID: "e"}, {ID: "f", Needs: []string{"d"}},
 	}}

@@ -10,6 +10,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // ErrRunFinished is returned when resume is asked to continue a run that has ended.
@@ -19,7 +20,7 @@ var ErrRunFinished = errors.New("the run has finished")
 type ResumeOptions struct {
 	RunID string
 	// Load rebuilds the run's task file from what the run stored (content and options).
-	Load func(run *store.Run) (*File, error)
+	Load func(run *store.Run) (*taskfile.File, error)
 	// Mode is how to continue: ResumePlain (""), ResumeResetAttempts, ResumeImmediate.
 	Mode string
 	// HandoverEpoch is the epoch a supervisor claimed the run at before starting this resume:
@@ -27,7 +28,7 @@ type ResumeOptions struct {
 	HandoverEpoch int64
 	// Reload, when set, is the edited task file (`resume --reload`): it replaces the stored
 	// definition in the claiming transaction (reload.go), before Mode applies.
-	Reload *File
+	Reload *taskfile.File
 	// Graft, with Reload, rewrites a started task's base tree to hold the reloaded task file
 	// (nil: the file lies outside the worktree, or the caller keeps bases as they are).
 	Graft func(tree string) (string, error)
@@ -237,7 +238,7 @@ func attemptGroups(tx *store.Tx, run *store.Run) (map[string][]int, error) {
 
 func (r *runner) recordRunnerDied(ctx context.Context, t *store.Task, a *store.Attempt) error {
 	f := &Failure{
-		Class: ClassRunnerDied, Code: CodeRunnerDied, RetryEligible: true,
+		Class: taskfile.ClassRunnerDied, Code: CodeRunnerDied, RetryEligible: true,
 		Message: "the mulligan process running this attempt died; resumed by pid " + fmt.Sprint(store.Self().PID),
 	}
 	return r.recordInterrupted(ctx, t, a, store.AttemptFailed, f)

@@ -18,6 +18,7 @@ import (
 	"github.com/mulligan-dev/mulligan/compensate"
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // Env is what a runner needs from the outside world. Every field but Repo and DB has a default.
@@ -34,7 +35,7 @@ type Env struct {
 	// Grace is the time between SIGTERM and SIGKILL when an attempt is ended.
 	Grace time.Duration
 	// Presets returns the preset rules of an agent (the seam for agent-aware classification).
-	Presets func(*Agent) PresetRules
+	Presets func(*taskfile.Agent) PresetRules
 	// HeartbeatEvery is how often the run's heartbeat is stamped.
 	HeartbeatEvery time.Duration
 	// ControlEvery is how often the runner looks for an operator's pause or cancel request.
@@ -84,7 +85,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 // StartOptions are the inputs of a new run.
 type StartOptions struct {
-	File  *File
+	File  *taskfile.File
 	Tasks []string // the tasks asked for (with their dependencies); empty: all
 	// ID is the new run's id; empty: a fresh one (`run --detach` picks it before starting).
 	ID string
@@ -104,7 +105,7 @@ type Outcome struct {
 // runner owns one run while this process executes it.
 type runner struct {
 	env   Env
-	file  *File
+	file  *taskfile.File
 	run   *store.Run
 	epoch int64
 	// logDir is <common>/mulligan/logs/<run>.
@@ -205,7 +206,7 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func newRunner(env Env, file *File, run *store.Run) *runner {
+func newRunner(env Env, file *taskfile.File, run *store.Run) *runner {
 	return &runner{
 		env: env, file: file, run: run, epoch: run.Epoch,
 		logDir: filepath.Join(env.Repo.CommonDir(), "mulligan", "logs", run.ID),
@@ -215,7 +216,7 @@ func newRunner(env Env, file *File, run *store.Run) *runner {
 
 // plan orders the tasks to run: the ones asked for and their dependencies, in dependency order
 // with file order breaking ties.
-func plan(f *File, want []string) ([]*Task, error) {
+func plan(f *taskfile.File, want []string) ([]*taskfile.Task, error) {
 	selected := map[string]bool{}
 	var add func(id string) error
 	add = func(id string) error {
@@ -248,7 +249,7 @@ func plan(f *File, want []string) ([]*Task, error) {
 			return nil, err
 		}
 	}
-	var order []*Task
+	var order []*taskfile.Task
 	done := map[string]bool{}
 	for len(order) < len(selected) {
 		progressed := false

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // runTask runs one task's attempts until the policy ends it. A non-nil Outcome means the run
@@ -168,7 +169,7 @@ type attemptResult struct {
 
 // runAttempt runs one attempt of def: reset the tree, pre snapshot, agent, post snapshot, classify,
 // record, decide.
-func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base plumbing.Hash, deadlineAt time.Time) (*attemptResult, error) {
+func (r *runner) runAttempt(ctx context.Context, def *taskfile.Task, t *store.Task, base plumbing.Hash, deadlineAt time.Time) (*attemptResult, error) {
 	var n, counted int
 	var prev *store.Attempt
 	var operator string
@@ -218,7 +219,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	for name, until := range sp.quotaUntil {
 		if until.After(now) {
 			if _, off := blocked[name]; !off {
-				blocked[name] = store.AgentHealth{Agent: name, Class: string(ClassQuota)}
+				blocked[name] = store.AgentHealth{Agent: name, Class: string(taskfile.ClassQuota)}
 			}
 		}
 	}
@@ -230,10 +231,10 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	}
 	if !ok {
 		// Every rung is disabled: the task fails with the class that disabled the last one.
-		f := &Failure{Class: ClassAgentMissing, Code: "all_agents_disabled", Message: "every agent of the task is disabled for this run"}
+		f := &Failure{Class: taskfile.ClassAgentMissing, Code: "all_agents_disabled", Message: "every agent of the task is disabled for this run"}
 		for _, name := range def.Agents {
 			if h, ok := disabled[name]; ok {
-				f.Class = Class(h.Class)
+				f.Class = taskfile.Class(h.Class)
 				f.Message = fmt.Sprintf("every agent of the task is disabled for this run (%s: %s)", name, h.Reason)
 			}
 		}
@@ -286,14 +287,14 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	// prepare expands the agent's command and environment for one call with this prompt (the
 	// attempt's own, or a schema correction's).
 	prepare := func(prompt, promptFile string) ([]string, []string, error) {
-		vars := Vars{Prompt: prompt, PromptFile: promptFile, Run: r.run.ID, Task: t.ID, Attempt: n, IdempotencyKey: idemKey}
-		argv, err := Expand(agent.Command, vars)
+		vars := taskfile.Vars{Prompt: prompt, PromptFile: promptFile, Run: r.run.ID, Task: t.ID, Attempt: n, IdempotencyKey: idemKey}
+		argv, err := taskfile.Expand(agent.Command, vars)
 		if err != nil {
 			return nil, nil, err
 		}
 		envv := append([]string{}, r.env.Environ...)
 		for k, v := range agent.Env {
-			ev, err := ExpandString(v, vars)
+			ev, err := taskfile.ExpandString(v, vars)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -339,7 +340,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		if err := r.event(tx, t.ID, n, "attempt.started", map[string]any{"agent": agentName, "pre_ref": preRef, "pre_tree": a.PreTree, "argv0": argv[0]}); err != nil {
 			return err
 		}
-		if def.SideEffects != SideEffectsNonIdempotent {
+		if def.SideEffects != taskfile.SideEffectsNonIdempotent {
 			return nil
 		}
 		// Every started attempt of such a task may have acted on the world: the ledger says so
@@ -356,7 +357,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	// The last attempt number the retry budget allows from here: attempts that did not count
 	// (quota, failover, runner_died) and operator resets move it along with n.
 	maxAttempts := n
-	if def.OnFailure == OnFailureRetry {
+	if def.OnFailure == taskfile.OnFailureRetry {
 		maxAttempts = n + max(0, def.Retries-t.RetriesUsed)
 	}
 	r.env.Progress.Event(ProgressEvent{Kind: KindAttemptStarted, Task: t.ID, N: n, Max: maxAttempts, Agent: agentName})
@@ -417,21 +418,21 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	schemaRetries := chk.retries
 	if failure != nil {
 		switch failure.Class {
-		case ClassQuota:
+		case taskfile.ClassQuota:
 			r.quotaReset(failure, proc.Tail)
-		case ClassAgentMissing:
-			if presetInfo.Install != "" && agent.Preset != PresetGeneric {
+		case taskfile.ClassAgentMissing:
+			if presetInfo.Install != "" && agent.Preset != taskfile.PresetGeneric {
 				failure.Hint = presetInfo.Install
 			}
 		}
-		failure.RetryEligible = Eligible(failure.Class, def.NonRetryable, def.RetryOn)
+		failure.RetryEligible = taskfile.Eligible(failure.Class, def.NonRetryable, def.RetryOn)
 	}
 
 	// The post snapshot: the tree the attempt left, whatever its outcome.
 	state := store.AttemptSucceeded
 	if failure != nil {
 		state = store.AttemptFailed
-		if failure.Class == ClassCancellation {
+		if failure.Class == taskfile.ClassCancellation {
 			state = store.AttemptCancelled
 		}
 	}
@@ -459,11 +460,11 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	switch {
 	case failure == nil:
 		cur.ConsecutiveFailures = 0
-	case failure.Class != ClassQuota: // a quota wall is not an attempt
+	case failure.Class != taskfile.ClassQuota: // a quota wall is not an attempt
 		cur.ConsecutiveFailures++
 	}
 	decision := Decide(def, failure, Counters{RetriesUsed: cur.RetriesUsed, ConsecutiveFailures: cur.ConsecutiveFailures}, r.env.Now(), deadlineAt, r.env.Rand)
-	if failure != nil && (failure.Class == ClassAuth || failure.Class == ClassAgentMissing) && decision.Action != ActCancel {
+	if failure != nil && (failure.Class == taskfile.ClassAuth || failure.Class == taskfile.ClassAgentMissing) && decision.Action != ActCancel {
 		// This agent is disabled for the run; while another rung is enabled the chain moves on.
 		off := map[string]store.AgentHealth{agentName: {Agent: agentName}}
 		for k, v := range disabled {
@@ -479,7 +480,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		if f := sp.exhausted(def, usage.cost()); f != nil {
 			g := *f
 			g.Message += fmt.Sprintf(" (after %s: %s)", decision.Failure.Class, decision.Failure.Message)
-			decision = Decision{Action: ActFail, Reason: string(ClassBudgetExhausted), Failure: &g}
+			decision = Decision{Action: ActFail, Reason: string(taskfile.ClassBudgetExhausted), Failure: &g}
 		}
 	}
 	if decision.Action == ActFail {
@@ -523,7 +524,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 					return err
 				}
 			}
-			if failure.Class == ClassAgentMissing || failure.Class == ClassAuth {
+			if failure.Class == taskfile.ClassAgentMissing || failure.Class == taskfile.ClassAuth {
 				if err := tx.DisableAgent(r.run.ID, agentName, string(failure.Class), failure.Message); err != nil {
 					return err
 				}
@@ -616,7 +617,7 @@ func applyFailure(a *store.Attempt, f *Failure) {
 		a.RetryAfterMS = nil
 	}
 	switch f.Class {
-	case ClassQuota, ClassRunnerDied:
+	case taskfile.ClassQuota, taskfile.ClassRunnerDied:
 		a.Counted = false
 	}
 }
@@ -641,7 +642,7 @@ func attemptMessage(run, task string, n int, state string, f *Failure) string {
 }
 
 // composePrompt builds attempt n's prompt from the task's and the previous failed attempt.
-func (r *runner) composePrompt(def *Task, prev *store.Attempt, operator, effectsWarning string) (string, error) {
+func (r *runner) composePrompt(def *taskfile.Task, prev *store.Attempt, operator, effectsWarning string) (string, error) {
 	text := def.Prompt
 	if def.PromptFile != "" {
 		p := def.PromptFile
@@ -661,7 +662,7 @@ func (r *runner) composePrompt(def *Task, prev *store.Attempt, operator, effects
 			out = readTail(prev.Log, 64<<10)
 		}
 		parts.Prev = &PrevAttempt{N: prev.N, Class: prev.Class, Message: prev.Message, Output: out}
-		if prev.Class == string(ClassQualityRejection) && prev.Log != "" {
+		if prev.Class == string(taskfile.ClassQualityRejection) && prev.Log != "" {
 			parts.Prev.VerifyTail = readTail(verifyLogPath(prev.Log), 64<<10)
 		}
 	}

@@ -11,17 +11,17 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // facts is everything the rules look at, gathered once.
 type facts struct {
 	run      *store.Run
-	file     *attempt.File // nil when the stored task file does not parse any more
-	task     *store.Task   // the decisive task; nil when nothing failed
-	def      *attempt.Task // its definition, when known
+	file     *taskfile.File // nil when the stored task file does not parse any more
+	task     *store.Task    // the decisive task; nil when nothing failed
+	def      *taskfile.Task // its definition, when known
 	attempts []store.Attempt
 	failed   []store.Attempt // attempts with a failure class
 	passes   int             // attempts of the task that succeeded
@@ -183,7 +183,7 @@ func (f *facts) missingPromptPaths() []string {
 func (f *facts) suspicious() []Suspect {
 	var out []Suspect
 	for _, t := range f.run.Tasks {
-		var def *attempt.Task
+		var def *taskfile.Task
 		if f.file != nil {
 			def = f.file.Task(t.ID)
 		}

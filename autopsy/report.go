@@ -14,9 +14,9 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // Verdict categories (SPEC §7).
@@ -190,7 +190,7 @@ func gather(in Input, run *store.Run, events []store.Event) *facts {
 	for _, c := range in.Commands {
 		f.commands[c] = true
 	}
-	if file, err := attempt.Parse(run.TaskFile, run.TaskFileContent); err == nil {
+	if file, err := taskfile.Parse(run.TaskFile, run.TaskFileContent); err == nil {
 		f.file = file
 	}
 	scrub := in.Scrub

@@ -19,7 +19,7 @@ type Rule struct {
 	Suggest    func(f *facts) Suggestion
 }
 
-// Failure classes, as the store records them (attempt.Class values).
+// Failure classes, as the store records them (taskfile.Class values).
 const (
 	cTransport   = "transport"
 	cTimeout     = "attempt_timeout"

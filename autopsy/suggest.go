@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 type storeAttempt = store.Attempt
@@ -135,21 +135,21 @@ func (f *facts) login(agentName string) (cmd, text string) {
 		preset = a.Preset
 	}
 	switch preset {
-	case attempt.PresetClaude:
+	case taskfile.PresetClaude:
 		return "claude /login", "log claude in again (or set a valid ANTHROPIC_API_KEY)"
-	case attempt.PresetCodex:
+	case taskfile.PresetCodex:
 		return "codex login", "log codex in again (or set a valid OPENAI_API_KEY)"
-	case attempt.PresetGemini:
+	case taskfile.PresetGemini:
 		return "", "log gemini in again (run `gemini` and choose a sign-in method, or set a valid GEMINI_API_KEY)"
-	case attempt.PresetOpencode:
+	case taskfile.PresetOpencode:
 		return "opencode auth login", "log opencode in again"
-	case attempt.PresetAider:
+	case taskfile.PresetAider:
 		return "", "set a valid API key for aider's model (e.g. ANTHROPIC_API_KEY or OPENAI_API_KEY)"
 	}
 	return "", fmt.Sprintf("log agent %s in again or give it a valid key", agentName)
 }
 
-func (f *facts) agent(name string) *attempt.Agent {
+func (f *facts) agent(name string) *taskfile.Agent {
 	if f.file == nil {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/mulligan-dev/mulligan/compensate"
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 type retryTaskOptions struct {
@@ -72,7 +73,7 @@ func runRetryTask(ctx context.Context, g *globals, opts retryTaskOptions) error 
 		return err
 	}
 	// The tasks and definition the run will have: the edited file's with --reload.
-	var reload *attempt.File
+	var reload *taskfile.File
 	var reloadPlan *attempt.ReloadPlan
 	planned := run
 	if opts.Reload {

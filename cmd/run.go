@@ -15,12 +15,13 @@ import (
 
 	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 type runOptions struct {
 	File  string
 	Tasks []string
-	AdHoc *attempt.AdHocOptions
+	AdHoc *taskfile.AdHocOptions
 	// Detach: start the run in the background (detach.go).
 	Detach bool
 	// MaxCost is --max-cost: the run's spend limit in USD.
@@ -67,7 +68,7 @@ func runCommand(g *globals) *cli.Command {
 				if len(g.rest) == 0 {
 					return usageError("e.g. mulligan run --retries 2 --on-failure retry -- go test ./...", "no command after --")
 				}
-				a := &attempt.AdHocOptions{
+				a := &taskfile.AdHocOptions{
 					Command: g.rest, Prompt: c.String("prompt"), PromptFile: c.String("prompt-file"),
 					OnFailure: c.String("on-failure"), Backoff: c.String("backoff"), Timeout: c.String("timeout"),
 					Heartbeat: c.String("heartbeat"), Deadline: c.String("deadline"), Fallback: c.String("fallback"),
@@ -108,9 +109,9 @@ func runRun(ctx context.Context, g *globals, opts runOptions) error {
 	}
 	defer st.Close()
 
-	var file *attempt.File
+	var file *taskfile.File
 	if opts.AdHoc != nil {
-		file, err = attempt.AdHoc(*opts.AdHoc)
+		file, err = taskfile.AdHoc(*opts.AdHoc)
 	} else {
 		path := opts.File
 		if path == "" {
@@ -121,7 +122,7 @@ func runRun(ctx context.Context, g *globals, opts runOptions) error {
 			}
 			path = displayPath(path)
 		}
-		file, err = attempt.Load(path)
+		file, err = taskfile.Load(path)
 	}
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 func init() {
@@ -128,7 +129,7 @@ func mapAttemptError(err error) error {
 	var unknown *attempt.UnknownTaskError
 	var conflict *attempt.ReloadConflictError
 	switch {
-	case attempt.IsAuthoring(err):
+	case taskfile.IsAuthoring(err):
 		return authoringError(err)
 	case errors.As(err, &amb):
 		e := withHint(ExitUsage, err)
@@ -159,8 +160,8 @@ func mapAttemptError(err error) error {
 
 // authoringError maps every authoring problem to an *Error (exit 2) with its hint.
 func authoringError(err error) error {
-	var es attempt.AuthoringErrors
-	var one *attempt.AuthoringError
+	var es taskfile.AuthoringErrors
+	var one *taskfile.AuthoringError
 	switch {
 	case errors.As(err, &es) && len(es) > 1:
 		m := &multiError{}
@@ -174,7 +175,7 @@ func authoringError(err error) error {
 	return &Error{Code: ExitUsage, Msg: err.Error(), Err: err}
 }
 
-func authoringOne(e *attempt.AuthoringError) *Error {
+func authoringOne(e *taskfile.AuthoringError) *Error {
 	out := &Error{Code: ExitUsage, Msg: e.Error(), Err: e}
 	if e.Hint != "" {
 		out.Hints = []string{e.Hint}

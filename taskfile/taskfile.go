@@ -1,9 +1,4 @@
-// Package attempt runs agents: it owns the task file (mulligan.yaml), the retry and
-// failover policy, failure classification, the runner and the attempt history.
-//
-// It must never run the git binary (snapshots go through package snapshot) and never
-// pass agent commands through a shell: argv elements are templated one by one.
-package attempt
+package taskfile
 
 import (
 	"bytes"
@@ -26,8 +21,6 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/google/shlex"
-
-	"github.com/mulligan-dev/mulligan/store"
 )
 
 // File is a loaded, validated task file. Content and Hash are what the run stores, so that
@@ -116,14 +109,15 @@ type EffectDecl struct {
 // Hooks maps a hook name (HookOnRetry, …) to the commands it runs, in order.
 type Hooks map[string][][]string
 
-// Hook names.
+// Hook names, as a task file spells them. The store's names for the same hooks (which it
+// queues on a state change) are the same strings; store's tests check that they agree.
 const (
-	HookOnRetry        = store.HookOnRetry
-	HookOnSuccess      = store.HookOnSuccess
-	HookOnFailed       = store.HookOnFailed
-	HookOnBlocked      = store.HookOnBlocked
-	HookOnWaitingQuota = store.HookOnWaitingQuota
-	HookOnCancelled    = store.HookOnCancelled
+	HookOnRetry        = "on_retry"
+	HookOnSuccess      = "on_success"
+	HookOnFailed       = "on_failed"
+	HookOnBlocked      = "on_blocked"
+	HookOnWaitingQuota = "on_waiting_quota"
+	HookOnCancelled    = "on_cancelled"
 )
 
 // HookNames lists the hooks in the spec's order.
