@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
@@ -286,6 +287,7 @@ type KillResult struct {
 	PID      int      `json:"pid,omitempty"`  // the runner signalled (0: none was alive here)
 	Groups   []int    `json:"pgids"`          // agent process groups signalled
 	Attempts []string `json:"attempts"`       // TASK@N recorded cancelled
+	Posts    []string `json:"-"`              // each cancelled attempt's post ref, as Attempts
 	Note     string   `json:"note,omitempty"` // e.g. the owner is on another host
 }
 
@@ -389,6 +391,7 @@ func Kill(ctx context.Context, env Env, opts KillOptions) (*KillResult, error) {
 				return nil, err
 			}
 			res.Attempts = append(res.Attempts, fmt.Sprintf("%s@%d", t.ID, a.N))
+			res.Posts = append(res.Posts, snapshot.AttemptRef(opts.RunID, t.ID, a.N, snapshot.Post))
 		}
 	}
 	err = r.update(ctx, func(tx *store.Tx) error {

@@ -46,7 +46,7 @@ func GC(ctx context.Context, repo *snapshot.Repo, db *store.DB, opts GCOptions) 
 		if run.Pruned || run.FinishedAt == nil || !run.FinishedAt.Before(cutoff) {
 			continue
 		}
-		prefix := "refs/mulligan/runs/" + run.ID + "/"
+		prefix := snapshot.RunPrefix(run.ID)
 		refs, err := repo.Refs(prefix)
 		if err != nil {
 			return out, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
@@ -247,7 +248,7 @@ func (r *runner) recordRunnerDied(ctx context.Context, t *store.Task, a *store.A
 // recordInterrupted records an attempt its process did not finish (runner_died, kill) as state
 // with failure f, with the tree as the attempt left it kept in its post ref.
 func (r *runner) recordInterrupted(ctx context.Context, t *store.Task, a *store.Attempt, state string, f *Failure) error {
-	postRef := runRef(r.run.ID, t.ID, fmt.Sprint(a.N), "post")
+	postRef := snapshot.AttemptRef(r.run.ID, t.ID, a.N, snapshot.Post)
 	// A post ref the dead process already wrote holds the attempt's own tree; keep it. Otherwise
 	// the tree as it is now is what the attempt left.
 	var tree plumbing.Hash

@@ -430,7 +430,7 @@ func nextTask(run *store.Run) (task *store.Task, skip bool) {
 
 // takeBase snapshots the run's starting tree into refs/mulligan/runs/<run>/base.
 func (r *runner) takeBase(ctx context.Context) error {
-	ref := runRef(r.run.ID, "base")
+	ref := snapshot.BaseRef(r.run.ID)
 	res, err := r.snapshot(ctx, ref, fmt.Sprintf("mulligan run %s: base\n\nThe working tree when the run started.\n", r.run.ID), plumbing.ZeroHash)
 	if err != nil {
 		return fmt.Errorf("base snapshot: %w", err)
@@ -447,10 +447,6 @@ func (r *runner) takeBase(ctx context.Context) error {
 		r.run.BaseRef, r.run.BaseTree = run.BaseRef, run.BaseTree
 		return r.event(tx, "", 0, "snapshot.taken", map[string]any{"ref": ref, "tree": res.Tree.String(), "commit": res.Commit.String()})
 	})
-}
-
-func runRef(run string, parts ...string) string {
-	return "refs/mulligan/runs/" + run + "/" + strings.Join(parts, "/")
 }
 
 // snapshot writes the working tree, a commit and ref (replacing whatever the ref held: a crashed

@@ -277,7 +277,7 @@ func (r *runner) runAttempt(ctx context.Context, def *taskfile.Task, t *store.Ta
 	os.Remove(outputFile)
 
 	crashPoint("before-pre")
-	preRef := runRef(r.run.ID, t.ID, strconv.Itoa(n), "pre")
+	preRef := snapshot.AttemptRef(r.run.ID, t.ID, n, snapshot.Pre)
 	pre, err := r.snapshot(ctx, preRef, fmt.Sprintf("mulligan %s %s@%d: pre\n\nThe tree attempt %d of task %s started from (run %s).\n", r.run.ID, t.ID, n, n, t.ID, r.run.ID), plumbing.ZeroHash)
 	if err != nil {
 		return nil, fmt.Errorf("pre snapshot of %s@%d: %w", t.ID, n, err)
@@ -436,7 +436,7 @@ func (r *runner) runAttempt(ctx context.Context, def *taskfile.Task, t *store.Ta
 			state = store.AttemptCancelled
 		}
 	}
-	postRef := runRef(r.run.ID, t.ID, strconv.Itoa(n), "post")
+	postRef := snapshot.AttemptRef(r.run.ID, t.ID, n, snapshot.Post)
 	post, err := r.commitSnapshot(postRef, postTree, attemptMessage(r.run.ID, t.ID, n, state, failure), pre.Commit)
 	if err != nil {
 		return nil, fmt.Errorf("post snapshot of %s@%d: %w", t.ID, n, err)

@@ -49,7 +49,7 @@ func runRestore(c *cli.Context, g *globals, opts restoreOptions) error {
 func restoreTree(c *cli.Context, g *globals, repo *snapshot.Repo, tree plumbing.Hash, dryRun bool, what string) error {
 	id := snapshot.NewID(time.Now())
 	res, err := repo.Restore(c.Context, tree, snapshot.RestoreOptions{
-		UndoRef:     "refs/mulligan/undo/" + id,
+		UndoRef:     snapshot.UndoRef(id),
 		UndoMessage: fmt.Sprintf("mulligan undo %s\n\nThe working tree just before `mulligan %s`.\n", id, what),
 		DryRun:      dryRun,
 	})

@@ -60,7 +60,7 @@ func notPruned(run *store.Run) error {
 // undoPoint is the name and message of a new undo ref for `mulligan WHAT`.
 func undoPoint(what string) (ref, message string) {
 	id := snapshot.NewID(time.Now())
-	return "refs/mulligan/undo/" + id,
+	return snapshot.UndoRef(id),
 		fmt.Sprintf("mulligan undo %s\n\nThe working tree just before `mulligan %s`.\n", id, what)
 }
 

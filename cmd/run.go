@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
@@ -225,7 +226,7 @@ func printRunEnd(g *globals, run *store.Run) {
 	case store.RunPaused:
 		fmt.Fprintf(g.io.Out, "hint: mulligan resume %s continues it\n", run.ID)
 	case store.RunFailed, store.RunCancelled:
-		fmt.Fprintf(g.io.Out, "hint: mulligan show %s; every attempt's tree is kept: mulligan restore refs/mulligan/runs/%s/TASK/N/post\n", run.ID, run.ID)
+		fmt.Fprintf(g.io.Out, "hint: mulligan show %s; every attempt's tree is kept: mulligan restore %s\n", run.ID, snapshot.AttemptRefPattern(run.ID, snapshot.Post))
 	}
 }
 

@@ -1,0 +1,53 @@
+package snapshot
+
+import "strconv"
+
+// The ref layout: every ref mulligan writes, and the only place their names are built.
+//
+//	refs/mulligan/runs/<run>/base              the working tree when run <run> started
+//	refs/mulligan/runs/<run>/<task>/<n>/pre    the tree attempt n of <task> started from
+//	refs/mulligan/runs/<run>/<task>/<n>/post   the tree attempt n of <task> left
+//	refs/mulligan/runs/<run>/<task>/<n>/head   the HEAD commit attempt n of <task> left
+//	refs/mulligan/undo/<id>                    the tree just before a restore, revert, …
+//	refs/mulligan/manual/<id>                  `mulligan snapshot`
+//
+// A task named `base` would need runs/<run>/base/<n>/pre beside runs/<run>/base, which git
+// cannot store; the task file's checks refuse that id.
+const (
+	RefRoot      = "refs/mulligan/"
+	RunsPrefix   = RefRoot + "runs/"
+	UndoPrefix   = RefRoot + "undo/"
+	ManualPrefix = RefRoot + "manual/"
+)
+
+// Which names one of an attempt's snapshots.
+type Which string
+
+// The snapshots of one attempt.
+const (
+	Pre  Which = "pre"  // before the agent ran
+	Post Which = "post" // after the agent ran
+	Head Which = "head" // HEAD after the agent ran
+)
+
+// RunPrefix is the prefix of every ref of run (ending in "/").
+func RunPrefix(run string) string { return RunsPrefix + run + "/" }
+
+// BaseRef is the ref of run's base snapshot.
+func BaseRef(run string) string { return RunPrefix(run) + "base" }
+
+// AttemptRef is the ref of attempt n of task in run.
+func AttemptRef(run, task string, n int, which Which) string {
+	return RunPrefix(run) + task + "/" + strconv.Itoa(n) + "/" + string(which)
+}
+
+// AttemptRefPattern is AttemptRef with placeholders, for hints: refs/mulligan/runs/<run>/TASK/N/post.
+func AttemptRefPattern(run string, which Which) string {
+	return RunPrefix(run) + "TASK/N/" + string(which)
+}
+
+// UndoRef is the ref of the undo snapshot id.
+func UndoRef(id string) string { return UndoPrefix + id }
+
+// ManualRef is the ref of the manual snapshot id.
+func ManualRef(id string) string { return ManualPrefix + id }
