@@ -80,6 +80,8 @@ func conditions(cond string) (bool, error) {
 	case "git-lfs":
 		_, err := exec.LookPath("git-lfs")
 		return err == nil, nil
+	case "root":
+		return os.Geteuid() == 0, nil
 	}
 	return false, nil
 }

@@ -139,6 +139,9 @@ type Input struct {
 	Now   func() time.Time
 	// Progress, when set, is told about slow steps (the verify command run on the base tree).
 	Progress io.Writer
+	// NoBaseCheck leaves the verify command alone: the report says what the records and logs
+	// say, and runs nothing (a report printed on demand when none was written).
+	NoBaseCheck bool
 }
 
 // Build takes the autopsy of a run. It only reads.
@@ -162,7 +165,9 @@ func Build(ctx context.Context, in Input) (*Report, error) {
 	}
 	f := gather(in, run, events)
 	f.effects = effects
-	f.checkBase(ctx, in.Progress)
+	if !in.NoBaseCheck {
+		f.checkBase(ctx, in.Progress)
+	}
 	return f.report(in), nil
 }
 
@@ -260,7 +265,11 @@ func decisiveTask(run *store.Run) *store.Task {
 			}
 		}
 	}
+	// A task that succeeded in the end (a retry got through) is no failure to explain.
 	for i := range run.Tasks {
+		if run.Tasks[i].State == store.TaskSucceeded {
+			continue
+		}
 		for _, a := range run.Tasks[i].Attempts {
 			if a.State == store.AttemptFailed {
 				return &run.Tasks[i]

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // Rule is one row of the verdict table: the first rule whose Match holds decides the verdict.
@@ -39,19 +41,25 @@ const (
 	reasonResume = "resume-exhausted"
 )
 
-var (
-	diskFullRe = regexp.MustCompile(`(?i)(no space left on device|disk quota exceeded|ENOSPC|not enough space on the disk)`)
-	networkRe  = regexp.MustCompile(`(?i)(could not resolve host|no such host|temporary failure in name resolution|name or service not known|getaddrinfo|ENOTFOUND|EAI_AGAIN|network is unreachable|connection refused|ECONNREFUSED|ECONNRESET|connection reset by peer|TLS handshake timeout|i/o timeout)`)
-	toolMissRe = regexp.MustCompile(`(?i)(command not found|executable file not found|: not found\s*$|not installed|is not recognized as an internal or external command)`)
-)
-
-// Rules is the verdict table, in order.
+// Rules is the verdict table, in order. The rules read the evidence a person would: the classes,
+// exit codes, durations, files changed and post trees of the attempts, the agent's and the verify
+// command's output, the verify command on the base tree, and the other tasks of the run. The
+// environment is looked for first (in every output, not only the agent's), then what the attempts
+// have in common (the same outcome every time points at the task's definition, different ones at
+// the agent), and the table says `unknown` when the evidence does not decide.
 var Rules = []Rule{
 	{
 		Name: "no-failure", Category: Unknown, Confidence: 1,
-		Match:   func(f *facts) bool { return f.task == nil },
-		Why:     func(f *facts) string { return "no attempt of this run failed" },
-		Suggest: func(f *facts) Suggestion { return f.inspect("nothing failed; check the suspicious successes, if any") },
+		Match: func(f *facts) bool { return f.task == nil },
+		Why: func(f *facts) string {
+			if n := f.recoveredAttempts(); n > 0 {
+				return fmt.Sprintf("the run has no failed task: %d attempt(s) failed and a later attempt of the same task succeeded", n)
+			}
+			return "no attempt of this run failed"
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: "nothing to fix; check the suspicious successes, if any", Commands: []string{"mulligan show " + f.run.ID}}
+		},
 	},
 	{
 		Name: "internal-error", Category: ToolBug, Confidence: 0.9,
@@ -92,18 +100,35 @@ var Rules = []Rule{
 			return "the task file or a template is invalid: " + f.firstOf(cAuthoring).Message
 		},
 		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: "fix the task file at the position the message names, then run the task again", Commands: []string{f.rerun()}}
+			return Suggestion{Text: "fix the task file at the position the message names, then run the task again", Commands: []string{f.fixed()}}
+		},
+	},
+	{
+		Name: "empty-prompt", Category: WorkflowBug, Confidence: 0.9,
+		Match: func(f *facts) bool { return f.emptyPrompt() },
+		Why: func(f *facts) string {
+			if f.def.PromptFile != "" {
+				return fmt.Sprintf("the prompt sent to attempt 1 was empty: prompt_file %s has no text, so the agent had no instructions", f.def.PromptFile)
+			}
+			return "the prompt sent to attempt 1 was empty, while the agent's command passes it: the agent had no instructions"
+		},
+		Suggest: func(f *facts) Suggestion {
+			if f.def.PromptFile != "" {
+				// The file is read again by each attempt: no reload needed.
+				return Suggestion{Text: fmt.Sprintf("write the task's instructions into %s, then run the task again", f.def.PromptFile), Commands: []string{f.retry()}}
+			}
+			return Suggestion{Text: fmt.Sprintf("give task %s a prompt in %s, then run it again", f.task.ID, f.fileName()), Commands: []string{f.fixed()}}
 		},
 	},
 	{
 		Name: "auth", Category: Environment, Confidence: 0.95,
-		Match: func(f *facts) bool { return f.anyClass(cAuth) },
+		Match: func(f *facts) bool { return f.anyClass(cAuth) || f.anyExit(taskfile.PresetGemini, 41) },
 		Why: func(f *facts) string {
-			a := f.firstOf(cAuth)
-			return fmt.Sprintf("agent %s is not logged in or its key is invalid: %s", a.Agent, a.Message)
+			a := f.authAttempt()
+			return fmt.Sprintf("agent %s (%s) is not logged in or its key is invalid: %s", a.Agent, orWord(f.presetFor(a.Agent), "generic"), a.Message)
 		},
 		Suggest: func(f *facts) Suggestion {
-			a := f.firstOf(cAuth)
+			a := f.authAttempt()
 			login, how := f.login(a.Agent)
 			cmds := []string{}
 			if login != "" {
@@ -133,87 +158,339 @@ var Rules = []Rule{
 		},
 	},
 	{
+		// The agent's command started (a launcher, a shim) but what it runs is not installed:
+		// `/usr/bin/env: 'node': No such file or directory`, exit 127.
+		Name: "agent-runtime-missing", Category: Environment, Confidence: 0.9,
+		Match: func(f *facts) bool { _, ok := f.agentToolMissing(); return ok },
+		Why: func(f *facts) string {
+			a, _ := f.agentToolMissing()
+			s, _ := signalOf(f.agentSignals(a), sigTool)
+			return fmt.Sprintf("agent %s started, but a program it runs is not installed (%s, exit status %d): %s", a.Agent, s.what, f.exit(a), s.line)
+		},
+		Suggest: func(f *facts) Suggestion {
+			a, _ := f.agentToolMissing()
+			s, _ := signalOf(f.agentSignals(a), sigTool)
+			return Suggestion{Text: fmt.Sprintf("install %s where agent %s runs (or put it on the PATH mulligan is started with), then run the task again", s.what, a.Agent),
+				Commands: []string{"command -v " + shellQuote(s.what), f.retry()}}
+		},
+	},
+	{
+		// Money, not time: no reset will lift it, so nothing is to be resumed on a clock.
+		Name: "credit-exhausted", Category: Environment, Confidence: 0.9,
+		Match: func(f *facts) bool { _, ok := f.creditWall(); return ok },
+		Why: func(f *facts) string {
+			a, _ := f.creditWall()
+			return fmt.Sprintf("agent %s has no credit left (a quota no reset time lifts): %s", a.Agent, firstLine(a.Message))
+		},
+		Suggest: func(f *facts) Suggestion {
+			a, _ := f.creditWall()
+			return Suggestion{Text: fmt.Sprintf("a person has to add funds or raise the spend limit: %s; then run the task again (waiting will not help)", billing(f.presetFor(a.Agent))),
+				Commands: []string{f.retry()}}
+		},
+	},
+	{
 		Name: "quota", Category: Environment, Confidence: 0.85,
 		Match: func(f *facts) bool { return f.lastClass() == cQuota },
 		Why:   func(f *facts) string { return "the agent hit a usage or rate limit: " + f.last().Message },
 		Suggest: func(f *facts) Suggestion {
 			if at := f.task.ResumeAt; at != nil && at.After(f.now()) {
-				return Suggestion{Text: fmt.Sprintf("the limit resets at %s: then `mulligan resume %s` (or `mulligan supervise` does it); to try at once anyway, or after adding an agent with its own quota to the task's chain",
-					at.UTC().Format(time.RFC3339), f.run.ID), Commands: []string{"mulligan resume " + f.run.ID + " --now"}}
+				cmds := []string{}
+				if f.commands["supervise"] {
+					cmds = append(cmds, "mulligan supervise -r "+f.run.ID)
+				}
+				cmds = append(cmds, "mulligan resume "+f.run.ID+" --now")
+				return Suggestion{Text: fmt.Sprintf("the limit resets at %s: `mulligan supervise` resumes the run then (or `mulligan resume %s` after it); `resume --now` tries at once, after adding an agent with its own quota to the task's chain",
+					at.UTC().Format(time.RFC3339), f.run.ID), Commands: cmds}
 			}
 			return Suggestion{Text: "wait for the limit to reset (or add an agent with its own quota to the task's chain), then continue the run", Commands: []string{"mulligan resume " + f.run.ID}}
 		},
 	},
 	{
-		Name: "disk-full", Category: Environment, Confidence: 0.9,
-		Match: func(f *facts) bool { return f.lastMatches(diskFullRe) },
-		Why:   func(f *facts) string { return "the disk is full: " + f.lastMatch(diskFullRe) },
-		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: "free space on the disk of the working tree, then run the task again", Commands: []string{"df -h " + shellQuote(f.run.Worktree), f.retry()}}
-		},
-	},
-	{
-		Name: "verify-tool-missing", Category: Environment, Confidence: 0.8,
-		Match: func(f *facts) bool { return f.lastClass() == cQuality && f.lastMatches(toolMissRe) },
+		Name: "untrusted-folder", Category: Environment, Confidence: 0.9,
+		Match: func(f *facts) bool { _, ok := f.untrusted(); return ok },
 		Why: func(f *facts) string {
-			return "the verify command could not run a tool it needs: " + f.lastMatch(toolMissRe)
+			a, _ := f.untrusted()
+			return fmt.Sprintf("agent %s (gemini) refuses to work in a folder it does not trust (exit status 55); retrying cannot change that: %s", a.Agent, firstLine(a.Message))
 		},
 		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: fmt.Sprintf("install the tool the verify command runs (%s), or fix `verify.command` of task %s, then run the task again",
-				orWord(f.verifyArgv0(), "see the evidence"), f.task.ID), Commands: []string{f.retry()}}
+			return Suggestion{Text: "trust the working tree for gemini's headless runs: GEMINI_CLI_TRUST_WORKSPACE=true in the environment (or `--skip-trust` in the agent's command) trusts it for that session, " +
+				"so gemini loads the folder's own .gemini settings, .env, MCP servers and commands — only for a repository you trust; then run the task again",
+				Commands: []string{"GEMINI_CLI_TRUST_WORKSPACE=true " + f.retry()}}
 		},
 	},
 	{
-		Name: "network", Category: Environment, Confidence: 0.8,
+		Name: "agent-sandbox", Category: Environment, Confidence: 0.8,
+		Match: func(f *facts) bool { return f.anyExit(taskfile.PresetGemini, 44) },
+		Why: func(f *facts) string {
+			a := f.exitAttempt(taskfile.PresetGemini, 44)
+			return fmt.Sprintf("agent %s (gemini) could not start its sandbox (exit status 44): %s", a.Agent, firstLine(a.Message))
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: "start the container runtime gemini's sandbox uses (docker or podman), or turn the sandbox off in the agent's command, then run the task again",
+				Commands: []string{"docker info", f.retry()}}
+		},
+	},
+	{
+		Name: "agent-config", Category: WorkflowBug, Confidence: 0.8,
 		Match: func(f *facts) bool {
-			return f.allClasses(cTransport) || (f.lastClass() != cQuality && f.lastMatches(networkRe))
+			return f.anyExit(taskfile.PresetGemini, 42) || f.anyExit(taskfile.PresetGemini, 52) || f.anyExit(taskfile.PresetGemini, 53)
 		},
 		Why: func(f *facts) string {
-			if m := f.lastMatch(networkRe); m != "" {
-				return "the network failed: " + m
+			for _, c := range []struct {
+				exit int
+				what string
+			}{{42, "its input was refused"}, {52, "its configuration is invalid"}, {53, "it reached its session turn limit"}} {
+				if f.anyExit(taskfile.PresetGemini, c.exit) {
+					a := f.exitAttempt(taskfile.PresetGemini, c.exit)
+					return fmt.Sprintf("agent %s (gemini) stopped because %s (exit status %d, not retryable): %s", a.Agent, c.what, c.exit, firstLine(a.Message))
+				}
 			}
-			return fmt.Sprintf("every failed attempt (%d) was a transport failure: %s", len(f.failed), f.last().Message)
+			return ""
 		},
 		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: "check the network (DNS, proxy, the provider's status page), then run the task again", Commands: []string{f.retry()}}
+			return Suggestion{Text: fmt.Sprintf("fix the agent's command or its settings (.gemini/settings.json; for the turn limit raise model.maxSessionTurns or make the task smaller) in %s, then run the task again", f.fileName()),
+				Commands: []string{f.fixed()}}
+		},
+	},
+	{
+		Name: "context-window", Category: WorkflowBug, Confidence: 0.8,
+		Match: func(f *facts) bool {
+			return f.lastMatches(contextRe) && slices.Contains([]string{cAgentExit, cPayload, cTransport}, f.lastClass())
+		},
+		Why: func(f *facts) string {
+			return "the work did not fit the model's context window: " + f.lastMatch(contextRe)
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("split task %s into smaller tasks (or shorten its prompt and the files it must read) in %s; the same task fails the same way on retry", f.task.ID, f.fileName()),
+				Commands: []string{f.fixed()}}
+		},
+	},
+	{
+		Name: "disk-full", Category: Environment, Confidence: 0.9,
+		Match: func(f *facts) bool { _, ok := f.anySignal(sigDisk); return ok },
+		Why:   func(f *facts) string { s, _ := f.anySignal(sigDisk); return "the disk is full: " + s.line },
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: "free space on the disk of the working tree (and of the build caches), then run the task again", Commands: []string{"df -h " + shellQuote(f.run.Worktree), f.retry()}}
+		},
+	},
+	{
+		// A tool the verify command runs is not installed: on the base tree too, or with exit
+		// 126/127, it is the machine, not the attempts.
+		Name: "verify-tool-missing", Category: Environment, Confidence: 0.85,
+		Match: func(f *facts) bool { _, ok := f.verifyToolMissing(); return ok },
+		Why: func(f *facts) string {
+			s, _ := f.verifyToolMissing()
+			return fmt.Sprintf("the verify command could not run %s, which is not installed: %s", s.what, s.line)
+		},
+		Suggest: func(f *facts) Suggestion {
+			s, _ := f.verifyToolMissing()
+			return Suggestion{Text: fmt.Sprintf("install %s (or fix `verify.command` of task %s), then run the task again", s.what, f.task.ID),
+				Commands: []string{"command -v " + shellQuote(s.what), f.retry()}}
+		},
+	},
+	{
+		Name: "tls", Category: Environment, Confidence: 0.85,
+		Match: func(f *facts) bool { _, ok := f.everySignal(sigTLS); return ok },
+		Why: func(f *facts) string {
+			s, _ := f.everySignal(sigTLS)
+			return "TLS verification failed (a proxy that intercepts TLS, or a missing CA certificate): " + s.line
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: "give the agent the proxy's CA certificate (NODE_EXTRA_CA_CERTS=/path/ca.pem for the node CLIs, SSL_CERT_FILE for others) or fix the proxy, then run the task again",
+				Commands: []string{f.retry()}}
+		},
+	},
+	{
+		Name: "service-down", Category: Environment, Confidence: 0.8,
+		Match: func(f *facts) bool { _, ok := f.serviceDown(); return ok },
+		Why: func(f *facts) string {
+			s, _ := f.serviceDown()
+			return fmt.Sprintf("a local service the tests need is not running (port %s refused the connection, on the base tree as after the attempts): %s", orWord(s.what, "?"), s.line)
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: "start the service the tests connect to (a database, a server), then run the task again", Commands: []string{f.retry()}}
+		},
+	},
+	{
+		Name: "permission-denied", Category: Environment, Confidence: 0.8,
+		Match: func(f *facts) bool { _, ok := f.cannotWrite(); return ok },
+		Why: func(f *facts) string {
+			s, _ := f.cannotWrite()
+			return "the agent could not write the working tree (permission denied, nothing changed): " + s.line
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: "make the working tree writable by the user mulligan runs as (ownership, mode, a read-only mount, the agent's own sandbox settings), then run the task again",
+				Commands: []string{"ls -ld " + shellQuote(f.run.Worktree), f.retry()}}
+		},
+	},
+	{
+		// The network was down for the whole task: every failure is the network, in the agent's
+		// output or in the verify command's (a module download), and no task recovered from it.
+		Name: "network", Category: Environment, Confidence: 0.8,
+		Match: func(f *facts) bool { _, ok := f.networkDown(); return ok },
+		Why: func(f *facts) string {
+			s, _ := f.networkDown()
+			return fmt.Sprintf("the network failed in every attempt (%d): %s", len(f.failed), s.line)
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: "check the network (DNS, proxy, firewall, the provider's status page), then run the task again", Commands: []string{f.retry()}}
+		},
+	},
+	{
+		// The provider failed (overloaded, 5xx, a reset connection) in ways that changed from
+		// attempt to attempt, or while other tasks got through: a flake, not the machine.
+		Name: "provider-flake", Category: AgentFlake, Confidence: 0.7,
+		Match: func(f *facts) bool { return f.allClasses(cTransport) },
+		Why: func(f *facts) string {
+			why := fmt.Sprintf("the provider failed %d time(s) (%s)", len(f.failed), f.last().Message)
+			if t := f.siblingRecovered(); t != "" {
+				why += fmt.Sprintf("; task %s failed the same way and recovered on retry, so the network works", t)
+			}
+			return why
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: "the provider's errors are transient: run the task again (later, if its status page reports an incident)", Commands: []string{f.retry()}}
+		},
+	},
+	{
+		Name: "timeout-too-short", Category: WorkflowBug, Confidence: 0.75,
+		Match: func(f *facts) bool { return f.deterministicTimeouts() },
+		Why: func(f *facts) string {
+			return fmt.Sprintf("all %d attempts ran into the %s timeout at the limit with the same result (%d file(s) changed each time): the outcome is the same every time, so the limit, not the agent, decides it",
+				len(f.failed), f.def.Timeout, f.files(f.last()))
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("raise `timeout` of task %s in %s (now %s), or split the task, then run it again", f.task.ID, f.fileName(), f.def.Timeout),
+				Commands: []string{f.fixed()}}
+		},
+	},
+	{
+		Name: "stuck-on-input", Category: WorkflowBug, Confidence: 0.7,
+		Match: func(f *facts) bool { return f.stuckSameWay() },
+		Why: func(f *facts) string {
+			l := f.lastOutputLine(f.last())
+			if questionRe.MatchString(l) {
+				return fmt.Sprintf("the agent went silent at the same point in all %d attempts, waiting for an answer nobody gives: %s", len(f.failed), l)
+			}
+			return fmt.Sprintf("the agent went silent at the same point in all %d attempts: %s", len(f.failed), orWord(l, "(no output)"))
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("run the agent non-interactively (claude -p with --permission-mode acceptEdits, codex exec --full-auto, gemini --yolo) in %s, or raise `heartbeat` if it only thinks long, then run the task again", f.fileName()),
+				Commands: []string{f.fixed()}}
+		},
+	},
+	{
+		Name: "timeouts", Category: AgentFlake, Confidence: 0.5,
+		Match: func(f *facts) bool { return f.allClasses(cTimeout, cHeartbeat) },
+		Why: func(f *facts) string {
+			if len(f.failed) == 1 {
+				return "the attempt ran out of time or went silent (" + f.lastClass() + "): " + f.last().Message
+			}
+			return fmt.Sprintf("%d attempts ran out of time or went silent (%s), at different points", len(f.failed), strings.Join(f.distinctClasses(), ", "))
+		},
+		Suggest: func(f *facts) Suggestion {
+			knob, d := "timeout", time.Duration(0)
+			if f.def != nil {
+				d = f.def.Timeout
+				if f.lastClass() == cHeartbeat {
+					knob, d = "heartbeat", f.def.Heartbeat
+				}
+			}
+			now := ""
+			if d > 0 {
+				now = " (now " + d.String() + ")"
+			}
+			return f.retryKeeping(fmt.Sprintf("another attempt may finish; raise `%s` of task %s in %s%s if the attempts were close", knob, f.task.ID, f.fileName(), now))
+		},
+	},
+	{
+		Name: "verify-fails-on-base", Category: WorkflowBug, Confidence: 0.8,
+		Match: func(f *facts) bool { return f.verifyBrokenOnBase() },
+		Why: func(f *facts) string {
+			return fmt.Sprintf("verify fails the same way on the tree the task started from (exit status %d) and after every attempt, without naming a failing test: the command itself cannot pass: %s",
+				f.base.ExitCode, orWord(lastNonBlank(f.base.Output), f.last().Message))
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("fix `verify.command` of task %s in %s (run it by hand on the base tree), then run the task again", f.task.ID, f.fileName()),
+				Commands: []string{f.fixed()}}
+		},
+	},
+	{
+		Name: "agent-broke-build", Category: AgentFlake, Confidence: 0.7,
+		Match: func(f *facts) bool { _, ok := f.brokeBuild(); return ok },
+		Why: func(f *facts) string {
+			a, _ := f.brokeBuild()
+			return fmt.Sprintf("attempt %d left code that does not build (the base tree did): %s", a.N, f.verifyView(a).build[0])
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: "the agent introduced a build or syntax error; the next attempt gets the error in its prompt: run the task again", Commands: []string{f.retry()}}
+		},
+	},
+	{
+		Name: "agent-changed-nothing", Category: WorkflowBug, Confidence: 0.65,
+		Match: func(f *facts) bool { return f.allClasses(cQuality) && f.noAttemptChanged() },
+		Why: func(f *facts) string {
+			return fmt.Sprintf("verify failed after %d attempt(s) that changed no file: the agent did not (or could not) edit the tree", len(f.failed))
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("let the agent edit files (claude -p needs --permission-mode acceptEdits, codex exec --full-auto) and check that the prompt asks for the change, in %s, then run the task again", f.fileName()),
+				Commands: []string{f.fixed()}}
+		},
+	},
+	{
+		Name: "verify-progress", Category: AgentFlake, Confidence: 0.7,
+		Match: func(f *facts) bool { _, ok := f.progress(); return ok },
+		Why: func(f *facts) string {
+			a, _ := f.progress()
+			return fmt.Sprintf("the attempts fixed part of it: %d test(s) failed on the base tree, %d after attempt %d (%s)",
+				len(readVerify(f.base.Output).tests), len(f.verifyView(a).tests), a.N, strings.Join(f.verifyView(a).tests, ", "))
+		},
+		Suggest: func(f *facts) Suggestion {
+			a, _ := f.progress()
+			return Suggestion{Text: fmt.Sprintf("the attempts are getting closer: run the task again, or keep the edits of attempt %d and finish by hand", a.N),
+				Commands: []string{f.retry(), f.keep(a)}}
+		},
+	},
+	{
+		Name: "verify-same-tests-as-base", Category: AgentFlake, Confidence: 0.6,
+		Match: func(f *facts) bool { return f.sameTestsAsBase() },
+		Why: func(f *facts) string {
+			return fmt.Sprintf("the tests that fail on the base tree still fail after every attempt (%s): the agent's changes did not fix them",
+				strings.Join(readVerify(f.base.Output).tests, ", "))
+		},
+		Suggest: func(f *facts) Suggestion {
+			return f.retryKeeping("the agent has not found the fix yet; another attempt (perhaps with `mulligan prompt` pointing it at the failing tests) may")
 		},
 	},
 	{
 		Name: "verify-intermittent", Category: AgentFlake, Confidence: 0.6,
 		Match: func(f *facts) bool {
-			return f.anyClass(cQuality) && (f.passes > 0 || len(f.distinctClasses()) > 1)
+			return f.anyClass(cQuality) && (f.passes > 0 || len(f.distinctClasses()) > 1 || f.verifyDiffers())
 		},
 		Why: func(f *facts) string {
+			if f.verifyDiffers() {
+				return fmt.Sprintf("verify rejected %d attempt(s), each for different tests: the agent's work varies from attempt to attempt", f.count(cQuality))
+			}
 			return fmt.Sprintf("verify rejected %d attempt(s) while other attempts ended differently (%s): the results vary from attempt to attempt",
 				f.count(cQuality), strings.Join(f.distinctClasses(), ", "))
 		},
 		Suggest: func(f *facts) Suggestion { return f.retryKeeping("the verify result varies; another attempt may pass") },
 	},
 	{
-		Name: "verify-fails-on-base", Category: WorkflowBug, Confidence: 0.9,
-		Match: func(f *facts) bool { return f.allClasses(cQuality) && f.base.failed() },
-		Why: func(f *facts) string {
-			return fmt.Sprintf("verify fails on the tree the task started from too (exit status %d), before any agent change: %s",
-				f.base.ExitCode, orWord(lastNonBlank(f.base.Output), f.last().Message))
-		},
-		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: fmt.Sprintf("fix `verify.command` of task %s in %s (or the tree it checks) so that it can pass, then run the task again",
-				f.task.ID, f.fileName()), Commands: []string{f.rerun()}}
-		},
-	},
-	{
 		Name: "verify-same-failure", Category: WorkflowBug, Confidence: 0.6,
-		Match: func(f *facts) bool { return f.allClasses(cQuality) && len(f.failed) >= 2 && f.sameMessages() },
+		Match: func(f *facts) bool {
+			return f.allClasses(cQuality) && len(f.failed) >= 2 && !f.verifyDiffers() && f.sameMessages()
+		},
 		Why: func(f *facts) string {
 			why := fmt.Sprintf("verify failed the same way in all %d attempts: %s", len(f.failed), f.last().Message)
-			if f.base != nil {
-				why += " (it passes on the base tree: the attempts' changes break it)"
+			if f.base != nil && !f.base.failed() {
+				why += " (it passes on the base tree: the change the task asks for breaks it every time)"
 			}
 			return why
 		},
 		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: fmt.Sprintf("check that the verify command of task %s can pass at all (run it by hand on the base tree) and that the prompt asks for what it checks; fix %s, then run the task again",
-				f.task.ID, f.fileName()), Commands: []string{f.logs(f.last()), f.rerun()}}
+			return Suggestion{Text: fmt.Sprintf("check that the verify command of task %s can pass with the change the prompt asks for, and that the prompt asks for what it checks; fix %s, then run the task again",
+				f.task.ID, f.fileName()), Commands: []string{f.fixed(), f.logs(f.last())}}
 		},
 	},
 	{
@@ -224,7 +501,7 @@ var Rules = []Rule{
 		},
 		Suggest: func(f *facts) Suggestion {
 			return Suggestion{Text: fmt.Sprintf("check that output_schema of task %s can be satisfied and that the prompt describes the output it wants; fix %s, then run the task again",
-				f.task.ID, f.fileName()), Commands: []string{f.logs(f.last()), f.rerun()}}
+				f.task.ID, f.fileName()), Commands: []string{f.fixed(), f.logs(f.last())}}
 		},
 	},
 	{
@@ -239,7 +516,7 @@ var Rules = []Rule{
 		},
 		Suggest: func(f *facts) Suggestion {
 			return Suggestion{Text: fmt.Sprintf("fix the prompt of task %s in %s (or add %s to the tree), then run the task again",
-				f.task.ID, f.fileName(), strings.Join(f.missingMentioned(), ", ")), Commands: []string{f.rerun()}}
+				f.task.ID, f.fileName(), strings.Join(f.missingMentioned(), ", ")), Commands: []string{f.fixed()}}
 		},
 	},
 	{
@@ -249,7 +526,7 @@ var Rules = []Rule{
 			return fmt.Sprintf("the agent reported failure the same way in all %d attempts: %s", len(f.failed), f.last().Message)
 		},
 		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: "read why the agent gave up and fix the task's prompt or its inputs, then run the task again", Commands: []string{f.logs(f.last()), f.rerun()}}
+			return Suggestion{Text: "read why the agent gave up and fix the task's prompt or its inputs, then run the task again", Commands: []string{f.logs(f.last()), f.fixed()}}
 		},
 	},
 	{
@@ -259,32 +536,7 @@ var Rules = []Rule{
 			return "the agent exited 0 but its output declared a failure: " + f.last().Message
 		},
 		Suggest: func(f *facts) Suggestion {
-			return f.retryKeeping("the agent gave up this time; another attempt may not")
-		},
-	},
-	{
-		Name: "timeouts", Category: AgentFlake, Confidence: 0.6,
-		Match: func(f *facts) bool { return f.allClasses(cTimeout, cHeartbeat) },
-		Why: func(f *facts) string {
-			return fmt.Sprintf("%d attempt(s) ran out of time or went silent (%s)", len(f.failed), strings.Join(f.distinctClasses(), ", "))
-		},
-		Suggest: func(f *facts) Suggestion {
-			knob := "timeout"
-			if f.lastClass() == cHeartbeat {
-				knob = "heartbeat"
-			}
-			now := ""
-			if f.def != nil {
-				d := f.def.Timeout
-				if knob == "heartbeat" {
-					d = f.def.Heartbeat
-				}
-				if d > 0 {
-					now = " (now " + d.String() + ")"
-				}
-			}
-			return Suggestion{Text: fmt.Sprintf("raise `%s` of task %s in %s%s, or make the task smaller, then run it again", knob, f.task.ID, f.fileName(), now),
-				Commands: []string{f.rerun()}}
+			return f.retryKeeping("the agent gave up this time, for reasons that differ; another attempt may not")
 		},
 	},
 	{
@@ -295,7 +547,7 @@ var Rules = []Rule{
 		},
 		Suggest: func(f *facts) Suggestion {
 			return Suggestion{Text: fmt.Sprintf("raise `deadline` or `max_cost_usd` of task %s in %s if the attempts were getting closer, then run it again", f.task.ID, f.fileName()),
-				Commands: []string{f.rerun()}}
+				Commands: []string{f.fixed()}}
 		},
 	},
 	{
@@ -315,6 +567,18 @@ var Rules = []Rule{
 		Suggest: func(f *facts) Suggestion { return f.retryKeeping("the failures differ, so another attempt may pass") },
 	},
 	{
+		// The same exit with nothing said is no evidence of anything: say so.
+		Name: "silent-failures", Category: Unknown, Confidence: 0.3,
+		Match: func(f *facts) bool { return len(f.failed) >= 1 && f.allSilent() },
+		Why: func(f *facts) string {
+			return fmt.Sprintf("%d attempt(s) exited with status %d and printed nothing: no evidence says why", len(f.failed), f.exit(f.last()))
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("run the agent's command by hand in the working tree (%s) to see why it exits; the log is empty", orWord(f.argv0(f.last().Agent), "its command")),
+				Commands: []string{f.logs(f.last()), "mulligan show " + f.run.ID}}
+		},
+	},
+	{
 		Name: "same-failure-repeated", Category: WorkflowBug, Confidence: 0.45,
 		Match: func(f *facts) bool { return len(f.failed) >= 2 && f.sameMessages() },
 		Why: func(f *facts) string {
@@ -322,7 +586,7 @@ var Rules = []Rule{
 		},
 		Suggest: func(f *facts) Suggestion {
 			return Suggestion{Text: fmt.Sprintf("the same failure every time points at the task, not the agent: read the output, fix the prompt or the agent's command in %s, then run the task again", f.fileName()),
-				Commands: []string{f.logs(f.last()), f.rerun()}}
+				Commands: []string{f.logs(f.last()), f.fixed()}}
 		},
 	},
 	{

@@ -12,15 +12,18 @@ import (
 
 // att is a failed attempt of task fix with class, code and message; out is its output tail.
 type att struct {
-	class, code, msg, out string
-	ok                    bool // succeeded instead
-	files                 int
+	class, code, msg, out, verify string
+	ok                            bool // succeeded instead
+	files                         int
+	exitCode                      int // 0: none recorded
 }
 
 const taskFile = `version: 1
 agents:
   fast: {preset: claude, command: [claude, -p, "{{prompt}}"]}
   gen: {command: [my-agent, "{{prompt}}"]}
+  gem: {preset: gemini, command: [gemini, -p, "{{prompt}}"]}
+  plain: {command: [go, test, ./...]}
 tasks:
   - id: fix
     prompt: Fix the tests.
@@ -43,7 +46,7 @@ func mkFacts(t *testing.T, reason string, atts ...att) *facts {
 	f := &facts{run: run, file: file, def: file.Task("fix"), commands: map[string]bool{}, output: map[string]string{}, verifyOutput: map[string]string{}, scrub: NewScrubber()}
 	for i, a := range atts {
 		sa := store.Attempt{RunID: run.ID, TaskID: "fix", N: i + 1, Agent: "fast", State: store.AttemptFailed,
-			Class: a.class, Code: a.code, Message: a.msg, FilesChanged: store.Ptr(a.files),
+			Class: a.class, Code: a.code, Message: a.msg, FilesChanged: store.Ptr(a.files), Prompt: "Fix the tests.\n",
 			Ref: "refs/mulligan/runs/k3f9abcd/fix/" + string(rune('1'+i)) + "/post"}
 		if a.ok {
 			sa.State, sa.Class = store.AttemptSucceeded, ""
@@ -54,6 +57,11 @@ func mkFacts(t *testing.T, reason string, atts ...att) *facts {
 		task.Attempts = append(task.Attempts, sa)
 		f.attempts = append(f.attempts, sa)
 		f.output[key("fix", i+1)] = a.out
+		f.verifyOutput[key("fix", i+1)] = a.verify
+		if a.exitCode != 0 {
+			sa := &f.failed[len(f.failed)-1]
+			sa.ExitCode = store.Ptr(a.exitCode)
+		}
 	}
 	f.setAsideDeaths()
 	run.Tasks = []store.Task{task}
@@ -65,6 +73,22 @@ func mkFacts(t *testing.T, reason string, atts ...att) *facts {
 
 func TestRules(t *testing.T) {
 	exit := func(msg string) att { return att{class: cAgentExit, code: "nonzero_exit", msg: msg} }
+	rt := func(f *facts) *facts { f.commands["retry-task"] = true; return f }
+	withBase := func(f *facts, exit int, out string) *facts {
+		f.base = &baseVerify{ExitCode: exit, Output: out}
+		return f
+	}
+	withExit := func(f *facts, codes ...int) *facts {
+		for i := range f.failed {
+			f.failed[i].ExitCode = store.Ptr(codes[i])
+		}
+		return f
+	}
+	verify := func(out string, files int) att {
+		return att{class: cQuality, code: "verify_failed", msg: "verify `go test ./...` exited with status 1", verify: out, files: files}
+	}
+	const two = "--- FAIL: TestA (0.00s)\n--- FAIL: TestB (0.00s)\nFAIL\n"
+	const one = "--- FAIL: TestB (0.00s)\nFAIL\n"
 	cases := []struct {
 		rule   string
 		facts  func(t *testing.T) *facts
@@ -73,7 +97,7 @@ func TestRules(t *testing.T) {
 		inText string   // a phrase of the suggestion's text
 	}{
 		{"no-failure", func(t *testing.T) *facts { return mkFacts(t, "") }, Unknown,
-			[]string{"mulligan show k3f9abcd"}, "nothing failed"},
+			[]string{"mulligan show k3f9abcd"}, "nothing to fix"},
 		{"internal-error", func(t *testing.T) *facts {
 			f := mkFacts(t, "", exit("agent exited with status 1"), att{class: cInternal, code: "start_failed", msg: "could not start the agent: too many open files"})
 			f.commands["bug"] = true
@@ -83,50 +107,119 @@ func TestRules(t *testing.T) {
 			return mkFacts(t, reasonResume, att{class: cRunnerDied, msg: "the mulligan process died during the attempt"})
 		}, ToolBug, []string{"mulligan events k3f9abcd"}, "what killed mulligan"},
 		{"authoring-error", func(t *testing.T) *facts {
-			return mkFacts(t, "", att{class: cAuthoring, msg: "mulligan.yaml:3:5: unknown key"})
-		}, WorkflowBug, []string{"mulligan run fix"}, "fix the task file"},
-		{"auth", func(t *testing.T) *facts {
-			f := mkFacts(t, "", att{class: cAuth, code: "not_logged_in", msg: "Invalid API key · Please run /login"})
-			f.commands["retry-task"] = true
+			return rt(mkFacts(t, "", att{class: cAuthoring, msg: "mulligan.yaml:3:5: unknown key"}))
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "fix the task file"},
+		{"empty-prompt", func(t *testing.T) *facts {
+			f := rt(mkFacts(t, "", att{class: cPayload, code: "is_error", msg: "claude: what should I do?"}))
+			f.failed[0].Prompt, f.attempts[0].Prompt = "\n", "\n"
 			return f
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "give task fix a prompt"},
+		{"auth", func(t *testing.T) *facts {
+			return rt(mkFacts(t, "", att{class: cAuth, code: "not_logged_in", msg: "Invalid API key · Please run /login"}))
 		}, Environment, []string{"claude /login", "mulligan retry-task k3f9abcd fix"}, "log claude in"},
 		{"agent-missing", func(t *testing.T) *facts {
 			f := mkFacts(t, "", att{class: cMissing, code: "not_found", msg: "agent command not found"})
 			f.failed[0].Agent = "gen"
 			return f
 		}, Environment, []string{"command -v my-agent", "mulligan run fix"}, "install my-agent"},
+		{"agent-runtime-missing", func(t *testing.T) *facts {
+			return withExit(rt(mkFacts(t, "", exit("agent exited with status 127: /usr/bin/env: 'node': No such file or directory"))), 127)
+		}, Environment, []string{"command -v node", "mulligan retry-task k3f9abcd fix"}, "install node"},
+		{"credit-exhausted", func(t *testing.T) *facts {
+			return rt(mkFacts(t, "quota", att{class: cQuota, code: "credit", msg: "claude: Credit balance is too low"}))
+		}, Environment, []string{"mulligan retry-task k3f9abcd fix"}, "console.anthropic.com"},
 		{"quota", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: cQuota, msg: "usage limit reached, resets at 3pm"})
 		}, Environment, []string{"mulligan resume k3f9abcd"}, "wait for the limit"},
 		{"quota", func(t *testing.T) *facts {
 			f := mkFacts(t, "quota", att{class: cQuota, msg: "usage limit reached"})
+			f.commands["supervise"] = true
 			f.clock = func() time.Time { return time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC) }
 			f.task.ResumeAt = store.Ptr(time.Date(2026, 1, 1, 15, 0, 0, 0, time.UTC))
 			return f
-		}, Environment, []string{"mulligan resume k3f9abcd --now"}, "resets at 2026-01-01T15:00:00Z: then `mulligan resume k3f9abcd`"},
+		}, Environment, []string{"mulligan supervise -r k3f9abcd", "mulligan resume k3f9abcd --now"}, "resets at 2026-01-01T15:00:00Z"},
+		{"untrusted-folder", func(t *testing.T) *facts {
+			f := rt(mkFacts(t, "", exit("gemini: Gemini CLI is not running in a trusted directory.")))
+			f.failed[0].Code = "untrusted_folder"
+			return f
+		}, Environment, []string{"GEMINI_CLI_TRUST_WORKSPACE=true mulligan retry-task k3f9abcd fix"}, "--skip-trust"},
+		{"agent-sandbox", func(t *testing.T) *facts {
+			f := withExit(rt(mkFacts(t, "", exit("gemini: Sandbox image missing"))), 44)
+			f.failed[0].Agent = "gem"
+			return f
+		}, Environment, []string{"docker info", "mulligan retry-task k3f9abcd fix"}, "container runtime"},
+		{"agent-config", func(t *testing.T) *facts {
+			f := withExit(rt(mkFacts(t, "", exit("gemini: Reached max session turns"))), 53)
+			f.failed[0].Agent = "gem"
+			return f
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "maxSessionTurns"},
+		{"context-window", func(t *testing.T) *facts {
+			return rt(mkFacts(t, "", exit("agent exited with status 1: Prompt is too long")))
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "split task fix"},
 		{"disk-full", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: cAgentExit, msg: "agent exited with status 1", out: "write x: no space left on device\n"})
 		}, Environment, []string{"df -h /src/proj", "mulligan run fix"}, "free space"},
 		{"verify-tool-missing", func(t *testing.T) *facts {
-			return mkFacts(t, "", att{class: cQuality, code: "verify_failed", msg: "verify failed: sh: 1: go: not found"})
-		}, Environment, []string{"mulligan run fix"}, "(go)"},
+			return mkFacts(t, "", att{class: cQuality, code: "verify_failed", msg: "verify exited with status 127", verify: "sh: 1: go: not found\n", files: 1})
+		}, Environment, []string{"command -v go", "mulligan run fix"}, "install go"},
+		{"tls", func(t *testing.T) *facts {
+			m := "claude: API Error: Unable to connect to API: Self-signed certificate detected"
+			return mkFacts(t, "", att{class: cTransport, msg: m}, att{class: cTransport, msg: m})
+		}, Environment, []string{"mulligan run fix"}, "NODE_EXTRA_CA_CERTS"},
+		{"service-down", func(t *testing.T) *facts {
+			out := "--- FAIL: TestDB (0.00s)\n    db_test.go:9: dial tcp 127.0.0.1:5432: connect: connection refused\n"
+			return withBase(mkFacts(t, "", verify(out, 2)), 1, out)
+		}, Environment, []string{"mulligan run fix"}, "start the service"},
+		{"permission-denied", func(t *testing.T) *facts {
+			return mkFacts(t, "", exit("agent exited with status 1: Permission denied (os error 13)"), exit("agent exited with status 1: Permission denied (os error 13)"))
+		}, Environment, []string{"ls -ld /src/proj", "mulligan run fix"}, "writable"},
 		{"network", func(t *testing.T) *facts {
-			return mkFacts(t, "", att{class: cTransport, msg: "overloaded"}, att{class: cTransport, msg: "502 bad gateway"})
+			return mkFacts(t, "", att{class: cTransport, msg: "curl: (6) Could not resolve host: api.example.com"}, att{class: cTransport, msg: "fetch failed"})
 		}, Environment, []string{"mulligan run fix"}, "check the network"},
+		{"provider-flake", func(t *testing.T) *facts {
+			return mkFacts(t, "", att{class: cTransport, msg: "overloaded"}, att{class: cTransport, msg: "502 bad gateway"})
+		}, AgentFlake, []string{"mulligan run fix"}, "transient"},
+		{"timeout-too-short", func(t *testing.T) *facts {
+			f := rt(mkFacts(t, "", att{class: cTimeout, msg: "ran past its timeout", files: 7}, att{class: cTimeout, msg: "ran past its timeout", files: 7}))
+			for i := range f.failed {
+				f.failed[i].DurationMS = store.Ptr(int64(10*60*1000 + 500))
+			}
+			return f
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "raise `timeout` of task fix in mulligan.yaml (now 10m0s)"},
+		{"stuck-on-input", func(t *testing.T) *facts {
+			return rt(mkFacts(t, "", att{class: cHeartbeat, msg: "silent", out: "Apply? [y/N]\n"}, att{class: cHeartbeat, msg: "silent", out: "Apply? [y/N]\n"}))
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "non-interactively"},
+		{"timeouts", func(t *testing.T) *facts {
+			return mkFacts(t, "", att{class: cTimeout, msg: "ran past its timeout"}, att{class: cHeartbeat, msg: "silent"})
+		}, AgentFlake, []string{"mulligan run fix"}, "raise `heartbeat` of task fix in mulligan.yaml (now 2m0s)"},
+		{"verify-fails-on-base", func(t *testing.T) *facts {
+			f := mkFacts(t, "", att{class: cQuality, code: "verify_failed", msg: "verify exited 1", verify: "no Go files in /src\n"}, att{class: cQuality, code: "verify_failed", msg: "verify exited 1", verify: "no Go files in /src\n"})
+			return withBase(f, 1, "no Go files in /src\n")
+		}, WorkflowBug, []string{"mulligan run fix"}, "fix `verify.command` of task fix"},
+		{"agent-broke-build", func(t *testing.T) *facts {
+			return withBase(rt(mkFacts(t, "", verify("./a.go:3:1: syntax error: unexpected }\nFAIL\tp [build failed]\n", 1))), 1, one)
+		}, AgentFlake, []string{"mulligan retry-task k3f9abcd fix"}, "build or syntax error"},
+		{"agent-changed-nothing", func(t *testing.T) *facts {
+			return rt(mkFacts(t, "", verify(one, 0), verify(one, 0)))
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "acceptEdits"},
+		{"verify-progress", func(t *testing.T) *facts {
+			f := withBase(rt(mkFacts(t, "", verify(two, 2), verify(one, 3))), 1, two)
+			f.commands["revert"] = true
+			return f
+		}, AgentFlake, []string{"mulligan retry-task k3f9abcd fix", "mulligan revert k3f9abcd/fix@2"}, "getting closer"},
+		{"verify-same-tests-as-base", func(t *testing.T) *facts {
+			return withBase(rt(mkFacts(t, "", verify(two, 2), verify(two, 1))), 1, two)
+		}, AgentFlake, []string{"mulligan retry-task k3f9abcd fix", "mulligan restore refs/mulligan/runs/k3f9abcd/fix/2/post"}, "not found the fix"},
 		{"verify-intermittent", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: cQuality, msg: "verify failed: FAIL TestA", files: 2}, att{ok: true}, att{class: cQuality, msg: "verify failed: FAIL TestB"})
 		}, AgentFlake, []string{"mulligan run fix", "mulligan restore refs/mulligan/runs/k3f9abcd/fix/1/post"}, "keep the edits of attempt 1"},
-		{"verify-fails-on-base", func(t *testing.T) *facts {
-			f := mkFacts(t, "", att{class: cQuality, code: "verify_failed", msg: "verify exited 1"}, att{class: cQuality, code: "verify_failed", msg: "verify exited 2"})
-			f.base = &baseVerify{ExitCode: 1, Output: "FAIL TestAlwaysBroken\n"}
-			return f
-		}, WorkflowBug, []string{"mulligan run fix"}, "fix `verify.command` of task fix"},
 		{"verify-same-failure", func(t *testing.T) *facts {
-			return mkFacts(t, "", att{class: cQuality, code: "verify_failed", msg: "verify exited 1: FAIL TestX (0.01s)"}, att{class: cQuality, code: "verify_failed", msg: "verify exited 1: FAIL TestX (0.02s)"})
-		}, WorkflowBug, []string{"mulligan logs k3f9abcd/fix@2", "mulligan run fix"}, "can pass at all"},
+			f := mkFacts(t, "", att{class: cQuality, code: "verify_failed", msg: "verify exited 1: FAIL TestX (0.01s)", files: 1}, att{class: cQuality, code: "verify_failed", msg: "verify exited 1: FAIL TestX (0.02s)", files: 1})
+			return withBase(f, 0, "ok\n")
+		}, WorkflowBug, []string{"mulligan run fix", "mulligan logs k3f9abcd/fix@2"}, "can pass with the change"},
 		{"schema-never-satisfied", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: cSchema, msg: "missing property summary"})
-		}, WorkflowBug, []string{"mulligan logs k3f9abcd/fix@1", "mulligan run fix"}, "output_schema"},
+		}, WorkflowBug, []string{"mulligan run fix", "mulligan logs k3f9abcd/fix@1"}, "output_schema"},
 		{"prompt-names-missing-files", func(t *testing.T) *facts {
 			f := mkFacts(t, "", att{class: cAgentExit, msg: "agent exited with status 1", out: "open src/gone.go: no such file or directory\n"})
 			f.missing = []string{"src/gone.go", "src/new.go"}
@@ -138,9 +231,6 @@ func TestRules(t *testing.T) {
 		{"payload-declared", func(t *testing.T) *facts {
 			return mkFacts(t, "", exit("agent exited with status 1"), att{class: cPayload, code: "is_error", msg: "result: gave up"})
 		}, AgentFlake, []string{"mulligan run fix"}, "gave up"},
-		{"timeouts", func(t *testing.T) *facts {
-			return mkFacts(t, "", att{class: cTimeout, msg: "ran past its timeout"}, att{class: cHeartbeat, msg: "silent"})
-		}, AgentFlake, []string{"mulligan run fix"}, "raise `heartbeat` of task fix in mulligan.yaml (now 2m0s)"},
 		{"budget-exhausted", func(t *testing.T) *facts {
 			return mkFacts(t, "", exit("agent exited with status 1"), att{class: cBudget, code: "deadline", msg: "deadline passed"})
 		}, AgentFlake, []string{"mulligan run fix"}, "raise `deadline`"},
@@ -148,13 +238,16 @@ func TestRules(t *testing.T) {
 			return mkFacts(t, "", att{class: cCancel, msg: "the attempt was cancelled"})
 		}, Unknown, []string{"mulligan run fix"}, "again"},
 		{"different-failures", func(t *testing.T) *facts {
-			return mkFacts(t, "", exit("agent exited with status 1"), att{class: cTimeout, msg: "timeout"})
+			return mkFacts(t, "", exit("agent exited with status 1: boom"), att{class: cTimeout, msg: "timeout"})
 		}, AgentFlake, []string{"mulligan run fix"}, "failures differ"},
+		{"silent-failures", func(t *testing.T) *facts {
+			return withExit(mkFacts(t, "", exit("agent exited with status 1"), exit("agent exited with status 1")), 1, 1)
+		}, Unknown, []string{"mulligan logs k3f9abcd/fix@2", "mulligan show k3f9abcd"}, "by hand"},
 		{"same-failure-repeated", func(t *testing.T) *facts {
 			return mkFacts(t, "", exit("agent exited with status 1: boom at line 3"), exit("agent exited with status 1: boom at line 4"))
 		}, WorkflowBug, []string{"mulligan logs k3f9abcd/fix@2", "mulligan run fix"}, "points at the task"},
 		{"single-failure", func(t *testing.T) *facts {
-			return mkFacts(t, "", att{class: cAgentExit, msg: "agent exited with status 2", files: 3})
+			return mkFacts(t, "", att{class: cAgentExit, msg: "agent exited with status 2: it broke", files: 3})
 		}, AgentFlake, []string{"mulligan run fix", "mulligan restore refs/mulligan/runs/k3f9abcd/fix/1/post"}, "not a pattern"},
 		{"fallback", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: "something_new", msg: "?"})
@@ -196,7 +289,7 @@ func TestRules(t *testing.T) {
 
 // With revert in this build, keeping an attempt is suggested as revert; without, as restore.
 func TestSuggestionUsesExistingCommands(t *testing.T) {
-	f := mkFacts(t, "", att{class: cAgentExit, msg: "agent exited with status 2", files: 1})
+	f := mkFacts(t, "", att{class: cAgentExit, msg: "agent exited with status 2: it broke", files: 1})
 	if got := decide(f).Suggest(f).Commands; got[1] != "mulligan restore refs/mulligan/runs/k3f9abcd/fix/1/post" {
 		t.Errorf("without revert: %q", got)
 	}
@@ -215,9 +308,15 @@ func TestRerunAdHoc(t *testing.T) {
 	f := mkFacts(t, "", att{class: cAgentExit, msg: "x"})
 	f.file, f.def, f.run.TaskFile = file, file.Task("main"), file.Path
 	f.task.ID = "main"
-	want := "mulligan run --on-failure retry --retries 2 --timeout 5m0s -- 'my agent' --flag '{{prompt}}'"
+	// Every flag the run had, so that pasting it runs the same thing (with the one to change).
+	want := "mulligan run --prompt p --on-failure retry --retries 2 --backoff exponential:1s:5m0s:full --timeout 5m0s -- 'my agent' --flag '{{prompt}}'"
 	if got := f.rerun(); got != want {
 		t.Errorf("rerun = %q (task file %q), want %q", got, file.Path, want)
+	}
+	// What helps first is retry-task, which keeps all of it.
+	f.commands["retry-task"] = true
+	if got := f.retry(); got != "mulligan retry-task k3f9abcd main" {
+		t.Errorf("retry = %q", got)
 	}
 }
 
@@ -286,5 +385,100 @@ func TestRunnerDiedSetAside(t *testing.T) {
 	}
 	if f.died != 1 || len(f.failed) != 2 {
 		t.Errorf("died %d, failed %d", f.died, len(f.failed))
+	}
+}
+
+// Negative evidence: for each rule that reads the evidence beyond the classes, a run that looks
+// alike but must not be taken for it.
+func TestRulesNegative(t *testing.T) {
+	exit := func(msg string, code int) att {
+		return att{class: cAgentExit, code: "nonzero_exit", msg: msg, exitCode: code}
+	}
+	verify := func(out string, files int) att {
+		return att{class: cQuality, code: "verify_failed", msg: "verify `go test ./...` exited with status 1", verify: out, files: files}
+	}
+	cases := []struct {
+		not   string
+		why   string
+		facts func(t *testing.T) *facts
+	}{
+		{"verify-fails-on-base", "the base names failing tests: the task is to fix them", func(t *testing.T) *facts {
+			f := mkFacts(t, "", verify("--- FAIL: TestA (0.00s)\n", 2), verify("--- FAIL: TestA (0.00s)\n", 2))
+			f.base = &baseVerify{ExitCode: 1, Output: "--- FAIL: TestA (0.00s)\n"}
+			return f
+		}},
+		{"verify-fails-on-base", "the attempts fail differently from the base", func(t *testing.T) *facts {
+			f := mkFacts(t, "", verify("cannot find package\n", 2), verify("cannot find package x\n", 2))
+			f.base = &baseVerify{ExitCode: 1, Output: "no Go files\n"}
+			return f
+		}},
+		{"network", "a sibling task failed on the network and recovered", func(t *testing.T) *facts {
+			f := mkFacts(t, "", att{class: cTransport, msg: "ECONNRESET"}, att{class: cTransport, msg: "ECONNRESET"})
+			f.run.Tasks = append(f.run.Tasks, store.Task{ID: "docs", State: store.TaskSucceeded, Attempts: []store.Attempt{
+				{TaskID: "docs", N: 1, State: store.AttemptFailed, Class: cTransport}, {TaskID: "docs", N: 2, State: store.AttemptSucceeded}}})
+			f.task = &f.run.Tasks[0]
+			return f
+		}},
+		{"network", "one attempt shows no network failure", func(t *testing.T) *facts {
+			return mkFacts(t, "", att{class: cTransport, msg: "ECONNRESET"}, att{class: cTransport, msg: "529 overloaded"})
+		}},
+		{"agent-runtime-missing", "a missing source file, exit 1", func(t *testing.T) *facts {
+			return mkFacts(t, "", exit("agent exited with status 1: open src/x.go: No such file or directory", 1))
+		}},
+		{"permission-denied", "the agent changed files: the denial was on something else", func(t *testing.T) *facts {
+			return mkFacts(t, "", att{class: cAgentExit, msg: "agent exited with status 1: Permission denied (os error 13)", files: 3})
+		}},
+		{"timeout-too-short", "the attempts left different results", func(t *testing.T) *facts {
+			f := mkFacts(t, "", att{class: cTimeout, msg: "ran past its timeout", files: 2}, att{class: cTimeout, msg: "ran past its timeout", files: 9})
+			for i := range f.failed {
+				f.failed[i].DurationMS = store.Ptr(int64(10 * 60 * 1000))
+			}
+			return f
+		}},
+		{"stuck-on-input", "the attempts went silent at different points", func(t *testing.T) *facts {
+			return mkFacts(t, "", att{class: cHeartbeat, msg: "silent", out: "Reading a.go\n"}, att{class: cHeartbeat, msg: "silent", out: "Running tests\n"})
+		}},
+		{"credit-exhausted", "a usage limit with a reset time is a clock, not money", func(t *testing.T) *facts {
+			return mkFacts(t, "quota", att{class: cQuota, code: "usage_limit", msg: "codex: You've hit your usage limit. Try again at 3:28 PM."})
+		}},
+		{"untrusted-folder", "gemini exiting 1", func(t *testing.T) *facts {
+			f := mkFacts(t, "", exit("agent exited with status 1: oops", 1))
+			f.failed[0].Agent = "gem"
+			return f
+		}},
+		{"empty-prompt", "an ad-hoc command that takes no prompt", func(t *testing.T) *facts {
+			f := mkFacts(t, "", exit("agent exited with status 1: FAIL", 1))
+			f.failed[0].Agent, f.attempts[0].Agent, f.attempts[0].Prompt = "plain", "plain", ""
+			return f
+		}},
+		{"verify-tool-missing", "the tests open a file that is not there", func(t *testing.T) *facts {
+			return mkFacts(t, "", verify("--- FAIL: TestLoad (0.00s)\n    open testdata/config.yaml: no such file or directory\n", 1))
+		}},
+		{"service-down", "the base passes: the attempts broke the connection", func(t *testing.T) *facts {
+			f := mkFacts(t, "", verify("dial tcp 127.0.0.1:8080: connect: connection refused\n", 2))
+			f.base = &baseVerify{ExitCode: 0, Output: "ok\n"}
+			return f
+		}},
+		{"agent-broke-build", "the base did not build either", func(t *testing.T) *facts {
+			f := mkFacts(t, "", verify("./a.go:3:1: syntax error: unexpected }\n", 1))
+			f.base = &baseVerify{ExitCode: 1, Output: "./a.go:3:1: syntax error: unexpected }\n"}
+			return f
+		}},
+		{"silent-failures", "the agent said something", func(t *testing.T) *facts {
+			return mkFacts(t, "", att{class: cAgentExit, msg: "agent exited with status 1", out: "panic: nil map\n", exitCode: 1}, att{class: cAgentExit, msg: "agent exited with status 1", out: "panic: nil map\n", exitCode: 1})
+		}},
+		{"context-window", "verify output that mentions a context window", func(t *testing.T) *facts {
+			return mkFacts(t, "", verify("--- FAIL: TestContextWindow (0.00s)\n", 1))
+		}},
+		{"provider-flake", "a usage limit is not a flake", func(t *testing.T) *facts {
+			return mkFacts(t, "", att{class: cQuota, msg: "429 rate limited"})
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.not+"/"+c.why, func(t *testing.T) {
+			if r := decide(c.facts(t)); r.Name == c.not {
+				t.Errorf("decided %s", r.Name)
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
@@ -23,29 +24,21 @@ func (f *facts) retry() string {
 	return f.rerun()
 }
 
+// fixed is the command that runs the decisive task again once its definition was fixed:
+// retry-task --reload, which takes the edited task file and keeps the run; for an ad-hoc run
+// (no file to edit) the same command with every flag it had, where the flag to change is.
+func (f *facts) fixed() string {
+	if f.adHoc() || !f.commands["retry-task"] || f.task == nil {
+		return f.rerun()
+	}
+	return fmt.Sprintf("mulligan retry-task %s %s --reload", f.run.ID, f.task.ID)
+}
+
 // rerun starts a new run of the decisive task from the same task file (after it was fixed), or
-// the same ad-hoc command.
+// the same ad-hoc command with all its flags: the prompt, the presets, the policy, verify.
 func (f *facts) rerun() string {
 	if f.adHoc() {
-		args := []string{"mulligan", "run"}
-		t := f.def
-		if t.OnFailure != "" && t.OnFailure != "fail" {
-			args = append(args, "--on-failure", t.OnFailure)
-			if t.OnFailure == "retry" {
-				args = append(args, "--retries", fmt.Sprint(t.Retries))
-			}
-		}
-		if t.Timeout > 0 {
-			args = append(args, "--timeout", t.Timeout.String())
-		}
-		if t.Heartbeat > 0 {
-			args = append(args, "--heartbeat", t.Heartbeat.String())
-		}
-		args = append(args, "--")
-		for _, a := range f.file.Agents[t.Agents[0]].Command {
-			args = append(args, shellQuote(a))
-		}
-		return strings.Join(args, " ")
+		return f.rerunAdHoc()
 	}
 	cmd := "mulligan run"
 	if tf := f.run.TaskFile; tf != "" && tf != "mulligan.yaml" {
@@ -55,6 +48,58 @@ func (f *facts) rerun() string {
 		cmd += " " + shellQuote(f.task.ID)
 	}
 	return cmd
+}
+
+func (f *facts) rerunAdHoc() string {
+	args := []string{"mulligan", "run"}
+	t := f.def
+	switch {
+	case t.PromptFile != "":
+		args = append(args, "--prompt-file", shellQuote(t.PromptFile))
+	case t.Prompt != "":
+		args = append(args, "--prompt", shellQuote(t.Prompt))
+	}
+	main := f.file.Agents[t.Agents[0]]
+	if main.Preset != "" && main.Preset != taskfile.PresetGeneric {
+		args = append(args, "--preset", main.Preset)
+	}
+	if len(t.Agents) > 1 {
+		if fb := f.file.Agents[t.Agents[1]]; fb != nil {
+			q := make([]string, len(fb.Command))
+			for i, a := range fb.Command {
+				q[i] = shellQuote(a)
+			}
+			args = append(args, "--fallback", shellQuote(strings.Join(q, " ")))
+		}
+	}
+	if t.OnFailure != "" && t.OnFailure != "fail" {
+		args = append(args, "--on-failure", t.OnFailure)
+		if t.OnFailure == "retry" {
+			args = append(args, "--retries", fmt.Sprint(t.Retries))
+			b := t.Backoff
+			args = append(args, "--backoff", fmt.Sprintf("%s:%s:%s:%s", b.Kind, b.Initial, b.Max, b.Jitter))
+		}
+	}
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"--timeout", t.Timeout}, {"--heartbeat", t.Heartbeat}, {"--deadline", t.Deadline}} {
+		if d.v > 0 {
+			args = append(args, d.flag, d.v.String())
+		}
+	}
+	if t.Verify != nil && len(t.Verify.Command) > 0 {
+		q := make([]string, len(t.Verify.Command))
+		for i, a := range t.Verify.Command {
+			q[i] = shellQuote(a)
+		}
+		args = append(args, "--verify", shellQuote(strings.Join(q, " ")))
+	}
+	args = append(args, "--")
+	for _, a := range main.Command {
+		args = append(args, shellQuote(a))
+	}
+	return strings.Join(args, " ")
 }
 
 // taskFilePath names the run's task file as it can be passed to -f from the working tree root:
@@ -134,13 +179,16 @@ func (f *facts) login(agentName string) (cmd, text string) {
 	if a := f.agent(agentName); a != nil {
 		preset = a.Preset
 	}
+	if a := f.agent(agentName); a != nil {
+		preset = presetOf(a.Preset, a.Command)
+	}
 	switch preset {
 	case taskfile.PresetClaude:
 		return "claude /login", "log claude in again (or set a valid ANTHROPIC_API_KEY)"
 	case taskfile.PresetCodex:
 		return "codex login", "log codex in again (or set a valid OPENAI_API_KEY)"
 	case taskfile.PresetGemini:
-		return "", "log gemini in again (run `gemini` and choose a sign-in method, or set a valid GEMINI_API_KEY)"
+		return "gemini", "log gemini in (run `gemini` once and choose a sign-in method), or set a valid GEMINI_API_KEY in the environment mulligan runs in"
 	case taskfile.PresetOpencode:
 		return "opencode auth login", "log opencode in again"
 	case taskfile.PresetAider:

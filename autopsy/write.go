@@ -3,8 +3,10 @@ package autopsy
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -215,4 +217,24 @@ func deref(s *string, def string) string {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
+}
+
+// ErrNotWritten is ReadWritten's error when no report was written for the run.
+var ErrNotWritten = errors.New("no autopsy was written for this run")
+
+// ReadWritten returns the report written for run in dir (<run>.json) and the path of its
+// Markdown form; ErrNotWritten when there is none.
+func ReadWritten(dir, run string) (*Report, string, error) {
+	js, err := os.ReadFile(filepath.Join(dir, run+".json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, "", ErrNotWritten
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	var r Report
+	if err := json.Unmarshal(js, &r); err != nil {
+		return nil, "", fmt.Errorf("the written autopsy of run %s does not read: %w", run, err)
+	}
+	return &r, filepath.Join(dir, run+".md"), nil
 }

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +18,12 @@ func autopsyCommand(g *globals) *cli.Command {
 		Name:      "autopsy",
 		Usage:     "the post-failure report of a run: timeline, evidence, verdict and the next command",
 		ArgsUsage: "[RUN]",
+		Description: "Prints the report written when the run stopped (failed or blocked); it runs nothing again.\n" +
+			"--rebuild analyses the run once more on purpose (the verify command runs again on the task's\n" +
+			"base tree, in a temporary directory) and replaces the written report.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "rebuild", Usage: "analyse the run again (re-runs the verify command on the base tree) and replace the written report"},
+		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
 				return usageError("e.g. mulligan autopsy k3f9", "autopsy takes one run")
@@ -26,11 +33,35 @@ func autopsyCommand(g *globals) *cli.Command {
 				return err
 			}
 			defer st.Close()
-			in := autopsyInput(g, st, id)
-			in.Progress = g.io.ErrOut
-			r, err := autopsy.Build(c.Context, in)
-			if err != nil {
-				return err
+			dir := autopsy.Dir(st.repo.CommonDir())
+			var r *autopsy.Report
+			if !c.Bool("rebuild") {
+				r, _, err = autopsy.ReadWritten(dir, id)
+				switch {
+				case err == nil:
+				case errors.Is(err, autopsy.ErrNotWritten):
+					// Nothing was written (the run is parked, running, succeeded, or from before
+					// reports were written): say what the records say, running nothing.
+					in := autopsyInput(g, st, id)
+					in.NoBaseCheck = true
+					if r, err = autopsy.Build(c.Context, in); err != nil {
+						return err
+					}
+					fmt.Fprintf(g.io.ErrOut, "autopsy: no report was written for run %s (%s): this one is read from its records now, without running the verify command (--rebuild runs it)\n", id, r.State)
+				default:
+					return err
+				}
+			} else {
+				in := autopsyInput(g, st, id)
+				in.Progress = g.io.ErrOut
+				if r, err = autopsy.Build(c.Context, in); err != nil {
+					return err
+				}
+				path, err := autopsy.WriteFiles(dir, r)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(g.io.ErrOut, "autopsy: rebuilt the report of run %s from its records and logs now (%s)\n", id, displayPath(filepath.Clean(path)))
 			}
 			if g.json() {
 				return writeJSON(g.io.Out, r)

@@ -32,7 +32,12 @@ func openRepo() (*snapshot.Repo, error) {
 
 func mapSnapshotError(err error) error {
 	var conflict *snapshot.ConflictError
+	var owner *snapshot.OwnershipError
 	switch {
+	case errors.As(err, &owner):
+		return withHint(ExitUsage, err,
+			"mulligan runs nothing from a repository another user owns (its hooks, filters and history could run their code as you), like git since CVE-2022-24765",
+			"to trust it anyway, as for git: git config --global --add safe.directory "+owner.Path)
 	case errors.Is(err, snapshot.ErrNotRepository):
 		return withHint(ExitUsage, err, "run mulligan inside a git working tree, or pass -C DIR")
 	case errors.Is(err, snapshot.ErrUnsupportedEnv):

@@ -271,32 +271,8 @@ func xdgConfigPath(name string) string {
 func loadConfig(gitDir, commonDir, branch string) (*gitConfig, error) {
 	cfg := &gitConfig{}
 	l := &configLoader{cfg: cfg, gitDir: gitDir, branch: branch}
-	if !envBool("GIT_CONFIG_NOSYSTEM") {
-		sys := os.Getenv("GIT_CONFIG_SYSTEM")
-		if sys == "" {
-			sys = "/etc/gitconfig"
-		}
-		if err := l.loadFile(sys); err != nil {
-			return nil, err
-		}
-	}
-	if g, ok := os.LookupEnv("GIT_CONFIG_GLOBAL"); ok {
-		if g != "" {
-			if err := l.loadFile(expandHome(g)); err != nil {
-				return nil, err
-			}
-		}
-	} else {
-		if x := xdgConfigPath("config"); x != "" {
-			if err := l.loadFile(x); err != nil {
-				return nil, err
-			}
-		}
-		if home, err := os.UserHomeDir(); err == nil {
-			if err := l.loadFile(filepath.Join(home, ".gitconfig")); err != nil {
-				return nil, err
-			}
-		}
+	if err := l.loadSystemGlobal(); err != nil {
+		return nil, err
 	}
 	if err := l.loadFile(filepath.Join(commonDir, "config")); err != nil {
 		return nil, err
@@ -306,17 +282,73 @@ func loadConfig(gitDir, commonDir, branch string) (*gitConfig, error) {
 			return nil, err
 		}
 	}
-	if n, err := strconv.Atoi(os.Getenv("GIT_CONFIG_COUNT")); err == nil && n > 0 {
-		for i := 0; i < n; i++ {
-			k, okK := os.LookupEnv(fmt.Sprintf("GIT_CONFIG_KEY_%d", i))
-			v, okV := os.LookupEnv(fmt.Sprintf("GIT_CONFIG_VALUE_%d", i))
-			if !okK || !okV || k == "" {
-				return nil, fmt.Errorf("GIT_CONFIG_COUNT is %d but GIT_CONFIG_KEY_%d or GIT_CONFIG_VALUE_%d is missing", n, i, i)
-			}
-			cfg.add(splitKey(k), configValue{v: v})
-		}
+	if err := addEnvConfig(cfg); err != nil {
+		return nil, err
 	}
 	return cfg, nil
+}
+
+// protectedConfig is git's "protected configuration": the system and global files and the
+// command line (GIT_CONFIG_COUNT), never a file of the repository, which whoever owns the
+// repository could have written. safe.directory is read only from there.
+func protectedConfig() (*gitConfig, error) {
+	cfg := &gitConfig{}
+	l := &configLoader{cfg: cfg}
+	if err := l.loadSystemGlobal(); err != nil {
+		return nil, err
+	}
+	if err := addEnvConfig(cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// loadSystemGlobal reads the system file (GIT_CONFIG_SYSTEM, GIT_CONFIG_NOSYSTEM) and the global
+// ones (GIT_CONFIG_GLOBAL, else the XDG file and ~/.gitconfig).
+func (l *configLoader) loadSystemGlobal() error {
+	if !envBool("GIT_CONFIG_NOSYSTEM") {
+		sys := os.Getenv("GIT_CONFIG_SYSTEM")
+		if sys == "" {
+			sys = "/etc/gitconfig"
+		}
+		if err := l.loadFile(sys); err != nil {
+			return err
+		}
+	}
+	if g, ok := os.LookupEnv("GIT_CONFIG_GLOBAL"); ok {
+		if g != "" {
+			return l.loadFile(expandHome(g))
+		}
+		return nil
+	}
+	if x := xdgConfigPath("config"); x != "" {
+		if err := l.loadFile(x); err != nil {
+			return err
+		}
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		if err := l.loadFile(filepath.Join(home, ".gitconfig")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addEnvConfig adds the GIT_CONFIG_COUNT/GIT_CONFIG_KEY_n/GIT_CONFIG_VALUE_n pairs.
+func addEnvConfig(cfg *gitConfig) error {
+	n, err := strconv.Atoi(os.Getenv("GIT_CONFIG_COUNT"))
+	if err != nil || n <= 0 {
+		return nil
+	}
+	for i := 0; i < n; i++ {
+		k, okK := os.LookupEnv(fmt.Sprintf("GIT_CONFIG_KEY_%d", i))
+		v, okV := os.LookupEnv(fmt.Sprintf("GIT_CONFIG_VALUE_%d", i))
+		if !okK || !okV || k == "" {
+			return fmt.Errorf("GIT_CONFIG_COUNT is %d but GIT_CONFIG_KEY_%d or GIT_CONFIG_VALUE_%d is missing", n, i, i)
+		}
+		cfg.add(splitKey(k), configValue{v: v})
+	}
+	return nil
 }
 
 func envBool(name string) bool {

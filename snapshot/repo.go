@@ -36,7 +36,9 @@ type Repo struct {
 // else dir), GIT_WORK_TREE alone moves the working tree of the discovered one, and a bare
 // repository with an explicit working tree (the dotfiles layout) is a repository with a working
 // tree. Relative values are taken from dir. GIT_INDEX_FILE names the index whose entries are
-// the tracked paths. The variables that move objects or the common directory elsewhere are
+// the tracked paths. A discovered repository that another user owns is refused as git refuses it
+// (checkOwnership); one named by GIT_DIR is not checked, as git does not check it either: the
+// user named it. The variables that move objects or the common directory elsewhere are
 // refused: snapshots written where git would not look for them would be lost to it.
 func Open(dir string) (*Repo, error) {
 	abs, err := filepath.Abs(dir)
@@ -72,10 +74,20 @@ func Open(dir string) (*Repo, error) {
 		if gd, ok, err := resolveDotGit(dotgit); err != nil {
 			return nil, err
 		} else if ok {
+			gitFile := ""
+			if fi, err := os.Lstat(dotgit); err == nil && !fi.IsDir() {
+				gitFile = dotgit
+			}
+			if err := checkOwnership(gitFile, d, gd); err != nil {
+				return nil, err
+			}
 			return openAt(abs, d, gd, false)
 		}
 		if isGitDir(d) {
 			if os.Getenv("GIT_WORK_TREE") != "" {
+				if err := checkOwnership("", "", d); err != nil {
+					return nil, err
+				}
 				return openAt(abs, d, d, false)
 			}
 			return nil, fmt.Errorf("%w: %s", ErrBareRepository, d)

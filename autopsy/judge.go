@@ -1,0 +1,489 @@
+package autopsy
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mulligan-dev/mulligan/store"
+)
+
+// The facts' readings the rules are made of: each names one thing a person checks in a failed
+// run, and returns the attempt or the line that shows it.
+
+func (f *facts) exit(a storeAttempt) int {
+	if a.ExitCode == nil {
+		return -1
+	}
+	return *a.ExitCode
+}
+
+func (f *facts) files(a storeAttempt) int {
+	if a.FilesChanged == nil {
+		return -1
+	}
+	return *a.FilesChanged
+}
+
+// presetFor is the preset of an agent of the run: the one its definition names, else the CLI
+// its command runs (a --fallback 'gemini …' under --preset claude is gemini).
+func (f *facts) presetFor(agent string) string {
+	a := f.agent(agent)
+	if a == nil {
+		return ""
+	}
+	return presetOf(a.Preset, a.Command)
+}
+
+func (f *facts) agentSignals(a storeAttempt) []envSignal {
+	return envSignals(a.Message + "\n" + f.output[key(a.TaskID, a.N)])
+}
+
+func (f *facts) verifySignals(a storeAttempt) []envSignal {
+	return envSignals(f.verifyOutput[key(a.TaskID, a.N)])
+}
+
+// verifyView reads an attempt's verify log (its message when the log is gone).
+func (f *facts) verifyView(a storeAttempt) verifyView {
+	out := f.verifyOutput[key(a.TaskID, a.N)]
+	if strings.TrimSpace(out) == "" {
+		_, out, _ = strings.Cut(a.Message, ": ")
+	}
+	return readVerify(out)
+}
+
+// recoveredAttempts counts the failed attempts of tasks that went on to succeed.
+func (f *facts) recoveredAttempts() int {
+	n := 0
+	for _, t := range f.run.Tasks {
+		if t.State != store.TaskSucceeded {
+			continue
+		}
+		for _, a := range t.Attempts {
+			if a.State == store.AttemptFailed {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// siblingRecovered names another task of the run that failed on the transport and then
+// succeeded: the network and the provider worked for it.
+func (f *facts) siblingRecovered() string {
+	for _, t := range f.run.Tasks {
+		if f.task != nil && t.ID == f.task.ID {
+			continue
+		}
+		failed := false
+		for _, a := range t.Attempts {
+			switch {
+			case a.Class == cTransport:
+				failed = true
+			case a.State == store.AttemptSucceeded && failed:
+				return t.ID
+			}
+		}
+	}
+	return ""
+}
+
+// emptyPrompt: the first attempt was sent no instructions although its agent takes a prompt.
+func (f *facts) emptyPrompt() bool {
+	if f.def == nil || len(f.attempts) == 0 {
+		return false
+	}
+	first := f.attempts[0]
+	if strings.TrimSpace(first.Prompt) != "" {
+		return false
+	}
+	if f.def.PromptFile != "" {
+		return true
+	}
+	a := f.agent(first.Agent)
+	if a == nil {
+		return false
+	}
+	if presetOf(a.Preset, a.Command) != "generic" && presetOf(a.Preset, a.Command) != "" {
+		return true
+	}
+	return slices.ContainsFunc(a.Command, func(s string) bool { return strings.Contains(s, "prompt}}") || strings.Contains(s, "prompt_file}}") })
+}
+
+func (f *facts) exitAttempt(preset string, code int) storeAttempt {
+	for _, a := range f.failed {
+		if f.exit(a) == code && f.presetFor(a.Agent) == preset {
+			return a
+		}
+	}
+	return storeAttempt{}
+}
+
+func (f *facts) anyExit(preset string, code int) bool { return f.exitAttempt(preset, code).N > 0 }
+
+func (f *facts) authAttempt() storeAttempt {
+	if f.anyClass(cAuth) {
+		return f.firstOf(cAuth)
+	}
+	return f.exitAttempt("gemini", 41)
+}
+
+// agentToolMissing: the agent's command started, exited 126 or 127, and said which program it
+// could not find.
+func (f *facts) agentToolMissing() (storeAttempt, bool) {
+	for _, a := range f.failed {
+		if a.Class != cAgentExit || (f.exit(a) != 127 && f.exit(a) != 126) {
+			continue
+		}
+		if _, ok := signalOf(f.agentSignals(a), sigTool); ok {
+			return a, true
+		}
+	}
+	return storeAttempt{}, false
+}
+
+var untrustedRe = regexp.MustCompile(`(?i)not running in a trusted directory|untrusted (?:folder|workspace)`)
+
+func (f *facts) untrusted() (storeAttempt, bool) {
+	for _, a := range f.failed {
+		if a.Code == "untrusted_folder" || (f.exit(a) == 55 && f.presetFor(a.Agent) == "gemini") ||
+			(a.Class == cAgentExit && untrustedRe.MatchString(a.Message)) {
+			return a, true
+		}
+	}
+	return storeAttempt{}, false
+}
+
+// creditWall: a quota that money lifts, not time (the runner's code credit, or the banner).
+func (f *facts) creditWall() (storeAttempt, bool) {
+	for i := len(f.failed) - 1; i >= 0; i-- {
+		a := f.failed[i]
+		switch {
+		case a.Code == "credit":
+			return a, true
+		case a.Class == cQuota && creditRe.MatchString(a.Message+"\n"+lastLines(f.output[key(a.TaskID, a.N)], 5)):
+			return a, true
+		case (a.Class == cPayload || a.Class == cAgentExit) && creditRe.MatchString(a.Message):
+			return a, true
+		}
+	}
+	return storeAttempt{}, false
+}
+
+// anySignal: the kind shows in a failure (the agent's output, the verify output) or on the base.
+func (f *facts) anySignal(kind string) (envSignal, bool) {
+	for i := len(f.failed) - 1; i >= 0; i-- {
+		a := f.failed[i]
+		for _, sigs := range [][]envSignal{f.agentSignals(a), f.verifySignals(a)} {
+			if s, ok := signalOf(sigs, kind); ok {
+				return s, true
+			}
+		}
+	}
+	if f.base.failed() {
+		return signalOf(envSignals(f.base.Output), kind)
+	}
+	return envSignal{}, false
+}
+
+// everySignal: the kind shows in every failed attempt.
+func (f *facts) everySignal(kinds ...string) (envSignal, bool) {
+	if len(f.failed) == 0 {
+		return envSignal{}, false
+	}
+	var last envSignal
+	for _, a := range f.failed {
+		found := false
+		for _, sigs := range [][]envSignal{f.agentSignals(a), f.verifySignals(a)} {
+			for _, k := range kinds {
+				if s, ok := signalOf(sigs, k); ok {
+					found, last = true, s
+				}
+			}
+		}
+		if !found {
+			return envSignal{}, false
+		}
+	}
+	return last, true
+}
+
+// verifyToolMissing: the verify command could not run a program, in every rejected attempt or
+// on the base tree (or could not start at all).
+func (f *facts) verifyToolMissing() (envSignal, bool) {
+	if !f.anyClass(cQuality) {
+		return envSignal{}, false
+	}
+	last := f.lastOf(cQuality)
+	if strings.Contains(last.Message, "could not start") && f.verifyArgv0() != "" {
+		return envSignal{kind: sigTool, line: clip(last.Message), what: f.verifyArgv0()}, true
+	}
+	if f.base.failed() {
+		if s, ok := signalOf(envSignals(f.base.Output), sigTool); ok {
+			return s, true
+		}
+	}
+	var last2 envSignal
+	for _, a := range f.failed {
+		if a.Class != cQuality {
+			continue
+		}
+		s, ok := signalOf(f.verifySignals(a), sigTool)
+		if !ok {
+			s, ok = signalOf(envSignals(a.Message), sigTool)
+		}
+		if !ok {
+			return envSignal{}, false
+		}
+		last2 = s
+	}
+	return last2, true
+}
+
+// serviceDown: a local service refused the tests' connection on the base tree and after the
+// attempts (or after every attempt, when the base was not checked).
+func (f *facts) serviceDown() (envSignal, bool) {
+	if !f.anyClass(cQuality) {
+		return envSignal{}, false
+	}
+	if f.base.failed() {
+		if s, ok := signalOf(envSignals(f.base.Output), sigService); ok {
+			if _, again := signalOf(f.verifySignals(f.lastOf(cQuality)), sigService); again {
+				return s, true
+			}
+		}
+		return envSignal{}, false
+	}
+	if f.base != nil {
+		return envSignal{}, false // it passes on the base: the attempts broke the connection
+	}
+	return f.everySignal(sigService)
+}
+
+// cannotWrite: the agent said permission denied and no attempt changed a file.
+func (f *facts) cannotWrite() (envSignal, bool) {
+	if !f.noAttemptChanged() {
+		return envSignal{}, false
+	}
+	for i := len(f.failed) - 1; i >= 0; i-- {
+		if s, ok := signalOf(f.agentSignals(f.failed[i]), sigPermission); ok {
+			return s, true
+		}
+	}
+	return envSignal{}, false
+}
+
+func (f *facts) noAttemptChanged() bool {
+	if len(f.failed) == 0 {
+		return false
+	}
+	for _, a := range f.failed {
+		if f.files(a) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// networkDown: every failure shows the network failing, and no task of the run got past it.
+func (f *facts) networkDown() (envSignal, bool) {
+	if f.siblingRecovered() != "" {
+		return envSignal{}, false
+	}
+	return f.everySignal(sigNetwork)
+}
+
+// nearLimit: an attempt that ran until the limit, not far past it (the runner's grace and the
+// post snapshot add seconds).
+func nearLimit(ms *int64, limit time.Duration) bool {
+	if ms == nil || limit <= 0 {
+		return false
+	}
+	d := time.Duration(*ms) * time.Millisecond
+	return d >= limit-time.Second && d <= limit+limit/10+30*time.Second
+}
+
+// deterministicTimeouts: every attempt ran to the timeout and left the same result.
+func (f *facts) deterministicTimeouts() bool {
+	if f.def == nil || f.def.Timeout <= 0 || len(f.failed) < 2 || !f.allClasses(cTimeout) {
+		return false
+	}
+	for _, a := range f.failed {
+		if !nearLimit(a.DurationMS, f.def.Timeout) || f.files(a) != f.files(f.failed[0]) {
+			return false
+		}
+	}
+	return f.sameTrees()
+}
+
+// stuckSameWay: every attempt went silent after the same last line.
+func (f *facts) stuckSameWay() bool {
+	if len(f.failed) < 2 || !f.allClasses(cHeartbeat) {
+		return false
+	}
+	first := f.lastOutputLine(f.failed[0])
+	for _, a := range f.failed[1:] {
+		if f.lastOutputLine(a) != first || f.files(a) != f.files(f.failed[0]) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameTrees: the attempts left the same tree, where the trees are known and differ by content
+// only (the same files changed).
+func (f *facts) sameTrees() bool {
+	for _, a := range f.failed[1:] {
+		if a.Tree != "" && f.failed[0].Tree != "" && a.Tree != f.failed[0].Tree && f.files(a) != f.files(f.failed[0]) {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *facts) lastOutputLine(a storeAttempt) string {
+	return digitsRe.ReplaceAllString(lastNonBlank(f.output[key(a.TaskID, a.N)]), "#")
+}
+
+func (f *facts) lastOf(c string) storeAttempt {
+	for i := len(f.failed) - 1; i >= 0; i-- {
+		if f.failed[i].Class == c {
+			return f.failed[i]
+		}
+	}
+	return storeAttempt{}
+}
+
+func (f *facts) qualityViews() ([]storeAttempt, []verifyView) {
+	var as []storeAttempt
+	var vs []verifyView
+	for _, a := range f.failed {
+		if a.Class == cQuality {
+			as = append(as, a)
+			vs = append(vs, f.verifyView(a))
+		}
+	}
+	return as, vs
+}
+
+// verifyBrokenOnBase: verify fails on the base tree exactly as after every attempt, and what
+// it prints names no failing test and no build error: the command cannot pass as written.
+func (f *facts) verifyBrokenOnBase() bool {
+	if !f.base.failed() || !f.allClasses(cQuality) {
+		return false
+	}
+	base := readVerify(f.base.Output)
+	if len(base.tests) > 0 || len(base.build) > 0 {
+		return false
+	}
+	_, vs := f.qualityViews()
+	for _, v := range vs {
+		if !v.sameAs(base) {
+			return false
+		}
+	}
+	return true
+}
+
+// brokeBuild: an attempt's verify output shows a build or syntax error the base tree did not
+// have.
+func (f *facts) brokeBuild() (storeAttempt, bool) {
+	if f.base.failed() && len(readVerify(f.base.Output).build) > 0 {
+		return storeAttempt{}, false
+	}
+	as, vs := f.qualityViews()
+	for i := len(as) - 1; i >= 0; i-- {
+		if len(vs[i].build) > 0 {
+			return as[i], true
+		}
+	}
+	return storeAttempt{}, false
+}
+
+// progress: an attempt fixed some of the tests that fail on the base tree and broke none.
+func (f *facts) progress() (storeAttempt, bool) {
+	if !f.base.failed() {
+		return storeAttempt{}, false
+	}
+	base := readVerify(f.base.Output).tests
+	if len(base) == 0 {
+		return storeAttempt{}, false
+	}
+	as, vs := f.qualityViews()
+	best, bestN := -1, len(base)
+	for i := range as {
+		if len(vs[i].build) == 0 && len(vs[i].tests) > 0 && len(vs[i].tests) <= bestN && len(vs[i].tests) < len(base) && subset(vs[i].tests, base) {
+			best, bestN = i, len(vs[i].tests)
+		}
+	}
+	if best < 0 {
+		return storeAttempt{}, false
+	}
+	return as[best], true
+}
+
+// sameTestsAsBase: the tests failing on the base tree are exactly those failing after every
+// attempt.
+func (f *facts) sameTestsAsBase() bool {
+	if !f.base.failed() || !f.allClasses(cQuality) {
+		return false
+	}
+	base := readVerify(f.base.Output)
+	if len(base.tests) == 0 {
+		return false
+	}
+	_, vs := f.qualityViews()
+	for _, v := range vs {
+		if !slices.Equal(v.tests, base.tests) {
+			return false
+		}
+	}
+	return true
+}
+
+// verifyDiffers: the rejected attempts failed different tests.
+func (f *facts) verifyDiffers() bool {
+	_, vs := f.qualityViews()
+	for _, v := range vs[min(1, len(vs)):] {
+		if !v.sameAs(vs[0]) {
+			return true
+		}
+	}
+	return false
+}
+
+var genericExitRe = regexp.MustCompile(`^agent exited with status -?\d+$|^agent was killed by a signal$`)
+
+// allSilent: every failure is a bare exit status, with no output and no verify output.
+func (f *facts) allSilent() bool {
+	for _, a := range f.failed {
+		k := key(a.TaskID, a.N)
+		if !genericExitRe.MatchString(a.Message) || strings.TrimSpace(f.output[k]) != "" || strings.TrimSpace(f.verifyOutput[k]) != "" {
+			return false
+		}
+	}
+	return len(f.failed) > 0
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// billing is where a person adds credit for a preset's provider.
+func billing(preset string) string {
+	switch preset {
+	case "claude":
+		return "for an API key at https://console.anthropic.com/settings/billing, for a subscription in claude's /usage"
+	case "codex":
+		return "at https://chatgpt.com/codex/settings/usage (or the OpenAI platform's billing page for an API key)"
+	case "gemini":
+		return "in the Google Cloud console's billing for the project, or a key with quota left"
+	case "opencode":
+		return "in the opencode account's billing (or switch its model to a provider with credit)"
+	case "aider":
+		return "on the billing page of the provider of aider's model"
+	}
+	return "on the provider's billing page"
+}

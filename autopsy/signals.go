@@ -1,0 +1,201 @@
+package autopsy
+
+import (
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// The evidence a person reads in a failed run, beyond the failure classes: what the environment
+// said (a tool or runtime that is not installed, a network, TLS, disk or permission failure), and
+// what the verify command said (which tests fail, whether the code builds at all). Each reader
+// takes text and returns what it found with the line that shows it, so a verdict can quote it.
+
+// envSignal is one piece of environment evidence in a text.
+type envSignal struct {
+	kind string // sigTool, sigNetwork, sigService, sigTLS, sigDisk, sigPermission, sigMemory
+	line string // the line that shows it, clipped
+	what string // the missing tool, the unreachable address
+}
+
+const (
+	sigTool       = "tool"
+	sigNetwork    = "network"
+	sigService    = "service" // a local service (127.0.0.1, localhost) refused the connection
+	sigTLS        = "tls"
+	sigDisk       = "disk"
+	sigPermission = "permission"
+	sigMemory     = "memory"
+)
+
+var (
+	// A program that could not be found, as shells, make, env and Go's exec say it; the first
+	// group is the program.
+	toolMissingRes = []*regexp.Regexp{
+		regexp.MustCompile(`make(?:\[\d+\])?: ([^\s:'"]+): (?:No such file or directory|Command not found|not found)`),
+		regexp.MustCompile(`env: '?([^\s:']+)'?: No such file or directory`),
+		regexp.MustCompile(`(?:^|\s)(?:/bin/|/usr/bin/)?(?:ba|da|z|k)?sh: (?:line \d+: |\d+: )?([^\s:]+): (?:command )?not found`),
+		regexp.MustCompile(`(?:^|\s)([^\s:/]+): command not found`),
+		regexp.MustCompile(`exec: "([^"]+)": executable file not found in \$PATH`),
+		regexp.MustCompile(`spawn ([^\s:]+) ENOENT`),
+		regexp.MustCompile(`'([^']+)' is not recognized as an internal or external command`),
+		regexp.MustCompile(`(?i)no module named '?(pytest|pip|venv)'?`),
+	}
+	serviceRe = regexp.MustCompile(`(?i)dial tcp (?:127\.0\.0\.1|localhost|\[::1\]|0\.0\.0\.0):(\d+): connect: connection refused|connect ECONNREFUSED (?:127\.0\.0\.1|::1):(\d+)|Connection refused.{0,40}(?:localhost|127\.0\.0\.1)[: ](?:port )?(\d+)|could not connect to server: Connection refused`)
+	networkRe = regexp.MustCompile(`(?i)could not resolve host|no such host|temporary failure in name resolution|name or service not known|name does not resolve|failed to lookup address|getaddrinfo|ENOTFOUND|EAI_AGAIN|network is unreachable|connection refused|ECONNREFUSED|ECONNRESET|connection reset by peer|TLS handshake timeout|dial tcp [^\n]*i/o timeout|unable to connect to api|cannot connect to api|fetch failed|waiting for network|error sending request|stream disconnected before completion|socket hang up|ETIMEDOUT|ENETUNREACH`)
+	tlsRe     = regexp.MustCompile(`(?i)x509: |certificate signed by unknown authority|self[- ]signed certificate|SSL certificate (?:problem|verification|has expired|is not yet valid)|CERT_HAS_EXPIRED|UNABLE_TO_(?:GET_ISSUER_CERT|VERIFY_LEAF_SIGNATURE)|unable to get local issuer certificate|SSL error`)
+	diskRe    = regexp.MustCompile(`(?i)no space left on device|disk quota exceeded|ENOSPC|not enough space on the disk`)
+	permRe    = regexp.MustCompile(`(?i)permission denied|os error 13|EACCES|read-only file system|EROFS|operation not permitted|EPERM`)
+	memoryRe  = regexp.MustCompile(`(?i)out of memory|heap out of memory|cannot allocate memory|OOMKilled|oom-kill`)
+)
+
+// envSignals lists the environment evidence in text, one per kind, the last line of each kind
+// (the one nearest the failure).
+func envSignals(text string) []envSignal {
+	lines := strings.Split(strings.ReplaceAll(ansiRe.ReplaceAllString(text, ""), "\r", ""), "\n")
+	found := map[string]envSignal{}
+	for _, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		for _, re := range toolMissingRes {
+			if m := re.FindStringSubmatch(l); m != nil {
+				found[sigTool] = envSignal{kind: sigTool, line: clip(strings.TrimSpace(l)), what: strings.Trim(m[1], `'"`)}
+				break
+			}
+		}
+		switch {
+		case serviceRe.MatchString(l):
+			m := serviceRe.FindStringSubmatch(l)
+			port := ""
+			for _, g := range m[1:] {
+				if g != "" {
+					port = g
+				}
+			}
+			found[sigService] = envSignal{kind: sigService, line: clip(strings.TrimSpace(l)), what: port}
+		case tlsRe.MatchString(l):
+			found[sigTLS] = envSignal{kind: sigTLS, line: clip(strings.TrimSpace(l))}
+		case networkRe.MatchString(l):
+			found[sigNetwork] = envSignal{kind: sigNetwork, line: clip(strings.TrimSpace(l))}
+		}
+		if diskRe.MatchString(l) {
+			found[sigDisk] = envSignal{kind: sigDisk, line: clip(strings.TrimSpace(l))}
+		}
+		if permRe.MatchString(l) {
+			found[sigPermission] = envSignal{kind: sigPermission, line: clip(strings.TrimSpace(l))}
+		}
+		if memoryRe.MatchString(l) {
+			found[sigMemory] = envSignal{kind: sigMemory, line: clip(strings.TrimSpace(l))}
+		}
+	}
+	var out []envSignal
+	for _, k := range []string{sigTool, sigService, sigTLS, sigNetwork, sigDisk, sigPermission, sigMemory} {
+		if s, ok := found[k]; ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func signalOf(sigs []envSignal, kind string) (envSignal, bool) {
+	for _, s := range sigs {
+		if s.kind == kind {
+			return s, true
+		}
+	}
+	return envSignal{}, false
+}
+
+var ansiRe = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+
+// verifyView is what a verify log says: the tests that fail, the build errors, and the text
+// with the parts that differ between identical runs (timings, addresses, temp paths) taken out.
+type verifyView struct {
+	tests  []string // failing tests, sorted, without duplicates
+	build  []string // build or syntax error lines
+	norm   string
+	silent bool // nothing was printed
+}
+
+var (
+	failingTestRes = []*regexp.Regexp{
+		regexp.MustCompile(`^\s*--- FAIL: (\S+)`),                              // go test
+		regexp.MustCompile(`^(?:FAILED|ERROR) (\S+::\S+)`),                     // pytest short summary
+		regexp.MustCompile(`^(\S+::\S+) FAILED`),                               // pytest -v
+		regexp.MustCompile(`^test (\S+) \.\.\. FAILED`),                        // cargo test
+		regexp.MustCompile(`^\s*● (.+ › .+)$`),                                 // jest
+		regexp.MustCompile(`^\s*(?:✕|✗|×) (.+?)(?: \(\d+(?:\.\d+)? ?m?s\))?$`), // jest, vitest, mocha
+		regexp.MustCompile(`^rspec (\./\S+)`),                                  // rspec
+		regexp.MustCompile(`^(?:FAIL|ERROR): (\S+) \(`),                        // python unittest
+		regexp.MustCompile(`^\s*\d+\) (\S+\.\S+)$`),                            // mocha summary
+	}
+	buildErrorRe = regexp.MustCompile(`(?i)\bsyntax ?error\b|IndentationError|TabError|unexpected token|unexpected (?:EOF|end of input)|expected (?:';'|'\)'|'}'|expression|declaration)|\[build failed\]|error TS\d+:|error\[E\d+\]|could not compile|compilation failed|cannot find symbol|undefined: \w+|undefined reference to|ImportError: cannot import|ModuleNotFoundError: No module named '(?:src|app|lib)\b`)
+	volatileRe   = regexp.MustCompile(`\d+(?:\.\d+)?\s*(?:ms|s|sec|seconds)\b|\(\d+(?:\.\d+)?s\)|0x[0-9a-f]+|/tmp/[^\s:]+|\d{4}-\d\d-\d\dT[\d:.]+Z?|\b\d+\b`)
+)
+
+func readVerify(out string) verifyView {
+	v := verifyView{silent: strings.TrimSpace(out) == ""}
+	var norm []string
+	for _, l := range strings.Split(strings.ReplaceAll(ansiRe.ReplaceAllString(out, ""), "\r", ""), "\n") {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		for _, re := range failingTestRes {
+			if m := re.FindStringSubmatch(l); m != nil {
+				v.tests = append(v.tests, strings.TrimSpace(m[1]))
+				break
+			}
+		}
+		if buildErrorRe.MatchString(l) {
+			v.build = append(v.build, clip(strings.TrimSpace(l)))
+		}
+		norm = append(norm, volatileRe.ReplaceAllString(strings.TrimSpace(l), "#"))
+	}
+	slices.Sort(v.tests)
+	v.tests = slices.Compact(v.tests)
+	v.norm = strings.Join(norm, "\n")
+	return v
+}
+
+func (v verifyView) sameAs(w verifyView) bool {
+	if len(v.tests) > 0 || len(w.tests) > 0 {
+		return slices.Equal(v.tests, w.tests)
+	}
+	return v.norm == w.norm
+}
+
+// subset reports whether every test of a is in b.
+func subset(a, b []string) bool {
+	for _, t := range a {
+		if !slices.Contains(b, t) {
+			return false
+		}
+	}
+	return true
+}
+
+// contextRe: the conversation did not fit the model's context window; a retry of the same task
+// fails the same way.
+var contextRe = regexp.MustCompile(`(?i)context window|prompt is too long|prompt_too_long|context_length_exceeded|maximum context length|exceeds the context|input is too long|ran out of room in the model`)
+
+// creditRe: a quota no clock lifts: money has to be added (or a cap raised) by a person.
+var creditRe = regexp.MustCompile(`(?i)credit balance is too low|out of credits|insufficient[_ ](?:quota|credits|balance)|spend(?:ing)? (?:cap|limit)|billing|add (?:more )?(?:funds|credits)|monthly (?:usage )?limit|payment required|\b402\b|usage credits`)
+
+// questionRe: a last line that waits for an answer on a terminal.
+var questionRe = regexp.MustCompile(`(?i)\[y/n\]|\(y/n\)|\[yes/no\]|press enter|continue\?|proceed\?|\?\s*$|approve|allow this|do you want`)
+
+// presetOf is the preset of an agent: the one the file names, else the CLI its command runs.
+func presetOf(preset string, argv []string) string {
+	if preset != "" && preset != "generic" {
+		return preset
+	}
+	if len(argv) > 0 {
+		switch base := filepath.Base(argv[0]); base {
+		case "claude", "codex", "gemini", "aider", "opencode":
+			return base
+		}
+	}
+	return preset
+}
