@@ -8,14 +8,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/mulligan-dev/mulligan/snapshot"
 )
 
 // baseVerify is the verify command run again on the tree the task started from, before any
@@ -36,13 +32,11 @@ const (
 	defaultBaseTTL = 5 * time.Minute
 )
 
-var errTooLarge = errors.New("tree too large for the base check")
-
 // checkBase runs the decisive task's verify command on its base tree when the evidence points
 // at the verify command: every failure is quality_rejection. It never touches the working tree
 // or the repository: the tree is written to a temporary directory that is removed afterwards.
 func (f *facts) checkBase(ctx context.Context, progress io.Writer) {
-	if f.objects == nil || f.def == nil || f.def.Verify == nil || len(f.def.Verify.Command) == 0 || !f.allClasses(cQuality) {
+	if f.repo == nil || f.def == nil || f.def.Verify == nil || len(f.def.Verify.Command) == 0 || !f.allClasses(cQuality) {
 		return
 	}
 	base := f.task.BaseTree
@@ -60,7 +54,7 @@ func (f *facts) checkBase(ctx context.Context, progress io.Writer) {
 		return
 	}
 	defer os.RemoveAll(dir)
-	if err := f.objects.materialize(plumbing.NewHash(base), dir); err != nil {
+	if err := f.repo.Materialize(snapshot.NewHash(base), dir, snapshot.MaterializeLimits{Files: maxBaseFiles, Bytes: maxBaseBytes}); err != nil {
 		return
 	}
 	ttl := f.def.Verify.Timeout
@@ -119,85 +113,4 @@ func tailString(s string, n int) string {
 		return s[len(s)-n:]
 	}
 	return s
-}
-
-// materialize writes tree's files under dir as stored (no eol conversion or smudge filters):
-// regular files with their executable bit, symlinks as symlinks, submodules as empty
-// directories.
-func (o *objects) materialize(tree plumbing.Hash, dir string) error {
-	t, err := object.GetTree(o.st, tree)
-	if err != nil {
-		return err
-	}
-	files, size := 0, int64(0)
-	return o.writeTree(t, dir, &files, &size)
-}
-
-func (o *objects) writeTree(t *object.Tree, dir string, files *int, size *int64) error {
-	for _, e := range t.Entries {
-		if strings.ContainsAny(e.Name, "/\x00") || e.Name == "." || e.Name == ".." || e.Name == ".git" {
-			return fmt.Errorf("unsafe tree entry %q", e.Name)
-		}
-		p := filepath.Join(dir, e.Name)
-		switch e.Mode {
-		case filemode.Dir:
-			sub, err := object.GetTree(o.st, e.Hash)
-			if err != nil {
-				return err
-			}
-			if err := os.Mkdir(p, 0o755); err != nil {
-				return err
-			}
-			if err := o.writeTree(sub, p, files, size); err != nil {
-				return err
-			}
-		case filemode.Submodule:
-			if err := os.Mkdir(p, 0o755); err != nil {
-				return err
-			}
-		case filemode.Regular, filemode.Executable, filemode.Deprecated, filemode.Symlink:
-			*files++
-			obj, err := o.st.EncodedObject(plumbing.BlobObject, e.Hash)
-			if err != nil {
-				return err
-			}
-			*size += obj.Size()
-			if *files > maxBaseFiles || *size > maxBaseBytes {
-				return errTooLarge
-			}
-			rd, err := obj.Reader()
-			if err != nil {
-				return err
-			}
-			err = writeEntry(p, e.Mode, rd)
-			rd.Close()
-			if err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func writeEntry(p string, mode filemode.FileMode, rd io.Reader) error {
-	if mode == filemode.Symlink {
-		target, err := io.ReadAll(rd)
-		if err != nil {
-			return err
-		}
-		return os.Symlink(string(target), p)
-	}
-	perm := os.FileMode(0o644)
-	if mode == filemode.Executable {
-		perm = 0o755
-	}
-	fh, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(fh, rd); err != nil {
-		fh.Close()
-		return err
-	}
-	return fh.Close()
 }

@@ -9,8 +9,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
@@ -37,7 +35,6 @@ type facts struct {
 	clock        func() time.Time // Input.Now
 	scrub        *Scrubber
 	repo         *snapshot.Repo
-	objects      *objects
 }
 
 const (
@@ -153,12 +150,15 @@ var pathRe = regexp.MustCompile("(?:^|[\\s`'\"(])((?:\\.{0,2}/)?[A-Za-z0-9_.-]+(
 // missingPromptPaths lists paths the task's prompt names that are not in the tree the task
 // started from, when that tree can be read.
 func (f *facts) missingPromptPaths() []string {
-	if f.def == nil || f.task == nil {
+	if f.def == nil || f.task == nil || f.repo == nil {
 		return nil
 	}
 	base := f.task.BaseTree
 	if base == "" {
 		base = f.run.BaseTree
+	}
+	if base == "" {
+		return nil
 	}
 	var missing []string
 	seen := map[string]bool{}
@@ -171,7 +171,7 @@ func (f *facts) missingPromptPaths() []string {
 		if !strings.Contains(p, "/") && !strings.Contains(p, ".") {
 			continue
 		}
-		if has, ok := f.objects.hasPath(plumbing.NewHash(base), p); ok && !has {
+		if has, err := f.repo.HasPath(snapshot.NewHash(base), p); err == nil && !has {
 			missing = append(missing, p)
 		}
 	}

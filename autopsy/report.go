@@ -12,8 +12,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
@@ -212,7 +210,6 @@ func gather(in Input, run *store.Run, events []store.Event) *facts {
 	}
 	f.scrub = scrub
 	f.repo = in.Repo
-	f.objects = openObjects(in.Repo)
 	f.task = decisiveTask(run)
 	if f.task != nil {
 		if f.file != nil {
@@ -352,7 +349,7 @@ func (f *facts) step(a store.Attempt) Step {
 		Ref: nullable(a.Ref),
 	}
 	if a.PreTree != "" && a.Tree != "" {
-		s.Diff = f.objects.diffStat(f.repo, plumbing.NewHash(a.PreTree), plumbing.NewHash(a.Tree))
+		s.Diff = diffStat(f.repo, snapshot.NewHash(a.PreTree), snapshot.NewHash(a.Tree))
 	}
 	return s
 }

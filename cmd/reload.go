@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
@@ -133,7 +133,7 @@ func reloadGraft(ctx context.Context, st *state, f *taskfile.File) (func(string)
 	}
 	path := filepath.ToSlash(f.Path)
 	return func(base string) (string, error) {
-		t, err := st.repo.GraftPath(plumbing.NewHash(base), cur.Tree, path)
+		t, err := st.repo.GraftPath(snapshot.NewHash(base), cur.Tree, path)
 		return t.String(), err
 	}, nil
 }

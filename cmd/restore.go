@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/snapshot"
@@ -46,7 +45,7 @@ func runRestore(c *cli.Context, g *globals, opts restoreOptions) error {
 }
 
 // restoreTree is the shared tail of restore and undo: take an undo ref, restore, print.
-func restoreTree(c *cli.Context, g *globals, repo *snapshot.Repo, tree plumbing.Hash, dryRun bool, what string) error {
+func restoreTree(c *cli.Context, g *globals, repo *snapshot.Repo, tree snapshot.Hash, dryRun bool, what string) error {
 	id := snapshot.NewID(time.Now())
 	res, err := repo.Restore(c.Context, tree, snapshot.RestoreOptions{
 		UndoRef:     snapshot.UndoRef(id),
@@ -65,7 +64,7 @@ type changeJSON struct {
 }
 
 // printRestore prints a restore; compensated is what revert undid on the way (nil: nothing).
-func printRestore(g *globals, tree plumbing.Hash, res *snapshot.RestoreResult, dryRun bool, compensated []compensationJSON) error {
+func printRestore(g *globals, tree snapshot.Hash, res *snapshot.RestoreResult, dryRun bool, compensated []compensationJSON) error {
 	var undoRef any
 	if res.Undo != nil {
 		undoRef = res.Undo.Ref

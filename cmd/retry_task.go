@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
@@ -155,7 +154,7 @@ func runRetryTask(ctx context.Context, g *globals, opts retryTaskOptions) error 
 				return err
 			}
 		}
-		res, err := restoreWithUndo(ctx, st.repo, plumbing.NewHash(base), what+" --from-base", false)
+		res, err := restoreWithUndo(ctx, st.repo, snapshot.NewHash(base), what+" --from-base", false)
 		if err != nil {
 			return err
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
@@ -66,7 +65,7 @@ func undoPoint(what string) (ref, message string) {
 
 // restoreWithUndo sets the working tree to tree through the snapshot engine, with an undo ref
 // first (none on a dry run).
-func restoreWithUndo(ctx context.Context, repo *snapshot.Repo, tree plumbing.Hash, what string, dryRun bool) (*snapshot.RestoreResult, error) {
+func restoreWithUndo(ctx context.Context, repo *snapshot.Repo, tree snapshot.Hash, what string, dryRun bool) (*snapshot.RestoreResult, error) {
 	ref, msg := undoPoint(what)
 	return repo.Restore(ctx, tree, snapshot.RestoreOptions{UndoRef: ref, UndoMessage: msg, DryRun: dryRun})
 }
@@ -173,7 +172,7 @@ func runRevert(ctx context.Context, g *globals, opts revertOptions) error {
 	if err := refuseUncompensable(crossed, opts.Force, "revert "+target); err != nil {
 		return err
 	}
-	h := plumbing.NewHash(tree)
+	h := snapshot.NewHash(tree)
 	res, err := restoreWithUndo(ctx, st.repo, h, "revert "+target, opts.DryRun)
 	if res != nil && res.Undo != nil && !opts.DryRun {
 		// Audited even when the restore stopped half-way: the tree changed.
