@@ -472,7 +472,7 @@ func (r *runner) commitSnapshot(ref string, tree plumbing.Hash, message string, 
 		// Killed or taken over: the refs are the new owner's now, like the database.
 		return nil, fmt.Errorf("snapshot %s: %w", ref, store.ErrFenced)
 	}
-	return r.commitTree(ref, tree, 0, message, parent)
+	return r.env.Repo.CommitTree(tree, 0, snapshot.SnapshotOptions{Ref: ref, Message: message, Parent: parent, Replace: true})
 }
 
 // currentTree returns the working tree's tree id, walking the tree only when it is not known.
@@ -486,34 +486,6 @@ func (r *runner) currentTree(ctx context.Context) (plumbing.Hash, error) {
 	}
 	r.known = tr.Tree
 	return tr.Tree, nil
-}
-
-func (r *runner) commitTree(ref string, tree plumbing.Hash, files int, message string, parent plumbing.Hash) (*snapshot.Result, error) {
-	repo := r.env.Repo
-	var parents []plumbing.Hash
-	if parent.IsZero() {
-		head, err := repo.Head()
-		if err != nil {
-			return nil, err
-		}
-		if !head.IsZero() {
-			parents = []plumbing.Hash{head}
-		}
-	} else {
-		parents = []plumbing.Hash{parent}
-	}
-	commit, err := repo.Commit(tree, parents, message)
-	if err != nil {
-		return nil, err
-	}
-	old, err := repo.Ref(ref)
-	if err != nil && !errors.Is(err, snapshot.ErrRefNotFound) {
-		return nil, err
-	}
-	if err := repo.UpdateRef(ref, commit, old); err != nil {
-		return nil, err
-	}
-	return &snapshot.Result{Ref: ref, Commit: commit, Tree: tree, Files: files}, nil
 }
 
 func (r *runner) setTaskState(ctx context.Context, t *store.Task, state, reason string, resumeAt *time.Time) error {
