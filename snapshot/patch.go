@@ -148,4 +148,3 @@ func (r *Repo) blobText(e Entry) (string, bool, error) {
 	}
 	return string(data), false, nil
 }
-
