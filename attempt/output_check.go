@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mulligan-dev/mulligan/proc"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
@@ -72,7 +73,7 @@ type outputCheck struct {
 	n          int
 	preset     *Preset
 	rules      PresetRules
-	spec       ProcSpec
+	spec       proc.Spec
 	prepare    func(prompt, promptFile string) ([]string, []string, error)
 	prompt     string
 	dir        string
@@ -145,17 +146,17 @@ func (c *outputCheck) correct(raw []byte, errs string) ([]byte, *Failure) {
 	fmt.Fprintf(c.log, "\n--- mulligan: schema correction call %d of %d ---\n", c.retries, c.def.MaxSchemaRetries)
 	spec := c.spec
 	spec.Argv, spec.Env = argv, envv
-	proc := RunProcess(c.ctx, spec)
-	c.usage.add(c.preset, proc.Stdout)
-	obs := Observation{Cancelled: proc.Cancelled || proc.Killed, TimedOut: proc.TimedOut, Silent: proc.Silent,
-		StartErr: proc.StartErr, ExitCode: proc.ExitCode, Output: proc.Tail}
+	pr := proc.Run(c.ctx, spec)
+	c.usage.add(c.preset, pr.Stdout)
+	obs := Observation{Cancelled: pr.Cancelled || pr.Killed, TimedOut: pr.TimedOut, Silent: pr.Silent,
+		StartErr: pr.StartErr, ExitCode: pr.ExitCode, Output: pr.Tail}
 	if f := Classify(obs, c.def.Classify, c.rules); f != nil {
 		return nil, f
 	}
-	if o := ReadOutput("", proc.Stdout, c.preset); o.Result != nil && o.Result.IsError {
+	if o := ReadOutput("", pr.Stdout, c.preset); o.Result != nil && o.Result.IsError {
 		return nil, CheckPayload(c.def, c.preset, o)
 	}
-	return proc.Stdout, nil
+	return pr.Stdout, nil
 }
 
 // verify runs the task's verify command on the tree the agent left.

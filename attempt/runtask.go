@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/mulligan-dev/mulligan/proc"
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
@@ -374,22 +375,22 @@ func (r *runner) runAttempt(ctx context.Context, def *taskfile.Task, t *store.Ta
 			timeout, deadlineBound = left, true
 		}
 	}
-	spec := ProcSpec{
+	spec := proc.Spec{
 		Argv: argv, Dir: r.env.Repo.Root(), Env: envv, Timeout: timeout, Heartbeat: def.Heartbeat,
 		Grace: r.env.Grace, Output: &progressWriter{w: logf, p: r.env.Progress, task: t.ID, n: n},
 		Kill:    r.killCh,
 		OnStart: func(pgid int) { r.notePgid(ctx, t.ID, n, pgid) },
 	}
 	r.known = plumbing.ZeroHash // the agent may change anything
-	proc := RunProcess(ctx, spec)
+	pr := proc.Run(ctx, spec)
 
 	obs := Observation{
-		Cancelled: proc.Cancelled || proc.Killed, TimedOut: proc.TimedOut && !deadlineBound,
-		DeadlineExceeded: proc.TimedOut && deadlineBound, Silent: proc.Silent,
-		StartErr: proc.StartErr, ExitCode: proc.ExitCode, Output: proc.Tail,
+		Cancelled: pr.Cancelled || pr.Killed, TimedOut: pr.TimedOut && !deadlineBound,
+		DeadlineExceeded: pr.TimedOut && deadlineBound, Silent: pr.Silent,
+		StartErr: pr.StartErr, ExitCode: pr.ExitCode, Output: pr.Tail,
 	}
-	if proc.Signal != 0 && obs.ExitCode < 0 {
-		obs.ExitCode = 128 + int(proc.Signal)
+	if pr.Signal != 0 && obs.ExitCode < 0 {
+		obs.ExitCode = 128 + int(pr.Signal)
 	}
 	presetInfo := PresetFor(agent.Preset)
 	var preset PresetRules = presetInfo
@@ -398,12 +399,12 @@ func (r *runner) runAttempt(ctx context.Context, def *taskfile.Task, t *store.Ta
 	}
 	failure := Classify(obs, def.Classify, preset)
 	var usage attemptUsage
-	usage.add(presetInfo, proc.Stdout)
+	usage.add(presetInfo, pr.Stdout)
 	chk := &outputCheck{r: r, ctx: ctx, def: def, t: t, n: n, preset: presetInfo, rules: preset,
 		spec: spec, prepare: prepare, prompt: prompt, dir: dir, outputFile: outputFile, log: logf, usage: &usage}
 	if failure == nil {
 		// Exit 0: the output checks (result contract, schema with its correction calls).
-		failure = chk.run(proc.Stdout)
+		failure = chk.run(pr.Stdout)
 	}
 	// The tree the attempt left is taken before verify runs (SPEC §4.3): what a test or build
 	// command writes is not the agent's work and does not belong in the attempt's ref.
@@ -419,7 +420,7 @@ func (r *runner) runAttempt(ctx context.Context, def *taskfile.Task, t *store.Ta
 	if failure != nil {
 		switch failure.Class {
 		case taskfile.ClassQuota:
-			r.quotaReset(failure, proc.Tail)
+			r.quotaReset(failure, pr.Tail)
 		case taskfile.ClassAgentMissing:
 			if presetInfo.Install != "" && agent.Preset != taskfile.PresetGeneric {
 				failure.Hint = presetInfo.Install
@@ -500,10 +501,10 @@ func (r *runner) runAttempt(ctx context.Context, def *taskfile.Task, t *store.Ta
 		a.FilesChanged = store.Ptr(len(changed))
 		a.SchemaRetries = schemaRetries
 		a.TokensIn, a.TokensOut, a.CostUSD = usage.in, usage.out, usage.usd
-		if proc.StartErr == nil && proc.ExitCode >= 0 {
-			a.ExitCode = store.Ptr(proc.ExitCode)
-		} else if proc.Signal != 0 {
-			a.ExitCode = store.Ptr(128 + int(proc.Signal))
+		if pr.StartErr == nil && pr.ExitCode >= 0 {
+			a.ExitCode = store.Ptr(pr.ExitCode)
+		} else if pr.Signal != 0 {
+			a.ExitCode = store.Ptr(128 + int(pr.Signal))
 		}
 		if failure != nil {
 			applyFailure(a, failure)
@@ -518,7 +519,7 @@ func (r *runner) runAttempt(ctx context.Context, def *taskfile.Task, t *store.Ta
 			}); err != nil {
 				return err
 			}
-			if proc.StartErr != nil {
+			if pr.StartErr != nil {
 				// The agent never ran: it cannot have acted on the world.
 				if err := tx.DropImplicitEffect(r.run.ID, t.ID, n); err != nil {
 					return err
@@ -598,7 +599,7 @@ func (r *runner) runAttempt(ctx context.Context, def *taskfile.Task, t *store.Ta
 		return nil, err
 	}
 	r.env.Progress.Event(ProgressEvent{Kind: KindAttemptFinished, Task: t.ID, N: n, Agent: agentName, Failure: decision.Failure, Duration: finished.Sub(started), Files: len(changed)})
-	if proc.Cancelled {
+	if pr.Cancelled {
 		if s, ok := context.Cause(ctx).(signalCause); ok {
 			r.mu.Lock()
 			r.sigSeen = s.sig

@@ -1,16 +1,13 @@
 package autopsy
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"syscall"
 	"time"
 
+	"github.com/mulligan-dev/mulligan/proc"
 	"github.com/mulligan-dev/mulligan/snapshot"
 )
 
@@ -68,49 +65,22 @@ func (f *facts) checkBase(ctx context.Context, progress io.Writer) {
 	f.base = res
 }
 
-// runBounded runs argv in dir in its own process group, killed with the group at the timeout.
+// runBounded runs argv in dir through proc.Run, ended with its process group at the timeout.
 // A command that cannot start or times out gives no answer (err), not a verdict.
 func runBounded(ctx context.Context, argv []string, dir string, ttl time.Duration) (*baseVerify, error) {
-	ctx, cancel := context.WithTimeout(ctx, ttl)
-	defer cancel()
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "MULLIGAN_AUTOPSY_BASE_CHECK=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
+	res := proc.Run(ctx, proc.Spec{Argv: argv, Dir: dir, Env: append(os.Environ(), "MULLIGAN_AUTOPSY_BASE_CHECK=1"),
+		Timeout: ttl, Grace: time.Second, TailCap: tailBytes})
+	switch {
+	case res.StartErr != nil:
+		return nil, res.StartErr
+	case res.TimedOut:
+		return nil, context.DeadlineExceeded
+	case res.Cancelled:
 		return nil, ctx.Err()
 	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what it left behind
-	res := &baseVerify{Output: tailString(out.String(), tailBytes)}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		res.ExitCode = ee.ExitCode()
-		if res.ExitCode < 0 {
-			res.ExitCode = 128
-		}
-	default:
-		return nil, err
+	out := &baseVerify{Output: string(res.Tail), ExitCode: res.ExitCode}
+	if res.Signal != 0 {
+		out.ExitCode = 128 // as before: a signalled command counts as a failure
 	}
-	return res, nil
-}
-
-func tailString(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
+	return out, nil
 }
