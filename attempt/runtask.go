@@ -168,164 +168,258 @@ type attemptResult struct {
 	decision Decision
 }
 
-// runAttempt runs one attempt of def: reset the tree, pre snapshot, agent, post snapshot, classify,
-// record, decide.
+// attemptRun is one attempt of a task as it goes through runAttempt's steps; each step fills in
+// what the next ones read.
+type attemptRun struct {
+	def        *taskfile.Task
+	t          *store.Task
+	base       plumbing.Hash
+	deadlineAt time.Time
+
+	// prepare
+	n, counted int
+	prev       *store.Attempt
+	operator   string
+	disabled   map[string]store.AgentHealth
+	sp         spend
+	agentName  string
+	agent      *taskfile.Agent
+	prompt     string
+	dir        string // the task's log directory
+	promptFile string
+	outputFile string
+	logPath    string
+	log        *os.File
+	preRef     string
+	pre        *snapshot.Result
+	argv, envv []string
+
+	// start
+	row     *store.Attempt
+	started time.Time
+
+	// execute
+	spec          proc.Spec
+	pr            proc.Result
+	presetInfo    *Preset
+	usage         attemptUsage
+	failure       *Failure
+	schemaRetries int
+	postTree      plumbing.Hash
+
+	// conclude
+	state    string
+	postRef  string
+	post     *snapshot.Result
+	changed  []snapshot.Change
+	cur      *store.Task
+	decision Decision
+	finished time.Time
+}
+
+// runAttempt runs one attempt of def, in five steps: prepare (counters, the agent, the tree
+// reset, the prompt, the pre snapshot, the command), start (the attempt recorded running),
+// execute (the agent, classification, output checks, verify), conclude (the post snapshot, the
+// policy's decision, the tree reset of a failed task) and record (one transaction).
 func (r *runner) runAttempt(ctx context.Context, def *taskfile.Task, t *store.Task, base plumbing.Hash, deadlineAt time.Time) (*attemptResult, error) {
-	var n, counted int
-	var prev *store.Attempt
-	var operator string
-	var disabled map[string]store.AgentHealth
-	var sp spend
-	if err := r.env.DB.View(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+	at := &attemptRun{def: def, t: t, base: base, deadlineAt: deadlineAt}
+	if res, err := r.prepareAttempt(ctx, at); res != nil || err != nil {
+		return res, err
+	}
+	defer at.log.Close()
+	if err := r.startAttempt(ctx, at); err != nil {
+		return nil, err
+	}
+	if err := r.executeAttempt(ctx, at); err != nil {
+		return nil, err
+	}
+	if err := r.concludeAttempt(ctx, at); err != nil {
+		return nil, err
+	}
+	if err := r.recordAttempt(ctx, at); err != nil {
+		return nil, err
+	}
+	r.env.Progress.Event(ProgressEvent{Kind: KindAttemptFinished, Task: t.ID, N: at.n, Agent: at.agentName, Failure: at.decision.Failure,
+		Duration: at.finished.Sub(at.started), Files: len(at.changed)})
+	if at.pr.Cancelled {
+		if s, ok := context.Cause(ctx).(signalCause); ok {
+			r.mu.Lock()
+			r.sigSeen = s.sig
+			r.mu.Unlock()
+		}
+	}
+	return &attemptResult{n: at.n, decision: at.decision}, nil
+}
+
+// prepareAttempt reads the task's counters, picks the agent (or ends the task when none is
+// left, or parks it on a quota wall: then it returns the result), resets the tree to the
+// task's base, writes the prompt and takes the pre snapshot.
+func (r *runner) prepareAttempt(ctx context.Context, at *attemptRun) (*attemptResult, error) {
+	def, t := at.def, at.t
+	if err := r.loadAttemptState(ctx, at); err != nil {
+		return nil, err
+	}
+	// Spend: once the task's (or the run's) reported cost has reached its limit, no attempt starts.
+	if f := at.sp.exhausted(def, 0); f != nil {
+		return r.failBeforeAttempt(ctx, t, at.base, at.n, f)
+	}
+	if res, err := r.pickAttemptAgent(ctx, at); res != nil || err != nil {
+		return res, err
+	}
+
+	// Attempt n starts from the task's base (never from a failed attempt's edits) unless carry_over.
+	if !def.CarryOver {
+		if err := r.restore(ctx, at.base); err != nil {
+			return r.blockOnRestore(ctx, t, at.n-1, fmt.Errorf("reset the tree before %s@%d: %w", t.ID, at.n, err))
+		}
+	}
+
+	warning, err := r.effectsWarning(ctx, def, at.n)
+	if err != nil {
+		return nil, err
+	}
+	if at.prompt, err = r.composePrompt(def, at.prev, at.operator, warning); err != nil {
+		return nil, err
+	}
+	at.dir = filepath.Join(r.logDir, t.ID)
+	if err := os.MkdirAll(at.dir, 0o700); err != nil {
+		return nil, err
+	}
+	at.promptFile = filepath.Join(at.dir, strconv.Itoa(at.n)+".prompt")
+	at.outputFile = filepath.Join(at.dir, strconv.Itoa(at.n)+".output")
+	at.logPath = filepath.Join(at.dir, strconv.Itoa(at.n)+".log")
+	if err := os.WriteFile(at.promptFile, []byte(at.prompt), 0o600); err != nil {
+		return nil, err
+	}
+	os.Remove(at.outputFile)
+
+	crashPoint("before-pre")
+	at.preRef = snapshot.AttemptRef(r.run.ID, t.ID, at.n, snapshot.Pre)
+	at.pre, err = r.snapshot(ctx, at.preRef, fmt.Sprintf("mulligan %s %s@%d: pre\n\nThe tree attempt %d of task %s started from (run %s).\n", r.run.ID, t.ID, at.n, at.n, t.ID, r.run.ID), plumbing.ZeroHash)
+	if err != nil {
+		return nil, fmt.Errorf("pre snapshot of %s@%d: %w", t.ID, at.n, err)
+	}
+	if at.argv, at.envv, err = r.agentCommand(at, at.prompt, at.promptFile); err != nil {
+		return nil, err
+	}
+	if at.log, err = os.OpenFile(at.logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600); err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
+// loadAttemptState reads the attempt's number, the attempts that count, the previous failure,
+// the disabled agents, the spend so far and the operator's text for this attempt.
+func (r *runner) loadAttemptState(ctx context.Context, at *attemptRun) error {
+	return r.env.DB.View(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 		var err error
-		if n, err = tx.NextAttemptNumber(r.run.ID, t.ID); err != nil {
+		if at.n, err = tx.NextAttemptNumber(r.run.ID, at.t.ID); err != nil {
 			return err
 		}
-		cur, err := tx.GetTask(r.run.ID, t.ID)
+		cur, err := tx.GetTask(r.run.ID, at.t.ID)
 		if err != nil {
 			return err
 		}
-		if sp, err = r.loadSpend(tx, t.ID); err != nil {
+		if at.sp, err = r.loadSpend(tx, at.t.ID); err != nil {
 			return err
 		}
 		for i := range cur.Attempts {
 			a := &cur.Attempts[i]
 			if a.Counted && a.State != store.AttemptSuperseded { // timetravel took it back
-				counted++
+				at.counted++
 			}
 			if a.State == store.AttemptFailed || a.State == store.AttemptCancelled {
-				prev = a
+				at.prev = a
 			} else if a.State == store.AttemptSucceeded {
-				prev = nil
+				at.prev = nil
 			}
 		}
-		if disabled, err = tx.DisabledAgents(r.run.ID); err != nil {
+		if at.disabled, err = tx.DisabledAgents(r.run.ID); err != nil {
 			return err
 		}
-		operator, err = operatorText(tx, r.run.ID, t.ID) // `mulligan prompt`'s text, for this attempt only
+		at.operator, err = operatorText(tx, r.run.ID, at.t.ID) // `mulligan prompt`'s text, for this attempt only
 		return err
-	}); err != nil {
-		return nil, err
-	}
+	})
+}
 
-	// Spend: once the task's (or the run's) reported cost has reached its limit, no attempt starts.
-	if f := sp.exhausted(def, 0); f != nil {
-		return r.failBeforeAttempt(ctx, t, base, n, f)
-	}
+// pickAttemptAgent picks the rung of the agent chain this attempt runs: neither disabled nor
+// behind a quota wall. With none, the task parks until the earliest wall lifts, or fails.
+func (r *runner) pickAttemptAgent(ctx context.Context, at *attemptRun) (*attemptResult, error) {
+	def, t := at.def, at.t
 	now := r.env.Now()
 	blocked := map[string]store.AgentHealth{}
-	for k, v := range disabled {
+	for k, v := range at.disabled {
 		blocked[k] = v
 	}
-	for name, until := range sp.quotaUntil {
+	for name, until := range at.sp.quotaUntil {
 		if until.After(now) {
 			if _, off := blocked[name]; !off {
 				blocked[name] = store.AgentHealth{Agent: name, Class: string(taskfile.ClassQuota)}
 			}
 		}
 	}
-	agentName, ok := pickAgent(def.Agents, counted, blocked)
-	if !ok {
-		if resumeAt, parked := sp.parkUntil(def.Agents, disabled, now); parked {
-			return r.park(ctx, t, n-1, resumeAt)
+	name, ok := pickAgent(def.Agents, at.counted, blocked)
+	if ok {
+		at.agentName, at.agent = name, r.file.Agents[name]
+		return nil, nil
+	}
+	if resumeAt, parked := at.sp.parkUntil(def.Agents, at.disabled, now); parked {
+		return r.park(ctx, t, at.n-1, resumeAt)
+	}
+	// Every rung is disabled: the task fails with the class that disabled the last one.
+	f := &Failure{Class: taskfile.ClassAgentMissing, Code: "all_agents_disabled", Message: "every agent of the task is disabled for this run"}
+	for _, name := range def.Agents {
+		if h, ok := at.disabled[name]; ok {
+			f.Class = taskfile.Class(h.Class)
+			f.Message = fmt.Sprintf("every agent of the task is disabled for this run (%s: %s)", name, h.Reason)
 		}
 	}
-	if !ok {
-		// Every rung is disabled: the task fails with the class that disabled the last one.
-		f := &Failure{Class: taskfile.ClassAgentMissing, Code: "all_agents_disabled", Message: "every agent of the task is disabled for this run"}
-		for _, name := range def.Agents {
-			if h, ok := disabled[name]; ok {
-				f.Class = taskfile.Class(h.Class)
-				f.Message = fmt.Sprintf("every agent of the task is disabled for this run (%s: %s)", name, h.Reason)
-			}
-		}
-		d := Decision{Action: ActFail, Reason: string(f.Class), Failure: f}
-		if err := r.restore(ctx, base); err != nil {
-			return r.blockOnRestore(ctx, t, n-1, err)
-		}
-		if err := r.setTaskState(ctx, t, store.TaskFailed, d.Reason, nil); err != nil {
-			return nil, err
-		}
-		return &attemptResult{n: n - 1, decision: d}, nil
+	d := Decision{Action: ActFail, Reason: string(f.Class), Failure: f}
+	if err := r.restore(ctx, at.base); err != nil {
+		return r.blockOnRestore(ctx, t, at.n-1, err)
 	}
-	agent := r.file.Agents[agentName]
+	if err := r.setTaskState(ctx, t, store.TaskFailed, d.Reason, nil); err != nil {
+		return nil, err
+	}
+	return &attemptResult{n: at.n - 1, decision: d}, nil
+}
 
-	// Attempt n starts from the task's base (never from a failed attempt's edits) unless carry_over.
-	if !def.CarryOver {
-		if err := r.restore(ctx, base); err != nil {
-			return r.blockOnRestore(ctx, t, n-1, fmt.Errorf("reset the tree before %s@%d: %w", t.ID, n, err))
-		}
-	}
-
-	warning, err := r.effectsWarning(ctx, def, n)
+// agentCommand expands the agent's command and environment for one call with this prompt (the
+// attempt's own, or a schema correction's).
+func (r *runner) agentCommand(at *attemptRun, prompt, promptFile string) ([]string, []string, error) {
+	idemKey := IdempotencyKey(r.run.ID, at.t.ID)
+	vars := taskfile.Vars{Prompt: prompt, PromptFile: promptFile, Run: r.run.ID, Task: at.t.ID, Attempt: at.n, IdempotencyKey: idemKey}
+	argv, err := taskfile.Expand(at.agent.Command, vars)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	prompt, err := r.composePrompt(def, prev, operator, warning)
-	if err != nil {
-		return nil, err
-	}
-	dir := filepath.Join(r.logDir, t.ID)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	promptFile := filepath.Join(dir, strconv.Itoa(n)+".prompt")
-	outputFile := filepath.Join(dir, strconv.Itoa(n)+".output")
-	logPath := filepath.Join(dir, strconv.Itoa(n)+".log")
-	if err := os.WriteFile(promptFile, []byte(prompt), 0o600); err != nil {
-		return nil, err
-	}
-	os.Remove(outputFile)
-
-	crashPoint("before-pre")
-	preRef := snapshot.AttemptRef(r.run.ID, t.ID, n, snapshot.Pre)
-	pre, err := r.snapshot(ctx, preRef, fmt.Sprintf("mulligan %s %s@%d: pre\n\nThe tree attempt %d of task %s started from (run %s).\n", r.run.ID, t.ID, n, n, t.ID, r.run.ID), plumbing.ZeroHash)
-	if err != nil {
-		return nil, fmt.Errorf("pre snapshot of %s@%d: %w", t.ID, n, err)
-	}
-
-	idemKey := IdempotencyKey(r.run.ID, t.ID)
-	// prepare expands the agent's command and environment for one call with this prompt (the
-	// attempt's own, or a schema correction's).
-	prepare := func(prompt, promptFile string) ([]string, []string, error) {
-		vars := taskfile.Vars{Prompt: prompt, PromptFile: promptFile, Run: r.run.ID, Task: t.ID, Attempt: n, IdempotencyKey: idemKey}
-		argv, err := taskfile.Expand(agent.Command, vars)
+	envv := append([]string{}, r.env.Environ...)
+	for k, v := range at.agent.Env {
+		ev, err := taskfile.ExpandString(v, vars)
 		if err != nil {
 			return nil, nil, err
 		}
-		envv := append([]string{}, r.env.Environ...)
-		for k, v := range agent.Env {
-			ev, err := taskfile.ExpandString(v, vars)
-			if err != nil {
-				return nil, nil, err
-			}
-			envv = append(envv, k+"="+ev)
-		}
-		envv = append(envv,
-			"MULLIGAN_RUN="+r.run.ID, "MULLIGAN_TASK="+t.ID, "MULLIGAN_ATTEMPT="+strconv.Itoa(n),
-			"MULLIGAN_IDEMPOTENCY_KEY="+idemKey, "MULLIGAN_PROMPT_FILE="+promptFile, "MULLIGAN_OUTPUT_FILE="+outputFile,
-		)
-		return argv, envv, nil
+		envv = append(envv, k+"="+ev)
 	}
-	argv, envv, err := prepare(prompt, promptFile)
-	if err != nil {
-		return nil, err
-	}
+	envv = append(envv,
+		"MULLIGAN_RUN="+r.run.ID, "MULLIGAN_TASK="+at.t.ID, "MULLIGAN_ATTEMPT="+strconv.Itoa(at.n),
+		"MULLIGAN_IDEMPOTENCY_KEY="+idemKey, "MULLIGAN_PROMPT_FILE="+promptFile, "MULLIGAN_OUTPUT_FILE="+at.outputFile,
+	)
+	return argv, envv, nil
+}
 
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	defer logf.Close()
-
-	started := r.env.Now().UTC()
-	a := &store.Attempt{
-		RunID: r.run.ID, TaskID: t.ID, N: n, Agent: agentName, State: store.AttemptRunning,
-		StartedAt: started, PreRef: preRef, PreTree: pre.Tree.String(), Prompt: prompt, Log: logPath,
+// startAttempt records the attempt running (and the task with it), and, for a task with
+// non-idempotent side effects, the implicit effect every started attempt may have had.
+func (r *runner) startAttempt(ctx context.Context, at *attemptRun) error {
+	def, t, n := at.def, at.t, at.n
+	at.started = r.env.Now().UTC()
+	at.row = &store.Attempt{
+		RunID: r.run.ID, TaskID: t.ID, N: n, Agent: at.agentName, State: store.AttemptRunning,
+		StartedAt: at.started, PreRef: at.preRef, PreTree: at.pre.Tree.String(), Prompt: at.prompt, Log: at.logPath,
 		Counted: true,
 	}
 	if err := r.update(ctx, func(tx *store.Tx) error {
-		if err := tx.InsertAttempt(a); err != nil {
+		if err := tx.InsertAttempt(at.row); err != nil {
 			return err
 		}
 		from := t.State
@@ -338,7 +432,7 @@ func (r *runner) runAttempt(ctx context.Context, def *taskfile.Task, t *store.Ta
 				return err
 			}
 		}
-		if err := r.event(tx, t.ID, n, "attempt.started", map[string]any{"agent": agentName, "pre_ref": preRef, "pre_tree": a.PreTree, "argv0": argv[0]}); err != nil {
+		if err := r.event(tx, t.ID, n, "attempt.started", map[string]any{"agent": at.agentName, "pre_ref": at.preRef, "pre_tree": at.row.PreTree, "argv0": at.argv[0]}); err != nil {
 			return err
 		}
 		if def.SideEffects != taskfile.SideEffectsNonIdempotent {
@@ -353,7 +447,7 @@ func (r *runner) runAttempt(ctx context.Context, def *taskfile.Task, t *store.Ta
 		return r.event(tx, t.ID, n, "effect.recorded", map[string]any{
 			"effect": e.ID, "name": e.Name, "idempotent": false, "implicit": true, "delivery_id": e.DeliveryID})
 	}); err != nil {
-		return nil, err
+		return err
 	}
 	// The last attempt number the retry budget allows from here: attempts that did not count
 	// (quota, failover, runner_died) and operator resets move it along with n.
@@ -361,13 +455,19 @@ func (r *runner) runAttempt(ctx context.Context, def *taskfile.Task, t *store.Ta
 	if def.OnFailure == taskfile.OnFailureRetry {
 		maxAttempts = n + max(0, def.Retries-t.RetriesUsed)
 	}
-	r.env.Progress.Event(ProgressEvent{Kind: KindAttemptStarted, Task: t.ID, N: n, Max: maxAttempts, Agent: agentName})
+	r.env.Progress.Event(ProgressEvent{Kind: KindAttemptStarted, Task: t.ID, N: n, Max: maxAttempts, Agent: at.agentName})
+	return nil
+}
 
-	// The attempt's limits: its timeout, and what remains of the task's deadline.
+// executeAttempt runs the agent within the attempt's limits (its timeout, what remains of the
+// task's deadline), classifies what it did, runs the output checks of an exit 0, takes the post
+// tree and then runs verify.
+func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
+	def, t, n := at.def, at.t, at.n
 	timeout := def.Timeout
 	deadlineBound := false
-	if !deadlineAt.IsZero() {
-		left := deadlineAt.Sub(r.env.Now())
+	if !at.deadlineAt.IsZero() {
+		left := at.deadlineAt.Sub(r.env.Now())
 		if left <= 0 {
 			left = time.Millisecond
 		}
@@ -375,14 +475,15 @@ func (r *runner) runAttempt(ctx context.Context, def *taskfile.Task, t *store.Ta
 			timeout, deadlineBound = left, true
 		}
 	}
-	spec := proc.Spec{
-		Argv: argv, Dir: r.env.Repo.Root(), Env: envv, Timeout: timeout, Heartbeat: def.Heartbeat,
-		Grace: r.env.Grace, Output: &progressWriter{w: logf, p: r.env.Progress, task: t.ID, n: n},
+	at.spec = proc.Spec{
+		Argv: at.argv, Dir: r.env.Repo.Root(), Env: at.envv, Timeout: timeout, Heartbeat: def.Heartbeat,
+		Grace: r.env.Grace, Output: &progressWriter{w: at.log, p: r.env.Progress, task: t.ID, n: n},
 		Kill:    r.killCh,
 		OnStart: func(pgid int) { r.notePgid(ctx, t.ID, n, pgid) },
 	}
 	r.known = plumbing.ZeroHash // the agent may change anything
-	pr := proc.Run(ctx, spec)
+	at.pr = proc.Run(ctx, at.spec)
+	pr := &at.pr
 
 	obs := Observation{
 		Cancelled: pr.Cancelled || pr.Killed, TimedOut: pr.TimedOut && !deadlineBound,
@@ -392,93 +493,100 @@ func (r *runner) runAttempt(ctx context.Context, def *taskfile.Task, t *store.Ta
 	if pr.Signal != 0 && obs.ExitCode < 0 {
 		obs.ExitCode = 128 + int(pr.Signal)
 	}
-	presetInfo := PresetFor(agent.Preset)
-	var preset PresetRules = presetInfo
+	at.presetInfo = PresetFor(at.agent.Preset)
+	var preset PresetRules = at.presetInfo
 	if r.env.Presets != nil {
-		preset = r.env.Presets(agent)
+		preset = r.env.Presets(at.agent)
 	}
 	failure := Classify(obs, def.Classify, preset)
-	var usage attemptUsage
-	usage.add(presetInfo, pr.Stdout)
-	chk := &outputCheck{r: r, ctx: ctx, def: def, t: t, n: n, preset: presetInfo, rules: preset,
-		spec: spec, prepare: prepare, prompt: prompt, dir: dir, outputFile: outputFile, log: logf, usage: &usage}
+	at.usage.add(at.presetInfo, pr.Stdout)
+	chk := &outputCheck{r: r, ctx: ctx, def: def, t: t, n: n, preset: at.presetInfo, rules: preset,
+		spec: at.spec, prepare: func(prompt, promptFile string) ([]string, []string, error) {
+			return r.agentCommand(at, prompt, promptFile)
+		},
+		prompt: at.prompt, dir: at.dir, outputFile: at.outputFile, log: at.log, usage: &at.usage}
 	if failure == nil {
 		// Exit 0: the output checks (result contract, schema with its correction calls).
 		failure = chk.run(pr.Stdout)
 	}
 	// The tree the attempt left is taken before verify runs (SPEC §4.3): what a test or build
 	// command writes is not the agent's work and does not belong in the attempt's ref.
-	postTree, err := r.currentTree(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("post snapshot of %s@%d: %w", t.ID, n, err)
+	var err error
+	if at.postTree, err = r.currentTree(ctx); err != nil {
+		return fmt.Errorf("post snapshot of %s@%d: %w", t.ID, n, err)
 	}
 	if failure == nil && def.Verify != nil {
 		failure = chk.verify()
 		r.known = plumbing.ZeroHash // verify may have written files
 	}
-	schemaRetries := chk.retries
+	at.schemaRetries = chk.retries
 	if failure != nil {
 		switch failure.Class {
 		case taskfile.ClassQuota:
 			r.quotaReset(failure, pr.Tail)
 		case taskfile.ClassAgentMissing:
-			if presetInfo.Install != "" && agent.Preset != taskfile.PresetGeneric {
-				failure.Hint = presetInfo.Install
+			if at.presetInfo.Install != "" && at.agent.Preset != taskfile.PresetGeneric {
+				failure.Hint = at.presetInfo.Install
 			}
 		}
 		failure.RetryEligible = taskfile.Eligible(failure.Class, def.NonRetryable, def.RetryOn)
 	}
+	at.failure = failure
+	return nil
+}
 
-	// The post snapshot: the tree the attempt left, whatever its outcome.
-	state := store.AttemptSucceeded
+// concludeAttempt takes the post snapshot (the tree the attempt left, whatever its outcome),
+// decides on the counters as recorded, and acts on the tree before recording: a crash between
+// the two leaves the attempt `running`, which resume turns into runner_died and redoes.
+func (r *runner) concludeAttempt(ctx context.Context, at *attemptRun) error {
+	def, t, n, failure := at.def, at.t, at.n, at.failure
+	at.state = store.AttemptSucceeded
 	if failure != nil {
-		state = store.AttemptFailed
+		at.state = store.AttemptFailed
 		if failure.Class == taskfile.ClassCancellation {
-			state = store.AttemptCancelled
+			at.state = store.AttemptCancelled
 		}
 	}
-	postRef := snapshot.AttemptRef(r.run.ID, t.ID, n, snapshot.Post)
-	post, err := r.commitSnapshot(postRef, postTree, attemptMessage(r.run.ID, t.ID, n, state, failure), pre.Commit)
+	at.postRef = snapshot.AttemptRef(r.run.ID, t.ID, n, snapshot.Post)
+	var err error
+	at.post, err = r.commitSnapshot(at.postRef, at.postTree, attemptMessage(r.run.ID, t.ID, n, at.state, failure), at.pre.Commit)
 	if err != nil {
-		return nil, fmt.Errorf("post snapshot of %s@%d: %w", t.ID, n, err)
+		return fmt.Errorf("post snapshot of %s@%d: %w", t.ID, n, err)
 	}
 	crashPoint("after-post")
-	changed, err := r.env.Repo.DiffTrees(pre.Tree, post.Tree)
-	if err != nil {
-		return nil, err
+	if at.changed, err = r.env.Repo.DiffTrees(at.pre.Tree, at.post.Tree); err != nil {
+		return err
 	}
 
-	// Decide on the counters as recorded, then act on the tree before recording: a crash between
-	// the two leaves the attempt `running`, which resume turns into runner_died and redoes.
-	var cur *store.Task
 	if err := r.env.DB.View(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 		var err error
-		cur, err = tx.GetTask(r.run.ID, t.ID)
+		at.cur, err = tx.GetTask(r.run.ID, t.ID)
 		return err
 	}); err != nil {
-		return nil, err
+		return err
 	}
+	cur := at.cur
 	switch {
 	case failure == nil:
 		cur.ConsecutiveFailures = 0
 	case failure.Class != taskfile.ClassQuota: // a quota wall is not an attempt
 		cur.ConsecutiveFailures++
 	}
-	decision := Decide(def, failure, Counters{RetriesUsed: cur.RetriesUsed, ConsecutiveFailures: cur.ConsecutiveFailures}, r.env.Now(), deadlineAt, r.env.Rand)
+	decision := Decide(def, failure, Counters{RetriesUsed: cur.RetriesUsed, ConsecutiveFailures: cur.ConsecutiveFailures}, r.env.Now(), at.deadlineAt, r.env.Rand)
 	if failure != nil && (failure.Class == taskfile.ClassAuth || failure.Class == taskfile.ClassAgentMissing) && decision.Action != ActCancel {
 		// This agent is disabled for the run; while another rung is enabled the chain moves on.
-		off := map[string]store.AgentHealth{agentName: {Agent: agentName}}
-		for k, v := range disabled {
+		off := map[string]store.AgentHealth{at.agentName: {Agent: at.agentName}}
+		for k, v := range at.disabled {
 			off[k] = v
 		}
-		if _, ok := pickAgent(def.Agents, counted+1, off); ok {
+		if _, ok := pickAgent(def.Agents, at.counted+1, off); ok {
 			decision = Decision{Action: ActFailover, Reason: ReasonFailover, Failure: failure}
 		}
 	}
 	switch decision.Action {
 	case ActRetry, ActQuota, ActFailover:
 		// Spend is checked before the next attempt: this one's reported cost included.
-		if f := sp.exhausted(def, usage.cost()); f != nil {
+		if f := at.sp.exhausted(def, at.usage.cost()); f != nil {
 			g := *f
 			g.Message += fmt.Sprintf(" (after %s: %s)", decision.Failure.Class, decision.Failure.Message)
 			decision = Decision{Action: ActFail, Reason: string(taskfile.ClassBudgetExhausted), Failure: &g}
@@ -487,107 +595,26 @@ func (r *runner) runAttempt(ctx context.Context, def *taskfile.Task, t *store.Ta
 	if decision.Action == ActFail {
 		// A failed task leaves no edits behind: back to where it started. If the tree cannot be
 		// put back, the task is held instead, with the tree as it is.
-		if err := r.restore(ctx, base); err != nil {
+		if err := r.restore(ctx, at.base); err != nil {
 			r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: "could not reset the tree: " + err.Error()})
 			decision.Action, decision.Reason = ActBlock, ReasonRestoreConflict
 		}
 	}
+	at.decision = decision
+	return nil
+}
 
-	finished := r.env.Now().UTC()
-	err = r.update(ctx, func(tx *store.Tx) error {
-		a.State = state
-		a.FinishedAt = &finished
-		a.Ref, a.Tree = postRef, post.Tree.String()
-		a.FilesChanged = store.Ptr(len(changed))
-		a.SchemaRetries = schemaRetries
-		a.TokensIn, a.TokensOut, a.CostUSD = usage.in, usage.out, usage.usd
-		if pr.StartErr == nil && pr.ExitCode >= 0 {
-			a.ExitCode = store.Ptr(pr.ExitCode)
-		} else if pr.Signal != 0 {
-			a.ExitCode = store.Ptr(128 + int(pr.Signal))
-		}
-		if failure != nil {
-			applyFailure(a, failure)
-			if err := tx.UpdateAttempt(a); err != nil {
-				return err
-			}
-			// attempt.failed carries the class as classified, before the policy's decision.
-			if err := r.event(tx, t.ID, n, "attempt.failed", map[string]any{
-				"class": string(failure.Class), "code": failure.Code, "message": failure.Message,
-				"retry_eligible": failure.RetryEligible, "consecutive_failures": cur.ConsecutiveFailures,
-				"exit_code": a.ExitCode, "ref": postRef,
-			}); err != nil {
-				return err
-			}
-			if pr.StartErr != nil {
-				// The agent never ran: it cannot have acted on the world.
-				if err := tx.DropImplicitEffect(r.run.ID, t.ID, n); err != nil {
-					return err
-				}
-			}
-			if failure.Class == taskfile.ClassAgentMissing || failure.Class == taskfile.ClassAuth {
-				if err := tx.DisableAgent(r.run.ID, agentName, string(failure.Class), failure.Message); err != nil {
-					return err
-				}
-				if err := r.event(tx, t.ID, n, "agent.disabled", map[string]any{"agent": agentName, "class": string(failure.Class), "reason": failure.Message}); err != nil {
-					return err
-				}
-			}
-			if decision.Failure != failure {
-				applyFailure(a, decision.Failure)
-				if err := tx.UpdateAttempt(a); err != nil {
-					return err
-				}
-			}
-		} else {
-			if err := tx.UpdateAttempt(a); err != nil {
-				return err
-			}
-			if err := r.event(tx, t.ID, n, "attempt.succeeded", map[string]any{"ref": postRef, "files_changed": len(changed)}); err != nil {
-				return err
-			}
-		}
-		from := cur.State
-		payload := map[string]any{"from": from}
-		switch decision.Action {
-		case ActSucceed:
-			cur.State, cur.Reason = store.TaskSucceeded, ""
-			now := finished
-			cur.FinishedAt = &now
-		case ActRetry:
-			resumeAt := finished.Add(decision.Delay)
-			cur.State, cur.Reason, cur.ResumeAt = store.TaskBackoff, "", &resumeAt
-			cur.RetriesUsed++
-			payload["delay_ms"] = decision.Delay.Milliseconds()
-			payload["resume_at"] = resumeAt.Format(time.RFC3339Nano)
-			payload["reason"] = "retry"
-		case ActFail:
-			cur.State, cur.Reason = store.TaskFailed, decision.Reason
-			now := finished
-			cur.FinishedAt = &now
-		case ActBlock:
-			cur.State, cur.Reason = store.TaskBlocked, decision.Reason
-		case ActCancel:
-			cur.State, cur.Reason = store.TaskCancelled, ""
-			now := finished
-			cur.FinishedAt = &now
-		case ActQuota, ActFailover:
-			// The task goes on at once on another rung (or parks when the next pick finds none).
-			payload["reason"] = decision.Reason
-		}
-		payload["to"] = cur.State
-		if cur.Reason != "" {
-			payload["reason"] = cur.Reason
-		}
-		if err := tx.UpdateTask(cur); err != nil {
+// recordAttempt records, in one transaction, the attempt's outcome, its events, the agent it
+// disabled and the task's new state.
+func (r *runner) recordAttempt(ctx context.Context, at *attemptRun) error {
+	at.finished = r.env.Now().UTC()
+	return r.update(ctx, func(tx *store.Tx) error {
+		if err := r.recordOutcome(tx, at); err != nil {
 			return err
 		}
-		if from != cur.State || (decision.Action != ActQuota && decision.Action != ActFailover) {
-			if err := r.event(tx, t.ID, n, "task.state_changed", payload); err != nil {
-				return err
-			}
+		if err := r.recordTaskState(tx, at); err != nil {
+			return err
 		}
-		*t = *cur
 		run, err := tx.RunHeader(r.run.ID)
 		if err != nil {
 			return err
@@ -595,18 +622,107 @@ func (r *runner) runAttempt(ctx context.Context, def *taskfile.Task, t *store.Ta
 		run.ResumesWithoutProgress = 0
 		return tx.UpdateRun(run)
 	})
-	if err != nil {
-		return nil, err
+}
+
+// recordOutcome writes the attempt's row and its attempt.failed/succeeded event; a failure that
+// disables its agent disables it for the run.
+func (r *runner) recordOutcome(tx *store.Tx, at *attemptRun) error {
+	a, t, n, failure, pr := at.row, at.t, at.n, at.failure, &at.pr
+	a.State = at.state
+	a.FinishedAt = &at.finished
+	a.Ref, a.Tree = at.postRef, at.post.Tree.String()
+	a.FilesChanged = store.Ptr(len(at.changed))
+	a.SchemaRetries = at.schemaRetries
+	a.TokensIn, a.TokensOut, a.CostUSD = at.usage.in, at.usage.out, at.usage.usd
+	if pr.StartErr == nil && pr.ExitCode >= 0 {
+		a.ExitCode = store.Ptr(pr.ExitCode)
+	} else if pr.Signal != 0 {
+		a.ExitCode = store.Ptr(128 + int(pr.Signal))
 	}
-	r.env.Progress.Event(ProgressEvent{Kind: KindAttemptFinished, Task: t.ID, N: n, Agent: agentName, Failure: decision.Failure, Duration: finished.Sub(started), Files: len(changed)})
-	if pr.Cancelled {
-		if s, ok := context.Cause(ctx).(signalCause); ok {
-			r.mu.Lock()
-			r.sigSeen = s.sig
-			r.mu.Unlock()
+	if failure == nil {
+		if err := tx.UpdateAttempt(a); err != nil {
+			return err
+		}
+		return r.event(tx, t.ID, n, "attempt.succeeded", map[string]any{"ref": at.postRef, "files_changed": len(at.changed)})
+	}
+	applyFailure(a, failure)
+	if err := tx.UpdateAttempt(a); err != nil {
+		return err
+	}
+	// attempt.failed carries the class as classified, before the policy's decision.
+	if err := r.event(tx, t.ID, n, "attempt.failed", map[string]any{
+		"class": string(failure.Class), "code": failure.Code, "message": failure.Message,
+		"retry_eligible": failure.RetryEligible, "consecutive_failures": at.cur.ConsecutiveFailures,
+		"exit_code": a.ExitCode, "ref": at.postRef,
+	}); err != nil {
+		return err
+	}
+	if pr.StartErr != nil {
+		// The agent never ran: it cannot have acted on the world.
+		if err := tx.DropImplicitEffect(r.run.ID, t.ID, n); err != nil {
+			return err
 		}
 	}
-	return &attemptResult{n: n, decision: decision}, nil
+	if failure.Class == taskfile.ClassAgentMissing || failure.Class == taskfile.ClassAuth {
+		if err := tx.DisableAgent(r.run.ID, at.agentName, string(failure.Class), failure.Message); err != nil {
+			return err
+		}
+		if err := r.event(tx, t.ID, n, "agent.disabled", map[string]any{"agent": at.agentName, "class": string(failure.Class), "reason": failure.Message}); err != nil {
+			return err
+		}
+	}
+	if at.decision.Failure != failure {
+		applyFailure(a, at.decision.Failure)
+		return tx.UpdateAttempt(a)
+	}
+	return nil
+}
+
+// recordTaskState moves the task to the state the decision gives it.
+func (r *runner) recordTaskState(tx *store.Tx, at *attemptRun) error {
+	cur, decision, finished := at.cur, at.decision, at.finished
+	from := cur.State
+	payload := map[string]any{"from": from}
+	switch decision.Action {
+	case ActSucceed:
+		cur.State, cur.Reason = store.TaskSucceeded, ""
+		now := finished
+		cur.FinishedAt = &now
+	case ActRetry:
+		resumeAt := finished.Add(decision.Delay)
+		cur.State, cur.Reason, cur.ResumeAt = store.TaskBackoff, "", &resumeAt
+		cur.RetriesUsed++
+		payload["delay_ms"] = decision.Delay.Milliseconds()
+		payload["resume_at"] = resumeAt.Format(time.RFC3339Nano)
+		payload["reason"] = "retry"
+	case ActFail:
+		cur.State, cur.Reason = store.TaskFailed, decision.Reason
+		now := finished
+		cur.FinishedAt = &now
+	case ActBlock:
+		cur.State, cur.Reason = store.TaskBlocked, decision.Reason
+	case ActCancel:
+		cur.State, cur.Reason = store.TaskCancelled, ""
+		now := finished
+		cur.FinishedAt = &now
+	case ActQuota, ActFailover:
+		// The task goes on at once on another rung (or parks when the next pick finds none).
+		payload["reason"] = decision.Reason
+	}
+	payload["to"] = cur.State
+	if cur.Reason != "" {
+		payload["reason"] = cur.Reason
+	}
+	if err := tx.UpdateTask(cur); err != nil {
+		return err
+	}
+	if from != cur.State || (decision.Action != ActQuota && decision.Action != ActFailover) {
+		if err := r.event(tx, at.t.ID, at.n, "task.state_changed", payload); err != nil {
+			return err
+		}
+	}
+	*at.t = *cur
+	return nil
 }
 
 func applyFailure(a *store.Attempt, f *Failure) {
