@@ -426,30 +426,8 @@ func Continue(ctx context.Context, env Env, opts ContinueOptions) (*Outcome, err
 	if opts.Force {
 		alive = func(store.Owner) bool { return false }
 	}
-	var epoch int64
-	err = env.DB.Update(ctx, func(tx *store.Tx) error {
-		var err error
-		if epoch, err = tx.ClaimRun(run.ID, run.Epoch, self); err != nil {
-			return err
-		}
-		if err := tx.AcquireWorktreeLock(run.Worktree, run.ID, self, alive); err != nil {
-			return err
-		}
-		from := run.State
-		if err := tx.SetRunState(run.ID, store.RunRunning, ""); err != nil {
-			return err
-		}
-		_, err = tx.AppendEvent(run.ID, "", 0, "run.state_changed", map[string]any{
-			"from": from, "to": store.RunRunning, "reason": "continued", "pid": self.PID, "host": self.Host,
-		})
-		return err
-	})
+	r, err := claimRun(ctx, env, run, file, claim{reason: "continued", alive: alive})
 	if err != nil {
-		return nil, activeError(err)
-	}
-	run.Epoch, run.State, run.Reason, run.FinishedAt = epoch, store.RunRunning, "", nil
-	r := newRunner(env, file, run)
-	if err := r.recoverInterrupted(ctx); err != nil {
 		return nil, err
 	}
 	return r.execute(ctx)

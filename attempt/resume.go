@@ -104,66 +104,43 @@ func Resume(ctx context.Context, env Env, opts ResumeOptions) (*Outcome, error) 
 	if err != nil {
 		return nil, err
 	}
-	self := store.Self()
-	var epoch int64
-	claimed := run
-	err = env.DB.Update(ctx, func(tx *store.Tx) error {
-		claimed = run
-		var err error
-		if epoch, err = tx.ClaimRun(run.ID, run.Epoch, self); err != nil {
-			return err
-		}
-		if err := tx.AcquireWorktreeLock(run.Worktree, run.ID, self, store.ProcessAlive); err != nil {
-			return err
-		}
-		if opts.Reload != nil {
-			if _, err := applyReload(tx, run.ID, file, opts.Reload, "resume --reload", opts.Graft); err != nil {
-				return err
-			}
-			if claimed, err = tx.GetRun(run.ID); err != nil {
-				return err
-			}
-		}
-		hdr, err := tx.RunHeader(run.ID)
-		if err != nil {
-			return err
-		}
-		from := hdr.State
-		if err := applyResumeMode(tx, claimed, opts.Mode); err != nil {
-			return err
-		}
-		if !handover {
-			// The operator's resume supersedes an older pause or cancel request.
-			if err := tx.SetControl(run.ID, store.ControlNone); err != nil {
-				return err
-			}
-		}
-		hdr.ResumesWithoutProgress++
-		if opts.Mode == ResumeResetAttempts {
-			hdr.ResumesWithoutProgress = 0
-		}
-		if hdr.State != store.RunRunning {
-			hdr.State, hdr.Reason = store.RunRunning, ""
-		}
-		if err := tx.UpdateRun(hdr); err != nil {
-			return err
-		}
-		_, err = tx.AppendEvent(run.ID, "", 0, "run.state_changed", map[string]any{
-			"from": from, "to": store.RunRunning, "reason": "resumed", "pid": self.PID, "host": self.Host,
-		})
-		return err
-	})
-	if err != nil {
-		return nil, activeError(err)
-	}
-	run = claimed
+	runFile := file
 	if opts.Reload != nil {
-		file = opts.Reload
+		runFile = opts.Reload
 	}
-	run.Epoch = epoch
-	run.State = store.RunRunning
-	r := newRunner(env, file, run)
-	if err := r.recoverInterrupted(ctx); err != nil {
+	r, err := claimRun(ctx, env, run, runFile, claim{reason: "resumed", alive: store.ProcessAlive,
+		apply: func(tx *store.Tx, hdr *store.Run) (*store.Run, error) {
+			claimed := run
+			if opts.Reload != nil {
+				if _, err := applyReload(tx, run.ID, file, opts.Reload, "resume --reload", opts.Graft); err != nil {
+					return nil, err
+				}
+				var err error
+				if claimed, err = tx.GetRun(run.ID); err != nil {
+					return nil, err
+				}
+				reloaded, err := tx.RunHeader(run.ID) // the reload rewrote the run's task file
+				if err != nil {
+					return nil, err
+				}
+				*hdr = *reloaded
+			}
+			if err := applyResumeMode(tx, claimed, opts.Mode); err != nil {
+				return nil, err
+			}
+			if !handover {
+				// The operator's resume supersedes an older pause or cancel request.
+				if err := tx.SetControl(run.ID, store.ControlNone); err != nil {
+					return nil, err
+				}
+			}
+			hdr.ResumesWithoutProgress++
+			if opts.Mode == ResumeResetAttempts {
+				hdr.ResumesWithoutProgress = 0
+			}
+			return claimed, nil
+		}})
+	if err != nil {
 		return nil, err
 	}
 	return r.execute(ctx)
