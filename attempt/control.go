@@ -335,50 +335,9 @@ func Kill(ctx context.Context, env Env, opts KillOptions) (*KillResult, error) {
 	}
 	run.Epoch = res.Epoch
 
-	self := store.Self()
-	{
-		var waitPID int
-		remote := false
-		if o := run.Owner; o != nil && o.PID != self.PID && store.ProcessAlive(*o) {
-			if o.Host != "" && self.Host != "" && o.Host != self.Host {
-				remote = true
-				res.Note = fmt.Sprintf("the run's process (pid %d) is on host %s: not signalled; it is fenced and can no longer write", o.PID, o.Host)
-			} else if err := opts.Signal(o.PID, syscall.SIGKILL); err == nil {
-				res.PID, waitPID = o.PID, o.PID
-			}
-		}
-		for _, t := range run.Tasks {
-			if remote {
-				break // its agents' process groups are on that host too
-			}
-			for _, a := range t.Attempts {
-				if a.State != store.AttemptRunning {
-					continue
-				}
-				for _, pg := range groups[fmt.Sprintf("%s@%d", t.ID, a.N)] {
-					if err := opts.Signal(-pg, syscall.SIGKILL); err == nil {
-						res.Groups = append(res.Groups, pg)
-					}
-				}
-			}
-		}
-		// The post snapshot must see the tree the killed processes left, not one they still edit.
-		deadline := time.Now().Add(opts.Wait)
-		for time.Now().Before(deadline) {
-			gone := waitPID == 0 || !store.ProcessAlive(*run.Owner)
-			for _, pg := range res.Groups {
-				if err := syscall.Kill(-pg, 0); !errors.Is(err, syscall.ESRCH) {
-					gone = false
-				}
-			}
-			if gone {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	killProcesses(run, groups, opts, res)
 
-	r := newRunner(env, nil, run)
+	w := &runWriter{env: env, run: run, epoch: run.Epoch} // the fenced epoch is Kill's now
 	for i := range run.Tasks {
 		t := &run.Tasks[i]
 		for j := range t.Attempts {
@@ -387,14 +346,14 @@ func Kill(ctx context.Context, env Env, opts KillOptions) (*KillResult, error) {
 				continue
 			}
 			f := &Failure{Class: taskfile.ClassCancellation, Code: opts.Code, Message: opts.Message}
-			if err := r.recordInterrupted(ctx, t, a, store.AttemptCancelled, f); err != nil {
+			if err := w.recordInterrupted(ctx, t, a, store.AttemptCancelled, f); err != nil {
 				return nil, err
 			}
 			res.Attempts = append(res.Attempts, fmt.Sprintf("%s@%d", t.ID, a.N))
 			res.Posts = append(res.Posts, snapshot.AttemptRef(opts.RunID, t.ID, a.N, snapshot.Post))
 		}
 	}
-	err = r.update(ctx, func(tx *store.Tx) error {
+	err = w.update(ctx, func(tx *store.Tx) error {
 		for i := range run.Tasks {
 			t := &run.Tasks[i]
 			if store.TaskFinished(t.State) || t.State == store.TaskPending {
@@ -403,7 +362,7 @@ func Kill(ctx context.Context, env Env, opts KillOptions) (*KillResult, error) {
 			if err := tx.SetTaskState(run.ID, t.ID, store.TaskCancelled, opts.Reason, nil); err != nil {
 				return err
 			}
-			if err := r.event(tx, t.ID, 0, "task.state_changed", map[string]any{"from": t.State, "to": store.TaskCancelled, "reason": opts.Reason}); err != nil {
+			if err := w.event(tx, t.ID, 0, "task.state_changed", map[string]any{"from": t.State, "to": store.TaskCancelled, "reason": opts.Reason}); err != nil {
 				return err
 			}
 		}
@@ -416,10 +375,56 @@ func Kill(ctx context.Context, env Env, opts KillOptions) (*KillResult, error) {
 		if err := tx.ReleaseWorktreeLock(run.Worktree, run.ID); err != nil {
 			return err
 		}
-		return r.event(tx, "", 0, "run.state_changed", map[string]any{"from": run.State, "to": store.RunCancelled, "reason": opts.Reason, "pid": res.PID, "pgids": res.Groups})
+		return w.event(tx, "", 0, "run.state_changed", map[string]any{"from": run.State, "to": store.RunCancelled, "reason": opts.Reason, "pid": res.PID, "pgids": res.Groups})
 	})
 	if err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// killProcesses SIGKILLs the run's process (on this host) and the process groups of its
+// attempts in flight, and waits (at most opts.Wait) for them to be gone: the post snapshot must
+// see the tree the killed processes left, not one they still edit.
+func killProcesses(run *store.Run, groups map[string][]int, opts KillOptions, res *KillResult) {
+	self := store.Self()
+	var waitPID int
+	remote := false
+	if o := run.Owner; o != nil && o.PID != self.PID && store.ProcessAlive(*o) {
+		if o.Host != "" && self.Host != "" && o.Host != self.Host {
+			remote = true
+			res.Note = fmt.Sprintf("the run's process (pid %d) is on host %s: not signalled; it is fenced and can no longer write", o.PID, o.Host)
+		} else if err := opts.Signal(o.PID, syscall.SIGKILL); err == nil {
+			res.PID, waitPID = o.PID, o.PID
+		}
+	}
+	for _, t := range run.Tasks {
+		if remote {
+			break // its agents' process groups are on that host too
+		}
+		for _, a := range t.Attempts {
+			if a.State != store.AttemptRunning {
+				continue
+			}
+			for _, pg := range groups[fmt.Sprintf("%s@%d", t.ID, a.N)] {
+				if err := opts.Signal(-pg, syscall.SIGKILL); err == nil {
+					res.Groups = append(res.Groups, pg)
+				}
+			}
+		}
+	}
+	// The post snapshot must see the tree the killed processes left, not one they still edit.
+	deadline := time.Now().Add(opts.Wait)
+	for time.Now().Before(deadline) {
+		gone := waitPID == 0 || !store.ProcessAlive(*run.Owner)
+		for _, pg := range res.Groups {
+			if err := syscall.Kill(-pg, 0); !errors.Is(err, syscall.ESRCH) {
+				gone = false
+			}
+		}
+		if gone {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"syscall"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
-	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
@@ -220,51 +217,4 @@ func (r *runner) recordRunnerDied(ctx context.Context, t *store.Task, a *store.A
 		Message: "the mulligan process running this attempt died; resumed by pid " + fmt.Sprint(store.Self().PID),
 	}
 	return r.recordInterrupted(ctx, t, a, store.AttemptFailed, f)
-}
-
-// recordInterrupted records an attempt its process did not finish (runner_died, kill) as state
-// with failure f, with the tree as the attempt left it kept in its post ref.
-func (r *runner) recordInterrupted(ctx context.Context, t *store.Task, a *store.Attempt, state string, f *Failure) error {
-	postRef := snapshot.AttemptRef(r.run.ID, t.ID, a.N, snapshot.Post)
-	// A post ref the dead process already wrote holds the attempt's own tree; keep it. Otherwise
-	// the tree as it is now is what the attempt left.
-	var tree plumbing.Hash
-	if commit, err := r.env.Repo.Ref(postRef); err == nil && !commit.IsZero() {
-		if tree, _, err = r.env.Repo.ResolveRevision(commit.String()); err != nil {
-			return err
-		}
-	} else {
-		pre := plumbing.ZeroHash
-		if c, err := r.env.Repo.Ref(a.PreRef); err == nil {
-			pre = c
-		}
-		res, err := r.snapshot(ctx, postRef, attemptMessage(r.run.ID, t.ID, a.N, state, f), pre)
-		if err != nil {
-			return fmt.Errorf("post snapshot of interrupted %s@%d: %w", t.ID, a.N, err)
-		}
-		tree = res.Tree
-	}
-	files := 0
-	if a.PreTree != "" {
-		changed, err := r.env.Repo.DiffTrees(plumbing.NewHash(a.PreTree), tree)
-		if err != nil {
-			return err
-		}
-		files = len(changed)
-	}
-	now := r.env.Now().UTC()
-	return r.update(ctx, func(tx *store.Tx) error {
-		a.State = state
-		a.FinishedAt = &now
-		a.Ref, a.Tree = postRef, tree.String()
-		a.FilesChanged = store.Ptr(files)
-		applyFailure(a, f)
-		if err := tx.UpdateAttempt(a); err != nil {
-			return err
-		}
-		return r.event(tx, t.ID, a.N, "attempt.failed", map[string]any{
-			"class": string(f.Class), "code": f.Code, "message": f.Message, "retry_eligible": f.RetryEligible,
-			"consecutive_failures": t.ConsecutiveFailures, "counted": a.Counted, "ref": postRef,
-		})
-	})
 }

@@ -9,13 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/mulligan-dev/mulligan/compensate"
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
@@ -102,29 +100,19 @@ type Outcome struct {
 	Signal syscall.Signal
 }
 
-// runner owns one run while this process executes it.
+// runner owns one run while this process executes it: the run's writer (writer.go), the
+// task file it runs, and what only an executing process has (the kill channel, the signal
+// seen, the task at hand).
 type runner struct {
-	env   Env
-	file  *taskfile.File
-	run   *store.Run
-	epoch int64
+	runWriter
+	file *taskfile.File
 	// logDir is <common>/mulligan/logs/<run>.
 	logDir string
 
-	// known is the tree the working tree is known to hold right now (just snapshotted or
-	// restored, no agent run since), so consecutive steps don't walk the tree again: the task's
-	// base and attempt 1's pre snapshot reuse the run's base walk, and a pre snapshot after a
-	// reset reuses the tree the reset wrote. Zero when unknown.
-	known plumbing.Hash
-
-	mu      sync.Mutex
-	fenced  bool
 	killCh  chan struct{}
 	sigSeen syscall.Signal
 	// current is the task the runner works on (set at each checkpoint), for pause --mode cancel.
 	current string
-	// hooks delivers the hooks the run's state changes fire, while execute runs; nil otherwise.
-	hooks *compensate.Background
 }
 
 // ErrActive is returned when another live process runs in this worktree; it wraps the store's
@@ -208,9 +196,10 @@ func nonNil(s []string) []string {
 
 func newRunner(env Env, file *taskfile.File, run *store.Run) *runner {
 	return &runner{
-		env: env, file: file, run: run, epoch: run.Epoch,
-		logDir: filepath.Join(env.Repo.CommonDir(), "mulligan", "logs", run.ID),
-		killCh: make(chan struct{}),
+		runWriter: runWriter{env: env, run: run, epoch: run.Epoch},
+		file:      file,
+		logDir:    filepath.Join(env.Repo.CommonDir(), "mulligan", "logs", run.ID),
+		killCh:    make(chan struct{}),
 	}
 }
 
@@ -289,29 +278,6 @@ func (e *UnknownTaskError) Error() string {
 }
 
 // update runs fn in a write transaction after checking that this process still owns the run.
-func (r *runner) update(ctx context.Context, fn func(tx *store.Tx) error) error {
-	err := r.env.DB.Update(context.WithoutCancel(ctx), func(tx *store.Tx) error {
-		if err := tx.CheckOwner(r.run.ID, r.epoch); err != nil {
-			return err
-		}
-		return fn(tx)
-	})
-	if errors.Is(err, store.ErrFenced) {
-		r.mu.Lock()
-		r.fenced = true
-		r.mu.Unlock()
-	}
-	if err == nil && r.hooks != nil {
-		r.hooks.Wake() // the change may have fired hooks
-	}
-	return err
-}
-
-func (r *runner) event(tx *store.Tx, task string, n int, typ string, payload map[string]any) error {
-	_, err := tx.AppendEvent(r.run.ID, task, n, typ, payload)
-	return err
-}
-
 // heartbeat stamps the run's heartbeat until ctx ends. When the run is fenced (killed, or claimed
 // by another process), it ends the attempt in flight at once and makes the runner stop.
 func (r *runner) heartbeat(ctx context.Context) {
@@ -336,12 +302,6 @@ func (r *runner) heartbeat(ctx context.Context) {
 			}
 		}
 	}
-}
-
-func (r *runner) isFenced() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.fenced
 }
 
 // execute runs the run's pending tasks in order until the run ends, blocks, parks or is cancelled.
@@ -447,45 +407,6 @@ func (r *runner) takeBase(ctx context.Context) error {
 		r.run.BaseRef, r.run.BaseTree = run.BaseRef, run.BaseTree
 		return r.event(tx, "", 0, "snapshot.taken", map[string]any{"ref": ref, "tree": res.Tree.String(), "commit": res.Commit.String()})
 	})
-}
-
-// snapshot writes the working tree, a commit and ref (replacing whatever the ref held: a crashed
-// process may have written it before recording it).
-//
-// A snapshot is never skipped for a cancelled context: the tree a cancelled attempt left is
-// exactly what must be kept.
-func (r *runner) snapshot(ctx context.Context, ref, message string, parent plumbing.Hash) (*snapshot.Result, error) {
-	if r.isFenced() {
-		return nil, fmt.Errorf("snapshot %s: %w", ref, store.ErrFenced)
-	}
-	tree, err := r.currentTree(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return r.commitSnapshot(ref, tree, message, parent)
-}
-
-// commitSnapshot writes a commit of tree (taken earlier) and points ref at it, unless this
-// runner was fenced.
-func (r *runner) commitSnapshot(ref string, tree plumbing.Hash, message string, parent plumbing.Hash) (*snapshot.Result, error) {
-	if r.isFenced() {
-		// Killed or taken over: the refs are the new owner's now, like the database.
-		return nil, fmt.Errorf("snapshot %s: %w", ref, store.ErrFenced)
-	}
-	return r.env.Repo.CommitTree(tree, 0, snapshot.SnapshotOptions{Ref: ref, Message: message, Parent: parent, Replace: true})
-}
-
-// currentTree returns the working tree's tree id, walking the tree only when it is not known.
-func (r *runner) currentTree(ctx context.Context) (plumbing.Hash, error) {
-	if !r.known.IsZero() {
-		return r.known, nil
-	}
-	tr, err := r.env.Repo.WriteTree(context.WithoutCancel(ctx))
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	r.known = tr.Tree
-	return tr.Tree, nil
 }
 
 func (r *runner) setTaskState(ctx context.Context, t *store.Task, state, reason string, resumeAt *time.Time) error {
