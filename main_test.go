@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mattn/go-runewidth"
 	_ "github.com/mattn/go-sqlite3"
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -35,6 +36,7 @@ func TestMain(m *testing.M) {
 		"alive":     func() { os.Exit(alive(os.Args[1:])) },
 		"dbcheck":   func() { os.Exit(dbCheck(os.Args[1:])) },
 		"waitrun":   func() { os.Exit(waitRun(os.Args[1:])) },
+		"aligned":   func() { os.Exit(aligned(os.Args[1:])) },
 	})
 }
 
@@ -325,5 +327,38 @@ func waitRun(args []string) int {
 		}
 	}
 	fmt.Fprintf(os.Stderr, "waitrun: the run is %s, not %s (or its process did not exit)\n", last, args[0])
+	return 1
+}
+
+// aligned runs `aligned FILE PREFIX HEADER VALUE`: in a captured screen, the header line (starting
+// with PREFIX, holding HEADER) and the next line holding VALUE must have HEADER and VALUE start at the
+// same display column. It fails when either is missing or they are misaligned.
+func aligned(args []string) int {
+	if len(args) != 4 {
+		fmt.Fprintln(os.Stderr, "usage: aligned FILE PREFIX HEADER VALUE")
+		return 2
+	}
+	data, err := os.ReadFile(args[0])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	header := -1
+	for _, line := range strings.Split(string(data), "\n") {
+		if header < 0 {
+			if strings.HasPrefix(line, args[1]) && strings.Contains(line, args[2]) {
+				header = runewidth.StringWidth(line[:strings.Index(line, args[2])])
+			}
+			continue
+		}
+		if i := strings.Index(line, args[3]); i >= 0 {
+			if at := runewidth.StringWidth(line[:i]); at != header {
+				fmt.Fprintf(os.Stderr, "aligned: %s at column %d, %s at column %d:\n%s", args[2], header, args[3], at, data)
+				return 1
+			}
+			return 0
+		}
+	}
+	fmt.Fprintf(os.Stderr, "aligned: no header %q or value %q in:\n%s", args[2], args[3], data)
 	return 1
 }

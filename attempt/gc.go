@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"time"
 
 	"github.com/mulligan-dev/mulligan/snapshot"
@@ -99,6 +100,49 @@ func GC(ctx context.Context, repo *snapshot.Repo, db *store.DB, opts GCOptions) 
 			}
 		}
 		out = append(out, g)
+	}
+	return out, nil
+}
+
+// GCUndo is one undo ref gc deleted (or, on a dry run, would delete).
+type GCUndo struct {
+	Ref   string    `json:"ref"`
+	Taken time.Time `json:"taken"`
+}
+
+// GCUndoRefs deletes the undo refs (refs/mulligan/undo/*) taken more than olderThan before now,
+// always keeping the keep newest, so the last few destructive steps stay undoable however old.
+// A ref that moved since it was listed is left alone.
+func GCUndoRefs(repo *snapshot.Repo, olderThan time.Duration, keep int, now time.Time, dryRun bool) ([]GCUndo, error) {
+	refs, err := repo.Refs(snapshot.UndoPrefix)
+	if err != nil {
+		return nil, err
+	}
+	type dated struct {
+		ref   snapshot.RefEntry
+		taken time.Time
+	}
+	all := make([]dated, 0, len(refs))
+	for _, r := range refs {
+		t, err := repo.CommitTime(r.Hash)
+		if err != nil {
+			continue // not a commit of ours: not gc's to judge
+		}
+		all = append(all, dated{r, t})
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].taken.After(all[j].taken) })
+	cutoff := now.Add(-olderThan)
+	out := []GCUndo{}
+	for i, d := range all {
+		if i < keep || !d.taken.Before(cutoff) {
+			continue
+		}
+		if !dryRun {
+			if err := repo.DeleteRef(d.ref.Name, d.ref.Hash); err != nil && !errors.Is(err, snapshot.ErrRefNotFound) {
+				return out, fmt.Errorf("gc %s: %w", d.ref.Name, err)
+			}
+		}
+		out = append(out, GCUndo{Ref: d.ref.Name, Taken: d.taken})
 	}
 	return out, nil
 }

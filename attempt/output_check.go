@@ -57,8 +57,8 @@ func (u *attemptUsage) cost() float64 {
 	return *u.usd
 }
 
-// verifyLogPath is where the verify command's output of the attempt logged at log goes.
-func verifyLogPath(log string) string {
+// VerifyLogPath is where the verify command's output of the attempt logged at log goes.
+func VerifyLogPath(log string) string {
 	return strings.TrimSuffix(log, ".log") + ".verify.log"
 }
 
@@ -163,7 +163,7 @@ func (c *outputCheck) correct(raw []byte, errs string) ([]byte, *Failure) {
 func (c *outputCheck) verify() *Failure {
 	v := c.def.Verify
 	logPath := filepath.Join(c.dir, strconv.Itoa(c.n)+".log")
-	vf, err := os.OpenFile(verifyLogPath(logPath), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	vf, err := os.OpenFile(VerifyLogPath(logPath), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return &Failure{Class: taskfile.ClassInternal, Code: CodeInternal, Message: err.Error()}
 	}
@@ -174,7 +174,7 @@ func (c *outputCheck) verify() *Failure {
 		"MULLIGAN_RUN="+c.r.run.ID, "MULLIGAN_TASK="+c.t.ID, "MULLIGAN_ATTEMPT="+strconv.Itoa(c.n))
 	res := RunVerify(c.ctx, v, c.r.env.Repo.Root(), env, c.r.env.Grace, vf, c.r.killCh)
 	if res.Failure != nil {
-		fmt.Fprintf(c.log, "\n--- mulligan: %s (its output: %s) ---\n", res.Failure.Message, verifyLogPath(logPath))
+		fmt.Fprintf(c.log, "\n--- mulligan: %s (its output: %s) ---\n", res.Failure.Message, VerifyLogPath(logPath))
 	}
 	return res.Failure
 }

@@ -172,7 +172,7 @@ func (r *runner) park(ctx context.Context, t *store.Task, n int, resumeAt time.T
 
 // failBeforeAttempt ends the task failed with f without starting attempt n (a spent budget).
 func (r *runner) failBeforeAttempt(ctx context.Context, t *store.Task, base plumbing.Hash, n int, f *Failure) (*attemptResult, error) {
-	if err := r.restore(ctx, base); err != nil {
+	if err := r.resetTask(ctx, t.ID, r.file.Task(t.ID), base); err != nil {
 		return r.blockOnRestore(ctx, t, n-1, err)
 	}
 	from := t.State

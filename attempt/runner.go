@@ -139,7 +139,7 @@ func Start(ctx context.Context, env Env, opts StartOptions) (*Outcome, error) {
 	repo := env.Repo
 	runID := opts.ID
 	if runID == "" {
-		runID = snapshot.NewID(env.Now())
+		runID = snapshot.NewRunID()
 	}
 	owner := store.Self()
 	run := &store.Run{
@@ -323,6 +323,12 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 	defer func() {
 		if r.isFenced() {
 			out, err = nil, fmt.Errorf("run %s was taken over by another process or killed: this process stopped writing: %w", r.run.ID, store.ErrFenced)
+		}
+	}()
+	defer func() {
+		// An error after the run was recorded ends it in a recorded state (abort.go).
+		if err != nil && out == nil {
+			err = r.abort(ctx, err)
 		}
 	}()
 

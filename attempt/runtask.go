@@ -192,6 +192,7 @@ type attemptRun struct {
 	log        *os.File
 	preRef     string
 	pre        *snapshot.Result
+	gitPre     []byte // HEAD, refs, the stash and the index before the agent (gitguard.go)
 	argv, envv []string
 
 	// start
@@ -269,7 +270,7 @@ func (r *runner) prepareAttempt(ctx context.Context, at *attemptRun) (*attemptRe
 
 	// Attempt n starts from the task's base (never from a failed attempt's edits) unless carry_over.
 	if !def.CarryOver {
-		if err := r.restore(ctx, at.base); err != nil {
+		if err := r.resetTask(ctx, t.ID, def, at.base); err != nil {
 			return r.blockOnRestore(ctx, t, at.n-1, fmt.Errorf("reset the tree before %s@%d: %w", t.ID, at.n, err))
 		}
 	}
@@ -279,7 +280,7 @@ func (r *runner) prepareAttempt(ctx context.Context, at *attemptRun) (*attemptRe
 		return nil, err
 	}
 	if at.prompt, err = r.composePrompt(def, at.prev, at.operator, warning); err != nil {
-		return nil, err
+		return nil, withClass(taskfile.ClassAuthoring, "prompt_file", err)
 	}
 	at.dir = filepath.Join(r.logDir, t.ID)
 	if err := os.MkdirAll(at.dir, 0o700); err != nil {
@@ -298,6 +299,9 @@ func (r *runner) prepareAttempt(ctx context.Context, at *attemptRun) (*attemptRe
 	at.pre, err = r.snapshot(ctx, at.preRef, fmt.Sprintf("mulligan %s %s@%d: pre\n\nThe tree attempt %d of task %s started from (run %s).\n", r.run.ID, t.ID, at.n, at.n, t.ID, r.run.ID), plumbing.ZeroHash)
 	if err != nil {
 		return nil, fmt.Errorf("pre snapshot of %s@%d: %w", t.ID, at.n, err)
+	}
+	if at.gitPre, err = r.readGitPre(); err != nil {
+		return nil, fmt.Errorf("git state before %s@%d: %w", t.ID, at.n, err)
 	}
 	if at.argv, at.envv, err = r.agentCommand(at, at.prompt, at.promptFile); err != nil {
 		return nil, err
@@ -375,7 +379,7 @@ func (r *runner) pickAttemptAgent(ctx context.Context, at *attemptRun) (*attempt
 		}
 	}
 	d := Decision{Action: ActFail, Reason: string(f.Class), Failure: f}
-	if err := r.restore(ctx, at.base); err != nil {
+	if err := r.resetTask(ctx, t.ID, def, at.base); err != nil {
 		return r.blockOnRestore(ctx, t, at.n-1, err)
 	}
 	if err := r.setTaskState(ctx, t, store.TaskFailed, d.Reason, nil); err != nil {
@@ -420,6 +424,9 @@ func (r *runner) startAttempt(ctx context.Context, at *attemptRun) error {
 	}
 	if err := r.update(ctx, func(tx *store.Tx) error {
 		if err := tx.InsertAttempt(at.row); err != nil {
+			return err
+		}
+		if err := tx.RecordAttemptGit(r.run.ID, t.ID, n, at.gitPre); err != nil {
 			return err
 		}
 		from := t.State
@@ -515,6 +522,10 @@ func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
 	if at.postTree, err = r.currentTree(ctx); err != nil {
 		return fmt.Errorf("post snapshot of %s@%d: %w", t.ID, n, err)
 	}
+	// HEAD, refs, the stash and the index as the agent left them, before verify too.
+	if err := r.recordGitPost(ctx, t.ID, n, at.gitPre); err != nil {
+		return err
+	}
 	if failure == nil && def.Verify != nil {
 		failure = chk.verify()
 		r.known = plumbing.ZeroHash // verify may have written files
@@ -592,10 +603,15 @@ func (r *runner) concludeAttempt(ctx context.Context, at *attemptRun) error {
 			decision = Decision{Action: ActFail, Reason: string(taskfile.ClassBudgetExhausted), Failure: &g}
 		}
 	}
+	if decision.Action == ActSucceed {
+		if err := r.settleGitOnSuccess(ctx, t.ID, def); err != nil {
+			return err
+		}
+	}
 	if decision.Action == ActFail {
 		// A failed task leaves no edits behind: back to where it started. If the tree cannot be
 		// put back, the task is held instead, with the tree as it is.
-		if err := r.restore(ctx, at.base); err != nil {
+		if err := r.resetTask(ctx, t.ID, def, at.base); err != nil {
 			r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: "could not reset the tree: " + err.Error()})
 			decision.Action, decision.Reason = ActBlock, ReasonRestoreConflict
 		}
@@ -780,7 +796,7 @@ func (r *runner) composePrompt(def *taskfile.Task, prev *store.Attempt, operator
 		}
 		parts.Prev = &PrevAttempt{N: prev.N, Class: prev.Class, Message: prev.Message, Output: out}
 		if prev.Class == string(taskfile.ClassQualityRejection) && prev.Log != "" {
-			parts.Prev.VerifyTail = readTail(verifyLogPath(prev.Log), 64<<10)
+			parts.Prev.VerifyTail = readTail(VerifyLogPath(prev.Log), 64<<10)
 		}
 	}
 	return ComposePrompt(parts), nil

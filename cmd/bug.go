@@ -2,6 +2,8 @@ package cmd
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -15,7 +17,7 @@ func bugCommand(g *globals) *cli.Command {
 		Usage:     "write a scrubbed diagnostic bundle (.tar.gz) of a run to a local file; nothing is sent anywhere",
 		ArgsUsage: "[RUN]",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "bundle", Usage: "write the bundle to `FILE` (default mulligan-bug-<run>.tar.gz)"},
+			&cli.StringFlag{Name: "bundle", Usage: "write the bundle to `FILE` (default <git-dir>/mulligan/bugs/<run>.tar.gz, outside the working tree)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
@@ -33,7 +35,13 @@ func bugCommand(g *globals) *cli.Command {
 			}
 			path := c.String("bundle")
 			if path == "" {
-				path = "mulligan-bug-" + id + ".tar.gz"
+				// Under the git directory, never in the working tree, where `git add -A` would
+				// commit it.
+				dir := filepath.Join(st.repo.CommonDir(), "mulligan", "bugs")
+				if err := os.MkdirAll(dir, 0o700); err != nil {
+					return fmt.Errorf("write the bundle: %w", unwrapPathError(err))
+				}
+				path = filepath.Join(dir, id+".tar.gz")
 			}
 			if err := b.WriteTarGz(path, id, time.Now()); err != nil {
 				return fmt.Errorf("write the bundle: %w", unwrapPathError(err))

@@ -77,14 +77,33 @@ func bashCompletion(w io.Writer, words map[string][]string) error {
 		fmt.Fprintf(&cases, "    %s) opts=%q ;;\n", n, strings.Join(words[n], " "))
 	}
 	_, err := fmt.Fprintf(w, `# mulligan completion for bash: source <(mulligan completion bash)
+# Commands and flags are completed from this script; run ids, task addresses, preset names and
+# states from the repository's history (mulligan __complete, read-only). After -- nothing of
+# mulligan's is offered: the words there belong to the agent's command.
 _mulligan() {
-  local cur=${COMP_WORDS[COMP_CWORD]} cmd="" i opts
+  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} cmd="" i opts
+  local -a pos=()
   for ((i = 1; i < COMP_CWORD; i++)); do
-    case ${COMP_WORDS[i]} in -*) ;; *) cmd=${COMP_WORDS[i]}; break ;; esac
+    case ${COMP_WORDS[i]} in
+      --) COMPREPLY=(); return 0 ;;
+      -C|-o|--output) ((i++)) ;;
+      -*) ;;
+      *) if [[ -z $cmd ]]; then cmd=${COMP_WORDS[i]}; else pos+=("${COMP_WORDS[i]}"); fi ;;
+    esac
   done
+  case $prev in
+    --preset|--state|--on-failure|-o|--output)
+      COMPREPLY=($(compgen -W "$(mulligan __complete --flag "$prev" "$cur" 2>/dev/null)" -- "$cur")); return 0 ;;
+  esac
   case $cmd in
 %s    *) opts=%q ;;
   esac
+  if [[ -n $cmd && $cur != -* ]]; then
+    local IFS=$'\n'
+    COMPREPLY=($(mulligan __complete "$cmd" "${pos[@]}" "$cur" 2>/dev/null))
+    if [[ ${COMPREPLY[0]} == */ ]]; then compopt -o nospace 2>/dev/null; fi
+    return 0
+  fi
   COMPREPLY=($(compgen -W "$opts" -- "$cur"))
 }
 complete -o default -F _mulligan mulligan
@@ -99,6 +118,9 @@ func fishCompletion(w io.Writer, app *cli.App, words map[string][]string) error 
 			continue
 		}
 		fmt.Fprintf(w, "complete -c mulligan -n __fish_use_subcommand -a %s -d %q\n", c.Name, c.Usage)
+		if strings.Contains(c.ArgsUsage, "RUN") || strings.Contains(c.ArgsUsage, "ADDR") {
+			fmt.Fprintf(w, "complete -c mulligan -n '__fish_seen_subcommand_from %s; and not __fish_seen_argument -- --' -f -a '(mulligan __complete %s (commandline -ct))'\n", c.Name, c.Name)
+		}
 		for _, f := range c.Flags {
 			for _, n := range f.Names() {
 				opt := "-l"
@@ -108,6 +130,9 @@ func fishCompletion(w io.Writer, app *cli.App, words map[string][]string) error 
 				fmt.Fprintf(w, "complete -c mulligan -n '__fish_seen_subcommand_from %s' %s %s\n", c.Name, opt, n)
 			}
 		}
+	}
+	for _, f := range []string{"preset", "state", "on-failure"} {
+		fmt.Fprintf(w, "complete -c mulligan -l %s -x -a '(mulligan __complete --flag %s)'\n", f, f)
 	}
 	return nil
 }

@@ -119,7 +119,7 @@ func detachRun(ctx context.Context, g *globals, st *state) error {
 	if err != nil {
 		return err
 	}
-	id := snapshot.NewID(time.Now())
+	id := snapshot.NewRunID()
 	return detach(ctx, g, st, id, args, []string{detachRunIDEnv + "=" + id}, func(run *store.Run, pid int) bool { return true })
 }
 

@@ -14,9 +14,10 @@ import (
 func gcCommand(g *globals) *cli.Command {
 	return &cli.Command{
 		Name:  "gc",
-		Usage: "delete the refs and logs of runs that finished long ago; their rows stay, marked pruned",
+		Usage: "delete the refs and logs of runs that finished long ago (their rows stay, marked pruned) and old undo refs",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "older-than", Value: "30d", Usage: "prune runs that finished longer ago than `AGE` (e.g. 30d, 12h, 0)"},
+			&cli.IntFlag{Name: "keep-undo", Value: 10, Usage: "keep the `N` newest undo refs (refs/mulligan/undo/*) whatever their age"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "list what would be pruned, delete nothing"},
 		},
 		Action: func(c *cli.Context) error {
@@ -27,12 +28,15 @@ func gcCommand(g *globals) *cli.Command {
 			if err != nil {
 				return usageError("e.g. --older-than 30d", "--older-than: %v", err)
 			}
-			return runGC(c.Context, g, age, c.Bool("dry-run"))
+			if c.Int("keep-undo") < 0 {
+				return usageError("e.g. --keep-undo 10", "--keep-undo takes a number ≥ 0")
+			}
+			return runGC(c.Context, g, age, c.Int("keep-undo"), c.Bool("dry-run"))
 		},
 	}
 }
 
-func runGC(ctx context.Context, g *globals, age time.Duration, dryRun bool) error {
+func runGC(ctx context.Context, g *globals, age time.Duration, keepUndo int, dryRun bool) error {
 	st, err := openState()
 	if err != nil {
 		return err
@@ -41,9 +45,14 @@ func runGC(ctx context.Context, g *globals, age time.Duration, dryRun bool) erro
 		st.errOut = nil // a dry run acts on nothing, hooks included
 	}
 	defer st.Close()
-	runs, err := attempt.GC(ctx, st.repo, st.db, attempt.GCOptions{OlderThan: age, Now: time.Now(), DryRun: dryRun})
+	now := time.Now()
+	runs, err := attempt.GC(ctx, st.repo, st.db, attempt.GCOptions{OlderThan: age, Now: now, DryRun: dryRun})
+	var undo []attempt.GCUndo
+	if err == nil {
+		undo, err = attempt.GCUndoRefs(st.repo, age, keepUndo, now, dryRun)
+	}
 	if g.json() && err == nil {
-		return writeJSON(g.io.Out, map[string]any{"dry_run": dryRun, "runs": runs})
+		return writeJSON(g.io.Out, map[string]any{"dry_run": dryRun, "runs": runs, "undo_refs": undo})
 	}
 	verb := "pruned"
 	if dryRun {
@@ -62,13 +71,34 @@ func runGC(ctx context.Context, g *globals, age time.Duration, dryRun bool) erro
 	if err != nil {
 		return err
 	}
+	if len(undo) > 0 {
+		undoVerb := "deleted"
+		if dryRun {
+			undoVerb = "would delete"
+		}
+		fmt.Fprintf(g.io.Out, "%s %d undo ref%s older than %s (the newest %d are kept whatever their age)\n",
+			undoVerb, len(undo), plural(len(undo)), ageString(age), keepUndo)
+	}
 	switch {
 	case len(runs) == 0:
-		fmt.Fprintf(g.io.Out, "nothing to prune: no run finished more than %s ago\n", age)
+		fmt.Fprintf(g.io.Out, "nothing to prune: no run finished more than %s ago\n", ageString(age))
 	case dryRun:
 		fmt.Fprintf(g.io.Out, "%d run%s, %d ref%s would be pruned (dry run, nothing deleted)\n", len(runs), plural(len(runs)), refs, plural(refs))
 	default:
 		fmt.Fprintf(g.io.Out, "%d run%s pruned, %d ref%s deleted; their rows stay (mulligan ls)\n", len(runs), plural(len(runs)), refs, plural(refs))
 	}
 	return nil
+}
+
+// ageString writes an --older-than age the way it is typed: 30d, 12h, 90m.
+func ageString(d time.Duration) string {
+	switch {
+	case d == 0:
+		return "0s"
+	case d%(24*time.Hour) == 0:
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	}
+	return d.String()
 }

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/autopsy"
 	"github.com/mulligan-dev/mulligan/store"
 )
@@ -17,7 +19,7 @@ import (
 func logsCommand(g *globals) *cli.Command {
 	return &cli.Command{
 		Name:      "logs",
-		Usage:     "an attempt's full output (stdout and stderr)",
+		Usage:     "an attempt's full output (stdout and stderr), then its verify command's output, marked",
 		ArgsUsage: "ADDR",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing while the attempt runs"},
@@ -37,6 +39,9 @@ func logsCommand(g *globals) *cli.Command {
 				return err
 			}
 			out := g.io.Out
+			if g.json() {
+				return printLogJSON(g, run, a, c.Bool("scrub"))
+			}
 			if c.Bool("scrub") {
 				sw := &scrubWriter{w: out, s: autopsy.NewScrubber(os.Environ())}
 				defer sw.Flush()
@@ -62,7 +67,7 @@ func printLog(ctx context.Context, g *globals, st *state, run *store.Run, a *sto
 			return err
 		}
 		if !follow {
-			return nil
+			return printVerifyLog(g.io.Out, a)
 		}
 		var cur *store.Attempt
 		if err := st.db.View(ctx, func(tx *store.Tx) error {
@@ -73,8 +78,10 @@ func printLog(ctx context.Context, g *globals, st *state, run *store.Run, a *sto
 			return err
 		}
 		if cur.State != store.AttemptRunning {
-			_, err := io.Copy(g.io.Out, f)
-			return err
+			if _, err := io.Copy(g.io.Out, f); err != nil {
+				return err
+			}
+			return printVerifyLog(g.io.Out, a)
 		}
 		select {
 		case <-ctx.Done():
@@ -82,6 +89,54 @@ func printLog(ctx context.Context, g *globals, st *state, run *store.Run, a *sto
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// printVerifyLog prints the output of the attempt's verify command after its own, under a marker
+// line naming the file it comes from; nothing when verify did not run.
+func printVerifyLog(w io.Writer, a *store.Attempt) error {
+	path := attempt.VerifyLogPath(a.Log)
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	defer f.Close()
+	fmt.Fprintf(w, "\n--- verify output (%s) ---\n", path)
+	_, err = io.Copy(w, f)
+	return err
+}
+
+// logJSON is `logs -o json`: the attempt's output and its verify command's output as text.
+type logJSON struct {
+	Run          string `json:"run"`
+	Task         string `json:"task"`
+	Attempt      int    `json:"attempt"`
+	State        string `json:"state"`
+	Log          string `json:"log"`
+	Output       string `json:"output"`
+	VerifyLog    string `json:"verify_log,omitempty"`
+	VerifyOutput string `json:"verify_output,omitempty"`
+}
+
+func printLogJSON(g *globals, run *store.Run, a *store.Attempt, scrub bool) error {
+	out, err := os.ReadFile(a.Log)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return &Error{Code: ExitFailed, Msg: "the log of " + a.TaskID + " is gone (pruned by gc?)", Err: err}
+		}
+		return err
+	}
+	j := logJSON{Run: run.ID, Task: a.TaskID, Attempt: a.N, State: a.State, Log: a.Log, Output: string(out)}
+	if v, err := os.ReadFile(attempt.VerifyLogPath(a.Log)); err == nil {
+		j.VerifyLog, j.VerifyOutput = attempt.VerifyLogPath(a.Log), string(v)
+	}
+	if scrub {
+		sc := autopsy.NewScrubber(os.Environ())
+		j.Output, j.VerifyOutput = sc.String(j.Output), sc.String(j.VerifyOutput)
+	}
+	return writeJSON(g.io.Out, j)
 }
 
 // scrubWriter scrubs whole lines: it holds back an unfinished line (and an open private key

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -44,17 +43,20 @@ func lsCommand(g *globals) *cli.Command {
 				fmt.Fprintln(g.io.Out, "no runs yet: start one with `mulligan run`")
 				return nil
 			}
-			tw := tabwriter.NewWriter(g.io.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "RUN\tSTATE\tTASKS\tATTEMPTS\tCOST\tAGE")
+			var tb table
+			tb.header("RUN", "STATE", "TASKS", "ATTEMPTS", "COST", "AGE")
 			now := time.Now()
 			for _, r := range runs {
 				state := r.State
 				if r.Reason != "" {
 					state += " (" + r.Reason + ")"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, state, r.Tasks, r.Attempts, cost(r.CostUSD), age(now.Sub(r.StartedAt)))
+				if r.Pruned {
+					state += ", pruned"
+				}
+				tb.row(plain(r.ID), painted(state, stateColor), plain(fmt.Sprint(r.Tasks)), plain(fmt.Sprint(r.Attempts)), plain(cost(r.CostUSD)), plain(age(now.Sub(r.StartedAt))))
 			}
-			return tw.Flush()
+			return tb.write(g.io.Out)
 		},
 	}
 }

@@ -34,7 +34,7 @@ func (g *globals) json() bool { return g.output == "json" }
 func Run(ctx context.Context, args []string, ios *IOStreams) int {
 	g := &globals{io: ios, output: "text"}
 	app := newApp(g)
-	norm, err := normalizeArgs(app, args)
+	norm, err := normalizeArgs(app, versionFlag(args))
 	if err == nil {
 		g.rest = norm.Rest
 		if len(norm.Args) > 1 && norm.Args[1] == "--" {
@@ -48,6 +48,24 @@ func Run(ctx context.Context, args []string, ios *IOStreams) int {
 		printError(ios.ErrOut, err)
 	}
 	return exitCode(err)
+}
+
+// versionFlag turns `mulligan --version` (before any command, as other tools take it) into the
+// `version` command, keeping the global flags given with it (`-o json --version`).
+func versionFlag(args []string) []string {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--version":
+			out := append(append([]string{}, args[:i]...), args[i+1:]...)
+			return append(out, "version")
+		case a == "--" || !strings.HasPrefix(a, "-"):
+			return args // a command (or its arguments) came first
+		case a == "-C" || a == "-o" || a == "--output":
+			i++ // its value
+		}
+	}
+	return args
 }
 
 func newApp(g *globals) *cli.App {
@@ -92,6 +110,7 @@ func newApp(g *globals) *cli.App {
 	for _, c := range app.Commands {
 		setUsageErrors(c)
 	}
+	addCommandHelp(app.Commands)
 	return app
 }
 
@@ -135,6 +154,7 @@ func commands(g *globals) []*cli.Command {
 		bugCommand(g),
 		versionCommand(g),
 		completionCommand(g),
+		completeCommand(g),
 	}
 }
 

@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/fatih/color"
+	"github.com/mattn/go-runewidth"
 
 	"github.com/mulligan-dev/mulligan/attempt"
 )
@@ -31,10 +32,13 @@ type progress struct {
 	partial  []byte // an unfinished output line (plain mode)
 	drawn    bool
 	stop     chan struct{}
+
+	termWidth  func() int // the terminal's width now; nil: 80
+	drawnCells int        // display cells of the status line drawn last
 }
 
 func newProgress(ios *IOStreams, quiet bool) *progress {
-	return &progress{w: ios.ErrOut, tty: ios.IsStderrTTY(), quiet: quiet}
+	return &progress{w: ios.ErrOut, tty: ios.IsStderrTTY(), quiet: quiet, termWidth: ios.StderrWidth}
 }
 
 func (p *progress) Event(ev attempt.ProgressEvent) {
@@ -48,13 +52,13 @@ func (p *progress) Event(ev attempt.ProgressEvent) {
 			p.startTicker()
 			p.draw()
 		} else {
-			p.line("%s %s@%d started (attempt %d of %d, agent %s)", bullet("▶"), ev.Task, ev.N, ev.N, ev.Max, ev.Agent)
+			p.line("%s %s@%d started (agent %s%s)", bullet("▶"), ev.Task, ev.N, ev.Agent, retriesLeft(ev.Max-ev.N))
 		}
 	case attempt.KindAttemptFinished:
 		p.flushPartial()
 		p.stopTicker()
 		if ev.Failure == nil {
-			p.line("%s %s@%d succeeded in %s (%d files changed)", color.GreenString("✓"), ev.Task, ev.N, roundDuration(ev.Duration), ev.Files)
+			p.line("%s %s@%d succeeded in %s (%d file%s changed)", color.GreenString("✓"), ev.Task, ev.N, roundDuration(ev.Duration), ev.Files, plural(ev.Files))
 		} else {
 			p.line("%s %s@%d failed in %s: %s: %s", color.RedString("✗"), ev.Task, ev.N, roundDuration(ev.Duration),
 				color.New(color.Bold).Sprint(ev.Failure.Class), firstLine(ev.Failure.Message))
@@ -114,7 +118,7 @@ func (p *progress) flushPartial() {
 // line prints a finished step, above the live status line on a terminal.
 func (p *progress) line(format string, args ...any) {
 	if p.tty && p.drawn {
-		fmt.Fprint(p.w, "\r\033[K")
+		fmt.Fprint(p.w, p.erase(p.width()))
 		p.drawn = false
 	}
 	fmt.Fprintf(p.w, format+"\n", args...)
@@ -123,37 +127,115 @@ func (p *progress) line(format string, args ...any) {
 	}
 }
 
+// draw redraws the live status line. It never prints more than the terminal's width less one
+// column (a line that fills the last column wraps on some terminals, and every redraw would then
+// leave a stale copy behind), measured in display cells, with the agent's output stripped of
+// escape sequences and control characters first.
 func (p *progress) draw() {
 	if p.task == "" {
 		return
 	}
 	elapsed := time.Since(p.started).Truncate(time.Second)
-	status := fmt.Sprintf("%s %s@%d/%d %s %s", color.CyanString("●"), p.task, p.n, p.max, p.agent, elapsed)
-	if p.lastLine != "" {
-		status += " │ " + clip(p.lastLine, 80)
+	head := fmt.Sprintf("%s@%d %s %s", p.task, p.n, p.agent, elapsed)
+	if left := retriesLeft(p.max - p.n); left != "" {
+		head += " (" + strings.TrimPrefix(left, ", ") + ")"
 	}
-	fmt.Fprint(p.w, "\r\033[K"+status)
+	width := p.width()
+	line := statusLine(head, p.lastLine, width)
+	fmt.Fprint(p.w, p.erase(width)+line)
 	p.drawn = true
+	p.drawnCells = runewidth.StringWidth(ansiEscape.ReplaceAllString(line, ""))
 }
 
+// erase returns the sequence that removes the status line drawn last. After the terminal was made
+// narrower, terminals that reflow (tmux, VTE, iTerm2, kitty, Windows Terminal) have wrapped that line
+// onto several rows: go up over them and clear to the end of the screen.
+func (p *progress) erase(width int) string {
+	if !p.drawn || p.drawnCells < width {
+		return "\r\033[K"
+	}
+	rows := p.drawnCells/width + 1
+	return fmt.Sprintf("\r\033[%dA\033[J", rows-1)
+}
+
+// width is the terminal's width in columns, read again at each redraw so a resized window
+// (SIGWINCH) is followed; 80 when it cannot be read.
+func (p *progress) width() int {
+	if p.termWidth != nil {
+		if w := p.termWidth(); w > 0 {
+			return w
+		}
+	}
+	return 80
+}
+
+// statusLine fits "● HEAD │ LAST" into width-1 display cells: the last output line is cut first,
+// then the head itself.
+func statusLine(head, last string, width int) string {
+	room := width - 1 - 2 // "● "
+	if room < 1 {
+		return ""
+	}
+	head = fitWidth(head, room)
+	line := color.CyanString("●") + " " + head
+	last = cleanLine(last)
+	if rest := room - runewidth.StringWidth(head) - 3; last != "" && rest >= 8 { // " │ "
+		line += " │ " + fitWidth(last, rest)
+	}
+	return line
+}
+
+// fitWidth cuts s to at most n display cells, marking a cut with "…".
+func fitWidth(s string, n int) string {
+	if runewidth.StringWidth(s) <= n {
+		return s
+	}
+	return runewidth.Truncate(s, n, "…")
+}
+
+// ansiEscape matches CSI and OSC escape sequences an agent's output may carry (colors, cursor moves,
+// titles).
+var ansiEscape = regexp.MustCompile(`\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])`)
+
+// cleanLine removes escape sequences and control characters (tabs become spaces) so the status line
+// is exactly what its width says.
+func cleanLine(s string) string {
+	s = ansiEscape.ReplaceAllString(s, "")
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t':
+			return ' '
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// startTicker redraws the status line once a second and at once when the terminal is resized.
 func (p *progress) startTicker() {
 	if p.stop != nil {
 		return
 	}
 	p.stop = make(chan struct{})
 	stop := p.stop
+	winch, unwatch := watchResize()
 	go func() {
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
+		defer unwatch()
 		for {
 			select {
 			case <-stop:
 				return
 			case <-t.C:
-				p.mu.Lock()
-				p.draw()
-				p.mu.Unlock()
+			case <-winch:
 			}
+			p.mu.Lock()
+			if p.stop == stop { // not stopped while waiting for the lock
+				p.draw()
+			}
+			p.mu.Unlock()
 		}
 	}()
 }
@@ -164,20 +246,34 @@ func (p *progress) stopTicker() {
 		p.stop = nil
 	}
 	if p.tty && p.drawn {
-		fmt.Fprint(p.w, "\r\033[K")
+		fmt.Fprint(p.w, p.erase(p.width()))
 		p.drawn = false
 	}
 }
 
+// retriesLeft says how many automatic retries remain after this attempt, when any do. (The attempt
+// count itself is not a fixed "n of m": attempts parked on a quota wall do not use up a retry.)
+func retriesLeft(n int) string {
+	switch {
+	case n <= 0:
+		return ""
+	case n == 1:
+		return ", 1 retry left"
+	}
+	return fmt.Sprintf(", %d retries left", n)
+}
+
 func bullet(s string) string { return color.New(color.Faint).Sprint(s) }
 
+// stateColor paints a state by its first word, so "blocked (circuit-tripped)" is painted too.
 func stateColor(state string) string {
-	switch state {
+	word, _, _ := strings.Cut(state, " ")
+	switch word {
 	case "succeeded":
 		return color.GreenString(state)
 	case "failed", "cancelled", "skipped":
 		return color.RedString(state)
-	case "blocked", "waiting_quota", "paused":
+	case "blocked", "waiting_quota", "waiting_approval", "paused":
 		return color.YellowString(state)
 	}
 	return state
@@ -196,12 +292,4 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
-}
-
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -169,6 +170,10 @@ func foreground(ctx context.Context, g *globals, st *state, do func(context.Cont
 
 	env := attempt.Env{Repo: st.repo, DB: st.db, Progress: newProgress(g.io, g.json())}
 	out, err := do(ctx, env)
+	var rec *attempt.RecordedError
+	if errors.As(err, &rec) {
+		return withHint(ExitFailed, err, rec.Hint())
+	}
 	if err != nil {
 		return err
 	}

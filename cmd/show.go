@@ -1,12 +1,16 @@
 package cmd
 
 import (
+	"encoding/json"
 	"fmt"
-	"text/tabwriter"
+	"io"
+	"strings"
 	"time"
 
+	"github.com/fatih/color"
 	"github.com/urfave/cli/v2"
 
+	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
 )
 
@@ -44,6 +48,9 @@ func printRun(g *globals, run *store.Run) {
 		state += " (" + run.Reason + ")"
 	}
 	fmt.Fprintf(w, "run %s  %s\n", run.ID, state)
+	if run.Pruned {
+		fmt.Fprintf(w, "  %s\n", color.YellowString("pruned by gc: its refs and logs are deleted; the record below is all that is left"))
+	}
 	fmt.Fprintf(w, "  worktree   %s\n", run.Worktree)
 	if run.TaskFile != "" {
 		fmt.Fprintf(w, "  task file  %s (%.12s)\n", run.TaskFile, run.TaskFileHash)
@@ -66,8 +73,8 @@ func printRun(g *globals, run *store.Run) {
 		if len(t.Attempts) == 0 {
 			continue
 		}
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  #\tAGENT\tSTATE\tCLASS\tEXIT\tDURATION\tFILES\tREF")
+		tb := table{indent: "  "}
+		tb.header("#", "AGENT", "STATE", "CLASS", "EXIT", "DURATION", "FILES", "REF")
 		for _, a := range t.Attempts {
 			class := a.Class
 			if class == "" {
@@ -89,13 +96,37 @@ func printRun(g *globals, run *store.Run) {
 			if ref == "" {
 				ref = "-"
 			}
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.N, a.Agent, stateColor(a.State), class, exit, dur, files, ref)
+			tb.row(plain(fmt.Sprint(a.N)), plain(a.Agent), painted(a.State, stateColor), plain(class), plain(exit), plain(dur), plain(files), plain(ref))
 		}
-		tw.Flush()
+		tb.write(w)
 		for _, a := range t.Attempts {
 			if a.Message != "" {
 				fmt.Fprintf(w, "  @%d: %s\n", a.N, firstLine(a.Message))
 			}
 		}
+		for _, a := range t.Attempts {
+			printGitChanges(w, a)
+		}
 	}
+}
+
+// printGitChanges prints what an attempt did to HEAD, refs, the stash and the index, and what
+// became of it.
+func printGitChanges(w io.Writer, a store.Attempt) {
+	if len(a.GitChanges) == 0 {
+		return
+	}
+	var cs []snapshot.GitChange
+	if err := json.Unmarshal(a.GitChanges, &cs); err != nil || len(cs) == 0 {
+		return
+	}
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = c.String()
+	}
+	fate := map[string]string{store.GitPutBack: "put back", store.GitPartial: "partly put back: see `mulligan events`", store.GitKept: "kept"}[a.GitReset]
+	if fate == "" {
+		fate = "not put back yet"
+	}
+	fmt.Fprintf(w, "  @%d git: %s (%s)\n", a.N, strings.Join(parts, ", "), fate)
 }

@@ -51,3 +51,22 @@ func NewID(now time.Time) string {
 	out[9] = idAlphabet[tail%36]
 	return string(out[:])
 }
+
+// NewRunID returns a run id: ten random lowercase [0-9a-z] characters. Unlike NewID it does not
+// sort by time, on purpose: runs started close together must differ in their first characters, so
+// that any 4-character prefix names one run, as a git hash prefix does. The database keeps the
+// order of runs (started_at, then insertion order).
+func NewRunID() string {
+	var b [10]byte
+	rand.Read(b[:])
+	for i := range b {
+		// 252 = 7·36: bytes at or above it would bias the draw; draw them again.
+		for b[i] >= 252 {
+			var one [1]byte
+			rand.Read(one[:])
+			b[i] = one[0]
+		}
+		b[i] = idAlphabet[b[i]%36]
+	}
+	return string(b[:])
+}

@@ -8,6 +8,11 @@ import "strconv"
 //	refs/mulligan/runs/<run>/<task>/<n>/pre    the tree attempt n of <task> started from
 //	refs/mulligan/runs/<run>/<task>/<n>/post   the tree attempt n of <task> left
 //	refs/mulligan/runs/<run>/<task>/<n>/head   the HEAD commit attempt n of <task> left
+//	refs/mulligan/runs/<run>/<task>/<n>/<ref>  a ref (refs/heads/x, refs/stash) attempt n moved,
+//	                                           at the value it left
+//	refs/mulligan-local/runs/<run>/<task>/<n>/stash
+//	                                           the stash attempt n left (it may hold ignored
+//	                                           files: not pushed with refs/mulligan/*)
 //	refs/mulligan/undo/<id>                    the tree just before a restore, revert, …
 //	refs/mulligan/manual/<id>                  `mulligan snapshot`
 //
@@ -15,6 +20,7 @@ import "strconv"
 // cannot store; the task file's checks refuse that id.
 const (
 	RefRoot      = "refs/mulligan/"
+	LocalRoot    = "refs/mulligan-local/" // refs never meant to leave this repository
 	RunsPrefix   = RefRoot + "runs/"
 	UndoPrefix   = RefRoot + "undo/"
 	ManualPrefix = RefRoot + "manual/"
@@ -39,6 +45,17 @@ func BaseRef(run string) string { return RunPrefix(run) + "base" }
 // AttemptRef is the ref of attempt n of task in run.
 func AttemptRef(run, task string, n int, which Which) string {
 	return RunPrefix(run) + task + "/" + strconv.Itoa(n) + "/" + string(which)
+}
+
+// AttemptKeptRef is where attempt n of task keeps the value it left in ref (a full name,
+// refs/heads/x): refs/mulligan/runs/<run>/<task>/<n>/refs/heads/x.
+func AttemptKeptRef(run, task string, n int, ref string) string {
+	return RunPrefix(run) + task + "/" + strconv.Itoa(n) + "/" + ref
+}
+
+// AttemptStashRef is where attempt n of task keeps the stash it left.
+func AttemptStashRef(run, task string, n int) string {
+	return LocalRoot + "runs/" + run + "/" + task + "/" + strconv.Itoa(n) + "/stash"
 }
 
 // AttemptRefPattern is AttemptRef with placeholders, for hints: refs/mulligan/runs/<run>/TASK/N/post.

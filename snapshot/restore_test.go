@@ -336,3 +336,26 @@ func TestRestoreAfterGitBlindTouch(t *testing.T) {
 		t.Fatalf("f = %q after restore", data)
 	}
 }
+
+// TestNewRunID: run ids are ten characters of [0-9a-z] and differ early, so that short prefixes name
+// one run even for runs started in the same millisecond.
+func TestNewRunID(t *testing.T) {
+	firstTwo := map[string]bool{}
+	seen := map[string]bool{}
+	for i := 0; i < 200; i++ {
+		id := NewRunID()
+		if len(id) != 10 || strings.Trim(id, idAlphabet) != "" {
+			t.Fatalf("bad run id %q", id)
+		}
+		if seen[id] {
+			t.Fatalf("run id %q made twice", id)
+		}
+		seen[id] = true
+		firstTwo[id[:2]] = true
+	}
+	// 200 draws over 1296 two-character prefixes give about 186 distinct ones; time-sorted ids made
+	// in one loop would give one or two.
+	if len(firstTwo) < 150 {
+		t.Errorf("only %d distinct two-character prefixes in 200 run ids", len(firstTwo))
+	}
+}

@@ -126,6 +126,9 @@ type attemptJSON struct {
 	CostUSD       *float64 `json:"cost_usd"`
 	Prompt        *string  `json:"prompt"`
 	Log           *string  `json:"log"`
+	// GitChanges is always a list: [] when the attempt changed nothing outside the tree.
+	GitChanges json.RawMessage `json:"git_changes"`
+	GitReset   *string         `json:"git_reset"`
 }
 
 type summaryJSON struct {
@@ -154,7 +157,15 @@ func (a Attempt) toJSON() attemptJSON {
 		FilesChanged: a.FilesChanged, SchemaRetries: a.SchemaRetries,
 		TokensIn: a.TokensIn, TokensOut: a.TokensOut, CostUSD: a.CostUSD,
 		Prompt: jstr(a.Prompt), Log: jstr(a.Log),
+		GitChanges: gitChangesJSON(a.GitChanges), GitReset: jstr(a.GitReset),
 	}
+}
+
+func gitChangesJSON(c json.RawMessage) json.RawMessage {
+	if len(c) == 0 {
+		return json.RawMessage("[]")
+	}
+	return c
 }
 
 func (j attemptJSON) fromJSON() (Attempt, error) {
@@ -168,6 +179,10 @@ func (j attemptJSON) fromJSON() (Attempt, error) {
 		TokensIn: j.TokensIn, TokensOut: j.TokensOut, CostUSD: j.CostUSD,
 		Prompt: unjstr(j.Prompt), Log: unjstr(j.Log),
 	}
+	if len(j.GitChanges) > 0 && string(j.GitChanges) != "[]" && string(j.GitChanges) != "null" {
+		a.GitChanges = j.GitChanges
+	}
+	a.GitReset = unjstr(j.GitReset)
 	var err1, err2 error
 	a.StartedAt, err1 = unjtime(j.StartedAt)
 	a.FinishedAt, err2 = unjtimep(j.FinishedAt)

@@ -160,6 +160,9 @@ func (tx *Tx) GetRun(id string) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read run %s: %w", id, err)
 	}
+	if err := tx.fillGitChanges(id, attempts); err != nil {
+		return nil, err
+	}
 	byTask := make(map[string]int, len(r.Tasks))
 	for i, t := range r.Tasks {
 		byTask[t.ID] = i

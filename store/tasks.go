@@ -137,6 +137,9 @@ func (tx *Tx) GetTask(run, task string) (*Task, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read task %s/%s: %w", run, task, err)
 	}
+	if err := tx.fillGitChanges(run, t.Attempts); err != nil {
+		return nil, err
+	}
 	return &t, nil
 }
 

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -185,6 +186,12 @@ type Attempt struct {
 
 	Prompt string // the exact prompt sent
 	Log    string // path of the full output log
+
+	// GitChanges is what the attempt changed outside the working tree (HEAD, refs, stash,
+	// index), as JSON; read-only here (attempt_git), nil meaning none.
+	GitChanges json.RawMessage
+	// GitReset is what became of them: GitPutBack, GitPartial, GitKept, or "" (not yet decided).
+	GitReset string
 }
 
 // RunSummary is one line of ls.

@@ -82,8 +82,11 @@ type Task struct {
 
 	MaxCostUSD  float64 // 0 = no limit
 	SideEffects string  // none | non_idempotent
-	Effects     []EffectDecl
-	Hooks       Hooks
+	// Git is what becomes of the agent's changes to HEAD, refs, the stash and the index:
+	// restore (default), isolate or allow (SPEC §2.1).
+	Git     string
+	Effects []EffectDecl
+	Hooks   Hooks
 
 	Pos Pos
 }
@@ -131,6 +134,15 @@ const (
 
 	SideEffectsNone          = "none"
 	SideEffectsNonIdempotent = "non_idempotent"
+
+	// GitRestore puts HEAD, refs, the stash and the index back on every reset to the task's
+	// base; the attempt that succeeds keeps what it did.
+	GitRestore = "restore"
+	// GitIsolate puts them back after every attempt, the successful one included (its commits
+	// stay in the attempt's head ref).
+	GitIsolate = "isolate"
+	// GitAllow keeps every attempt's changes (workflows where agents are meant to commit).
+	GitAllow = "allow"
 )
 
 // Preset names. The presets' rules live elsewhere; the loader only checks the name.
@@ -228,7 +240,7 @@ var idPattern = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 var (
 	topKeys            = []string{"version", "agents", "tasks", "hooks"}
 	agentKeys          = []string{"preset", "command", "env"}
-	taskKeys           = []string{"id", "needs", "prompt", "prompt_file", "agent", "on_failure", "retries", "backoff", "timeout", "heartbeat", "deadline", "max_consecutive_failures", "non_retryable", "retry_on", "carry_over", "verify", "output_schema", "max_schema_retries", "result_contract", "classify", "max_cost_usd", "side_effects", "effects", "hooks"}
+	taskKeys           = []string{"id", "needs", "prompt", "prompt_file", "agent", "on_failure", "retries", "backoff", "timeout", "heartbeat", "deadline", "max_consecutive_failures", "non_retryable", "retry_on", "carry_over", "verify", "output_schema", "max_schema_retries", "result_contract", "classify", "max_cost_usd", "side_effects", "git", "effects", "hooks"}
 	backoffKeys        = []string{"kind", "initial", "max", "jitter"}
 	verifyKeys         = []string{"command", "timeout"}
 	resultContractKeys = []string{"failure_field", "message_field"}
@@ -988,6 +1000,7 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 		MaxConsecutiveFailures: DefaultMaxConsecutiveFailures,
 		MaxSchemaRetries:       DefaultMaxSchemaRetries,
 		SideEffects:            SideEffectsNone,
+		Git:                    GitRestore,
 		Pos:                    l.pos(n),
 	}
 	s := &taskSrc{t: t, idPos: t.Pos}
@@ -1104,6 +1117,9 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 	}
 	if e, has := fs["side_effects"]; has {
 		t.SideEffects, _ = l.oneOf(e, []string{SideEffectsNone, SideEffectsNonIdempotent})
+	}
+	if e, has := fs["git"]; has {
+		t.Git, _ = l.oneOf(e, []string{GitRestore, GitIsolate, GitAllow})
 	}
 	if e, has := fs["effects"]; has {
 		t.Effects = l.effects(e)

@@ -56,6 +56,7 @@ func TestParseSpecExample(t *testing.T) {
 		ResultContract:         &ResultContract{FailureField: "error", MessageField: "error.message"},
 		MaxCostUSD:             5,
 		SideEffects:            SideEffectsNonIdempotent,
+		Git:                    GitRestore,
 		Effects:                []EffectDecl{{Name: "push-branch", Compensate: []string{"git", "push", "origin", "--delete", "fix/{{run}}"}}},
 		Hooks: Hooks{
 			HookOnRetry:  {{"notify-send", "retry {{task}} attempt {{attempt}}"}},
@@ -125,7 +126,7 @@ func TestAuthoringErrors(t *testing.T) {
 		{"unknown key prefix", tfAgentsA + "  - {id: t, prompt: p, agent: a, timeout_seconds: 2}\n",
 			[]string{"f.yaml:4:34: unknown key `timeout_seconds` in task `t`"}, "did you mean `timeout`?"},
 		{"unknown key, nothing close", tfAgentsA + "  - {id: t, prompt: p, agent: a, zzzzzz: 2}\n",
-			[]string{"f.yaml:4:34: unknown key `zzzzzz` in task `t`"}, "known keys: id, needs, prompt, prompt_file, agent, on_failure, retries, backoff, timeout, heartbeat, deadline, max_consecutive_failures, non_retryable, retry_on, carry_over, verify, output_schema, max_schema_retries, result_contract, classify, max_cost_usd, side_effects, effects, hooks"},
+			[]string{"f.yaml:4:34: unknown key `zzzzzz` in task `t`"}, "known keys: id, needs, prompt, prompt_file, agent, on_failure, retries, backoff, timeout, heartbeat, deadline, max_consecutive_failures, non_retryable, retry_on, carry_over, verify, output_schema, max_schema_retries, result_contract, classify, max_cost_usd, side_effects, git, effects, hooks"},
 		{"wrong types", "version: 1\nagents:\n  a: {command: claude -p}\ntasks:\n  - {id: t, prompt: p, agent: {x: 1}, needs: b}\n",
 			[]string{
 				"f.yaml:3:16: `command` must be a list, not a string",
@@ -271,6 +272,10 @@ func TestAuthoringErrors(t *testing.T) {
 				"f.yaml:23:7: unknown key `on_fail` in `hooks`",
 				"f.yaml:24:19: `on_failed` must be a list of commands, each a list",
 			}, "`transport` is retried by default; list it in `non_retryable` to stop that"},
+		{"git value", tfAgentsA + "  - {id: t, prompt: p, agent: a, git: isolated}\n",
+			[]string{`f.yaml:4:39: unknown ` + "`git`" + ` value "isolated"`}, "did you mean `isolate`?"},
+		{"git type", tfAgentsA + "  - {id: t, prompt: p, agent: a, git: [allow]}\n",
+			[]string{"f.yaml:4:39: `git` must be a string, not a list"}, ""},
 		{"class hints", tfAgentsA + "  - {id: t, prompt: p, agent: a, non_retryable: [agent_exti]}\n",
 			[]string{`f.yaml:4:50: unknown failure class "agent_exti"`}, "did you mean `agent_exit`?"},
 		{"retry_on other non-widenable", tfAgentsA + "  - {id: t, prompt: p, agent: a, retry_on: [auth]}\n",

@@ -109,7 +109,7 @@ func step(a string) (code int, stop bool) {
 			return fail("%v", err), true
 		}
 		if cur, _ := strconv.Atoi(os.Getenv("MULLIGAN_ATTEMPT")); cur < n {
-			fmt.Fprintf(os.Stderr, "fakeagent: failing on purpose (attempt %d < %d)\n", cur, n)
+			fmt.Fprintf(os.Stderr, "%s: failing on purpose (attempt %d < %d)\n", filepath.Base(os.Args[0]), cur, n)
 			return 1, true
 		}
 	case "spam":

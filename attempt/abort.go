@@ -1,0 +1,145 @@
+package attempt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
+)
+
+// A run never ends `running` (SPEC §2.1): an error that stops the runner after the run was
+// recorded — a snapshot that cannot read a file, a full disk, a missing prompt_file, a ref git
+// refuses — ends the attempt in flight, its task and the run `failed`, with the message, and
+// releases the worktree. Only a runner that lost the run (fenced) or could not write to the
+// history at all leaves it as it is: then `resume`/`supervise` find it.
+
+// classedError carries the failure class an error that stops a run is recorded with (internal
+// when an error carries none).
+type classedError struct {
+	class taskfile.Class
+	code  string
+	err   error
+}
+
+func (e *classedError) Error() string { return e.err.Error() }
+func (e *classedError) Unwrap() error { return e.err }
+
+// withClass marks err to be recorded with class and code if it stops the run.
+func withClass(class taskfile.Class, code string, err error) error {
+	return &classedError{class: class, code: code, err: err}
+}
+
+// RecordedError is the error that stopped a run after the run recorded it: the attempt in
+// flight (if any), its task and the run are recorded `failed` with its message.
+type RecordedError struct {
+	Run   string
+	Task  string // "" when no task had started
+	N     int    // 0 when no attempt was in flight
+	Class taskfile.Class
+	Err   error
+}
+
+func (e *RecordedError) Error() string {
+	return e.Err.Error()
+}
+
+func (e *RecordedError) Unwrap() error { return e.Err }
+
+// Hint says what was recorded and how to go on once the cause is fixed.
+func (e *RecordedError) Hint() string {
+	where := "run " + e.Run
+	if e.N > 0 {
+		where = fmt.Sprintf("%s/%s@%d", e.Run, e.Task, e.N)
+	} else if e.Task != "" {
+		where = e.Run + "/" + e.Task
+	}
+	h := fmt.Sprintf("recorded %s failed (%s); the working tree is as the error left it", where, e.Class)
+	if e.Task != "" {
+		h += fmt.Sprintf("; once fixed: mulligan retry-task %s %s", e.Run, e.Task)
+	}
+	return h
+}
+
+// abort records the run failed after cause stopped the runner. It returns the error to report:
+// a *RecordedError, or cause itself when nothing could be recorded.
+func (r *runner) abort(ctx context.Context, cause error) error {
+	if cause == nil || r.isFenced() || errors.Is(cause, store.ErrFenced) {
+		return cause
+	}
+	class, code := taskfile.ClassInternal, CodeInternal
+	var ce *classedError
+	if errors.As(cause, &ce) {
+		class, code = ce.class, ce.code
+	}
+	msg := cause.Error()
+	now := r.env.Now().UTC()
+	rec := &RecordedError{Run: r.run.ID, Class: class, Err: cause}
+	var ended bool
+	err := r.update(ctx, func(tx *store.Tx) error {
+		run, err := tx.GetRun(r.run.ID)
+		if err != nil {
+			return err
+		}
+		if store.RunFinished(run.State) {
+			ended = true
+			return nil
+		}
+		for ti := range run.Tasks {
+			t := &run.Tasks[ti]
+			for ai := range t.Attempts {
+				a := &t.Attempts[ai]
+				if a.State != store.AttemptRunning {
+					continue
+				}
+				a.State, a.FinishedAt = store.AttemptFailed, &now
+				applyFailure(a, &Failure{Class: class, Code: code, Message: msg})
+				if err := tx.UpdateAttempt(a); err != nil {
+					return err
+				}
+				if err := r.event(tx, t.ID, a.N, "attempt.failed", map[string]any{
+					"class": string(class), "code": code, "message": msg, "retry_eligible": false,
+					"consecutive_failures": t.ConsecutiveFailures, "exit_code": a.ExitCode, "ref": nullable(a.Ref),
+				}); err != nil {
+					return err
+				}
+				rec.Task, rec.N = t.ID, a.N
+			}
+			if t.ID != r.current && t.State != store.TaskRunning && t.State != store.TaskBackoff {
+				continue
+			}
+			if store.TaskFinished(t.State) {
+				continue
+			}
+			from := t.State
+			t.State, t.Reason, t.FinishedAt, t.ResumeAt = store.TaskFailed, string(class), &now, nil
+			if err := tx.UpdateTask(t); err != nil {
+				return err
+			}
+			if err := r.event(tx, t.ID, 0, "task.state_changed", map[string]any{
+				"from": from, "to": store.TaskFailed, "reason": string(class), "class": string(class), "code": code, "message": msg}); err != nil {
+				return err
+			}
+			if rec.Task == "" {
+				rec.Task = t.ID
+			}
+		}
+		if err := tx.SetControl(r.run.ID, store.ControlNone); err != nil {
+			return err
+		}
+		if err := tx.FinishRun(r.run.ID, store.RunFailed, string(class)); err != nil {
+			return err
+		}
+		if err := tx.ReleaseWorktreeLock(r.run.Worktree, r.run.ID); err != nil {
+			return err
+		}
+		return r.event(tx, "", 0, "run.state_changed", map[string]any{"from": run.State, "to": store.RunFailed, "reason": string(class), "message": msg})
+	})
+	if err != nil || ended {
+		return cause
+	}
+	r.run.State = store.RunFailed
+	r.env.Progress.Event(ProgressEvent{Kind: KindRunState, State: store.RunFailed, Reason: string(class)})
+	return rec
+}
