@@ -316,20 +316,6 @@ func StopTask(ctx context.Context, db *store.DB, runID, task string) (base strin
 	return base, err
 }
 
-// TaskBase returns a task's recorded base tree ("" when it never started).
-func TaskBase(ctx context.Context, db *store.DB, runID, task string) (string, error) {
-	var base string
-	err := db.View(ctx, func(tx *store.Tx) error {
-		t, err := tx.GetTask(runID, task)
-		if err != nil {
-			return err
-		}
-		base = t.BaseTree
-		return nil
-	})
-	return base, err
-}
-
 // operatorText returns the text of the newest `mulligan prompt` for task given after its latest
 // attempt started: the operator's words go to the next attempt only.
 func operatorText(tx *store.Tx, run, task string) (string, error) {

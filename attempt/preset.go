@@ -108,9 +108,6 @@ func PresetFor(name string) *Preset {
 	return presets[taskfile.PresetGeneric]
 }
 
-// DefaultPresets is the Env.Presets mulligan uses: the agent's named preset.
-func DefaultPresets(a *taskfile.Agent) PresetRules { return PresetFor(a.Preset) }
-
 var ansiRe = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
 
 // ClassifyOutput sorts a failed attempt's output by the preset's banners. A non-zero exit is read

@@ -2,7 +2,6 @@ package attempt
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -485,13 +484,7 @@ func (r *runner) signal() syscall.Signal {
 	return r.sigSeen
 }
 
-// optionsJSON is the JSON kept in runs.options_json.
-func optionsJSON(v any) []byte {
-	b, _ := json.Marshal(v)
-	return b
-}
-
-// agentChain returns the task's agents with those disabled for the run removed, keeping the
+// pickAgent returns the task's agent for this rung, with those disabled for the run removed, keeping the
 // rung positions: rung k of the chain is chain[min(k, len-1)] of the remaining agents.
 func pickAgent(chain []string, counted int, disabled map[string]store.AgentHealth) (string, bool) {
 	rung := min(counted, len(chain)-1)

@@ -64,10 +64,6 @@ type resumeOptions struct {
 	File      string // -f: the task file to take (with Reload)
 }
 
-func runResume(ctx context.Context, g *globals, ref, mode string) error {
-	return resumeRun(ctx, g, resumeOptions{Ref: ref, Mode: mode})
-}
-
 func resumeRun(ctx context.Context, g *globals, opts resumeOptions) error {
 	st, id, err := openRun(ctx, opts.Ref)
 	if err != nil {

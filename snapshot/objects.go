@@ -79,11 +79,6 @@ func writeObjectHeader(w io.Writer, t plumbing.ObjectType, size int64) {
 	w.Write(b)
 }
 
-func (s *objectStore) loosePath(h plumbing.Hash) string {
-	hex := h.String()
-	return filepath.Join(s.dir, hex[:2], hex[2:])
-}
-
 // has reports whether the object exists in this store or an alternate.
 func (s *objectStore) has(h plumbing.Hash) bool {
 	if _, ok := s.present.Load(h); ok {
