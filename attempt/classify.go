@@ -23,6 +23,9 @@ type Failure struct {
 	RetryAfter    time.Duration // the failure's own floor for the next delay
 	ResetAt       time.Time     // quota: when the wall lifts, if the output said
 	RetryEligible bool
+	// NoRetry: the failure meets the same wall on every retry (an untrusted folder, a
+	// context window, no credit), whatever the class's default.
+	NoRetry bool
 }
 
 func (f *Failure) Error() string { return string(f.Class) + ": " + f.Message }
@@ -40,6 +43,10 @@ type Observation struct {
 	DeadlineExceeded bool
 	RunnerDied       bool
 	Internal         error
+	// Looped is the line of the preset's "cannot reach the service" loop that ended the
+	// attempt (ProcSpec.Watch); Loop is the preset that recognised it.
+	Looped string
+	Loop   *Preset
 }
 
 // PresetRules is the seam for agent presets: their quota, auth and transport banners and
@@ -77,7 +84,7 @@ const (
 func Classify(o Observation, user []taskfile.ClassifyRule, preset PresetRules) *Failure {
 	f := classify(o, user, preset)
 	if f != nil {
-		f.RetryEligible = taskfile.Eligible(f.Class, nil, nil)
+		f.RetryEligible = taskfile.Eligible(f.Class, nil, nil) && !f.NoRetry
 	}
 	return f
 }
@@ -109,6 +116,8 @@ func classify(o Observation, user []taskfile.ClassifyRule, preset PresetRules) *
 			Message: "the agent printed nothing for longer than the heartbeat" + lastLineSuffix(o.Output)}
 	case o.StartErr != nil:
 		return startFailure(o.StartErr)
+	case o.Looped != "" && o.Loop != nil:
+		return o.Loop.loopFailure(o.Looped)
 	}
 	for i, r := range user {
 		if r.Re == nil {
@@ -140,8 +149,15 @@ func classify(o Observation, user []taskfile.ClassifyRule, preset PresetRules) *
 		return &Failure{Class: taskfile.ClassAgentExit, Code: CodeSignal,
 			Message: "agent was killed by a signal" + lastLineSuffix(o.Output)}
 	}
+	suffix := lastLineSuffix(o.Output)
+	if et, ok := preset.(interface{ ErrorText([]byte) string }); ok {
+		// The CLI's own words (its result's error, a JSON line's message), not a raw line.
+		if t := et.ErrorText(o.Output); t != "" {
+			suffix = ": " + t
+		}
+	}
 	return &Failure{Class: taskfile.ClassAgentExit, Code: CodeNonZeroExit,
-		Message: fmt.Sprintf("agent exited with status %d", o.ExitCode) + lastLineSuffix(o.Output)}
+		Message: fmt.Sprintf("agent exited with status %d", o.ExitCode) + suffix}
 }
 
 // startFailure sorts a failed exec: a missing or non-executable command disables the

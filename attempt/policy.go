@@ -62,6 +62,11 @@ func Decide(t *taskfile.Task, failure *Failure, c Counters, now, deadlineAt time
 	if failure.Class == taskfile.ClassCancellation {
 		return Decision{Action: ActCancel, Failure: failure}
 	}
+	if failure.Class == taskfile.ClassQuota && failure.Code == CodeCredit {
+		// No clock lifts it: the agent is disabled for the run (the chain moves on, or the
+		// task fails); nothing is parked to resume on an invented reset time.
+		return Decision{Action: ActFail, Reason: CodeCredit, Failure: failure}
+	}
 	if failure.Class == taskfile.ClassQuota {
 		// No retry budget is spent against a quota wall, whatever on_failure says.
 		return Decision{Action: ActQuota, Reason: ReasonQuota, Failure: failure}
@@ -98,4 +103,10 @@ func Decide(t *taskfile.Task, failure *Failure, c Counters, now, deadlineAt time
 	default:
 		return Decision{Action: ActFail, Failure: failure}
 	}
+}
+
+// disablesAgent: the failure says this agent cannot work for the rest of the run (auth, a missing
+// command, no credit left): it is disabled and the chain moves on.
+func disablesAgent(f *Failure) bool {
+	return f.Class == taskfile.ClassAuth || f.Class == taskfile.ClassAgentMissing || (f.Class == taskfile.ClassQuota && f.Code == CodeCredit)
 }

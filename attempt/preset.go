@@ -24,6 +24,13 @@ type Preset struct {
 	// Result reads the final result and usage from stdout; nil: the CLI prints none we can read.
 	Result func(stdout []byte) *AgentResult
 	rules  []bannerRule
+	// exits are the CLI's documented exit codes (preset_banners.go); verdict reads what its JSON
+	// declares; loop is the line of a loop it never leaves offline; errorsExitZero: it prints
+	// "Error: …" and exits 0.
+	exits          map[int]exitRule
+	verdict        func(exitCode int, output []byte) *Failure
+	loop           *regexp.Regexp
+	errorsExitZero bool
 }
 
 // AgentResult is what an agent CLI reported at the end of an attempt.
@@ -38,10 +45,11 @@ type AgentResult struct {
 }
 
 type bannerRule struct {
-	re   *regexp.Regexp
-	cls  taskfile.Class
-	code string
-	hint string
+	re      *regexp.Regexp
+	cls     taskfile.Class
+	code    string
+	hint    string
+	noRetry bool // a retry of the same task meets the same wall
 }
 
 // classifyTail is how much of the end of an attempt's output the banner rules read: the verdict
@@ -68,12 +76,15 @@ var presets = map[string]*Preset{
 		Command: []string{"claude", "-p", "{{prompt}}", "--output-format", "json"},
 		Install: "install it: npm install -g @anthropic-ai/claude-code, then claude /login",
 		Result:  claudeResult,
+		verdict: claudeVerdict,
 	},
 	taskfile.PresetCodex: {
 		Name:    taskfile.PresetCodex,
 		Command: []string{"codex", "exec", "--json", "{{prompt}}"},
 		Install: "install it: npm install -g @openai/codex, then codex login",
 		Result:  codexResult,
+		rules:   codexRules,
+		loop:    codexLoop,
 	},
 	taskfile.PresetGemini: {
 		Name:    taskfile.PresetGemini,
@@ -81,21 +92,23 @@ var presets = map[string]*Preset{
 		Install: "install it: npm install -g @google/gemini-cli, then set GEMINI_API_KEY or log in",
 		Result:  geminiResult,
 		rules: []bannerRule{
-			rule(taskfile.ClassAgentExit, "untrusted_folder", "pass --skip-trust to gemini or set GEMINI_CLI_TRUST_WORKSPACE=true",
-				`(?i)not running in a trusted directory`),
+			noRetry(rule(taskfile.ClassAgentExit, CodeUntrusted, geminiTrustHint, `(?i)not running in a trusted directory`)),
 		},
+		exits: geminiExits,
 	},
 	taskfile.PresetAider: {
 		Name:    taskfile.PresetAider,
 		Command: []string{"aider", "--message", "{{prompt}}", "--yes-always", "--no-pretty"},
 		Install: "install it: python -m pip install aider-install && aider-install",
 		Result:  aiderResult,
+		rules:   aiderRules,
 	},
 	taskfile.PresetOpencode: {
-		Name:    taskfile.PresetOpencode,
-		Command: []string{"opencode", "run", "--format", "json", "{{prompt}}"},
-		Install: "install it: npm install -g opencode-ai, then opencode auth login",
-		Result:  opencodeResult,
+		Name:           taskfile.PresetOpencode,
+		Command:        []string{"opencode", "run", "--format", "json", "{{prompt}}"},
+		Install:        "install it: npm install -g opencode-ai, then opencode auth login",
+		Result:         opencodeResult,
+		errorsExitZero: true,
 	},
 	taskfile.PresetGeneric: {Name: taskfile.PresetGeneric},
 }
@@ -114,28 +127,56 @@ var ansiRe = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
 // whole (its bounded tail); an exit 0 only when the CLI's own result declares an error, so an
 // agent that merely talks about rate limits in a successful answer is not taken for one.
 func (p *Preset) ClassifyOutput(exitCode int, output []byte) *Failure {
-	text := output
+	if len(output) > classifyTail {
+		output = output[len(output)-classifyTail:]
+	}
+	if p.verdict != nil {
+		if f := p.verdict(exitCode, output); f != nil {
+			return f
+		}
+	}
+	if exitCode != 0 {
+		if f := p.exitFailure(exitCode, output); f != nil {
+			return f
+		}
+	}
 	if exitCode == 0 {
-		if p.Result == nil {
-			return nil
+		var res *AgentResult
+		if p.Result != nil {
+			res = p.Result(output)
 		}
-		res := p.Result(output)
 		if res == nil || !res.IsError {
+			if p.errorsExitZero {
+				return p.errorLineFailure(output)
+			}
 			return nil
 		}
-		text = []byte(res.ErrorText)
+		return p.matchRules([]byte(res.ErrorText))
 	}
-	if len(text) > classifyTail {
-		text = text[len(text)-classifyTail:]
+	// The CLI's own error text first: its words decide, and the message quotes them. Its JSON
+	// lines say no more than it (their field names are no banners: "api_error_status": null).
+	if p.Result != nil {
+		if res := p.Result(output); res != nil && strings.TrimSpace(res.ErrorText) != "" {
+			if f := p.matchRules([]byte(res.ErrorText)); f != nil {
+				return f
+			}
+			return p.matchRules(withoutJSONLines(output))
+		}
 	}
+	return p.matchRules(output)
+}
+
+// matchRules applies the preset's rules, then the specific and the common ones, to text; the
+// message quotes the matching line (a JSON line by its message).
+func (p *Preset) matchRules(text []byte) *Failure {
 	text = ansiRe.ReplaceAll(text, nil)
-	for _, rs := range [][]bannerRule{p.rules, commonRules} {
+	for _, rs := range [][]bannerRule{p.rules, specificRules, commonRules} {
 		for _, r := range rs {
 			loc := r.re.FindIndex(text)
 			if loc == nil {
 				continue
 			}
-			f := &Failure{Class: r.cls, Code: r.code, Message: p.Name + ": " + lineAt(text, loc[0]), Hint: r.hint}
+			f := &Failure{Class: r.cls, Code: r.code, Message: p.Name + ": " + HumanLine(lineAt(text, loc[0])), Hint: r.hint, NoRetry: r.noRetry}
 			if f.Hint == "" {
 				f.Hint = p.hintFor(r.cls)
 			}

@@ -35,6 +35,9 @@ var (
 	relPartRe = regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b`)
 	// "resets at 3pm", "resets 15:00 (UTC)", "reset at 3:30 PM (America/New_York)", "try again at 5:05 PM"
 	clockRe = regexp.MustCompile(`(?i)\b(?:resets?|again|until|after)\s+(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?(?:\s*\(?\s*([A-Za-z][A-Za-z0-9_+\-/]*)\s*\)?)?`)
+	// "try again at Aug 8th, 2026 12:30 PM", "resets Dec 29 10:15 PM": codex names a date and a
+	// clock time in the machine's local time, without a zone
+	dateRe = regexp.MustCompile(`(?i)\b(?:again|resets?|until)\s+(?:at\s+|on\s+)?(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s*(\d{4})?,?\s*(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?`)
 	// a unix timestamp in seconds (10 digits) or milliseconds (13), standing alone or after '|'
 	unixRe = regexp.MustCompile(`(?:^|[^0-9.])(1\d{9}|1\d{12})(?:$|[^0-9.])`)
 )
@@ -85,6 +88,11 @@ func ParseQuotaReset(text string, now time.Time) (time.Time, bool) {
 			t = time.Unix(n, 0)
 		}
 		if t.After(now.Add(-time.Minute)) {
+			return ok(t)
+		}
+	}
+	if m := dateRe.FindStringSubmatch(text); m != nil {
+		if t, good := dateTime(m, now); good {
 			return ok(t)
 		}
 	}
@@ -154,6 +162,40 @@ func clockTime(m []string, now time.Time) (time.Time, bool) {
 	t := time.Date(local.Year(), local.Month(), local.Day(), hour, minute, 0, 0, loc)
 	if t.Before(local) {
 		t = t.AddDate(0, 0, 1)
+	}
+	return t, true
+}
+
+// dateTime is the moment a "Mon D[, YYYY] H[:MM] [AP]M" names in now's zone (the machine's local
+// time: codex prints no zone); without a year, the next such date.
+func dateTime(m []string, now time.Time) (time.Time, bool) {
+	month := time.Month(strings.Index("janfebmaraprmayjunjulaugsepoctnovdec", strings.ToLower(m[1][:3]))/3 + 1)
+	day, _ := strconv.Atoi(m[2])
+	hour, _ := strconv.Atoi(m[4])
+	minute := 0
+	if m[5] != "" {
+		minute, _ = strconv.Atoi(m[5])
+	}
+	switch strings.ToLower(strings.ReplaceAll(m[6], ".", "")) {
+	case "am":
+		if hour == 12 {
+			hour = 0
+		}
+	case "pm":
+		if hour < 12 {
+			hour += 12
+		}
+	}
+	if day < 1 || day > 31 || hour > 23 || minute > 59 {
+		return time.Time{}, false
+	}
+	year := now.Year()
+	if m[3] != "" {
+		year, _ = strconv.Atoi(m[3])
+	}
+	t := time.Date(year, month, day, hour, minute, 0, 0, now.Location())
+	if m[3] == "" && t.Before(now) {
+		t = t.AddDate(1, 0, 0)
 	}
 	return t, true
 }

@@ -128,6 +128,8 @@ func (r *runner) quotaReset(f *Failure, tail []byte) {
 	switch {
 	case f.Code == CodeUserRule && f.RetryAfter > 0:
 		until = now.Add(f.RetryAfter)
+	case !f.ResetAt.IsZero() && f.ResetAt.After(now) && f.ResetAt.Sub(now) <= MaxQuotaWait:
+		until = f.ResetAt // the preset read it from the CLI's JSON (resetsAt)
 	default:
 		text := tail
 		if len(text) > 4<<10 {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -471,7 +472,9 @@ func (r *runner) startAttempt(ctx context.Context, at *attemptRun) error {
 // tree and then runs verify.
 func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
 	def, t, n := at.def, at.t, at.n
-	timeout := def.Timeout
+	// The attempt's limits: its timeout (the preset's default when the task sets none), and what
+	// remains of the task's deadline.
+	timeout, heartbeat := AgentLimits(def)
 	deadlineBound := false
 	if !at.deadlineAt.IsZero() {
 		left := at.deadlineAt.Sub(r.env.Now())
@@ -483,10 +486,16 @@ func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
 		}
 	}
 	at.spec = proc.Spec{
-		Argv: at.argv, Dir: r.env.Repo.Root(), Env: at.envv, Timeout: timeout, Heartbeat: def.Heartbeat,
+		Argv: at.argv, Dir: r.env.Repo.Root(), Env: at.envv, Timeout: timeout, Heartbeat: heartbeat,
 		Grace: r.env.Grace, Output: &progressWriter{w: at.log, p: r.env.Progress, task: t.ID, n: n},
 		Kill:    r.killCh,
 		OnStart: func(pgid int) { r.notePgid(ctx, t.ID, n, pgid) },
+	}
+	at.presetInfo = PresetFor(at.agent.Preset)
+	var looped func() string
+	at.spec.Watch, looped = at.presetInfo.LoopWatcher()
+	if looped == nil {
+		looped = func() string { return "" }
 	}
 	r.known = plumbing.ZeroHash // the agent may change anything
 	at.pr = proc.Run(ctx, at.spec)
@@ -497,10 +506,12 @@ func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
 		DeadlineExceeded: pr.TimedOut && deadlineBound, Silent: pr.Silent,
 		StartErr: pr.StartErr, ExitCode: pr.ExitCode, Output: pr.Tail,
 	}
+	if pr.Watched {
+		obs.Looped, obs.Loop = looped(), at.presetInfo
+	}
 	if pr.Signal != 0 && obs.ExitCode < 0 {
 		obs.ExitCode = 128 + int(pr.Signal)
 	}
-	at.presetInfo = PresetFor(at.agent.Preset)
 	var preset PresetRules = at.presetInfo
 	if r.env.Presets != nil {
 		preset = r.env.Presets(at.agent)
@@ -534,13 +545,15 @@ func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
 	if failure != nil {
 		switch failure.Class {
 		case taskfile.ClassQuota:
-			r.quotaReset(failure, pr.Tail)
+			if failure.Code != CodeCredit { // money, not time: no reset to wait for
+				r.quotaReset(failure, pr.Tail)
+			}
 		case taskfile.ClassAgentMissing:
 			if at.presetInfo.Install != "" && at.agent.Preset != taskfile.PresetGeneric {
 				failure.Hint = at.presetInfo.Install
 			}
 		}
-		failure.RetryEligible = taskfile.Eligible(failure.Class, def.NonRetryable, def.RetryOn)
+		failure.RetryEligible = taskfile.Eligible(failure.Class, def.NonRetryable, def.RetryOn) && !failure.NoRetry
 	}
 	at.failure = failure
 	return nil
@@ -584,7 +597,7 @@ func (r *runner) concludeAttempt(ctx context.Context, at *attemptRun) error {
 		cur.ConsecutiveFailures++
 	}
 	decision := Decide(def, failure, Counters{RetriesUsed: cur.RetriesUsed, ConsecutiveFailures: cur.ConsecutiveFailures}, r.env.Now(), at.deadlineAt, r.env.Rand)
-	if failure != nil && (failure.Class == taskfile.ClassAuth || failure.Class == taskfile.ClassAgentMissing) && decision.Action != ActCancel {
+	if failure != nil && disablesAgent(failure) && decision.Action != ActCancel {
 		// This agent is disabled for the run; while another rung is enabled the chain moves on.
 		off := map[string]store.AgentHealth{at.agentName: {Agent: at.agentName}}
 		for k, v := range at.disabled {
@@ -679,7 +692,7 @@ func (r *runner) recordOutcome(tx *store.Tx, at *attemptRun) error {
 			return err
 		}
 	}
-	if failure.Class == taskfile.ClassAgentMissing || failure.Class == taskfile.ClassAuth {
+	if disablesAgent(failure) {
 		if err := tx.DisableAgent(r.run.ID, at.agentName, string(failure.Class), failure.Message); err != nil {
 			return err
 		}
@@ -785,6 +798,10 @@ func (r *runner) composePrompt(def *taskfile.Task, prev *store.Attempt, operator
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return "", fmt.Errorf("task %s: prompt_file: %w", def.ID, err)
+		}
+		if strings.TrimSpace(string(data)) == "" {
+			// Sent as it is, the agent gets no instructions and "succeeds" with nothing done.
+			return "", fmt.Errorf("task %s: prompt_file %s is empty: the agent would get no instructions", def.ID, def.PromptFile)
 		}
 		text = string(data)
 	}

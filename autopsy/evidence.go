@@ -24,7 +24,10 @@ type facts struct {
 	failed   []store.Attempt // attempts with a failure class
 	passes   int             // attempts of the task that succeeded
 	died     int             // runner_died attempts set aside (see setAsideDeaths)
-	output   map[string]string
+	// before is the failure the task recorded without an attempt (class authoring for a
+	// prompt_file, internal), when no attempt failed.
+	before storeAttempt
+	output map[string]string
 	// verifyOutput is the tail of each attempt's verify log, <n>.verify.log beside its log.
 	verifyOutput map[string]string
 	missing      []string    // paths the prompt names that the task's base tree lacks

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/store"
 )
 
@@ -306,11 +307,12 @@ func nearLimit(ms *int64, limit time.Duration) bool {
 
 // deterministicTimeouts: every attempt ran to the timeout and left the same result.
 func (f *facts) deterministicTimeouts() bool {
-	if f.def == nil || f.def.Timeout <= 0 || len(f.failed) < 2 || !f.allClasses(cTimeout) {
+	if f.def == nil || len(f.failed) < 2 || !f.allClasses(cTimeout) {
 		return false
 	}
+	limit, _ := attempt.AgentLimits(f.def)
 	for _, a := range f.failed {
-		if !nearLimit(a.DurationMS, f.def.Timeout) || f.files(a) != f.files(f.failed[0]) {
+		if !nearLimit(a.DurationMS, limit) || f.files(a) != f.files(f.failed[0]) {
 			return false
 		}
 	}

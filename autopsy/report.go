@@ -7,6 +7,7 @@ package autopsy
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -169,6 +170,36 @@ func Build(ctx context.Context, in Input) (*Report, error) {
 	return f.report(in), nil
 }
 
+// Refresh brings a written report's ledgers up to date: the side effects still unresolved and the
+// hook deliveries still failed, as the store says now (a compensation or a redelivery since the
+// report was written settles them). The verdict, the evidence and the rest stay as written.
+func Refresh(ctx context.Context, in Input, r *Report) error {
+	var events []store.Event
+	var effects []store.Effect
+	err := in.DB.View(ctx, func(tx *store.Tx) error {
+		var err error
+		if events, err = allEvents(tx, r.Run); err != nil {
+			return err
+		}
+		effects, err = tx.Effects(r.Run)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	scrub := in.Scrub
+	if scrub == nil {
+		scrub = NewScrubber(os.Environ())
+	}
+	r.Effects = append([]Effect{}, unresolvedEffects(effects)...)
+	r.FailedHooks = []Hook{}
+	for _, h := range failedHooks(events) {
+		h.Error = scrub.String(h.Error)
+		r.FailedHooks = append(r.FailedHooks, h)
+	}
+	return nil
+}
+
 // allEvents reads a run's events, in pages.
 func allEvents(tx *store.Tx, run string) ([]store.Event, error) {
 	var all []store.Event
@@ -230,8 +261,25 @@ func gather(in Input, run *store.Run, events []store.Event) *facts {
 		}
 		f.setAsideDeaths()
 		f.missing = f.missingPromptPaths()
+		f.before = taskFailure(events, f.task.ID)
 	}
 	return f
+}
+
+// taskFailure is the failure the runner recorded on the task itself (task.state_changed with a
+// class), for a task that failed before any attempt did.
+func taskFailure(events []store.Event, task string) storeAttempt {
+	var out storeAttempt
+	for _, ev := range events {
+		if ev.Type != "task.state_changed" || ev.Task != task || len(ev.Payload) == 0 {
+			continue
+		}
+		var p struct{ Class, Code, Message string }
+		if json.Unmarshal(ev.Payload, &p) == nil && p.Class != "" {
+			out = storeAttempt{TaskID: task, Class: p.Class, Code: p.Code, Message: p.Message}
+		}
+	}
+	return out
 }
 
 // setAsideDeaths moves runner_died attempts out of the failures when others remain: the
@@ -260,6 +308,12 @@ func decisiveTask(run *store.Run) *store.Task {
 			if run.Tasks[i].State == want && len(run.Tasks[i].Attempts) > 0 {
 				return &run.Tasks[i]
 			}
+		}
+	}
+	// A task that failed before any attempt (its prompt_file, an error of mulligan's).
+	for i := range run.Tasks {
+		if run.Tasks[i].State == store.TaskFailed && len(run.Tasks[i].Attempts) == 0 {
+			return &run.Tasks[i]
 		}
 	}
 	// A task that succeeded in the end (a retry got through) is no failure to explain.

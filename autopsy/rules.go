@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
@@ -63,9 +64,15 @@ var Rules = []Rule{
 	},
 	{
 		Name: "internal-error", Category: ToolBug, Confidence: 0.9,
-		Match: func(f *facts) bool { return f.anyClass(cInternal) },
+		Match: func(f *facts) bool {
+			return f.anyClass(cInternal) || (len(f.failed) == 0 && f.before.Class == cInternal)
+		},
 		Why: func(f *facts) string {
-			return "mulligan itself failed (class internal): " + f.firstOf(cInternal).Message
+			a := f.firstOf(cInternal)
+			if a.Class == "" {
+				a = f.before
+			}
+			return "mulligan itself failed (class internal): " + a.Message
 		},
 		Suggest: func(f *facts) Suggestion {
 			cmds := []string{}
@@ -95,11 +102,26 @@ var Rules = []Rule{
 	},
 	{
 		Name: "authoring-error", Category: WorkflowBug, Confidence: 0.95,
-		Match: func(f *facts) bool { return f.anyClass(cAuthoring) },
+		Match: func(f *facts) bool {
+			return f.anyClass(cAuthoring) || (len(f.failed) == 0 && f.before.Class == cAuthoring)
+		},
 		Why: func(f *facts) string {
-			return "the task file or a template is invalid: " + f.firstOf(cAuthoring).Message
+			a := f.firstOf(cAuthoring)
+			if a.Class == "" {
+				a = f.before
+			}
+			return "the task's definition cannot be used as it is: " + a.Message
 		},
 		Suggest: func(f *facts) Suggestion {
+			a := f.firstOf(cAuthoring)
+			if a.Class == "" {
+				a = f.before
+			}
+			if a.Code == "prompt_file" && f.def != nil {
+				// The file is read by each attempt: write it, no reload needed.
+				return Suggestion{Text: fmt.Sprintf("write the task's instructions into %s (or fix the path in %s), then run the task again", f.def.PromptFile, f.fileName()),
+					Commands: []string{f.retry()}}
+			}
 			return Suggestion{Text: "fix the task file at the position the message names, then run the task again", Commands: []string{f.fixed()}}
 		},
 	},
@@ -356,11 +378,13 @@ var Rules = []Rule{
 		Name: "timeout-too-short", Category: WorkflowBug, Confidence: 0.75,
 		Match: func(f *facts) bool { return f.deterministicTimeouts() },
 		Why: func(f *facts) string {
+			limit, _ := attempt.AgentLimits(f.def)
 			return fmt.Sprintf("all %d attempts ran into the %s timeout at the limit with the same result (%d file(s) changed each time): the outcome is the same every time, so the limit, not the agent, decides it",
-				len(f.failed), f.def.Timeout, f.files(f.last()))
+				len(f.failed), limit, f.files(f.last()))
 		},
 		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: fmt.Sprintf("raise `timeout` of task %s in %s (now %s), or split the task, then run it again", f.task.ID, f.fileName(), f.def.Timeout),
+			limit, _ := attempt.AgentLimits(f.def)
+			return Suggestion{Text: fmt.Sprintf("raise `timeout` of task %s in %s (now %s), or split the task, then run it again", f.task.ID, f.fileName(), limit),
 				Commands: []string{f.fixed()}}
 		},
 	},

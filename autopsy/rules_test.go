@@ -109,6 +109,15 @@ func TestRules(t *testing.T) {
 		{"authoring-error", func(t *testing.T) *facts {
 			return rt(mkFacts(t, "", att{class: cAuthoring, msg: "mulligan.yaml:3:5: unknown key"}))
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "fix the task file"},
+		{"authoring-error", func(t *testing.T) *facts {
+			// failed before any attempt: the runner recorded it on the task
+			f := rt(mkFacts(t, ""))
+			f.run.Tasks = []store.Task{{RunID: f.run.ID, ID: "fix", State: store.TaskFailed, Reason: "authoring"}}
+			f.task = &f.run.Tasks[0]
+			f.before = store.Attempt{TaskID: "fix", Class: cAuthoring, Code: "prompt_file", Message: "task fix: prompt_file p.md is empty"}
+			f.def.PromptFile = "p.md"
+			return f
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix"}, "write the task's instructions into p.md"},
 		{"empty-prompt", func(t *testing.T) *facts {
 			f := rt(mkFacts(t, "", att{class: cPayload, code: "is_error", msg: "claude: what should I do?"}))
 			f.failed[0].Prompt, f.attempts[0].Prompt = "\n", "\n"

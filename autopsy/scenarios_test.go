@@ -372,6 +372,9 @@ func TestFailureScenarios(t *testing.T) {
 				}
 			}
 		}
+		if testing.Verbose() {
+			t.Logf("%-5v %-26s %-13s %s", len(bad) == 0, r.Verdict.Rule, r.Verdict.Category, s.name)
+		}
 		if len(bad) == 0 {
 			score++
 			continue

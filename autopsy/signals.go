@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/mulligan-dev/mulligan/attempt"
 )
 
 // The evidence a person reads in a failed run, beyond the failure classes: what the environment
@@ -44,7 +46,7 @@ var (
 	}
 	serviceRe = regexp.MustCompile(`(?i)dial tcp (?:127\.0\.0\.1|localhost|\[::1\]|0\.0\.0\.0):(\d+): connect: connection refused|connect ECONNREFUSED (?:127\.0\.0\.1|::1):(\d+)|Connection refused.{0,40}(?:localhost|127\.0\.0\.1)[: ](?:port )?(\d+)|could not connect to server: Connection refused`)
 	networkRe = regexp.MustCompile(`(?i)could not resolve host|no such host|temporary failure in name resolution|name or service not known|name does not resolve|failed to lookup address|getaddrinfo|ENOTFOUND|EAI_AGAIN|network is unreachable|connection refused|ECONNREFUSED|ECONNRESET|connection reset by peer|TLS handshake timeout|dial tcp [^\n]*i/o timeout|unable to connect to api|cannot connect to api|fetch failed|waiting for network|error sending request|stream disconnected before completion|socket hang up|ETIMEDOUT|ENETUNREACH`)
-	tlsRe     = regexp.MustCompile(`(?i)x509: |certificate signed by unknown authority|self[- ]signed certificate|SSL certificate (?:problem|verification|has expired|is not yet valid)|CERT_HAS_EXPIRED|UNABLE_TO_(?:GET_ISSUER_CERT|VERIFY_LEAF_SIGNATURE)|unable to get local issuer certificate|SSL error`)
+	tlsRe     = regexp.MustCompile(`(?i)x509: |certificate signed by unknown authority|self[- ]signed certificate|SSL certificate (?:problem|verification|has expired|is not yet valid)|CERT_HAS_EXPIRED|UNABLE_TO_(?:GET_ISSUER_CERT|VERIFY_LEAF_SIGNATURE)|unable to get local issuer certificate|SSL error|invalid peer certificate|UnknownIssuer|certificate verify failed|CERTIFICATE_VERIFY_FAILED`)
 	diskRe    = regexp.MustCompile(`(?i)no space left on device|disk quota exceeded|ENOSPC|not enough space on the disk`)
 	permRe    = regexp.MustCompile(`(?i)permission denied|os error 13|EACCES|read-only file system|EROFS|operation not permitted|EPERM`)
 	memoryRe  = regexp.MustCompile(`(?i)out of memory|heap out of memory|cannot allocate memory|OOMKilled|oom-kill`)
@@ -59,6 +61,7 @@ func envSignals(text string) []envSignal {
 		if strings.TrimSpace(l) == "" {
 			continue
 		}
+		l = attempt.HumanLine(strings.TrimSpace(l)) // a CLI's JSON event line, by its message
 		for _, re := range toolMissingRes {
 			if m := re.FindStringSubmatch(l); m != nil {
 				found[sigTool] = envSignal{kind: sigTool, line: clip(strings.TrimSpace(l)), what: strings.Trim(m[1], `'"`)}
@@ -181,7 +184,7 @@ func subset(a, b []string) bool {
 var contextRe = regexp.MustCompile(`(?i)context window|prompt is too long|prompt_too_long|context_length_exceeded|maximum context length|exceeds the context|input is too long|ran out of room in the model`)
 
 // creditRe: a quota no clock lifts: money has to be added (or a cap raised) by a person.
-var creditRe = regexp.MustCompile(`(?i)credit balance is too low|out of credits|insufficient[_ ](?:quota|credits|balance)|spend(?:ing)? (?:cap|limit)|billing|add (?:more )?(?:funds|credits)|monthly (?:usage )?limit|payment required|\b402\b|usage credits`)
+var creditRe = regexp.MustCompile(`(?i)credit balance is too low|out of credits|(?:hit|reached) your (?:workspace )?(?:spend cap|credit limit)|insufficient[_ ](?:quota|credits|balance)|monthly (?:usage )?limit|payment required|add (?:more )?funds`)
 
 // questionRe: a last line that waits for an answer on a terminal.
 var questionRe = regexp.MustCompile(`(?i)\[y/n\]|\(y/n\)|\[yes/no\]|press enter|continue\?|proceed\?|\?\s*$|approve|allow this|do you want`)

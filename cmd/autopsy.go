@@ -39,6 +39,11 @@ func autopsyCommand(g *globals) *cli.Command {
 				r, _, err = autopsy.ReadWritten(dir, id)
 				switch {
 				case err == nil:
+					// As written; only the ledgers are read again (effects compensated, hooks
+					// redelivered since).
+					if err := autopsy.Refresh(c.Context, autopsyInput(g, st, id), r); err != nil {
+						return err
+					}
 				case errors.Is(err, autopsy.ErrNotWritten):
 					// Nothing was written (the run is parked, running, succeeded, or from before
 					// reports were written): say what the records say, running nothing.

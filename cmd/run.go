@@ -186,6 +186,10 @@ func foreground(ctx context.Context, g *globals, st *state, do func(context.Cont
 	out, err := do(ctx, env)
 	var rec *attempt.RecordedError
 	if errors.As(err, &rec) {
+		// The run was recorded failed: its autopsy is written like any failed run's.
+		if run, gerr := st.getRun(context.WithoutCancel(ctx), rec.Run); gerr == nil && autopsyEnabled(g.noAutopsy) && !g.json() {
+			writeAutopsy(ctx, g, st, run)
+		}
 		return withHint(ExitFailed, err, rec.Hint())
 	}
 	if err != nil {

@@ -37,6 +37,10 @@ type Spec struct {
 	OnOutput func([]byte)
 	// OnStart is called with the pid (which is also the process group id) once the process runs.
 	OnStart func(pid int)
+	// Watch is called (serialised, like OnOutput) with each chunk; when it returns true the
+	// process group is ended like on a timeout, and Result.Watched says so. Presets use it
+	// to end a CLI caught in a loop it never leaves (codex offline: "waiting for network").
+	Watch func([]byte) bool
 }
 
 // Result is what was seen of a finished process.
@@ -47,6 +51,7 @@ type Result struct {
 	Silent    bool // ended for heartbeat silence
 	Cancelled bool // ended because ctx was cancelled
 	Killed    bool // ended by Kill
+	Watched   bool // ended because Watch said so
 	Signal    syscall.Signal
 	Stdout    []byte // the end of stdout, at most StdoutCap
 	Tail      []byte // the end of stdout+stderr interleaved, at most TailCap
@@ -114,6 +119,8 @@ func Run(ctx context.Context, spec Spec) Result {
 	stdout := newTailBuffer(spec.StdoutCap)
 	tail := newTailBuffer(spec.TailCap)
 	var readers sync.WaitGroup
+	watched := make(chan struct{})
+	watchedOnce := sync.OnceFunc(func() { close(watched) })
 	read := func(r *os.File, isStdout bool) {
 		defer readers.Done()
 		buf := make([]byte, 32<<10)
@@ -132,6 +139,9 @@ func Run(ctx context.Context, spec Spec) Result {
 				tail.Write(chunk)
 				if spec.OnOutput != nil {
 					spec.OnOutput(chunk)
+				}
+				if spec.Watch != nil && spec.Watch(chunk) {
+					watchedOnce()
 				}
 				mu.Unlock()
 			}
@@ -164,6 +174,7 @@ func Run(ctx context.Context, spec Spec) Result {
 		tick = tk.C
 	}
 
+	var watchC <-chan struct{} = watched
 	var waitErr error
 	leaderDone := make(chan struct{})
 	stopping := false
@@ -181,6 +192,12 @@ loop:
 		case <-timeout:
 			res.TimedOut = true
 			stop()
+		case <-watchC:
+			watchC = nil // closed: once is enough
+			if !stopping {
+				res.Watched = true
+				stop()
+			}
 		case <-tick:
 			mu.Lock()
 			silent := time.Since(lastOutput) >= spec.Heartbeat

@@ -1699,10 +1699,16 @@ func AdHoc(o AdHocOptions) (*File, error) {
 
 	var y strings.Builder
 	y.WriteString("# the ad-hoc task of `mulligan run [flags] -- CMD…`\nversion: 1\nagents:\n")
-	fmt.Fprintf(&y, "  main:\n    preset: %s\n    command: %s\n", preset, yamlList(o.Command))
+	// Each rung has its own preset: --preset names main's; a command that runs a known CLI
+	// (--fallback 'gemini …' under --preset claude) is that CLI's.
+	mainPreset := preset
+	if o.Preset == "" {
+		mainPreset = presetForCommand(o.Command, preset)
+	}
+	fmt.Fprintf(&y, "  main:\n    preset: %s\n    command: %s\n", mainPreset, yamlList(o.Command))
 	chain := "[main]"
 	if fallback != nil {
-		fmt.Fprintf(&y, "  fallback:\n    preset: %s\n    command: %s\n", preset, yamlList(fallback))
+		fmt.Fprintf(&y, "  fallback:\n    preset: %s\n    command: %s\n", presetForCommand(fallback, preset), yamlList(fallback))
 		chain = "[main, fallback]"
 	}
 	fmt.Fprintf(&y, "tasks:\n  - id: main\n    agent: %s\n", chain)
@@ -1774,4 +1780,21 @@ func yamlQuote(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// presetForCommand is the preset of the CLI argv runs (claude, codex, gemini, aider, opencode, by
+// the program's name), else def.
+func presetForCommand(argv []string, def string) string {
+	if len(argv) > 0 {
+		name := argv[0]
+		if i := strings.LastIndexByte(name, '/'); i >= 0 {
+			name = name[i+1:]
+		}
+		for _, p := range Presets {
+			if p == name && p != PresetGeneric {
+				return p
+			}
+		}
+	}
+	return def
 }

@@ -1,0 +1,288 @@
+package attempt
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/mulligan-dev/mulligan/taskfile"
+)
+
+// What the presets know of their CLIs' failures beyond the common banners: documented exit codes
+// (gemini's FatalError family), the JSON fields that declare a failure (claude's api_error_status,
+// terminal_reason and rate_limit_event), texts no clock lifts (credit), failures a retry of the
+// same task cannot get past (the context window, an untrusted folder), an error printed with exit
+// 0 (opencode), and the loop a CLI never leaves offline (codex). Texts are the CLIs' own, from
+// their sources (@google/gemini-cli FatalError classes, claude-code's banners, codex's strings);
+// attempt/testdata/presets/banners holds them as fixtures.
+
+// Failure codes the presets assign.
+const (
+	CodeCredit        = "credit"           // quota that money lifts, not time
+	CodeContextWindow = "context_window"   // the conversation does not fit the model
+	CodeUntrusted     = "untrusted_folder" // gemini refuses an untrusted folder (exit 55)
+	CodeModelCapacity = "model_capacity"   // codex: "Selected model is at capacity"
+	CodeOfflineLoop   = "offline_loop"     // the CLI retries for ever without the network
+	CodeCLIError      = "cli_error"        // opencode's "Error: …" with exit 0
+)
+
+// Default limits every agent gets from its preset unless the task sets them (SPEC §4 Policy).
+const (
+	DefaultAgentTimeout   = 2 * time.Hour
+	DefaultAgentHeartbeat = 15 * time.Minute
+)
+
+// AgentLimits returns the timeout and heartbeat an attempt of def runs with: the task's, else
+// the preset's defaults, so that no agent CLI that hangs can hold a run for ever.
+func AgentLimits(def *taskfile.Task) (timeout, heartbeat time.Duration) {
+	timeout, heartbeat = def.Timeout, def.Heartbeat
+	if timeout <= 0 {
+		timeout = DefaultAgentTimeout
+	}
+	if heartbeat <= 0 {
+		heartbeat = DefaultAgentHeartbeat
+	}
+	return timeout, heartbeat
+}
+
+const geminiTrustHint = "gemini runs only in folders it trusts: set GEMINI_CLI_TRUST_WORKSPACE=true in the agent's env (or add --skip-trust to its command) to trust the working tree for that session — gemini then loads the folder's .gemini settings, .env, MCP servers and commands, so only for a repository you trust"
+
+// exitRule is a CLI's documented exit status.
+type exitRule struct {
+	cls     taskfile.Class
+	code    string
+	what    string
+	hint    string
+	noRetry bool
+}
+
+// geminiExits are @google/gemini-cli's FatalError exit codes.
+var geminiExits = map[int]exitRule{
+	41: {taskfile.ClassAuth, "auth", "authentication failed", "", true},
+	42: {taskfile.ClassAgentExit, "input_error", "the input was refused", "check the prompt and the command's arguments", true},
+	44: {taskfile.ClassAgentExit, "sandbox_error", "the sandbox could not start", "start docker or podman for gemini's sandbox, or run it without --sandbox", true},
+	52: {taskfile.ClassAgentExit, "config_error", "the configuration is invalid", "fix gemini's settings (.gemini/settings.json)", true},
+	53: {taskfile.ClassAgentExit, "turn_limit", "the session turn limit was reached", "raise model.maxSessionTurns in gemini's settings, or make the task smaller", true},
+	54: {taskfile.ClassAgentExit, "tool_error", "a tool failed", "", false},
+	55: {taskfile.ClassAgentExit, CodeUntrusted, "the folder is not trusted", geminiTrustHint, true},
+}
+
+// specificRules are checked after a preset's own rules and before the common ones: texts that
+// would otherwise read as a usage limit or a plain exit.
+var specificRules = []bannerRule{
+	// Credit: no reset time lifts it; a person adds funds or raises a cap.
+	noRetry(rule(taskfile.ClassQuota, CodeCredit, "", `(?i)credit balance is too low|out of credits|(?:hit|reached) your (?:workspace )?(?:spend cap|credit limit)|insufficient_quota|monthly usage limit reached|payment required`)),
+	// Usage limits the common rules do not know by these words; they name their reset.
+	rule(taskfile.ClassQuota, "usage_limit", "", `(?i)out of extra usage|hit your (?:weekly|session|daily|opus|sonnet|fast) limit|exhausted your (?:daily )?(?:quota|capacity)`),
+	noRetry(rule(taskfile.ClassAgentExit, CodeContextWindow, "the task does not fit the model's context window: split it or shorten its prompt", `(?i)ran out of room in the model's context window|prompt is too long|context_length_exceeded|maximum context length|input exceeds the context window`)),
+}
+
+func noRetry(r bannerRule) bannerRule { r.noRetry = true; return r }
+
+// codexRules are codex's own texts.
+var codexRules = []bannerRule{
+	noRetry(rule(taskfile.ClassAgentExit, CodeModelCapacity, "choose another model (codex -m …) or add an agent to the task's chain", `(?i)selected model is at capacity`)),
+}
+
+// aiderRules are aider's (litellm's exception names, its own notices).
+var aiderRules = []bannerRule{
+	rule(taskfile.ClassAuth, "invalid_key", "", `AuthenticationError|API key (?:is )?(?:missing|invalid)|Missing these environment variables`),
+	rule(taskfile.ClassQuota, "rate_limit", "", `RateLimitError|The API provider has rate limited you`),
+	noRetry(rule(taskfile.ClassAgentExit, CodeContextWindow, "the task does not fit the model's context window: split it or shorten its prompt", `ContextWindowExceededError|has hit a token limit`)),
+	rule(taskfile.ClassTransport, "server_error", "", `InternalServerError|ServiceUnavailableError|APIConnectionError|The API provider's servers are down or overloaded`),
+}
+
+// codexLoop is the line codex prints for ever without the network, after "Reconnecting… 5/5".
+var codexLoop = regexp.MustCompile(`(?i)reconnecting(?:\.\.\.|…)\s*waiting for network[^\n]*`)
+
+// LoopWatcher returns a ProcSpec.Watch for the preset's "cannot reach the service" loop and the
+// line that tripped it (after it did); nil when the preset knows no loop.
+func (p *Preset) LoopWatcher() (watch func([]byte) bool, line func() string) {
+	if p.loop == nil {
+		return nil, nil
+	}
+	var pending []byte
+	var hit string
+	return func(chunk []byte) bool {
+			if hit != "" {
+				return true
+			}
+			pending = append(pending, chunk...)
+			if loc := p.loop.FindIndex(pending); loc != nil {
+				hit = HumanLine(lineAt(pending, loc[0]))
+				return true
+			}
+			if i := bytes.LastIndexByte(pending, '\n'); i >= 0 {
+				pending = append(pending[:0], pending[i+1:]...)
+			}
+			if len(pending) > 4<<10 {
+				pending = pending[len(pending)-4<<10:]
+			}
+			return false
+		}, func() string {
+			return hit
+		}
+}
+
+// loopFailure is the failure of an attempt its preset's watcher ended.
+func (p *Preset) loopFailure(line string) *Failure {
+	return &Failure{Class: taskfile.ClassTransport, Code: CodeOfflineLoop,
+		Message: fmt.Sprintf("%s: %s (ended early: the CLI retries for ever while the service cannot be reached)", p.Name, line),
+		Hint:    "check the network (DNS, proxy) and the provider's status page"}
+}
+
+// exitFailure applies the preset's exit-code table.
+func (p *Preset) exitFailure(exitCode int, text []byte) *Failure {
+	r, ok := p.exits[exitCode]
+	if !ok {
+		return nil
+	}
+	if f := p.matchRules(text); f != nil && f.Class == r.cls {
+		// The text says the same as the exit code, more precisely.
+		f.NoRetry = f.NoRetry || r.noRetry
+		if r.hint != "" {
+			f.Hint = r.hint
+		}
+		return f
+	}
+	msg := p.ErrorText(text)
+	if msg == "" {
+		msg = r.what
+	}
+	f := &Failure{Class: r.cls, Code: r.code, Message: fmt.Sprintf("%s: %s (exit status %d: %s)", p.Name, msg, exitCode, r.what), Hint: r.hint, NoRetry: r.noRetry}
+	if f.Hint == "" {
+		f.Hint = p.hintFor(r.cls)
+	}
+	return f
+}
+
+// claudeVerdict reads claude's JSON for what its text does not say plainly: a stream-json
+// rate_limit_event that was rejected (with its reset time), a result with api_error_status,
+// or terminal_reason prompt_too_long.
+func claudeVerdict(exitCode int, output []byte) *Failure {
+	vals := jsonValues(output)
+	var result map[string]any
+	for _, v := range vals {
+		if v["type"] == "result" {
+			result = v
+		}
+	}
+	if result != nil {
+		if isErr, _ := result["is_error"].(bool); !isErr {
+			return nil // it ended well, whatever it met on the way
+		}
+	}
+	for i := len(vals) - 1; i >= 0; i-- {
+		v := vals[i]
+		switch v["type"] {
+		case "rate_limit_event":
+			info, _ := v["rate_limit_info"].(map[string]any)
+			if info == nil || info["status"] != "rejected" {
+				continue
+			}
+			f := &Failure{Class: taskfile.ClassQuota, Code: "rate_limit", Message: "claude: usage limit reached (rate_limit_event rejected"}
+			if kind, _ := info["rateLimitType"].(string); kind != "" {
+				f.Message += ", " + kind
+			}
+			f.Message += ")"
+			if at, ok := num(info["resetsAt"]); ok && at > 0 {
+				f.ResetAt = time.Unix(int64(at), 0).UTC()
+			}
+			return f
+		}
+	}
+	if result == nil {
+		return nil
+	}
+	text, _ := result["result"].(string)
+	hint := (&Preset{Name: taskfile.PresetClaude}).hintFor
+	status, _ := num(result["api_error_status"])
+	switch {
+	case result["terminal_reason"] == "prompt_too_long":
+		return &Failure{Class: taskfile.ClassAgentExit, Code: CodeContextWindow, Message: "claude: " + clipLine([]byte(orText(text, "prompt too long"))),
+			Hint: "the task does not fit the model's context window: split it or shorten its prompt", NoRetry: true}
+	case specificRules[0].re.MatchString(text):
+		return nil // credit: the banner rules say it
+	case status == 429:
+		return &Failure{Class: taskfile.ClassQuota, Code: "rate_limit", Message: "claude: " + clipLine([]byte(orText(text, "API error 429")))}
+	case status == 401 || status == 403:
+		return &Failure{Class: taskfile.ClassAuth, Code: "invalid_key", Message: "claude: " + clipLine([]byte(orText(text, "API error 401"))), Hint: hint(taskfile.ClassAuth)}
+	case status >= 500:
+		return &Failure{Class: taskfile.ClassTransport, Code: "server_error", Message: "claude: " + clipLine([]byte(orText(text, fmt.Sprintf("API error %d", int(status))))), Hint: hint(taskfile.ClassTransport)}
+	}
+	return nil
+}
+
+func orText(s, alt string) string {
+	if strings.TrimSpace(s) == "" {
+		return alt
+	}
+	return s
+}
+
+var cliErrorLine = regexp.MustCompile(`(?m)^\s*Error:\s*(.+)$`)
+
+// opencodeExitZero: opencode prints "Error: …" and exits 0; the error is the attempt's.
+func (p *Preset) errorLineFailure(output []byte) *Failure {
+	clean := ansiRe.ReplaceAll(output, nil)
+	ms := cliErrorLine.FindAllSubmatch(clean, -1)
+	if len(ms) == 0 {
+		return nil
+	}
+	text := ms[len(ms)-1][1]
+	if f := p.matchRules(text); f != nil {
+		return f
+	}
+	return &Failure{Class: taskfile.ClassAgentExit, Code: CodeCLIError, Message: p.Name + ": " + clipLine(text) + " (exit status 0)"}
+}
+
+// ErrorText is what the CLI itself said went wrong: its result's error text (claude's result,
+// codex's error message, gemini's error.message, opencode's error), else the last line of its
+// output with a JSON line read for its message. It is what failure messages quote, instead of a
+// raw JSON line cut mid-way.
+func (p *Preset) ErrorText(output []byte) string {
+	if p.Result != nil {
+		if r := p.Result(output); r != nil && strings.TrimSpace(r.ErrorText) != "" {
+			return clipLine([]byte(r.ErrorText))
+		}
+	}
+	return HumanLine(lastLine(ansiRe.ReplaceAll(output, nil)))
+}
+
+// HumanLine reads a JSON line for the message in it (result, error.message, message, error).
+func HumanLine(l string) string {
+	if !strings.HasPrefix(l, "{") {
+		return l
+	}
+	var v map[string]any
+	if json.Unmarshal([]byte(l), &v) != nil {
+		// A line cut by the tail: take the first message-like field by hand.
+		if m := jsonTextRe.FindStringSubmatch(l); m != nil {
+			return clipLine([]byte(m[1]))
+		}
+		return l
+	}
+	for _, p := range [][]string{{"result"}, {"error", "message"}, {"error", "data", "message"}, {"message"}, {"item", "message"}, {"error"}} {
+		if s, ok := path(v, p...).(string); ok && strings.TrimSpace(s) != "" {
+			return clipLine([]byte(s))
+		}
+	}
+	return l
+}
+
+var jsonTextRe = regexp.MustCompile(`"(?:result|message)"\s*:\s*"((?:[^"\\]|\\.)*)"`)
+
+// withoutJSONLines is output without its lines that are JSON objects.
+func withoutJSONLines(output []byte) []byte {
+	var b bytes.Buffer
+	for _, l := range bytes.SplitAfter(output, []byte("\n")) {
+		if t := bytes.TrimSpace(l); len(t) > 0 && t[0] == '{' && json.Valid(t) {
+			continue
+		}
+		b.Write(l)
+	}
+	return b.Bytes()
+}
