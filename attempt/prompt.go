@@ -21,6 +21,8 @@ type PrevAttempt struct {
 	Message    string
 	Output     []byte // the tail of its output
 	VerifyTail []byte // the tail of the verify command's output, when verify failed
+	Resumed    bool   // this prompt continues that attempt's conversation (retry_mode: resume)
+	CarryOver  bool   // the tree still holds that attempt's edits
 }
 
 // PromptParts are the pieces of one attempt's prompt, composed in this order.
@@ -38,7 +40,16 @@ func ComposePrompt(p PromptParts) string {
 	b.WriteString("\n")
 	if p.Prev != nil {
 		fmt.Fprintf(&b, "\n## Previous attempt\n\nAttempt %d failed (%s): %s\n", p.Prev.N, p.Prev.Class, oneLine(p.Prev.Message))
-		b.WriteString("The working tree has been reset to where the task started; its edits are not here.\n")
+		if p.Prev.Resumed {
+			b.WriteString("This continues your conversation of that attempt.\n")
+		}
+		if p.Prev.CarryOver {
+			b.WriteString("The working tree still holds its edits.\n")
+		} else if p.Prev.Resumed {
+			b.WriteString("Your edits of that attempt were reverted: the working tree is back where the task started, so read the files again before you change them.\n")
+		} else {
+			b.WriteString("The working tree has been reset to where the task started; its edits are not here.\n")
+		}
 		if tail := LastLines(p.Prev.VerifyTail); tail != "" {
 			b.WriteString("\nThe verify command's output ended with:\n\n")
 			b.WriteString(indent(tail))

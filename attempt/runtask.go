@@ -171,6 +171,7 @@ type attemptResult struct {
 func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base plumbing.Hash, deadlineAt time.Time) (*attemptResult, error) {
 	var n, counted int
 	var prev *store.Attempt
+	var history []store.Attempt
 	var operator string
 	var disabled map[string]store.AgentHealth
 	var sp spend
@@ -186,6 +187,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		if sp, err = r.loadSpend(tx, t.ID); err != nil {
 			return err
 		}
+		history = cur.Attempts
 		for i := range cur.Attempts {
 			a := &cur.Attempts[i]
 			if a.Counted && a.State != store.AttemptSuperseded { // timetravel took it back
@@ -259,7 +261,8 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	if err != nil {
 		return nil, err
 	}
-	prompt, err := r.composePrompt(def, prev, operator, warning)
+	warm := warmSession(def, agent, prev)
+	prompt, err := r.composePrompt(def, prev, operator, warning, warm != "")
 	if err != nil {
 		return nil, withClass(ClassAuthoring, "prompt_file", err)
 	}
@@ -315,6 +318,9 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 	argv, envv, err := prepare(prompt, promptFile)
 	if err != nil {
 		return nil, err
+	}
+	if warm != "" {
+		argv = resumeArgs(agent.Preset, argv, warm)
 	}
 
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
@@ -517,7 +523,7 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		a.Ref, a.Tree = postRef, post.Tree.String()
 		a.FilesChanged = store.Ptr(len(changed))
 		a.SchemaRetries = schemaRetries
-		a.TokensIn, a.TokensOut, a.CostUSD = usage.in, usage.out, usage.usd
+		a.TokensIn, a.TokensOut, a.CostUSD = usage.in, usage.out, warmCost(usage.usd, warm, history)
 		a.AgentSession, a.AgentResume = usage.session, ResumeCommand(agent.Preset, usage.session)
 		if proc.StartErr == nil && proc.ExitCode >= 0 {
 			a.ExitCode = store.Ptr(proc.ExitCode)
@@ -661,7 +667,7 @@ func attemptMessage(run, task string, n int, state string, f *Failure) string {
 }
 
 // composePrompt builds attempt n's prompt from the task's and the previous failed attempt.
-func (r *runner) composePrompt(def *Task, prev *store.Attempt, operator, effectsWarning string) (string, error) {
+func (r *runner) composePrompt(def *Task, prev *store.Attempt, operator, effectsWarning string, resumed bool) (string, error) {
 	text := def.Prompt
 	if def.PromptFile != "" {
 		p := def.PromptFile
@@ -680,7 +686,8 @@ func (r *runner) composePrompt(def *Task, prev *store.Attempt, operator, effects
 		if prev.Log != "" {
 			out = readTail(prev.Log, 64<<10)
 		}
-		parts.Prev = &PrevAttempt{N: prev.N, Class: prev.Class, Message: prev.Message, Output: out}
+		parts.Prev = &PrevAttempt{N: prev.N, Class: prev.Class, Message: prev.Message, Output: out,
+			Resumed: resumed, CarryOver: def.CarryOver}
 		if prev.Class == string(ClassQualityRejection) && prev.Log != "" {
 			parts.Prev.VerifyTail = readTail(VerifyLogPath(prev.Log), 64<<10)
 		}

@@ -80,6 +80,9 @@ type Task struct {
 
 	NonRetryable, RetryOn []Class
 	CarryOver             bool
+	// RetryMode is how a retry starts: RetryCold (a new conversation, the default) or
+	// RetryResume (the previous attempt's conversation continued, where its CLI can).
+	RetryMode string
 
 	Verify           *Verify
 	OutputSchema     string
@@ -246,7 +249,7 @@ var idPattern = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 var (
 	topKeys            = []string{"version", "agents", "tasks", "hooks"}
 	agentKeys          = []string{"preset", "command", "env"}
-	taskKeys           = []string{"id", "needs", "prompt", "prompt_file", "agent", "on_failure", "retries", "backoff", "timeout", "heartbeat", "deadline", "max_consecutive_failures", "non_retryable", "retry_on", "carry_over", "verify", "output_schema", "max_schema_retries", "result_contract", "classify", "max_cost_usd", "side_effects", "git", "effects", "hooks"}
+	taskKeys           = []string{"id", "needs", "prompt", "prompt_file", "agent", "on_failure", "retries", "backoff", "timeout", "heartbeat", "deadline", "max_consecutive_failures", "non_retryable", "retry_on", "carry_over", "retry_mode", "verify", "output_schema", "max_schema_retries", "result_contract", "classify", "max_cost_usd", "side_effects", "git", "effects", "hooks"}
 	backoffKeys        = []string{"kind", "initial", "max", "jitter"}
 	verifyKeys         = []string{"command", "timeout"}
 	resultContractKeys = []string{"failure_field", "message_field"}
@@ -1102,6 +1105,12 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 	}
 	if e, has := fs["carry_over"]; has {
 		t.CarryOver, _ = l.boolean(e)
+	}
+	t.RetryMode = RetryCold
+	if e, has := fs["retry_mode"]; has {
+		if m, ok := l.oneOf(e, RetryModes); ok {
+			t.RetryMode = m
+		}
 	}
 	if e, has := fs["verify"]; has {
 		t.Verify = l.verify(e)

@@ -50,6 +50,7 @@ func TestParseSpecExample(t *testing.T) {
 		MaxConsecutiveFailures: 3,
 		NonRetryable:           []Class{ClassAgentExit},
 		RetryOn:                []Class{ClassQualityRejection},
+		RetryMode:              RetryCold,
 		Verify:                 &Verify{Command: []string{"go", "test", "./..."}, Timeout: 10 * time.Minute},
 		OutputSchema:           "schemas/result.json",
 		MaxSchemaRetries:       3,
@@ -126,7 +127,7 @@ func TestAuthoringErrors(t *testing.T) {
 		{"unknown key prefix", tfAgentsA + "  - {id: t, prompt: p, agent: a, timeout_seconds: 2}\n",
 			[]string{"f.yaml:4:34: unknown key `timeout_seconds` in task `t`"}, "did you mean `timeout`?"},
 		{"unknown key, nothing close", tfAgentsA + "  - {id: t, prompt: p, agent: a, zzzzzz: 2}\n",
-			[]string{"f.yaml:4:34: unknown key `zzzzzz` in task `t`"}, "known keys: id, needs, prompt, prompt_file, agent, on_failure, retries, backoff, timeout, heartbeat, deadline, max_consecutive_failures, non_retryable, retry_on, carry_over, verify, output_schema, max_schema_retries, result_contract, classify, max_cost_usd, side_effects, git, effects, hooks"},
+			[]string{"f.yaml:4:34: unknown key `zzzzzz` in task `t`"}, "known keys: id, needs, prompt, prompt_file, agent, on_failure, retries, backoff, timeout, heartbeat, deadline, max_consecutive_failures, non_retryable, retry_on, carry_over, retry_mode, verify, output_schema, max_schema_retries, result_contract, classify, max_cost_usd, side_effects, git, effects, hooks"},
 		{"wrong types", "version: 1\nagents:\n  a: {command: claude -p}\ntasks:\n  - {id: t, prompt: p, agent: {x: 1}, needs: b}\n",
 			[]string{
 				"f.yaml:3:16: `command` must be a list, not a string",

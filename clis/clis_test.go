@@ -255,6 +255,8 @@ stream_max_retries = 0
 //	api script FILE        serve the turns in FILE (a JSON list of modelapi.Turn) from now on
 //	api requests [API]     print the count of conversation requests answered (of that API)
 //	api done               fail unless every scripted turn was reached
+//	api messages N         print how many messages (turns of the conversation) the Nth
+//	                       conversation request (from 1) carried
 //	api resume-at FILE KEY fail unless the time at KEY of the JSON in FILE is the last reset the
 //	                       fake announced (to the minute: CLIs print clock times)
 func apiCmd(ts *testscript.TestScript, neg bool, args []string) {
@@ -284,6 +286,32 @@ func apiCmd(ts *testscript.TestScript, neg bool, args []string) {
 		if left := srv.Remaining(); (left == 0) == neg {
 			ts.Fatalf("api done: %d scripted turns not reached", left)
 		}
+	case "messages":
+		if len(args) != 2 {
+			ts.Fatalf("usage: api messages N")
+		}
+		n, err := strconv.Atoi(args[1])
+		if err != nil || n < 1 {
+			ts.Fatalf("api messages: N must be a number from 1")
+		}
+		var scripted []modelapi.Request
+		for _, r := range srv.Requests() {
+			if r.Scripted {
+				scripted = append(scripted, r)
+			}
+		}
+		if n > len(scripted) {
+			ts.Fatalf("api messages: only %d conversation requests", len(scripted))
+		}
+		var body map[string]json.RawMessage
+		json.Unmarshal(scripted[n-1].Body, &body)
+		var msgs []json.RawMessage
+		for _, k := range []string{"messages", "input", "contents"} {
+			if json.Unmarshal(body[k], &msgs) == nil && msgs != nil {
+				break
+			}
+		}
+		fmt.Fprintf(ts.Stdout(), "%d\n", len(msgs))
 	case "resume-at":
 		if len(args) != 3 {
 			ts.Fatalf("usage: api resume-at FILE KEY")
