@@ -109,6 +109,9 @@ func parseBackoffSpec(s string) (Backoff, error) {
 		return b, fmt.Errorf("unknown backoff kind %q (fixed, linear or exponential)", kind)
 	}
 	b.Kind = kind
+	if kind == BackoffFixed {
+		b.Jitter = JitterNone // a fixed delay is fixed unless a jitter is given
+	}
 	maxSet := false
 	for i, p := range parts[1:] {
 		switch i {

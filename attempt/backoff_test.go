@@ -119,8 +119,9 @@ func TestParseBackoffSpec(t *testing.T) {
 	tests := map[string]Backoff{
 		"exponential":                DefaultBackoff(),
 		"exponential:1s:5m":          DefaultBackoff(),
-		"fixed:2s":                   {Kind: BackoffFixed, Initial: 2 * time.Second, Max: 5 * time.Minute, Jitter: JitterFull},
-		"fixed:10m":                  {Kind: BackoffFixed, Initial: 10 * time.Minute, Max: 10 * time.Minute, Jitter: JitterFull},
+		"fixed:2s":                   {Kind: BackoffFixed, Initial: 2 * time.Second, Max: 5 * time.Minute, Jitter: JitterNone},
+		"fixed:10m":                  {Kind: BackoffFixed, Initial: 10 * time.Minute, Max: 10 * time.Minute, Jitter: JitterNone},
+		"fixed:2s:5m:full":           {Kind: BackoffFixed, Initial: 2 * time.Second, Max: 5 * time.Minute, Jitter: JitterFull},
 		"linear:0:1m:none":           {Kind: BackoffLinear, Initial: 0, Max: time.Minute, Jitter: JitterNone},
 		"exponential:500ms:1h:equal": {Kind: BackoffExponential, Initial: 500 * time.Millisecond, Max: time.Hour, Jitter: JitterEqual},
 	}

@@ -171,7 +171,7 @@ func (c *outputCheck) verify() *Failure {
 	}
 	defer vf.Close()
 	cmd := strings.Join(v.Command, " ")
-	c.r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: c.t.ID, Message: "verify: " + cmd})
+	c.r.env.Progress.Event(ProgressEvent{Kind: KindVerify, Task: c.t.ID, Message: cmd})
 	env := append(append([]string{}, c.r.env.Environ...),
 		"MULLIGAN_RUN="+c.r.run.ID, "MULLIGAN_TASK="+c.t.ID, "MULLIGAN_ATTEMPT="+strconv.Itoa(c.n))
 	res := RunVerify(c.ctx, v, c.r.env.Repo.Root(), env, c.r.env.Grace, vf, c.r.killCh)

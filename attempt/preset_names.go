@@ -11,3 +11,9 @@ func PresetNames() []string {
 	sort.Strings(out)
 	return out
 }
+
+// LookupPreset returns the preset of that name; false for a name mulligan does not know.
+func LookupPreset(name string) (*Preset, bool) {
+	p, ok := presets[name]
+	return p, ok
+}

@@ -20,7 +20,8 @@ const (
 	KindRetry           = "retry"
 	KindTaskState       = "task.state"
 	KindRunState        = "run.state"
-	KindNote            = "note"
+	KindNote            = "note"   // something the operator should notice (printed with "!")
+	KindVerify          = "verify" // the verify command starts (Message: its command line)
 )
 
 // ProgressEvent is one thing worth telling the operator.

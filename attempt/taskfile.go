@@ -1195,6 +1195,9 @@ func (l *loader) backoff(e yamlEntry) (Backoff, bool) {
 		v, good := l.oneOf(k, []string{BackoffFixed, BackoffLinear, BackoffExponential})
 		ok = ok && good
 		b.Kind = v
+		if v == BackoffFixed {
+			b.Jitter = JitterNone // a fixed delay is fixed unless a jitter is given
+		}
 	}
 	if j, has := fs["jitter"]; has {
 		v, good := l.oneOf(j, []string{JitterFull, JitterEqual, JitterNone})

@@ -501,7 +501,7 @@ func TestAdHoc(t *testing.T) {
 	}
 	tk := f.Tasks[0]
 	if tk.ID != "main" || tk.Prompt != "fix {{task}}: it's \"broken\"" || tk.OnFailure != OnFailureRetry || tk.Retries != 3 ||
-		tk.Backoff != (Backoff{Kind: BackoffFixed, Initial: 2 * time.Second, Max: 5 * time.Minute, Jitter: JitterFull}) ||
+		tk.Backoff != (Backoff{Kind: BackoffFixed, Initial: 2 * time.Second, Max: 5 * time.Minute, Jitter: JitterNone}) ||
 		tk.Timeout != 20*time.Minute || tk.Deadline != 24*time.Hour ||
 		!reflect.DeepEqual(tk.Verify.Command, []string{"go", "test", "./..."}) || !reflect.DeepEqual(tk.Agents, []string{"main", "fallback"}) {
 		t.Errorf("task = %+v", tk)

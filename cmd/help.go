@@ -15,8 +15,8 @@ const runExits = "0 succeeded, 1 failed, 2 usage or task-file error, 3 blocked (
 var commandHelp = map[string]struct{ examples, exits string }{
 	"run": {`mulligan run                                   the tasks of mulligan.yaml
   mulligan run -f ci.yaml fix-tests              one task (and what it needs) of another file
-  mulligan run --preset claude --prompt 'Make the tests pass' --retries 2 --on-failure retry \\
-      --verify 'go test ./...' -- claude -p '{{prompt}}' --output-format json
+  mulligan run --preset claude --prompt 'Make the tests pass' --retries 2 --on-failure retry --verify 'go test ./...'
+  mulligan run --prompt 'Make the tests pass' -- ./my-agent.sh '{{prompt}}'
   mulligan run --detach                          in the background; follow with mulligan show`, runExits},
 	"ls": {`mulligan ls -n 10`, "0, 2 usage error"},
 	"show": {`mulligan show            the last run
@@ -58,6 +58,7 @@ var commandHelp = map[string]struct{ examples, exits string }{
 	"gc":  {`mulligan gc --older-than 14d --dry-run`, "0, 2 usage"},
 	"completion": {`source <(mulligan completion bash)
   mulligan completion fish | source`, "0, 2 unknown shell"},
+	"presets": {`mulligan presets -o json`, "0"},
 	"version": {`mulligan --version`, "0"},
 }
 

@@ -155,6 +155,7 @@ func commands(g *globals) []*cli.Command {
 		versionCommand(g),
 		completionCommand(g),
 		completeCommand(g),
+		presetsCommand(g),
 	}
 }
 

@@ -74,6 +74,8 @@ func (p *progress) Event(ev attempt.ProgressEvent) {
 		}
 	case attempt.KindRunState:
 		p.stopTicker()
+	case attempt.KindVerify:
+		p.line("%s %s: verify: %s", bullet("…"), ev.Task, ev.Message)
 	case attempt.KindNote:
 		p.line("%s %s: %s", bullet("!"), ev.Task, ev.Message)
 	}

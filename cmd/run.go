@@ -61,6 +61,20 @@ func runCommand(g *globals) *cli.Command {
 			}
 			g.noAutopsy = c.Bool("no-autopsy")
 			adhocFlags := []string{"prompt", "prompt-file", "retries", "on-failure", "backoff", "timeout", "heartbeat", "deadline", "fallback", "verify", "preset"}
+			if g.rest == nil && c.IsSet("preset") && len(opts.Tasks) == 0 && opts.File == "" {
+				// A preset implies its documented headless command (`mulligan presets`).
+				p, ok := attempt.LookupPreset(c.String("preset"))
+				if !ok {
+					return usageError("see `mulligan presets`", "unknown preset %q", c.String("preset"))
+				}
+				if len(p.Command) == 0 {
+					return usageError("e.g. mulligan run --preset generic --prompt 'fix it' -- ./my-agent.sh", "preset %s has no command of its own: give one after --", p.Name)
+				}
+				if !c.IsSet("prompt") && !c.IsSet("prompt-file") {
+					return usageError("e.g. mulligan run --preset "+p.Name+" --prompt 'Make the tests pass'", "--preset %s without a command needs --prompt or --prompt-file", p.Name)
+				}
+				g.rest = append([]string{}, p.Command...)
+			}
 			if g.rest != nil {
 				if len(opts.Tasks) > 0 || opts.File != "" {
 					return usageError("run either tasks of a file or one command after --, not both", "run takes TASK names or -- CMD, not both")
