@@ -46,33 +46,13 @@ type ApprovalPlan struct {
 	Current, Tree plumbing.Hash
 }
 
-// waitingTask reads the run and its task and checks it waits for approval.
-func waitingTask(tx *store.Tx, runID, task string) (*store.Run, *store.Task, error) {
-	run, err := tx.GetRun(runID)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := CheckIdle(tx, run, false); err != nil {
-		return nil, nil, err
-	}
-	for i := range run.Tasks {
-		if t := &run.Tasks[i]; t.ID == task {
-			if t.State != store.TaskWaitingApproval {
-				return nil, nil, fmt.Errorf("task %s of run %s is %s: %w", task, run.ID, t.State, ErrNotWaitingApproval)
-			}
-			return run, t, nil
-		}
-	}
-	return nil, nil, unknownRunTask(run, task)
-}
-
 // PlanApproval checks that the task waits for approval and that its attempt's change can be
 // carried into the working tree (repo) without overwriting anything that changed since.
 func PlanApproval(ctx context.Context, db *store.DB, repo *snapshot.Repo, runID, task string) (*ApprovalPlan, error) {
 	var t *store.Task
 	if err := db.View(ctx, func(tx *store.Tx) error {
 		var err error
-		_, t, err = waitingTask(tx, runID, task)
+		_, t, err = heldTask(tx, runID, task, store.TaskWaitingApproval, ErrNotWaitingApproval)
 		return err
 	}); err != nil {
 		return nil, err
@@ -99,7 +79,7 @@ func PlanApproval(ctx context.Context, db *store.DB, repo *snapshot.Repo, runID,
 // payload in its task.approved event, and the run is paused for the continuation.
 func Approve(ctx context.Context, db *store.DB, runID, task string, n int, payload json.RawMessage) error {
 	return db.Update(ctx, func(tx *store.Tx) error {
-		run, t, err := waitingTask(tx, runID, task)
+		run, t, err := heldTask(tx, runID, task, store.TaskWaitingApproval, ErrNotWaitingApproval)
 		if err != nil {
 			return err
 		}
@@ -129,7 +109,7 @@ func Approve(ctx context.Context, db *store.DB, runID, task string, n int, paylo
 // carries text (when given) as operator text, like `mulligan prompt`.
 func Reject(ctx context.Context, db *store.DB, runID, task, text string) error {
 	return db.Update(ctx, func(tx *store.Tx) error {
-		run, t, err := waitingTask(tx, runID, task)
+		run, t, err := heldTask(tx, runID, task, store.TaskWaitingApproval, ErrNotWaitingApproval)
 		if err != nil {
 			return err
 		}

@@ -251,8 +251,9 @@ func unknownRunTask(run *store.Run, task string) error {
 	return &UnknownTaskError{Task: task, Known: known}
 }
 
-// blockedTask reads the run and its task and checks a decision can be taken on it.
-func blockedTask(tx *store.Tx, runID, task string) (*store.Run, *store.Task, error) {
+// heldTask reads the run and its task and checks the task is held in state (blocked, or
+// waiting_approval) so the operator's decision can be taken on it; notHeld is the error otherwise.
+func heldTask(tx *store.Tx, runID, task, state string, notHeld error) (*store.Run, *store.Task, error) {
 	run, err := tx.GetRun(runID)
 	if err != nil {
 		return nil, nil, err
@@ -262,8 +263,8 @@ func blockedTask(tx *store.Tx, runID, task string) (*store.Run, *store.Task, err
 	}
 	for i := range run.Tasks {
 		if t := &run.Tasks[i]; t.ID == task {
-			if t.State != store.TaskBlocked {
-				return nil, nil, fmt.Errorf("task %s of run %s is %s: %w", task, run.ID, t.State, ErrNotBlocked)
+			if t.State != state {
+				return nil, nil, fmt.Errorf("task %s of run %s is %s: %w", task, run.ID, t.State, notHeld)
 			}
 			return run, t, nil
 		}
@@ -275,7 +276,7 @@ func blockedTask(tx *store.Tx, runID, task string) (*store.Run, *store.Task, err
 // attempt's prompt carries text. The attempt counts toward the circuit breaker like any other.
 func PromptTask(ctx context.Context, db *store.DB, runID, task, text string) error {
 	return db.Update(ctx, func(tx *store.Tx) error {
-		run, t, err := blockedTask(tx, runID, task)
+		run, t, err := heldTask(tx, runID, task, store.TaskBlocked, ErrNotBlocked)
 		if err != nil {
 			return err
 		}
@@ -300,7 +301,7 @@ func PromptTask(ctx context.Context, db *store.DB, runID, task, text string) err
 // tree, where the caller puts the working tree back (a failed task leaves no edits behind).
 func StopTask(ctx context.Context, db *store.DB, runID, task string) (base string, err error) {
 	err = db.Update(ctx, func(tx *store.Tx) error {
-		run, t, err := blockedTask(tx, runID, task)
+		run, t, err := heldTask(tx, runID, task, store.TaskBlocked, ErrNotBlocked)
 		if err != nil {
 			return err
 		}
