@@ -7,8 +7,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
 	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // ignoredRef is where a run keeps the user's individually ignored files (§2.1): outside
