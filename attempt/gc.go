@@ -52,7 +52,7 @@ func GC(ctx context.Context, repo *snapshot.Repo, db *store.DB, opts GCOptions) 
 			return out, err
 		}
 		// The ignored files the run kept (outside the pushable namespace) go with it.
-		local, err := repo.Refs("refs/mulligan-local/runs/" + run.ID + "/")
+		local, err := repo.Refs(snapshot.LocalRunPrefix(run.ID))
 		if err != nil {
 			return out, err
 		}

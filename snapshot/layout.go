@@ -13,7 +13,10 @@ import "strconv"
 //	refs/mulligan-local/runs/<run>/<task>/<n>/stash
 //	                                           the stash attempt n left (it may hold ignored
 //	                                           files: not pushed with refs/mulligan/*)
+//	refs/mulligan-local/runs/<run>/ignored     the ignored files the run kept when it started
+//	                                           (secrets among them: never pushed)
 //	refs/mulligan/undo/<id>                    the tree just before a restore, revert, …
+//	refs/mulligan-local/undo/<id>              an ignored file's content before it was put back
 //	refs/mulligan/manual/<id>                  `mulligan snapshot`
 //
 // A task named `base` would need runs/<run>/base/<n>/pre beside runs/<run>/base, which git
@@ -24,6 +27,7 @@ const (
 	RunsPrefix   = RefRoot + "runs/"
 	UndoPrefix   = RefRoot + "undo/"
 	ManualPrefix = RefRoot + "manual/"
+	LocalUndo    = LocalRoot + "undo/"
 )
 
 // Which names one of an attempt's snapshots.
@@ -55,8 +59,17 @@ func AttemptKeptRef(run, task string, n int, ref string) string {
 
 // AttemptStashRef is where attempt n of task keeps the stash it left.
 func AttemptStashRef(run, task string, n int) string {
-	return LocalRoot + "runs/" + run + "/" + task + "/" + strconv.Itoa(n) + "/stash"
+	return LocalRunPrefix(run) + task + "/" + strconv.Itoa(n) + "/stash"
 }
+
+// LocalRunPrefix is the prefix of run's refs outside the pushable namespace (ending in "/").
+func LocalRunPrefix(run string) string { return LocalRoot + "runs/" + run + "/" }
+
+// IgnoredRef is where run keeps the ignored files it found when it started.
+func IgnoredRef(run string) string { return LocalRunPrefix(run) + "ignored" }
+
+// LocalUndoRef is the ref of the local undo snapshot id (ignored content, never pushed).
+func LocalUndoRef(id string) string { return LocalUndo + id }
 
 // AttemptRefPattern is AttemptRef with placeholders, for hints: refs/mulligan/runs/<run>/TASK/N/post.
 func AttemptRefPattern(run string, which Which) string {
