@@ -3,6 +3,8 @@ package attempt
 import (
 	"regexp"
 	"strings"
+
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // What the presets learned from driving the real CLIs against a model API (testdata/modelapi,
@@ -20,7 +22,7 @@ import (
 //   - codex's retries are per provider (request_max_retries, stream_max_retries in config.toml
 //     or -c overrides of model_providers.NAME); they belong in the agent's configuration.
 var presetEnv = map[string]map[string]string{
-	PresetClaude: {"CLAUDE_CODE_MAX_RETRIES": "0"},
+	taskfile.PresetClaude: {"CLAUDE_CODE_MAX_RETRIES": "0"},
 }
 
 // PresetEnv returns the environment the preset sets for its CLI (nil for none).
@@ -29,23 +31,23 @@ func PresetEnv(name string) map[string]string { return presetEnv[name] }
 // apiRules are checked after a preset's own rules and before the common ones: texts the real
 // CLIs print for model API errors (captured in testdata/presets/*_api_*).
 var apiRules = map[string][]bannerRule{
-	PresetClaude: {
+	taskfile.PresetClaude: {
 		// "You've hit your 5-hour limit · resets 5:28pm (UTC)" (a subscription's window)
-		rule(ClassQuota, "usage_limit", "", `(?i)hit your [\w-]+ limit`),
+		rule(taskfile.ClassQuota, "usage_limit", "", `(?i)hit your [\w-]+ limit`),
 	},
-	PresetCodex: {
+	taskfile.PresetCodex: {
 		// codex's own words for a 500 from the Responses API
-		rule(ClassTransport, "server_error", "", `(?i)experiencing high demand`),
+		rule(taskfile.ClassTransport, "server_error", "", `(?i)experiencing high demand`),
 	},
-	PresetGemini: {
+	taskfile.PresetGemini: {
 		// a 429 RESOURCE_EXHAUSTED with a RetryInfo: "Resource has been exhausted (e.g. check
 		// quota).\nSuggested retry after 20s."
-		rule(ClassQuota, "rate_limit", "", `(?i)resource has been exhausted`),
+		rule(taskfile.ClassQuota, "rate_limit", "", `(?i)resource has been exhausted`),
 		// a 429 with a QuotaFailure for a daily quota (TerminalQuotaError)
-		rule(ClassQuota, "usage_limit", "", `(?i)exhausted your (?:daily )?quota`),
+		rule(taskfile.ClassQuota, "usage_limit", "", `(?i)exhausted your (?:daily )?quota`),
 		// a 400 INVALID_ARGUMENT for a prompt over the window (claude's and codex's words are
 		// among the common banners)
-		noRetry(rule(ClassAgentExit, CodeContextWindow, contextHint, `(?i)input token count \(\d+\) exceeds the maximum`)),
+		noRetry(rule(taskfile.ClassAgentExit, CodeContextWindow, contextHint, `(?i)input token count \(\d+\) exceeds the maximum`)),
 	},
 }
 
@@ -57,11 +59,11 @@ func AgentSession(preset string, stdout []byte) string {
 	var id string
 	for _, v := range jsonValues(stdout) {
 		switch preset {
-		case PresetClaude, PresetGemini:
+		case taskfile.PresetClaude, taskfile.PresetGemini:
 			if s, ok := v["session_id"].(string); ok && s != "" {
 				id = s
 			}
-		case PresetCodex:
+		case taskfile.PresetCodex:
 			if v["type"] == "thread.started" {
 				if s, ok := v["thread_id"].(string); ok && s != "" {
 					id = s
@@ -84,9 +86,9 @@ func ResumeArgv(preset, id string) []string {
 		return nil
 	}
 	switch preset {
-	case PresetClaude:
+	case taskfile.PresetClaude:
 		return []string{"claude", "--resume", id}
-	case PresetCodex:
+	case taskfile.PresetCodex:
 		return []string{"codex", "exec", "resume", id}
 	}
 	return nil

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // The testdata/presets/*_api_* fixtures are what the real CLIs (versions in
@@ -15,30 +17,30 @@ func TestPresetAPIFixtures(t *testing.T) {
 		file   string
 		preset string
 		exit   int
-		class  Class
+		class  taskfile.Class
 		code   string
 	}{
-		{"claude_api_429.json", PresetClaude, 1, ClassQuota, "rate_limit"},
-		{"claude_api_529.json", PresetClaude, 1, ClassTransport, "server_error"},
-		{"claude_api_500.json", PresetClaude, 1, ClassTransport, "server_error"},
-		{"claude_api_401.json", PresetClaude, 1, ClassAuth, "invalid_key"},
-		{"claude_api_prompt_too_long.json", PresetClaude, 1, ClassAgentExit, CodeContextWindow},
-		{"claude_api_usage_limit.json", PresetClaude, 1, ClassQuota, "rate_limit"},
-		{"claude_api_credit.json", PresetClaude, 1, ClassQuota, CodeCredit},
-		{"codex_api_rate_limit.jsonl", PresetCodex, 1, ClassQuota, "rate_limit"},
-		{"codex_api_overloaded.jsonl", PresetCodex, 1, ClassTransport, "server_error"},
-		{"codex_api_server.jsonl", PresetCodex, 1, ClassTransport, "server_error"},
-		{"codex_api_auth.jsonl", PresetCodex, 1, ClassAuth, "invalid_key"},
-		{"codex_api_prompt_too_long.jsonl", PresetCodex, 1, ClassAgentExit, CodeContextWindow},
-		{"codex_api_usage_limit.jsonl", PresetCodex, 1, ClassQuota, "usage_limit"},
-		{"codex_api_credit.jsonl", PresetCodex, 1, ClassQuota, "usage_limit"},
+		{"claude_api_429.json", taskfile.PresetClaude, 1, taskfile.ClassQuota, "rate_limit"},
+		{"claude_api_529.json", taskfile.PresetClaude, 1, taskfile.ClassTransport, "server_error"},
+		{"claude_api_500.json", taskfile.PresetClaude, 1, taskfile.ClassTransport, "server_error"},
+		{"claude_api_401.json", taskfile.PresetClaude, 1, taskfile.ClassAuth, "invalid_key"},
+		{"claude_api_prompt_too_long.json", taskfile.PresetClaude, 1, taskfile.ClassAgentExit, CodeContextWindow},
+		{"claude_api_usage_limit.json", taskfile.PresetClaude, 1, taskfile.ClassQuota, "rate_limit"},
+		{"claude_api_credit.json", taskfile.PresetClaude, 1, taskfile.ClassQuota, CodeCredit},
+		{"codex_api_rate_limit.jsonl", taskfile.PresetCodex, 1, taskfile.ClassQuota, "rate_limit"},
+		{"codex_api_overloaded.jsonl", taskfile.PresetCodex, 1, taskfile.ClassTransport, "server_error"},
+		{"codex_api_server.jsonl", taskfile.PresetCodex, 1, taskfile.ClassTransport, "server_error"},
+		{"codex_api_auth.jsonl", taskfile.PresetCodex, 1, taskfile.ClassAuth, "invalid_key"},
+		{"codex_api_prompt_too_long.jsonl", taskfile.PresetCodex, 1, taskfile.ClassAgentExit, CodeContextWindow},
+		{"codex_api_usage_limit.jsonl", taskfile.PresetCodex, 1, taskfile.ClassQuota, "usage_limit"},
+		{"codex_api_credit.jsonl", taskfile.PresetCodex, 1, taskfile.ClassQuota, "usage_limit"},
 		// gemini -o json exits with the HTTP status modulo 256 and prints its JSON on stderr
-		{"gemini_api_rate_limit.txt", PresetGemini, 173, ClassQuota, "rate_limit"},
-		{"gemini_api_overloaded.txt", PresetGemini, 247, ClassTransport, "server_error"},
-		{"gemini_api_server.txt", PresetGemini, 244, ClassTransport, "server_error"},
-		{"gemini_api_auth.txt", PresetGemini, 144, ClassAuth, "invalid_key"},
-		{"gemini_api_prompt_too_long.txt", PresetGemini, 144, ClassAgentExit, CodeContextWindow},
-		{"gemini_api_usage_limit.txt", PresetGemini, 173, ClassQuota, "usage_limit"},
+		{"gemini_api_rate_limit.txt", taskfile.PresetGemini, 173, taskfile.ClassQuota, "rate_limit"},
+		{"gemini_api_overloaded.txt", taskfile.PresetGemini, 247, taskfile.ClassTransport, "server_error"},
+		{"gemini_api_server.txt", taskfile.PresetGemini, 244, taskfile.ClassTransport, "server_error"},
+		{"gemini_api_auth.txt", taskfile.PresetGemini, 144, taskfile.ClassAuth, "invalid_key"},
+		{"gemini_api_prompt_too_long.txt", taskfile.PresetGemini, 144, taskfile.ClassAgentExit, CodeContextWindow},
+		{"gemini_api_usage_limit.txt", taskfile.PresetGemini, 173, taskfile.ClassQuota, "usage_limit"},
 	}
 	for _, c := range cases {
 		out, err := os.ReadFile(filepath.Join("testdata", "presets", c.file))
