@@ -1098,6 +1098,16 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 		}
 	}
 
+	l.taskPrompt(t, fs, label)
+	l.taskAgent(s, fs, label)
+	l.policy(t, fs, label)
+	l.taskLimits(t, fs)
+	l.taskChecks(t, fs)
+	return s
+}
+
+// taskPrompt reads `prompt` or `prompt_file` (exactly one).
+func (l *loader) taskPrompt(t *Task, fs map[string]yamlEntry, label string) {
 	prompt, hasPrompt := fs["prompt"]
 	promptFile, hasPromptFile := fs["prompt_file"]
 	switch {
@@ -1117,7 +1127,11 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 	default:
 		l.errAt(t.Pos, "add `prompt: TEXT` or `prompt_file: PATH` (prompt: \"\" for none)", "%s has no `prompt` or `prompt_file`", label)
 	}
+}
 
+// taskAgent reads `agent`: one name or a failover chain.
+func (l *loader) taskAgent(s *taskSrc, fs map[string]yamlEntry, label string) {
+	t := s.t
 	if e, has := fs["agent"]; has {
 		names, nodes, good := l.strList(e, true, "an agent name, or a failover chain like [fast, strong]")
 		if good && len(names) == 0 {
@@ -1130,9 +1144,10 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 	} else {
 		l.errAt(t.Pos, "add `agent: NAME` naming one of `agents:`", "%s has no `agent`", label)
 	}
+}
 
-	l.policy(t, fs, label)
-
+// taskLimits reads the attempt's limits and the retry policy's other keys.
+func (l *loader) taskLimits(t *Task, fs map[string]yamlEntry) {
 	if e, has := fs["timeout"]; has {
 		t.Timeout, _ = l.duration(e)
 	}
@@ -1169,6 +1184,11 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 	if e, has := fs["carry_over"]; has {
 		t.CarryOver, _ = l.boolean(e)
 	}
+}
+
+// taskChecks reads what judges and surrounds an attempt: verify, output checks, classify rules,
+// spend, side effects, git, effects, hooks and approval.
+func (l *loader) taskChecks(t *Task, fs map[string]yamlEntry) {
 	if e, has := fs["verify"]; has {
 		t.Verify = l.verify(e)
 	}
@@ -1218,7 +1238,6 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 	if e, has := fs["max_identical_failures"]; has {
 		t.MaxIdenticalFailures, _ = l.integer(e, 1)
 	}
-	return s
 }
 
 // retryForever are the words people try for "retry without end"; the spec has no such
