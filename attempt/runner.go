@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -136,6 +137,24 @@ func activeError(err error) error {
 	return err
 }
 
+// StoredTaskFile is how a run records the path of its task file: relative to the run's worktree
+// root when the file lies inside it, else absolute. path is absolute or relative to the current
+// directory (`run -f FILE` from a subdirectory), so a later --reload, resume or supervise finds
+// it from wherever it runs.
+func StoredTaskFile(worktree, path string) string {
+	if path == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	if rel, err := filepath.Rel(worktree, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return rel
+	}
+	return abs
+}
+
 // Start records a new run and executes it in the foreground.
 func Start(ctx context.Context, env Env, opts StartOptions) (*Outcome, error) {
 	env.defaults()
@@ -153,7 +172,7 @@ func Start(ctx context.Context, env Env, opts StartOptions) (*Outcome, error) {
 		ID:              runID,
 		Worktree:        repo.Root(),
 		GitDir:          repo.GitDir(),
-		TaskFile:        opts.File.Path,
+		TaskFile:        StoredTaskFile(repo.Root(), opts.File.Path),
 		TaskFileHash:    opts.File.Hash,
 		TaskFileContent: opts.File.Content,
 		State:           store.RunRunning,

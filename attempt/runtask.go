@@ -806,9 +806,17 @@ func (r *runner) recordTaskState(tx *store.Tx, at *attemptRun) error {
 func applyFailure(a *store.Attempt, f *Failure) {
 	a.Class, a.Code, a.Message, a.Hint = string(f.Class), f.Code, f.Message, f.Hint
 	a.RetryEligible = store.Ptr(f.RetryEligible)
-	if f.RetryAfter > 0 {
+	switch {
+	case !f.ResetAt.IsZero() && a.FinishedAt != nil:
+		// A quota wall lifts at a point in time. It is kept as the wait from the attempt's end,
+		// which is what the next pick adds it to (loadSpend): measured from when the wall was
+		// read instead, the wall would move later by the time the post snapshot took, and a
+		// wall that had already lifted would hold the agent back once more.
+		wait := max(f.ResetAt.Sub(*a.FinishedAt), 0)
+		a.RetryAfterMS = store.Ptr((wait + time.Millisecond - 1).Milliseconds())
+	case f.RetryAfter > 0:
 		a.RetryAfterMS = store.Ptr(f.RetryAfter.Milliseconds())
-	} else {
+	default:
 		a.RetryAfterMS = nil
 	}
 	switch f.Class {
