@@ -145,7 +145,8 @@ func Supervise(ctx context.Context, db *store.DB, opts SuperviseOptions) ([]Supe
 			if !exhausted {
 				return nil
 			}
-			return holdRun(tx, run, epoch, ReasonResumeExhausted, map[string]any{"resumes_without_progress": run.ResumesWithoutProgress})
+			return holdRun(tx, run, epoch, store.RunTransition{Reason: ReasonResumeExhausted,
+				Event: store.RunStateChanged{ResumesWithoutProgress: store.Ptr(run.ResumesWithoutProgress)}})
 		})
 		switch {
 		case errors.Is(err, store.ErrFenced):
@@ -194,7 +195,8 @@ func Supervise(ctx context.Context, db *store.DB, opts SuperviseOptions) ([]Supe
 					if err := tx.CheckOwner(run.ID, epoch); err != nil {
 						return err
 					}
-					return holdRun(tx, run, epoch, ReasonTreeMovedOn, map[string]any{"why": movedWhy, "command": MovedOnCommand(run.ID)})
+					return holdRun(tx, run, epoch, store.RunTransition{Reason: ReasonTreeMovedOn,
+						Event: store.RunStateChanged{Why: movedWhy, Command: MovedOnCommand(run.ID)}})
 				})
 				switch {
 				case errors.Is(err, store.ErrFenced):
@@ -225,26 +227,19 @@ func movedOnReason(run, why string) string {
 	return fmt.Sprintf("%s: %s; left alone: %s", ReasonTreeMovedOn, why, MovedOnCommand(run))
 }
 
-// holdRun holds run, which this supervisor claimed at epoch, blocked for reason: it leaves the
-// run without an owner process and the worktree unlocked (the operator's resume, cancel or
-// revert must not take this supervisor for a process acting on it), and records the change
-// with extra in the event's payload.
-func holdRun(tx *store.Tx, run *store.Run, epoch int64, reason string, extra map[string]any) error {
-	if err := tx.SetRunState(run.ID, store.RunBlocked, reason); err != nil {
+// holdRun holds run, which this supervisor claimed at epoch, blocked (reason and the rest of
+// the run.state_changed event in tr): it leaves the run without an owner process and the
+// worktree unlocked, so the operator's resume, cancel or revert does not take this supervisor
+// for a process acting on it.
+func holdRun(tx *store.Tx, run *store.Run, epoch int64, tr store.RunTransition) error {
+	tr.To = store.RunBlocked
+	if _, err := tx.TransitionRun(run.ID, tr); err != nil {
 		return err
 	}
 	if err := tx.DisownRun(run.ID, epoch); err != nil {
 		return err
 	}
-	if err := tx.ReleaseWorktreeLock(run.Worktree, run.ID); err != nil {
-		return err
-	}
-	payload := map[string]any{"from": run.State, "to": store.RunBlocked, "reason": reason}
-	for k, v := range extra {
-		payload[k] = v
-	}
-	_, err := tx.AppendEvent(run.ID, "", 0, "run.state_changed", payload)
-	return err
+	return tx.ReleaseWorktreeLock(run.Worktree, run.ID)
 }
 
 // local reports whether run's owner ran on this host (its processes can be seen from here).
@@ -282,10 +277,7 @@ func endExhausted(ctx context.Context, db *store.DB, opts SuperviseOptions, run 
 			if t.State != store.TaskRunning && t.State != store.TaskBackoff {
 				continue
 			}
-			if err := tx.SetTaskState(run.ID, t.ID, store.TaskBlocked, ReasonResumeExhausted, nil); err != nil {
-				return err
-			}
-			if err := r.event(tx, t.ID, 0, "task.state_changed", map[string]any{"from": t.State, "to": store.TaskBlocked, "reason": ReasonResumeExhausted}); err != nil {
+			if _, err := tx.TransitionTask(run.ID, t.ID, store.TaskTransition{To: store.TaskBlocked, Reason: ReasonResumeExhausted}); err != nil {
 				return err
 			}
 		}
