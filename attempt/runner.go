@@ -436,14 +436,13 @@ func (r *runner) takeBase(ctx context.Context) error {
 	})
 }
 
-func (r *runner) setTaskState(ctx context.Context, t *store.Task, state, reason string, resumeAt *time.Time) error {
-	from := t.State
+func (r *runner) setTaskState(ctx context.Context, t *store.Task, state store.TaskState, reason string, resumeAt *time.Time) error {
 	return r.update(ctx, func(tx *store.Tx) error {
-		if err := tx.SetTaskState(r.run.ID, t.ID, state, reason, resumeAt); err != nil {
+		if _, err := tx.TransitionTask(r.run.ID, t.ID, store.TaskTransition{To: state, Reason: reason, ResumeAt: resumeAt}); err != nil {
 			return err
 		}
-		t.State, t.Reason = state, reason
-		return r.event(tx, t.ID, 0, "task.state_changed", map[string]any{"from": from, "to": state, "reason": nullable(reason)})
+		t.State, t.Reason = string(state), reason
+		return nil
 	})
 }
 
@@ -476,24 +475,19 @@ func (r *runner) end(ctx context.Context, state, reason string) (*Outcome, error
 		}
 	}
 	err := r.update(ctx, func(tx *store.Tx) error {
-		from := r.run.State
 		if err := tx.SetControl(r.run.ID, store.ControlNone); err != nil {
 			return err
 		}
-		if store.RunFinished(state) {
-			if err := tx.FinishRun(r.run.ID, state, reason); err != nil {
+		if _, err := tx.TransitionRun(r.run.ID, store.RunTransition{To: store.RunState(state), Reason: reason}); err != nil {
+			return err
+		}
+		if !store.RunFinished(state) {
+			// stopped, not finished: the time until it runs again is not its tasks'
+			if err := tx.ParkTasks(r.run.ID); err != nil {
 				return err
 			}
-		} else if err := tx.SetRunState(r.run.ID, state, reason); err != nil {
-			return err
-		} else if err := tx.ParkTasks(r.run.ID); err != nil {
-			// stopped, not finished: the time until it runs again is not its tasks'
-			return err
 		}
-		if err := tx.ReleaseWorktreeLock(r.run.Worktree, r.run.ID); err != nil {
-			return err
-		}
-		return r.event(tx, "", 0, "run.state_changed", map[string]any{"from": from, "to": state, "reason": nullable(reason)})
+		return tx.ReleaseWorktreeLock(r.run.Worktree, r.run.ID)
 	})
 	if err != nil {
 		return nil, err
