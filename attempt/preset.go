@@ -106,6 +106,7 @@ var presets = map[string]*Preset{
 		Command:        []string{"opencode", "run", "--format", "json", "{{prompt}}"},
 		Install:        "install it: npm install -g opencode-ai, then opencode auth login",
 		Result:         opencodeResult,
+		verdict:        opencodeVerdict,
 		errorsExitZero: true,
 	},
 	PresetGeneric: {Name: PresetGeneric},
@@ -383,7 +384,8 @@ func geminiResult(stdout []byte) *AgentResult {
 }
 
 // opencodeResult reads `opencode run --format json` events: text parts are the answer,
-// step-finish parts carry tokens and cost.
+// step-finish parts carry tokens (input is the uncached part: cache reads and writes are added,
+// as claude's and codex's input counts them) and cost.
 func opencodeResult(stdout []byte) *AgentResult {
 	vals := jsonValues(stdout)
 	r := &AgentResult{}
@@ -406,8 +408,10 @@ func opencodeResult(stdout []byte) *AgentResult {
 			}
 		case "step-finish":
 			seen = true
-			if n, ok := num(path(part, "tokens", "input")); ok {
-				r.TokensIn = addInt(r.TokensIn, n)
+			for _, k := range [][]string{{"tokens", "input"}, {"tokens", "cache", "read"}, {"tokens", "cache", "write"}} {
+				if n, ok := num(path(part, k...)); ok {
+					r.TokensIn = addInt(r.TokensIn, n)
+				}
 			}
 			if n, ok := num(path(part, "tokens", "output")); ok {
 				r.TokensOut = addInt(r.TokensOut, n)
