@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // A run never ends `running` (SPEC §2.1): an error that stops the runner after the run was
@@ -17,7 +18,7 @@ import (
 // classedError carries the failure class an error that stops a run is recorded with (internal
 // when an error carries none).
 type classedError struct {
-	class Class
+	class taskfile.Class
 	code  string
 	err   error
 }
@@ -26,7 +27,7 @@ func (e *classedError) Error() string { return e.err.Error() }
 func (e *classedError) Unwrap() error { return e.err }
 
 // withClass marks err to be recorded with class and code if it stops the run.
-func withClass(class Class, code string, err error) error {
+func withClass(class taskfile.Class, code string, err error) error {
 	return &classedError{class: class, code: code, err: err}
 }
 
@@ -36,7 +37,7 @@ type RecordedError struct {
 	Run   string
 	Task  string // "" when no task had started
 	N     int    // 0 when no attempt was in flight
-	Class Class
+	Class taskfile.Class
 	Err   error
 }
 
@@ -67,7 +68,7 @@ func (r *runner) abort(ctx context.Context, cause error) error {
 	if cause == nil || r.isFenced() || errors.Is(cause, store.ErrFenced) {
 		return cause
 	}
-	class, code := ClassInternal, CodeInternal
+	class, code := taskfile.ClassInternal, CodeInternal
 	var ce *classedError
 	if errors.As(cause, &ce) {
 		class, code = ce.class, ce.code

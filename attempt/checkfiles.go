@@ -7,16 +7,18 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // CheckFiles checks the files the tasks name, relative to the working tree root: a
 // prompt_file must exist and hold a prompt (not only blanks: an empty prompt would be sent as
 // is, and a retry would "succeed" doing nothing), and an output_schema must exist and compile.
 // Each problem is an authoring error at the value's position, found before anything runs.
-func CheckFiles(f *File, root string) error {
-	var errs AuthoringErrors
-	at := func(p Pos, hint, format string, args ...any) {
-		errs = append(errs, &AuthoringError{File: f.Path, Line: p.Line, Col: p.Col, Msg: fmt.Sprintf(format, args...), Hint: hint})
+func CheckFiles(f *taskfile.File, root string) error {
+	var errs taskfile.AuthoringErrors
+	at := func(p taskfile.Pos, hint, format string, args ...any) {
+		errs = append(errs, &taskfile.AuthoringError{File: f.Path, Line: p.Line, Col: p.Col, Msg: fmt.Sprintf(format, args...), Hint: hint})
 	}
 	for _, t := range f.Tasks {
 		if t.PromptFile != "" {

@@ -6,88 +6,17 @@ import (
 	"fmt"
 	"io/fs"
 	"os/exec"
-	"regexp"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
-
-// Class is a failure class of SPEC §4. Its string is part of the JSON contract.
-type Class string
-
-// The failure classes, in the order of the spec's table.
-const (
-	ClassTransport        Class = "transport"
-	ClassAttemptTimeout   Class = "attempt_timeout"
-	ClassHeartbeatTimeout Class = "heartbeat_timeout"
-	ClassAgentExit        Class = "agent_exit"
-	ClassQuota            Class = "quota"
-	ClassAuth             Class = "auth"
-	ClassAgentMissing     Class = "agent_missing"
-	ClassPayloadDeclared  Class = "payload_declared"
-	ClassSchemaInvalid    Class = "schema_invalid"
-	ClassQualityRejection Class = "quality_rejection"
-	ClassBudgetExhausted  Class = "budget_exhausted"
-	ClassCancellation     Class = "cancellation"
-	ClassRunnerDied       Class = "runner_died"
-	ClassAuthoring        Class = "authoring"
-	ClassInternal         Class = "internal"
-)
-
-// Classes lists every class in the spec's order.
-var Classes = []Class{
-	ClassTransport, ClassAttemptTimeout, ClassHeartbeatTimeout, ClassAgentExit, ClassQuota,
-	ClassAuth, ClassAgentMissing, ClassPayloadDeclared, ClassSchemaInvalid, ClassQualityRejection,
-	ClassBudgetExhausted, ClassCancellation, ClassRunnerDied, ClassAuthoring, ClassInternal,
-}
-
-// widenable are the only classes retry_on may add: the agent ran and finished, and only its
-// result was judged. Widening anything else would retry what the spec says must not be
-// (auth, a missing agent) or what has its own path (quota).
-var widenable = []Class{ClassQualityRejection, ClassPayloadDeclared, ClassSchemaInvalid}
-
-// userClassifiable are the classes a task's classify rules may assign. The others are
-// facts only mulligan observes (a timeout it enforced, its own death, a cancel it sent).
-var userClassifiable = []Class{
-	ClassTransport, ClassAgentExit, ClassQuota, ClassAuth, ClassAgentMissing,
-	ClassPayloadDeclared, ClassSchemaInvalid, ClassQualityRejection,
-}
-
-// retriedByDefault is the "retried by default" column. quota is absent because a quota
-// wall is never retried as an attempt (it fails over or parks); runner_died is present
-// because its attempt is run again, outside the retry budget.
-var retriedByDefault = []Class{
-	ClassTransport, ClassAttemptTimeout, ClassHeartbeatTimeout, ClassAgentExit, ClassRunnerDied,
-}
-
-// ParseClass reads a class name as written in a task file.
-func ParseClass(s string) (Class, error) {
-	c := Class(s)
-	if slices.Contains(Classes, c) {
-		return c, nil
-	}
-	return "", fmt.Errorf("unknown failure class %q", s)
-}
-
-// Eligible reports whether a failure of class c may be retried under a task's lists:
-// non_retryable only removes classes, retry_on only adds quality_rejection,
-// payload_declared and schema_invalid (other entries are ignored here; the loader refuses
-// them). A class in both lists is not retried: the narrowing is the safer reading.
-func Eligible(c Class, nonRetryable, retryOn []Class) bool {
-	if slices.Contains(nonRetryable, c) {
-		return false
-	}
-	if slices.Contains(retriedByDefault, c) {
-		return true
-	}
-	return slices.Contains(widenable, c) && slices.Contains(retryOn, c)
-}
 
 // Failure is a classified failed attempt.
 type Failure struct {
-	Class         Class
+	Class         taskfile.Class
 	Code          string // short, stable, machine-readable detail of the class
 	Message       string
 	Hint          string
@@ -126,14 +55,6 @@ type PresetRules interface {
 	ClassifyOutput(exitCode int, output []byte) *Failure
 }
 
-// ClassifyRule is one user `classify` entry of a task.
-type ClassifyRule struct {
-	Pattern    string
-	Re         *regexp.Regexp
-	Class      Class
-	RetryAfter time.Duration
-}
-
 // Failure codes Classify assigns. Presets and the output checks add their own.
 const (
 	CodeCancelled        = "cancelled"
@@ -160,21 +81,21 @@ const (
 // User rules run whatever the exit status: an agent that prints "credit balance is too
 // low" and exits 0 is the case they exist for. RetryEligible carries the default column;
 // the runner re-derives it with Eligible and the task's lists.
-func Classify(o Observation, user []ClassifyRule, preset PresetRules) *Failure {
+func Classify(o Observation, user []taskfile.ClassifyRule, preset PresetRules) *Failure {
 	f := classify(o, user, preset)
 	if f != nil {
-		f.RetryEligible = Eligible(f.Class, nil, nil) && !f.NoRetry
+		f.RetryEligible = taskfile.Eligible(f.Class, nil, nil) && !f.NoRetry
 	}
 	return f
 }
 
-func classify(o Observation, user []ClassifyRule, preset PresetRules) *Failure {
+func classify(o Observation, user []taskfile.ClassifyRule, preset PresetRules) *Failure {
 	switch {
 	case o.RunnerDied:
-		return &Failure{Class: ClassRunnerDied, Code: CodeRunnerDied,
+		return &Failure{Class: taskfile.ClassRunnerDied, Code: CodeRunnerDied,
 			Message: "the mulligan process died during the attempt"}
 	case o.Internal != nil:
-		return &Failure{Class: ClassInternal, Code: CodeInternal, Message: o.Internal.Error(),
+		return &Failure{Class: taskfile.ClassInternal, Code: CodeInternal, Message: o.Internal.Error(),
 			Hint: "this is a mulligan bug: `mulligan bug` writes a report bundle"}
 	case o.Cancelled:
 		code := CodeCancelled
@@ -183,15 +104,15 @@ func classify(o Observation, user []ClassifyRule, preset PresetRules) *Failure {
 			code = o.CancelReason
 			msg += " (" + o.CancelReason + ")"
 		}
-		return &Failure{Class: ClassCancellation, Code: code, Message: msg}
+		return &Failure{Class: taskfile.ClassCancellation, Code: code, Message: msg}
 	case o.DeadlineExceeded:
-		return &Failure{Class: ClassBudgetExhausted, Code: CodeDeadline,
+		return &Failure{Class: taskfile.ClassBudgetExhausted, Code: CodeDeadline,
 			Message: "the task's deadline passed during the attempt"}
 	case o.TimedOut:
-		return &Failure{Class: ClassAttemptTimeout, Code: CodeTimeout,
+		return &Failure{Class: taskfile.ClassAttemptTimeout, Code: CodeTimeout,
 			Message: "the attempt ran past its timeout" + lastLineSuffix(o.Output)}
 	case o.Silent:
-		return &Failure{Class: ClassHeartbeatTimeout, Code: CodeSilent,
+		return &Failure{Class: taskfile.ClassHeartbeatTimeout, Code: CodeSilent,
 			Message: "the agent printed nothing for longer than the heartbeat" + lastLineSuffix(o.Output)}
 	case o.StartErr != nil:
 		return startFailure(o.StartErr)
@@ -213,8 +134,8 @@ func classify(o Observation, user []ClassifyRule, preset PresetRules) *Failure {
 	}
 	if preset != nil {
 		if f := preset.ClassifyOutput(o.ExitCode, o.Output); f != nil {
-			if _, err := ParseClass(string(f.Class)); err != nil {
-				return &Failure{Class: ClassInternal, Code: CodeBadPresetVerdict,
+			if _, err := taskfile.ParseClass(string(f.Class)); err != nil {
+				return &Failure{Class: taskfile.ClassInternal, Code: CodeBadPresetVerdict,
 					Message: fmt.Sprintf("preset returned failure class %q", f.Class)}
 			}
 			g := *f // the preset's value is not ours to mutate
@@ -225,7 +146,7 @@ func classify(o Observation, user []ClassifyRule, preset PresetRules) *Failure {
 	case o.ExitCode == 0:
 		return nil
 	case o.ExitCode < 0:
-		return &Failure{Class: ClassAgentExit, Code: CodeSignal,
+		return &Failure{Class: taskfile.ClassAgentExit, Code: CodeSignal,
 			Message: "agent was killed by a signal" + lastLineSuffix(o.Output)}
 	}
 	suffix := lastLineSuffix(o.Output)
@@ -235,7 +156,7 @@ func classify(o Observation, user []ClassifyRule, preset PresetRules) *Failure {
 			suffix = ": " + t
 		}
 	}
-	return &Failure{Class: ClassAgentExit, Code: CodeNonZeroExit,
+	return &Failure{Class: taskfile.ClassAgentExit, Code: CodeNonZeroExit,
 		Message: fmt.Sprintf("agent exited with status %d", o.ExitCode) + suffix}
 }
 
@@ -245,15 +166,15 @@ func classify(o Observation, user []ClassifyRule, preset PresetRules) *Failure {
 func startFailure(err error) *Failure {
 	switch {
 	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
-		return &Failure{Class: ClassAgentMissing, Code: CodeNotFound,
+		return &Failure{Class: taskfile.ClassAgentMissing, Code: CodeNotFound,
 			Message: "agent command not found: " + err.Error(),
 			Hint:    "install the agent CLI or fix `command` in the task file"}
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENOEXEC), errors.Is(err, exec.ErrDot):
-		return &Failure{Class: ClassAgentMissing, Code: CodeNotExecutable,
+		return &Failure{Class: taskfile.ClassAgentMissing, Code: CodeNotExecutable,
 			Message: "agent command is not executable: " + err.Error(),
 			Hint:    "check the file's mode (chmod +x) and its #! line"}
 	}
-	return &Failure{Class: ClassInternal, Code: CodeStartFailed,
+	return &Failure{Class: taskfile.ClassInternal, Code: CodeStartFailed,
 		Message: "could not start the agent: " + err.Error()}
 }
 

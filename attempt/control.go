@@ -9,8 +9,9 @@ import (
 	"time"
 
 	"github.com/mulligan-dev/mulligan/reap"
-
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // Operator control from another shell (SPEC §6 pause, cancel, kill).
@@ -134,7 +135,7 @@ func (r *runner) pauseCancelled(ctx context.Context) (*Outcome, error) {
 			}
 			if n := len(t.Attempts); n > 0 {
 				a := &t.Attempts[n-1]
-				if a.State == store.AttemptCancelled && a.Class == string(ClassCancellation) {
+				if a.State == store.AttemptCancelled && a.Class == string(taskfile.ClassCancellation) {
 					a.Counted = false
 					a.Code = CodePaused
 					a.Message = "the attempt was cancelled by `mulligan pause --mode cancel`; it does not count"
@@ -291,6 +292,7 @@ type KillResult struct {
 	PID      int      `json:"pid,omitempty"`  // the runner signalled (0: none was alive here)
 	Groups   []int    `json:"pgids"`          // agent process groups signalled
 	Attempts []string `json:"attempts"`       // TASK@N recorded cancelled
+	Posts    []string `json:"-"`              // each cancelled attempt's post ref, as Attempts
 	Note     string   `json:"note,omitempty"` // e.g. the owner is on another host
 }
 
@@ -338,68 +340,9 @@ func Kill(ctx context.Context, env Env, opts KillOptions) (*KillResult, error) {
 	}
 	run.Epoch = res.Epoch
 
-	self := store.Self()
-	{
-		var waitPID int
-		remote := false
-		if o := run.Owner; o != nil && o.PID != self.PID && store.ProcessAlive(*o) {
-			if o.Host != "" && self.Host != "" && o.Host != self.Host {
-				remote = true
-				res.Note = fmt.Sprintf("the run's process (pid %d) is on host %s: not signalled; it is fenced and can no longer write", o.PID, o.Host)
-			} else if err := opts.Signal(o.PID, syscall.SIGKILL); err == nil {
-				res.PID, waitPID = o.PID, o.PID
-			}
-		}
-		for _, t := range run.Tasks {
-			if remote {
-				break // its agents' process groups are on that host too
-			}
-			for _, a := range t.Attempts {
-				if a.State != store.AttemptRunning {
-					continue
-				}
-				for _, pg := range groups[fmt.Sprintf("%s@%d", t.ID, a.N)] {
-					if err := opts.Signal(-pg, syscall.SIGKILL); err == nil {
-						res.Groups = append(res.Groups, pg)
-					}
-				}
-			}
-		}
-		// What the run's processes setsid'd or double-forked out of their groups carries the
-		// run in its environment (SPEC §7.2): it goes too.
-		var strays []int
-		if !remote {
-			for _, pid := range reap.WithEnv("MULLIGAN_RUN=" + run.ID) {
-				if pg, err := syscall.Getpgid(pid); pid == waitPID || err != nil || slices.Contains(res.Groups, pg) {
-					continue // gone, or its group was signalled above
-				}
-				if opts.Signal(pid, syscall.SIGKILL) == nil {
-					strays = append(strays, pid)
-				}
-			}
-		}
-		// The post snapshot must see the tree the killed processes left, not one they still edit.
-		deadline := time.Now().Add(opts.Wait)
-		for time.Now().Before(deadline) {
-			gone := waitPID == 0 || !store.ProcessAlive(*run.Owner)
-			for _, pg := range res.Groups {
-				if err := syscall.Kill(-pg, 0); !errors.Is(err, syscall.ESRCH) {
-					gone = false
-				}
-			}
-			for _, pid := range strays {
-				if reap.Alive(pid) {
-					gone = false
-				}
-			}
-			if gone {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	killProcesses(run, groups, opts, res)
 
-	r := newRunner(env, nil, run)
+	w := &runWriter{env: env, run: run, epoch: run.Epoch} // the fenced epoch is Kill's now
 	for i := range run.Tasks {
 		t := &run.Tasks[i]
 		for j := range t.Attempts {
@@ -407,14 +350,15 @@ func Kill(ctx context.Context, env Env, opts KillOptions) (*KillResult, error) {
 			if a.State != store.AttemptRunning {
 				continue
 			}
-			f := &Failure{Class: ClassCancellation, Code: opts.Code, Message: opts.Message}
-			if err := r.recordInterrupted(ctx, t, a, store.AttemptCancelled, f); err != nil {
+			f := &Failure{Class: taskfile.ClassCancellation, Code: opts.Code, Message: opts.Message}
+			if err := w.recordInterrupted(ctx, t, a, store.AttemptCancelled, f); err != nil {
 				return nil, err
 			}
 			res.Attempts = append(res.Attempts, fmt.Sprintf("%s@%d", t.ID, a.N))
+			res.Posts = append(res.Posts, snapshot.AttemptRef(opts.RunID, t.ID, a.N, snapshot.Post))
 		}
 	}
-	err = r.update(ctx, func(tx *store.Tx) error {
+	err = w.update(ctx, func(tx *store.Tx) error {
 		for i := range run.Tasks {
 			t := &run.Tasks[i]
 			if store.TaskFinished(t.State) || t.State == store.TaskPending {
@@ -423,7 +367,7 @@ func Kill(ctx context.Context, env Env, opts KillOptions) (*KillResult, error) {
 			if err := tx.SetTaskState(run.ID, t.ID, store.TaskCancelled, opts.Reason, nil); err != nil {
 				return err
 			}
-			if err := r.event(tx, t.ID, 0, "task.state_changed", map[string]any{"from": t.State, "to": store.TaskCancelled, "reason": opts.Reason}); err != nil {
+			if err := w.event(tx, t.ID, 0, "task.state_changed", map[string]any{"from": t.State, "to": store.TaskCancelled, "reason": opts.Reason}); err != nil {
 				return err
 			}
 		}
@@ -436,10 +380,74 @@ func Kill(ctx context.Context, env Env, opts KillOptions) (*KillResult, error) {
 		if err := tx.ReleaseWorktreeLock(run.Worktree, run.ID); err != nil {
 			return err
 		}
-		return r.event(tx, "", 0, "run.state_changed", map[string]any{"from": run.State, "to": store.RunCancelled, "reason": opts.Reason, "pid": res.PID, "pgids": res.Groups})
+		return w.event(tx, "", 0, "run.state_changed", map[string]any{"from": run.State, "to": store.RunCancelled, "reason": opts.Reason, "pid": res.PID, "pgids": res.Groups})
 	})
 	if err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// killProcesses SIGKILLs the run's process (on this host) and the process groups of its
+// attempts in flight, and waits (at most opts.Wait) for them to be gone: the post snapshot must
+// see the tree the killed processes left, not one they still edit.
+func killProcesses(run *store.Run, groups map[string][]int, opts KillOptions, res *KillResult) {
+	self := store.Self()
+	var waitPID int
+	remote := false
+	if o := run.Owner; o != nil && o.PID != self.PID && store.ProcessAlive(*o) {
+		if o.Host != "" && self.Host != "" && o.Host != self.Host {
+			remote = true
+			res.Note = fmt.Sprintf("the run's process (pid %d) is on host %s: not signalled; it is fenced and can no longer write", o.PID, o.Host)
+		} else if err := opts.Signal(o.PID, syscall.SIGKILL); err == nil {
+			res.PID, waitPID = o.PID, o.PID
+		}
+	}
+	for _, t := range run.Tasks {
+		if remote {
+			break // its agents' process groups are on that host too
+		}
+		for _, a := range t.Attempts {
+			if a.State != store.AttemptRunning {
+				continue
+			}
+			for _, pg := range groups[fmt.Sprintf("%s@%d", t.ID, a.N)] {
+				if err := opts.Signal(-pg, syscall.SIGKILL); err == nil {
+					res.Groups = append(res.Groups, pg)
+				}
+			}
+		}
+	}
+	// What the run's processes setsid'd or double-forked out of their groups carries the
+	// run in its environment (SPEC §7.2): it goes too.
+	var strays []int
+	if !remote {
+		for _, pid := range reap.WithEnv("MULLIGAN_RUN=" + run.ID) {
+			if pg, err := syscall.Getpgid(pid); pid == waitPID || err != nil || slices.Contains(res.Groups, pg) {
+				continue // gone, or its group was signalled above
+			}
+			if opts.Signal(pid, syscall.SIGKILL) == nil {
+				strays = append(strays, pid)
+			}
+		}
+	}
+	// The post snapshot must see the tree the killed processes left, not one they still edit.
+	deadline := time.Now().Add(opts.Wait)
+	for time.Now().Before(deadline) {
+		gone := waitPID == 0 || !store.ProcessAlive(*run.Owner)
+		for _, pg := range res.Groups {
+			if err := syscall.Kill(-pg, 0); !errors.Is(err, syscall.ESRCH) {
+				gone = false
+			}
+		}
+		for _, pid := range strays {
+			if reap.Alive(pid) {
+				gone = false
+			}
+		}
+		if gone {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -11,8 +11,9 @@ import (
 
 	"github.com/go-git/go-git/v5"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
 	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // testEnv is a fresh repository (made with go-git: no git binary, no user configuration) and
@@ -71,7 +72,7 @@ func countEvents(t *testing.T, db *store.DB, run string) int {
 func TestKillFencesRunner(t *testing.T) {
 	env := testEnv(t)
 	started := filepath.Join(t.TempDir(), "started")
-	f, err := Parse("kill.yaml", []byte(`version: 1
+	f, err := taskfile.Parse("kill.yaml", []byte(`version: 1
 agents:
   sh: {command: [sh, -c, "echo half > half.txt; echo > `+started+`; exec sleep 30"]}
 tasks:
@@ -137,7 +138,7 @@ tasks:
 	env.DB.View(context.Background(), func(tx *store.Tx) error { run, err = tx.GetRun("k1ll"); return err })
 	a := run.Tasks[0].Attempts[0]
 	if run.State != store.RunCancelled || run.Reason != ReasonOperatorKill || a.State != store.AttemptCancelled ||
-		a.Class != string(ClassCancellation) || a.Code != CodeKilled || len(run.Tasks[0].Attempts) != 1 {
+		a.Class != string(taskfile.ClassCancellation) || a.Code != CodeKilled || len(run.Tasks[0].Attempts) != 1 {
 		t.Errorf("after kill: run %s (%s), attempt %s %s/%s; want cancelled (operator-kill), attempt cancelled cancellation/killed",
 			run.State, run.Reason, a.State, a.Class, a.Code)
 	}

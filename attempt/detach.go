@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
 	"github.com/mulligan-dev/mulligan/reap"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // StartDetached starts the program at path with argv (argv[0] is the name it sees) in a session

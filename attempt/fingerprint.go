@@ -6,7 +6,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // No progress (SPEC §4 Policy): each failure in which the agent did its work and failed gets a
@@ -19,12 +20,12 @@ const ReasonNoProgress = "no-progress"
 
 // fingerprinted are the classes the rule applies to. Transient classes (transport, timeouts,
 // quota, runner_died) are governed by retries and the breaker instead.
-var fingerprinted = map[Class]bool{
-	ClassAgentExit: true, ClassPayloadDeclared: true, ClassSchemaInvalid: true, ClassQualityRejection: true,
+var fingerprinted = map[taskfile.Class]bool{
+	taskfile.ClassAgentExit: true, taskfile.ClassPayloadDeclared: true, taskfile.ClassSchemaInvalid: true, taskfile.ClassQualityRejection: true,
 }
 
 // Fingerprinted reports whether failures of class c get a fingerprint.
-func Fingerprinted(c Class) bool { return fingerprinted[c] }
+func Fingerprinted(c taskfile.Class) bool { return fingerprinted[c] }
 
 // Fingerprint identifies a failure: the same class and code, the same decisive lines once the
 // parts that change from run to run are masked, and the same post tree. output is the output the

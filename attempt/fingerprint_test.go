@@ -4,14 +4,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // Pairs of outputs that must give the same fingerprint (the same failure seen twice) and pairs
 // that must not (a different failure, or progress).
 func TestFingerprintPairs(t *testing.T) {
-	exit := &Failure{Class: ClassAgentExit, Code: "exit_1"}
-	verify := &Failure{Class: ClassQualityRejection, Code: "verify_failed"}
+	exit := &Failure{Class: taskfile.ClassAgentExit, Code: "exit_1"}
+	verify := &Failure{Class: taskfile.ClassQualityRejection, Code: "verify_failed"}
 	for _, tc := range []struct {
 		name       string
 		f1, f2     *Failure
@@ -47,7 +48,7 @@ func TestFingerprintPairs(t *testing.T) {
 		{"another failing test", verify, verify, "--- FAIL: TestAdd (0.01s)\n", "--- FAIL: TestSub (0.01s)\n", "t", "t", false},
 		{"another tree: the agent changed something", exit, exit, "error: x\n", "error: x\n", "t1", "t2", false},
 		{"another class", exit, verify, "error: x\n", "error: x\n", "t", "t", false},
-		{"another code", exit, &Failure{Class: ClassAgentExit, Code: "exit_2"}, "error: x\n", "error: x\n", "t", "t", false},
+		{"another code", exit, &Failure{Class: taskfile.ClassAgentExit, Code: "exit_2"}, "error: x\n", "error: x\n", "t", "t", false},
 		{"a word is not a hex id", exit, exit, "error: defaced file\n", "error: effaced file\n", "t", "t", false},
 		{"a path outside temp dirs", exit, exit, "error: /home/a/x.go broken\n", "error: /home/a/y.go broken\n", "t", "t", false},
 	} {
@@ -64,12 +65,12 @@ func TestFingerprintPairs(t *testing.T) {
 }
 
 func TestFingerprintOnlyForWorkFailures(t *testing.T) {
-	for _, c := range []Class{ClassTransport, ClassAttemptTimeout, ClassHeartbeatTimeout, ClassQuota, ClassRunnerDied, ClassAuth, ClassAgentMissing, ClassCancellation} {
+	for _, c := range []taskfile.Class{taskfile.ClassTransport, taskfile.ClassAttemptTimeout, taskfile.ClassHeartbeatTimeout, taskfile.ClassQuota, taskfile.ClassRunnerDied, taskfile.ClassAuth, taskfile.ClassAgentMissing, taskfile.ClassCancellation} {
 		if fp := Fingerprint(&Failure{Class: c}, []byte("error: x\n"), "t"); fp != "" {
 			t.Errorf("%s got a fingerprint %s", c, fp)
 		}
 	}
-	for _, c := range []Class{ClassAgentExit, ClassPayloadDeclared, ClassSchemaInvalid, ClassQualityRejection} {
+	for _, c := range []taskfile.Class{taskfile.ClassAgentExit, taskfile.ClassPayloadDeclared, taskfile.ClassSchemaInvalid, taskfile.ClassQualityRejection} {
 		if fp := Fingerprint(&Failure{Class: c}, []byte("error: x\n"), "t"); fp == "" {
 			t.Errorf("%s got no fingerprint", c)
 		}

@@ -8,8 +8,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
 	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // GCRun is one run gc pruned (or, on a dry run, would prune).
@@ -46,13 +46,13 @@ func GC(ctx context.Context, repo *snapshot.Repo, db *store.DB, opts GCOptions) 
 		if run.Pruned || run.FinishedAt == nil || !run.FinishedAt.Before(cutoff) {
 			continue
 		}
-		prefix := "refs/mulligan/runs/" + run.ID + "/"
+		prefix := snapshot.RunPrefix(run.ID)
 		refs, err := repo.Refs(prefix)
 		if err != nil {
 			return out, err
 		}
 		// The ignored files the run kept (outside the pushable namespace) go with it.
-		local, err := repo.Refs("refs/mulligan-local/runs/" + run.ID + "/")
+		local, err := repo.Refs(snapshot.LocalRunPrefix(run.ID))
 		if err != nil {
 			return out, err
 		}
@@ -122,7 +122,7 @@ type GCUndo struct {
 // always keeping the keep newest, so the last few destructive steps stay undoable however old.
 // A ref that moved since it was listed is left alone.
 func GCUndoRefs(repo *snapshot.Repo, olderThan time.Duration, keep int, now time.Time, dryRun bool) ([]GCUndo, error) {
-	refs, err := repo.Refs("refs/mulligan/undo/")
+	refs, err := repo.Refs(snapshot.UndoPrefix)
 	if err != nil {
 		return nil, err
 	}

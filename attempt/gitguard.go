@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
 	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // What an attempt must never take from the user besides the working tree (SPEC §2.1): HEAD,
@@ -20,9 +20,9 @@ import (
 // says `git: allow`, or the attempt succeeded and the task does not say `git: isolate`.
 
 // gitMode is the task's `git:` value ("" in a definition stored before the key existed).
-func gitMode(def *Task) string {
+func gitMode(def *taskfile.Task) string {
 	if def == nil || def.Git == "" {
-		return GitRestore
+		return taskfile.GitRestore
 	}
 	return def.Git
 }
@@ -34,11 +34,6 @@ func (r *runner) readGitPre() ([]byte, error) {
 		return nil, err
 	}
 	return json.Marshal(st)
-}
-
-// attemptRef is refs/mulligan/runs/<run>/<task>/<n>/<leaf>.
-func attemptRef(run, task string, n int, leaf string) string {
-	return runRef(run, task, strconv.Itoa(n), leaf)
 }
 
 // recordGitPost compares the git state with the one attempt n started from and records what
@@ -164,14 +159,14 @@ func (r *runner) keepAgentRefs(task string, n int, pre, post *snapshot.GitState,
 	for _, c := range changes {
 		switch {
 		case c.Stash != "":
-			if err := set("refs/mulligan-local/runs/"+r.run.ID+"/"+task+"/"+strconv.Itoa(n)+"/stash", c.To); err != nil {
+			if err := set(snapshot.AttemptStashRef(r.run.ID, task, n), c.To); err != nil {
 				return "", err
 			}
 		case c.Ref != "" && c.Ref != "HEAD":
 			if strings.HasPrefix(c.Ref, "refs/heads/") {
 				moved = true
 			}
-			if err := set(attemptRef(r.run.ID, task, n, c.Ref), c.To); err != nil {
+			if err := set(snapshot.AttemptKeptRef(r.run.ID, task, n, c.Ref), c.To); err != nil {
 				return "", err
 			}
 		}
@@ -179,7 +174,7 @@ func (r *runner) keepAgentRefs(task string, n int, pre, post *snapshot.GitState,
 	if !moved || post.Head.Commit == "" {
 		return "", nil
 	}
-	head := attemptRef(r.run.ID, task, n, "head")
+	head := snapshot.AttemptRef(r.run.ID, task, n, snapshot.Head)
 	if err := set(head, post.Head.Commit); err != nil {
 		return "", err
 	}
@@ -203,7 +198,7 @@ type gitSettled struct {
 // under `git: allow` (or keep) they are kept and said so; otherwise each is put back by
 // compare-and-swap, and whatever changed again since is left and named. An attempt whose end
 // was never seen (its runner died) is compared with the state on disk now.
-func (r *runner) putBackGit(ctx context.Context, task string, def *Task, keep bool) error {
+func (r *runner) putBackGit(ctx context.Context, task string, def *taskfile.Task, keep bool) error {
 	var rows []store.AttemptGit
 	if err := r.env.DB.View(context.WithoutCancel(ctx), func(tx *store.Tx) (err error) {
 		rows, err = tx.PendingGit(r.run.ID, task)
@@ -242,7 +237,7 @@ func (r *runner) putBackGit(ctx context.Context, task string, def *Task, keep bo
 			}
 			continue
 		}
-		if keep || mode == GitAllow {
+		if keep || mode == taskfile.GitAllow {
 			if err := r.update(ctx, func(tx *store.Tx) error {
 				if err := tx.SetAttemptGitReset(r.run.ID, task, row.N, store.GitKept); err != nil {
 					return err
@@ -277,7 +272,7 @@ func (r *runner) putBackGit(ctx context.Context, task string, def *Task, keep bo
 		}
 		if len(res.Restored) > 0 {
 			msg := fmt.Sprintf("put back what %s@%d did to git: %s", task, row.N, describeUndo(res.Restored))
-			if head := attemptRef(r.run.ID, task, row.N, "head"); r.refExists(head) {
+			if head := snapshot.AttemptRef(r.run.ID, task, row.N, snapshot.Head); r.refExists(head) {
 				msg += "; its commits stay in " + head
 			}
 			r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: task, N: row.N, Message: msg})
@@ -297,12 +292,12 @@ func (r *runner) refExists(name string) bool {
 
 // settleGitOnSuccess decides the git changes of a task whose attempt succeeded: kept (its
 // commits are its work), or put back under `git: isolate`.
-func (r *runner) settleGitOnSuccess(ctx context.Context, task string, def *Task) error {
-	return r.putBackGit(ctx, task, def, gitMode(def) != GitIsolate)
+func (r *runner) settleGitOnSuccess(ctx context.Context, task string, def *taskfile.Task) error {
+	return r.putBackGit(ctx, task, def, gitMode(def) != taskfile.GitIsolate)
 }
 
 // resetTask puts the task's git changes back (by policy) and the tree to the task's base.
-func (r *runner) resetTask(ctx context.Context, task string, def *Task, base plumbing.Hash) error {
+func (r *runner) resetTask(ctx context.Context, task string, def *taskfile.Task, base plumbing.Hash) error {
 	if err := r.putBackGit(ctx, task, def, false); err != nil {
 		return err
 	}

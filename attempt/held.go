@@ -7,7 +7,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // Held tasks (SPEC §4 step 2): a task held blocked, waiting_quota or waiting_approval does not
@@ -160,7 +161,7 @@ func workLandedSince(run *store.Run, t *store.Task) bool {
 
 // deadlineOf is when the task's deadline passes: started_at + deadline + the time it spent
 // parked (zero: no deadline).
-func deadlineOf(def *Task, t *store.Task) time.Time {
+func deadlineOf(def *taskfile.Task, t *store.Task) time.Time {
 	if def.Deadline <= 0 || t.StartedAt == nil {
 		return time.Time{}
 	}

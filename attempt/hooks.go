@@ -3,13 +3,10 @@ package attempt
 import (
 	"context"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
 	"github.com/mulligan-dev/mulligan/compensate"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
-
-// HookVars are the template variables a hook's command may use: a hook is about a state
-// change, not about an agent call, so there is no prompt to give it.
-var HookVars = []string{VarRun, VarTask, VarAttempt, VarIdempotencyKey}
 
 // NewHooks returns the deliverer of db's hook outbox, expanding each hook's templates with the
 // delivery's run, task and attempt. environ is what hooks inherit (nil: this process's).
@@ -19,21 +16,21 @@ func NewHooks(db *store.DB, environ []string) *compensate.Hooks {
 		Environ: environ,
 		Timeout: compensate.HookTimeoutFromEnv(),
 		Expand: func(d store.HookDelivery) ([]string, error) {
-			v := Vars{Run: d.RunID, Task: d.TaskID, Attempt: d.Attempt}
+			v := taskfile.Vars{Run: d.RunID, Task: d.TaskID, Attempt: d.Attempt}
 			if d.TaskID != "" {
 				v.IdempotencyKey = IdempotencyKey(d.RunID, d.TaskID)
 			}
-			return Expand(d.Command, v)
+			return taskfile.Expand(d.Command, v)
 		},
 	}
 }
 
 // hookDefs lists the hook commands of the tasks a run executes and the run-level ones, for
 // store.InsertHooks.
-func hookDefs(f *File, order []*Task) []store.HookDef {
+func hookDefs(f *taskfile.File, order []*taskfile.Task) []store.HookDef {
 	var defs []store.HookDef
-	add := func(task string, h Hooks) {
-		for _, name := range HookNames {
+	add := func(task string, h taskfile.Hooks) {
+		for _, name := range taskfile.HookNames {
 			for _, argv := range h[name] {
 				defs = append(defs, store.HookDef{Task: task, Hook: name, Command: argv})
 			}

@@ -7,18 +7,14 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
 	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
 )
-
-// ignoredRef is where a run keeps the user's individually ignored files (§2.1): outside
-// refs/mulligan/, so that pushing 'refs/mulligan/*' never publishes a .env.
-func ignoredRef(run string) string { return "refs/mulligan-local/runs/" + run + "/ignored" }
 
 // keepIgnored keeps the individually ignored files when the run starts, and names what no
 // snapshot protects: ignored files too large to keep, untracked nested repositories.
 func (r *runner) keepIgnored(ctx context.Context) error {
-	kept, err := r.env.Repo.KeepIgnored(context.WithoutCancel(ctx), ignoredRef(r.run.ID),
+	kept, err := r.env.Repo.KeepIgnored(context.WithoutCancel(ctx), snapshot.IgnoredRef(r.run.ID),
 		fmt.Sprintf("mulligan run %s: ignored files\n\nThe individually ignored files of the working tree when the run started.\n", r.run.ID))
 	if err != nil {
 		return err
@@ -42,8 +38,8 @@ func (r *runner) keepIgnored(ctx context.Context) error {
 // putBackIgnored puts back, after a reset to tree, the kept ignored files an attempt deleted or
 // changed (an agent's `git clean -fdx`), and says so; what a changed one held is kept first.
 func (r *runner) putBackIgnored(ctx context.Context, tree plumbing.Hash) {
-	res, err := r.env.Repo.RestoreIgnored(context.WithoutCancel(ctx), ignoredRef(r.run.ID), tree,
-		"refs/mulligan-local/undo/"+snapshot.NewID(r.env.Now()))
+	res, err := r.env.Repo.RestoreIgnored(context.WithoutCancel(ctx), snapshot.IgnoredRef(r.run.ID), tree,
+		snapshot.LocalUndoRef(snapshot.NewID(r.env.Now())))
 	if err != nil {
 		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: r.current, Message: "could not put back ignored files: " + err.Error()})
 		return

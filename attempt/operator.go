@@ -11,7 +11,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // The operator's state changes (retry-task, prompt, stop, revert's audit): each is one write
@@ -93,7 +94,7 @@ func RecordEvent(ctx context.Context, db *store.DB, runID, task string, n int, t
 
 // Dependents returns task and every task that needs it, transitively, by the needs edges of the
 // run's task file, in the run's order. Tasks of the file the run does not hold are left out.
-func Dependents(file *File, run *store.Run, task string) []string {
+func Dependents(file *taskfile.File, run *store.Run, task string) []string {
 	in := map[string]bool{task: true}
 	for changed := true; changed; {
 		changed = false
@@ -124,12 +125,12 @@ type ResetOptions struct {
 	Task   string
 	NoDeps bool // reset only the task, not its dependents
 	Force  bool // even while the run's process is alive: it is fenced
-	Load   func(run *store.Run) (*File, error)
+	Load   func(run *store.Run) (*taskfile.File, error)
 	// UndoRef is the undo point taken before the reset (recorded in the event).
 	UndoRef string
 	// Reload, when set, is the edited task file (`retry-task --reload`): it replaces the stored
 	// definition in the reset's transaction (reload.go), before the reset.
-	Reload *File
+	Reload *taskfile.File
 	// Graft, with Reload, rewrites a started task's base tree to hold the reloaded task file
 	// (nil: the file lies outside the worktree, or the caller keeps bases as they are).
 	Graft func(tree string) (string, error)
@@ -324,20 +325,6 @@ func StopTask(ctx context.Context, db *store.DB, runID, task string) (base strin
 	return base, err
 }
 
-// TaskBase returns a task's recorded base tree ("" when it never started).
-func TaskBase(ctx context.Context, db *store.DB, runID, task string) (string, error) {
-	var base string
-	err := db.View(ctx, func(tx *store.Tx) error {
-		t, err := tx.GetTask(runID, task)
-		if err != nil {
-			return err
-		}
-		base = t.BaseTree
-		return nil
-	})
-	return base, err
-}
-
 // operatorText returns the text of the newest `mulligan prompt` for task given after its latest
 // attempt started: the operator's words go to the next attempt only.
 func operatorText(tx *store.Tx, run, task string) (string, error) {
@@ -368,7 +355,7 @@ func operatorText(tx *store.Tx, run, task string) (string, error) {
 // WorkLeft reports whether continuing run would start an attempt: false when every unfinished
 // task would only be skipped (a dependency failed) or is held (or waits for one that is), so the
 // run would end at once. file (nil: none allows failure) says which tasks have allow_fail.
-func WorkLeft(run *store.Run, file *File) bool {
+func WorkLeft(run *store.Run, file *taskfile.File) bool {
 	sim := *run
 	sim.Tasks = slices.Clone(run.Tasks)
 	r := &runner{file: file}
@@ -387,7 +374,7 @@ func WorkLeft(run *store.Run, file *File) bool {
 // ContinueOptions are the inputs of Continue.
 type ContinueOptions struct {
 	RunID string
-	Load  func(run *store.Run) (*File, error)
+	Load  func(run *store.Run) (*taskfile.File, error)
 	// Force claims the run even when its owner process is alive (the owner is fenced).
 	Force bool
 }
@@ -435,30 +422,8 @@ func Continue(ctx context.Context, env Env, opts ContinueOptions) (*Outcome, err
 	if opts.Force {
 		alive = func(store.Owner) bool { return false }
 	}
-	var epoch int64
-	err = env.DB.Update(ctx, func(tx *store.Tx) error {
-		var err error
-		if epoch, err = tx.ClaimRun(run.ID, run.Epoch, self); err != nil {
-			return err
-		}
-		if err := tx.AcquireWorktreeLock(run.Worktree, run.ID, self, alive); err != nil {
-			return err
-		}
-		from := run.State
-		if err := tx.SetRunState(run.ID, store.RunRunning, ""); err != nil {
-			return err
-		}
-		_, err = tx.AppendEvent(run.ID, "", 0, "run.state_changed", map[string]any{
-			"from": from, "to": store.RunRunning, "reason": "continued", "pid": self.PID, "host": self.Host,
-		})
-		return err
-	})
+	r, err := claimRun(ctx, env, run, file, claim{reason: "continued", alive: alive})
 	if err != nil {
-		return nil, activeError(err)
-	}
-	run.Epoch, run.State, run.Reason, run.FinishedAt = epoch, store.RunRunning, "", nil
-	r := newRunner(env, file, run)
-	if err := r.recoverInterrupted(ctx); err != nil {
 		return nil, err
 	}
 	return r.execute(ctx)

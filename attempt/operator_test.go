@@ -5,12 +5,13 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 func TestDependentsDiamond(t *testing.T) {
 	// a → b, a → c, b + c → d; e independent; f is in the file but not in the run.
-	f := &File{Tasks: []*Task{
+	f := &taskfile.File{Tasks: []*taskfile.Task{
 		{ID: "a"}, {ID: "b", Needs: []string{"a"}}, {ID: "c", Needs: []string{"a"}},
 		{ID: "d", Needs: []string{"b", "c"}}, {ID: "e"}, {ID: "f", Needs: []string{"d"}},
 	}}
@@ -55,7 +56,7 @@ func TestWorkLeft(t *testing.T) {
 	} {
 		run := &store.Run{Tasks: tc.tasks}
 		before := slices.Clone(tc.tasks)
-		f := &File{Tasks: []*Task{{ID: "may", AllowFail: true}}}
+		f := &taskfile.File{Tasks: []*taskfile.Task{{ID: "may", AllowFail: true}}}
 		if got := WorkLeft(run, f); got != tc.want {
 			t.Errorf("%s: WorkLeft = %v, want %v", tc.name, got, tc.want)
 		}

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // Output-check failure codes.
@@ -84,23 +86,23 @@ func decodeJSON(raw []byte) (any, bool) {
 
 // expectsResult reports whether an exit 0 without output is a failure: the preset prints a
 // result object, or the task declares a contract or a schema.
-func expectsResult(def *Task, p *Preset) bool {
-	return (p != nil && p.Result != nil && p.Name != PresetAider) || def.ResultContract != nil || def.OutputSchema != ""
+func expectsResult(def *taskfile.Task, p *Preset) bool {
+	return (p != nil && p.Result != nil && p.Name != taskfile.PresetAider) || def.ResultContract != nil || def.OutputSchema != ""
 }
 
 // CheckPayload applies the payload_declared checks to an exit-0 attempt: the preset's error flag,
 // the result contract, empty output where a result is expected. nil: the payload is fine.
-func CheckPayload(def *Task, p *Preset, o AttemptOutput) *Failure {
+func CheckPayload(def *taskfile.Task, p *Preset, o AttemptOutput) *Failure {
 	if o.Result != nil && o.Result.IsError {
 		msg := strings.TrimSpace(o.Result.ErrorText)
 		if msg == "" {
 			msg = "the agent's result declares an error"
 		}
-		return &Failure{Class: ClassPayloadDeclared, Code: CodeIsError, Message: p.Name + ": " + clipLine([]byte(msg))}
+		return &Failure{Class: taskfile.ClassPayloadDeclared, Code: CodeIsError, Message: p.Name + ": " + clipLine([]byte(msg))}
 	}
 	if len(bytes.TrimSpace(o.Raw)) == 0 {
 		if expectsResult(def, p) {
-			return &Failure{Class: ClassPayloadDeclared, Code: CodeEmptyOutput,
+			return &Failure{Class: taskfile.ClassPayloadDeclared, Code: CodeEmptyOutput,
 				Message: "the agent exited 0 but its result is empty",
 				Hint:    "an agent that does nothing and says nothing is not a success; check its command and prompt"}
 		}
@@ -109,7 +111,7 @@ func CheckPayload(def *Task, p *Preset, o AttemptOutput) *Failure {
 	if rc := def.ResultContract; rc != nil {
 		v, ok := decodeJSON(o.Raw)
 		if !ok {
-			return &Failure{Class: ClassPayloadDeclared, Code: CodeResultContract,
+			return &Failure{Class: taskfile.ClassPayloadDeclared, Code: CodeResultContract,
 				Message: "the result_contract needs a JSON result, and the output holds none"}
 		}
 		if fv, has := dotted(v, rc.FailureField); has && truthy(fv) {
@@ -121,7 +123,7 @@ func CheckPayload(def *Task, p *Preset, o AttemptOutput) *Failure {
 			} else if s, ok := fv.(string); ok {
 				msg += ": " + clipLine([]byte(s))
 			}
-			return &Failure{Class: ClassPayloadDeclared, Code: CodeResultContract, Message: msg}
+			return &Failure{Class: taskfile.ClassPayloadDeclared, Code: CodeResultContract, Message: msg}
 		}
 	}
 	return nil

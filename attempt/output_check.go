@@ -9,7 +9,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/proc"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // attemptUsage sums what the agent CLI reported for one attempt (its correction calls included).
@@ -70,12 +72,12 @@ func VerifyLogPath(log string) string {
 type outputCheck struct {
 	r          *runner
 	ctx        context.Context
-	def        *Task
+	def        *taskfile.Task
 	t          *store.Task
 	n          int
 	preset     *Preset
 	rules      PresetRules
-	spec       ProcSpec
+	spec       proc.Spec
 	prepare    func(prompt, promptFile string) ([]string, []string, error)
 	prompt     string
 	dir        string
@@ -103,7 +105,7 @@ func (c *outputCheck) run(stdout []byte) *Failure {
 func (c *outputCheck) schema(out AttemptOutput) *Failure {
 	sch, err := CompileSchema(c.r.env.Repo.Root(), c.def.OutputSchema)
 	if err != nil {
-		return &Failure{Class: ClassSchemaInvalid, Code: "schema_unreadable", Message: err.Error(),
+		return &Failure{Class: taskfile.ClassSchemaInvalid, Code: "schema_unreadable", Message: err.Error(),
 			Hint: "fix output_schema in the task file (a path from the working tree root to a JSON Schema)"}
 	}
 	errs := sch.Check(out.Raw)
@@ -121,7 +123,7 @@ func (c *outputCheck) schema(out AttemptOutput) *Failure {
 	if errs == "" {
 		return nil
 	}
-	return &Failure{Class: ClassSchemaInvalid, Code: CodeSchemaInvalid,
+	return &Failure{Class: taskfile.ClassSchemaInvalid, Code: CodeSchemaInvalid,
 		Message: fmt.Sprintf("the output does not match %s after %d correction call(s): %s", c.def.OutputSchema, c.retries, oneLine(lastErrorLine(errs))),
 		Hint:    "mulligan logs shows the output; the schema errors were sent back to the agent each time"}
 }
@@ -138,27 +140,27 @@ func (c *outputCheck) correct(raw []byte, errs string) ([]byte, *Failure) {
 	prompt := CorrectionPrompt(c.prompt, c.def.OutputSchema, raw, errs)
 	pf := filepath.Join(c.dir, strconv.Itoa(c.n)+".correction-"+strconv.Itoa(c.retries)+".prompt")
 	if err := os.WriteFile(pf, []byte(prompt), 0o600); err != nil {
-		return nil, &Failure{Class: ClassInternal, Code: CodeInternal, Message: err.Error()}
+		return nil, &Failure{Class: taskfile.ClassInternal, Code: CodeInternal, Message: err.Error()}
 	}
 	argv, envv, err := c.prepare(prompt, pf)
 	if err != nil {
-		return nil, &Failure{Class: ClassInternal, Code: CodeInternal, Message: err.Error()}
+		return nil, &Failure{Class: taskfile.ClassInternal, Code: CodeInternal, Message: err.Error()}
 	}
 	os.Remove(c.outputFile)
 	fmt.Fprintf(c.log, "\n--- mulligan: schema correction call %d of %d ---\n", c.retries, c.def.MaxSchemaRetries)
 	spec := c.spec
 	spec.Argv, spec.Env = argv, envv
-	proc := RunProcess(c.ctx, spec)
-	c.usage.add(c.preset, proc.Stdout)
-	obs := Observation{Cancelled: proc.Cancelled || proc.Killed, TimedOut: proc.TimedOut, Silent: proc.Silent,
-		StartErr: proc.StartErr, ExitCode: proc.ExitCode, Output: proc.Tail}
+	pr := proc.Run(c.ctx, spec)
+	c.usage.add(c.preset, pr.Stdout)
+	obs := Observation{Cancelled: pr.Cancelled || pr.Killed, TimedOut: pr.TimedOut, Silent: pr.Silent,
+		StartErr: pr.StartErr, ExitCode: pr.ExitCode, Output: pr.Tail}
 	if f := Classify(obs, c.def.Classify, c.rules); f != nil {
 		return nil, f
 	}
-	if o := ReadOutput("", proc.Stdout, c.preset); o.Result != nil && o.Result.IsError {
+	if o := ReadOutput("", pr.Stdout, c.preset); o.Result != nil && o.Result.IsError {
 		return nil, CheckPayload(c.def, c.preset, o)
 	}
-	return proc.Stdout, nil
+	return pr.Stdout, nil
 }
 
 // verify runs the task's verify command on the tree the agent left.
@@ -167,7 +169,7 @@ func (c *outputCheck) verify() *Failure {
 	logPath := filepath.Join(c.dir, strconv.Itoa(c.n)+".log")
 	vf, err := os.OpenFile(VerifyLogPath(logPath), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
-		return &Failure{Class: ClassInternal, Code: CodeInternal, Message: err.Error()}
+		return &Failure{Class: taskfile.ClassInternal, Code: CodeInternal, Message: err.Error()}
 	}
 	defer vf.Close()
 	cmd := strings.Join(v.Command, " ")

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 func TestLastJSONValue(t *testing.T) {
@@ -26,25 +28,25 @@ func TestReadOutputOrder(t *testing.T) {
 	dir := t.TempDir()
 	of := filepath.Join(dir, "out.json")
 	claude := []byte(`{"type":"result","is_error":false,"result":"{\"from\":\"result\"}"}`)
-	if o := ReadOutput(of, claude, PresetFor(PresetClaude)); o.Source != "result" || string(o.Raw) != `{"from":"result"}` {
+	if o := ReadOutput(of, claude, PresetFor(taskfile.PresetClaude)); o.Source != "result" || string(o.Raw) != `{"from":"result"}` {
 		t.Errorf("result field: %+v", o)
 	}
 	os.WriteFile(of, []byte(`{"from":"file"}`), 0o600)
-	if o := ReadOutput(of, claude, PresetFor(PresetClaude)); o.Source != "output_file" {
+	if o := ReadOutput(of, claude, PresetFor(taskfile.PresetClaude)); o.Source != "output_file" {
 		t.Errorf("output file first: %+v", o)
 	}
-	if o := ReadOutput("", []byte("log\n{\"from\":\"stdout\"}\n"), PresetFor(PresetGeneric)); o.Source != "stdout" || string(o.Raw) != `{"from":"stdout"}` {
+	if o := ReadOutput("", []byte("log\n{\"from\":\"stdout\"}\n"), PresetFor(taskfile.PresetGeneric)); o.Source != "stdout" || string(o.Raw) != `{"from":"stdout"}` {
 		t.Errorf("stdout: %+v", o)
 	}
 }
 
 func TestCheckPayload(t *testing.T) {
-	generic, claude := PresetFor(PresetGeneric), PresetFor(PresetClaude)
-	plain := &Task{}
-	contract := &Task{ResultContract: &ResultContract{FailureField: "error", MessageField: "error.message"}}
+	generic, claude := PresetFor(taskfile.PresetGeneric), PresetFor(taskfile.PresetClaude)
+	plain := &taskfile.Task{}
+	contract := &taskfile.Task{ResultContract: &taskfile.ResultContract{FailureField: "error", MessageField: "error.message"}}
 	cases := []struct {
 		name string
-		def  *Task
+		def  *taskfile.Task
 		p    *Preset
 		out  string
 		code string // "" = passes
@@ -56,7 +58,7 @@ func TestCheckPayload(t *testing.T) {
 		{"claude fine", plain, claude, `{"type":"result","is_error":false,"result":"done"}`, ""},
 		{"contract failure", contract, generic, `{"error": {"message": "tests still fail"}}`, CodeResultContract},
 		{"contract null error", contract, generic, `{"error": null, "ok": true}`, ""},
-		{"contract false error", &Task{ResultContract: &ResultContract{FailureField: "failed"}}, generic, `{"failed": false}`, ""},
+		{"contract false error", &taskfile.Task{ResultContract: &taskfile.ResultContract{FailureField: "failed"}}, generic, `{"failed": false}`, ""},
 		{"contract no JSON", contract, generic, "just text", CodeResultContract},
 		{"contract empty", contract, generic, "", CodeEmptyOutput},
 	}
@@ -66,7 +68,7 @@ func TestCheckPayload(t *testing.T) {
 		got := ""
 		if f != nil {
 			got = f.Code
-			if f.Class != ClassPayloadDeclared {
+			if f.Class != taskfile.ClassPayloadDeclared {
 				t.Errorf("%s: class %s", c.name, f.Class)
 			}
 		}

@@ -3,6 +3,8 @@ package attempt
 import (
 	"fmt"
 	"time"
+
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // Action is what the policy decides after an attempt.
@@ -53,31 +55,31 @@ type Decision struct {
 
 // Decide applies SPEC §4's policy to a finished attempt. failure is nil for a success. now and
 // deadlineAt (zero: no deadline) bound the next retry; rnd is the jitter source.
-func Decide(t *Task, failure *Failure, c Counters, now, deadlineAt time.Time, rnd func() float64) Decision {
+func Decide(t *taskfile.Task, failure *Failure, c Counters, now, deadlineAt time.Time, rnd func() float64) Decision {
 	if failure == nil {
 		return Decision{Action: ActSucceed}
 	}
-	if failure.Class == ClassCancellation {
+	if failure.Class == taskfile.ClassCancellation {
 		return Decision{Action: ActCancel, Failure: failure}
 	}
-	if failure.Class == ClassQuota && failure.Code == CodeCredit {
+	if failure.Class == taskfile.ClassQuota && failure.Code == CodeCredit {
 		// No clock lifts it: the agent is disabled for the run (the chain moves on, or the
 		// task fails); nothing is parked to resume on an invented reset time.
 		return Decision{Action: ActFail, Reason: CodeCredit, Failure: failure}
 	}
-	if failure.Class == ClassQuota {
+	if failure.Class == taskfile.ClassQuota {
 		// No retry budget is spent against a quota wall, whatever on_failure says.
 		return Decision{Action: ActQuota, Reason: ReasonQuota, Failure: failure}
 	}
 	eligible := failure.RetryEligible
 	switch t.OnFailure {
-	case OnFailureAsk:
+	case taskfile.OnFailureAsk:
 		// Operator prompts count toward the breaker like automatic retries do.
 		if c.ConsecutiveFailures >= t.MaxConsecutiveFailures {
 			return Decision{Action: ActBlock, Reason: ReasonCircuitTripped, Failure: failure}
 		}
 		return Decision{Action: ActBlock, Reason: ReasonAsk, Failure: failure}
-	case OnFailureRetry:
+	case taskfile.OnFailureRetry:
 		if !eligible {
 			return Decision{Action: ActFail, Reason: ReasonNotRetryable, Failure: failure}
 		}
@@ -90,12 +92,12 @@ func Decide(t *Task, failure *Failure, c Counters, now, deadlineAt time.Time, rn
 		delay := t.Backoff.Delay(c.RetriesUsed+1, failure.RetryAfter, rnd)
 		if !deadlineAt.IsZero() && now.Add(delay).After(deadlineAt) {
 			exhausted := *failure
-			exhausted.Class = ClassBudgetExhausted
+			exhausted.Class = taskfile.ClassBudgetExhausted
 			exhausted.Code = CodeDeadline
 			exhausted.Message = fmt.Sprintf("the deadline passes before retry %d could start (after %s: %s)",
 				c.RetriesUsed+1, failure.Class, failure.Message)
 			exhausted.RetryEligible = false
-			return Decision{Action: ActFail, Reason: string(ClassBudgetExhausted), Failure: &exhausted}
+			return Decision{Action: ActFail, Reason: string(taskfile.ClassBudgetExhausted), Failure: &exhausted}
 		}
 		return Decision{Action: ActRetry, Delay: delay, Failure: failure}
 	default:
@@ -106,5 +108,5 @@ func Decide(t *Task, failure *Failure, c Counters, now, deadlineAt time.Time, rn
 // disablesAgent: the failure says this agent cannot work for the rest of the run (auth, a missing
 // command, no credit left): it is disabled and the chain moves on.
 func disablesAgent(f *Failure) bool {
-	return f.Class == ClassAuth || f.Class == ClassAgentMissing || (f.Class == ClassQuota && f.Code == CodeCredit)
+	return f.Class == taskfile.ClassAuth || f.Class == taskfile.ClassAgentMissing || (f.Class == taskfile.ClassQuota && f.Code == CodeCredit)
 }

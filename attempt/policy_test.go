@@ -3,39 +3,41 @@ package attempt
 import (
 	"testing"
 	"time"
+
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
-func policyTask(onFailure string, retries, breaker int) *Task {
-	return &Task{ID: "t", OnFailure: onFailure, Retries: retries, MaxConsecutiveFailures: breaker,
-		Backoff: Backoff{Kind: "fixed", Initial: time.Second, Max: time.Minute, Jitter: "none"}}
+func policyTask(onFailure string, retries, breaker int) *taskfile.Task {
+	return &taskfile.Task{ID: "t", OnFailure: onFailure, Retries: retries, MaxConsecutiveFailures: breaker,
+		Backoff: taskfile.Backoff{Kind: "fixed", Initial: time.Second, Max: time.Minute, Jitter: "none"}}
 }
 
 func TestDecide(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	fail := &Failure{Class: ClassAgentExit, Message: "exit 1", RetryEligible: true}
-	notEligible := &Failure{Class: ClassAgentMissing, Message: "no such agent", RetryEligible: false}
+	fail := &Failure{Class: taskfile.ClassAgentExit, Message: "exit 1", RetryEligible: true}
+	notEligible := &Failure{Class: taskfile.ClassAgentMissing, Message: "no such agent", RetryEligible: false}
 	half := func() float64 { return 0.5 }
 	cases := []struct {
 		name     string
-		task     *Task
+		task     *taskfile.Task
 		failure  *Failure
 		c        Counters
 		deadline time.Time
 		action   Action
 		reason   string
-		class    Class
+		class    taskfile.Class
 	}{
 		{"success", policyTask("retry", 2, 3), nil, Counters{}, time.Time{}, ActSucceed, "", ""},
-		{"fail policy", policyTask("fail", 0, 3), fail, Counters{ConsecutiveFailures: 1}, time.Time{}, ActFail, "", ClassAgentExit},
-		{"ask policy", policyTask("ask", 0, 3), fail, Counters{ConsecutiveFailures: 1}, time.Time{}, ActBlock, ReasonAsk, ClassAgentExit},
-		{"ask holds even a not-eligible failure", policyTask("ask", 0, 3), notEligible, Counters{ConsecutiveFailures: 1}, time.Time{}, ActBlock, ReasonAsk, ClassAgentMissing},
-		{"retry", policyTask("retry", 2, 3), fail, Counters{ConsecutiveFailures: 1}, time.Time{}, ActRetry, "", ClassAgentExit},
-		{"retry not eligible", policyTask("retry", 2, 3), notEligible, Counters{ConsecutiveFailures: 1}, time.Time{}, ActFail, ReasonNotRetryable, ClassAgentMissing},
-		{"retries exhausted", policyTask("retry", 2, 10), fail, Counters{RetriesUsed: 2, ConsecutiveFailures: 3}, time.Time{}, ActBlock, ReasonRetriesExhausted, ClassAgentExit},
-		{"breaker", policyTask("retry", 5, 2), fail, Counters{RetriesUsed: 1, ConsecutiveFailures: 2}, time.Time{}, ActBlock, ReasonCircuitTripped, ClassAgentExit},
-		{"deadline", policyTask("retry", 5, 9), fail, Counters{ConsecutiveFailures: 1}, now.Add(500 * time.Millisecond), ActFail, "budget_exhausted", ClassBudgetExhausted},
-		{"deadline not yet", policyTask("retry", 5, 9), fail, Counters{ConsecutiveFailures: 1}, now.Add(time.Hour), ActRetry, "", ClassAgentExit},
-		{"cancel", policyTask("retry", 5, 9), &Failure{Class: ClassCancellation}, Counters{}, time.Time{}, ActCancel, "", ClassCancellation},
+		{"fail policy", policyTask("fail", 0, 3), fail, Counters{ConsecutiveFailures: 1}, time.Time{}, ActFail, "", taskfile.ClassAgentExit},
+		{"ask policy", policyTask("ask", 0, 3), fail, Counters{ConsecutiveFailures: 1}, time.Time{}, ActBlock, ReasonAsk, taskfile.ClassAgentExit},
+		{"ask holds even a not-eligible failure", policyTask("ask", 0, 3), notEligible, Counters{ConsecutiveFailures: 1}, time.Time{}, ActBlock, ReasonAsk, taskfile.ClassAgentMissing},
+		{"retry", policyTask("retry", 2, 3), fail, Counters{ConsecutiveFailures: 1}, time.Time{}, ActRetry, "", taskfile.ClassAgentExit},
+		{"retry not eligible", policyTask("retry", 2, 3), notEligible, Counters{ConsecutiveFailures: 1}, time.Time{}, ActFail, ReasonNotRetryable, taskfile.ClassAgentMissing},
+		{"retries exhausted", policyTask("retry", 2, 10), fail, Counters{RetriesUsed: 2, ConsecutiveFailures: 3}, time.Time{}, ActBlock, ReasonRetriesExhausted, taskfile.ClassAgentExit},
+		{"breaker", policyTask("retry", 5, 2), fail, Counters{RetriesUsed: 1, ConsecutiveFailures: 2}, time.Time{}, ActBlock, ReasonCircuitTripped, taskfile.ClassAgentExit},
+		{"deadline", policyTask("retry", 5, 9), fail, Counters{ConsecutiveFailures: 1}, now.Add(500 * time.Millisecond), ActFail, "budget_exhausted", taskfile.ClassBudgetExhausted},
+		{"deadline not yet", policyTask("retry", 5, 9), fail, Counters{ConsecutiveFailures: 1}, now.Add(time.Hour), ActRetry, "", taskfile.ClassAgentExit},
+		{"cancel", policyTask("retry", 5, 9), &Failure{Class: taskfile.ClassCancellation}, Counters{}, time.Time{}, ActCancel, "", taskfile.ClassCancellation},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,7 +56,7 @@ func TestDecide(t *testing.T) {
 }
 
 func TestDecideRetryAfterFloor(t *testing.T) {
-	f := &Failure{Class: ClassTransport, RetryEligible: true, RetryAfter: time.Minute}
+	f := &Failure{Class: taskfile.ClassTransport, RetryEligible: true, RetryAfter: time.Minute}
 	d := Decide(policyTask("retry", 3, 3), f, Counters{ConsecutiveFailures: 1}, time.Now(), time.Time{}, func() float64 { return 0 })
 	if d.Action != ActRetry || d.Delay != time.Minute {
 		t.Fatalf("got %v %v, want a retry after the 1m floor", d.Action, d.Delay)

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // Preset is what mulligan knows of one agent CLI: the command shape it documents, where the prompt
@@ -44,7 +46,7 @@ type AgentResult struct {
 
 type bannerRule struct {
 	re      *regexp.Regexp
-	cls     Class
+	cls     taskfile.Class
 	code    string
 	hint    string
 	noRetry bool // a retry of the same task meets the same wall
@@ -54,62 +56,62 @@ type bannerRule struct {
 // is at the end, and a bounded read keeps classification linear in a small constant.
 const classifyTail = 16 << 10
 
-func rule(cls Class, code, hint, pattern string) bannerRule {
+func rule(cls taskfile.Class, code, hint, pattern string) bannerRule {
 	return bannerRule{re: regexp.MustCompile(pattern), cls: cls, code: code, hint: hint}
 }
 
 // Rules shared by every preset (generic included), checked in this order: quota, auth, transport.
 var commonRules = []bannerRule{
-	rule(ClassQuota, "usage_limit", "", `(?i)usage limit|hit your (?:usage )?limit|\d+-hour limit reached|limit reached\W+resets|credit balance is too low|insufficient_quota|exceeded your current quota|quota exceeded|RESOURCE_EXHAUSTED`),
-	rule(ClassQuota, "rate_limit", "", `(?i)rate[ _-]?limit(?:ed)?|too many requests|status(?: code)?:? 429\b|\b429 Too Many|retry-after:`),
-	rule(ClassAuth, "not_logged_in", "", `(?i)not logged in|please run /login|please log ?in|run .?\w+ login|please set an auth method`),
-	rule(ClassAuth, "invalid_key", "", `(?i)invalid (?:x-)?api[ _-]?key|incorrect api key|api key not valid|invalid_api_key|missing api key|no api key|authentication_error|authentication failed|invalid bearer token|oauth token (?:has )?expired|token (?:has )?expired|401 unauthorized|status(?: code)?:? 401\b|\bunauthorized\b`),
-	rule(ClassTransport, "network", "", `(?i)ECONNRESET|ECONNREFUSED|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|ENETUNREACH|fetch failed|failed to lookup address|name does not resolve|getaddrinfo|could not resolve host|unable to connect|cannot connect to api|connection (?:reset|refused|failed|error)|stream disconnected|network is unreachable|socket hang up|waiting for network|error sending request`),
-	rule(ClassTransport, "server_error", "", `(?i)overloaded|internal server error|bad gateway|service unavailable|gateway timeout|status(?: code)?:? 5\d\d\b|\b5(?:00|02|03|04|29)\b\s*(?:error|server|from)|\bapi_error\b`),
+	rule(taskfile.ClassQuota, "usage_limit", "", `(?i)usage limit|hit your (?:usage )?limit|\d+-hour limit reached|limit reached\W+resets|credit balance is too low|insufficient_quota|exceeded your current quota|quota exceeded|RESOURCE_EXHAUSTED`),
+	rule(taskfile.ClassQuota, "rate_limit", "", `(?i)rate[ _-]?limit(?:ed)?|too many requests|status(?: code)?:? 429\b|\b429 Too Many|retry-after:`),
+	rule(taskfile.ClassAuth, "not_logged_in", "", `(?i)not logged in|please run /login|please log ?in|run .?\w+ login|please set an auth method`),
+	rule(taskfile.ClassAuth, "invalid_key", "", `(?i)invalid (?:x-)?api[ _-]?key|incorrect api key|api key not valid|invalid_api_key|missing api key|no api key|authentication_error|authentication failed|invalid bearer token|oauth token (?:has )?expired|token (?:has )?expired|401 unauthorized|status(?: code)?:? 401\b|\bunauthorized\b`),
+	rule(taskfile.ClassTransport, "network", "", `(?i)ECONNRESET|ECONNREFUSED|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|ENETUNREACH|fetch failed|failed to lookup address|name does not resolve|getaddrinfo|could not resolve host|unable to connect|cannot connect to api|connection (?:reset|refused|failed|error)|stream disconnected|network is unreachable|socket hang up|waiting for network|error sending request`),
+	rule(taskfile.ClassTransport, "server_error", "", `(?i)overloaded|internal server error|bad gateway|service unavailable|gateway timeout|status(?: code)?:? 5\d\d\b|\b5(?:00|02|03|04|29)\b\s*(?:error|server|from)|\bapi_error\b`),
 }
 
 var presets = map[string]*Preset{
-	PresetClaude: {
-		Name:    PresetClaude,
-		Command: []string{"claude", "-p", "{{prompt}}", "--output-format", "json"},
+	taskfile.PresetClaude: {
+		Name:    taskfile.PresetClaude,
+		Command: taskfile.PresetCommands[taskfile.PresetClaude],
 		Install: "install it: npm install -g @anthropic-ai/claude-code, then claude /login",
 		Result:  claudeResult,
 		verdict: claudeVerdict,
 	},
-	PresetCodex: {
-		Name:    PresetCodex,
-		Command: []string{"codex", "exec", "--json", "{{prompt}}"},
+	taskfile.PresetCodex: {
+		Name:    taskfile.PresetCodex,
+		Command: taskfile.PresetCommands[taskfile.PresetCodex],
 		Install: "install it: npm install -g @openai/codex, then codex login",
 		Result:  codexResult,
 		rules:   codexRules,
 		loop:    codexLoop,
 	},
-	PresetGemini: {
-		Name:    PresetGemini,
-		Command: []string{"gemini", "-p", "{{prompt}}", "-o", "json"},
+	taskfile.PresetGemini: {
+		Name:    taskfile.PresetGemini,
+		Command: taskfile.PresetCommands[taskfile.PresetGemini],
 		Install: "install it: npm install -g @google/gemini-cli, then set GEMINI_API_KEY or log in",
 		Result:  geminiResult,
 		rules: []bannerRule{
-			noRetry(rule(ClassAgentExit, CodeUntrusted, geminiTrustHint, `(?i)not running in a trusted directory`)),
+			noRetry(rule(taskfile.ClassAgentExit, CodeUntrusted, geminiTrustHint, `(?i)not running in a trusted directory`)),
 		},
 		exits: geminiExits,
 	},
-	PresetAider: {
-		Name:    PresetAider,
-		Command: []string{"aider", "--message", "{{prompt}}", "--yes-always", "--no-pretty"},
+	taskfile.PresetAider: {
+		Name:    taskfile.PresetAider,
+		Command: taskfile.PresetCommands[taskfile.PresetAider],
 		Install: "install it: python -m pip install aider-install && aider-install",
 		Result:  aiderResult,
 		rules:   aiderRules,
 	},
-	PresetOpencode: {
-		Name:           PresetOpencode,
-		Command:        []string{"opencode", "run", "--format", "json", "{{prompt}}"},
+	taskfile.PresetOpencode: {
+		Name:           taskfile.PresetOpencode,
+		Command:        taskfile.PresetCommands[taskfile.PresetOpencode],
 		Install:        "install it: npm install -g opencode-ai, then opencode auth login",
 		Result:         opencodeResult,
 		verdict:        opencodeVerdict,
 		errorsExitZero: true,
 	},
-	PresetGeneric: {Name: PresetGeneric},
+	taskfile.PresetGeneric: {Name: taskfile.PresetGeneric},
 }
 
 // PresetFor returns the preset of that name; unknown names get generic.
@@ -117,11 +119,8 @@ func PresetFor(name string) *Preset {
 	if p, ok := presets[name]; ok {
 		return p
 	}
-	return presets[PresetGeneric]
+	return presets[taskfile.PresetGeneric]
 }
-
-// DefaultPresets is the Env.Presets mulligan uses: the agent's named preset.
-func DefaultPresets(a *Agent) PresetRules { return PresetFor(a.Preset) }
 
 var ansiRe = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
 
@@ -188,23 +187,23 @@ func (p *Preset) matchRules(text []byte) *Failure {
 	return nil
 }
 
-func (p *Preset) hintFor(c Class) string {
+func (p *Preset) hintFor(c taskfile.Class) string {
 	switch c {
-	case ClassAuth:
+	case taskfile.ClassAuth:
 		switch p.Name {
-		case PresetClaude:
+		case taskfile.PresetClaude:
 			return "log in: claude /login (or set ANTHROPIC_API_KEY)"
-		case PresetCodex:
+		case taskfile.PresetCodex:
 			return "log in: codex login (or set OPENAI_API_KEY)"
-		case PresetGemini:
+		case taskfile.PresetGemini:
 			return "set GEMINI_API_KEY, or run gemini once to choose an auth method"
-		case PresetOpencode:
+		case taskfile.PresetOpencode:
 			return "log in: opencode auth login"
-		case PresetAider:
+		case taskfile.PresetAider:
 			return "set the API key of aider's model (e.g. ANTHROPIC_API_KEY or OPENAI_API_KEY)"
 		}
 		return "log the agent CLI in, or set its API key"
-	case ClassTransport:
+	case taskfile.ClassTransport:
 		return "check the network (DNS, proxy) and the provider's status page"
 	}
 	return ""

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // What the presets learned from driving the real CLIs against a model API (testdata/modelapi,
@@ -28,7 +30,7 @@ import (
 //     after the sixth request; a retry-after as long as a usage limit's reset keeps it waiting
 //     that long (mulligan's heartbeat and timeout still bound the attempt).
 var presetEnv = map[string]map[string]string{
-	PresetClaude: {"CLAUDE_CODE_MAX_RETRIES": "0"},
+	taskfile.PresetClaude: {"CLAUDE_CODE_MAX_RETRIES": "0"},
 }
 
 // PresetEnv returns the environment the preset sets for its CLI (nil for none).
@@ -37,23 +39,23 @@ func PresetEnv(name string) map[string]string { return presetEnv[name] }
 // apiRules are checked after a preset's own rules and before the common ones: texts the real
 // CLIs print for model API errors (captured in testdata/presets/*_api_*).
 var apiRules = map[string][]bannerRule{
-	PresetClaude: {
+	taskfile.PresetClaude: {
 		// "You've hit your 5-hour limit · resets 5:28pm (UTC)" (a subscription's window)
-		rule(ClassQuota, "usage_limit", "", `(?i)hit your [\w-]+ limit`),
+		rule(taskfile.ClassQuota, "usage_limit", "", `(?i)hit your [\w-]+ limit`),
 	},
-	PresetCodex: {
+	taskfile.PresetCodex: {
 		// codex's own words for a 500 from the Responses API
-		rule(ClassTransport, "server_error", "", `(?i)experiencing high demand`),
+		rule(taskfile.ClassTransport, "server_error", "", `(?i)experiencing high demand`),
 	},
-	PresetGemini: {
+	taskfile.PresetGemini: {
 		// a 429 RESOURCE_EXHAUSTED with a RetryInfo: "Resource has been exhausted (e.g. check
 		// quota).\nSuggested retry after 20s."
-		rule(ClassQuota, "rate_limit", "", `(?i)resource has been exhausted`),
+		rule(taskfile.ClassQuota, "rate_limit", "", `(?i)resource has been exhausted`),
 		// a 429 with a QuotaFailure for a daily quota (TerminalQuotaError)
-		rule(ClassQuota, "usage_limit", "", `(?i)exhausted your (?:daily )?quota`),
+		rule(taskfile.ClassQuota, "usage_limit", "", `(?i)exhausted your (?:daily )?quota`),
 		// a 400 INVALID_ARGUMENT for a prompt over the window (claude's and codex's words are
 		// among the common banners)
-		noRetry(rule(ClassAgentExit, CodeContextWindow, contextHint, `(?i)input token count \(\d+\) exceeds the maximum`)),
+		noRetry(rule(taskfile.ClassAgentExit, CodeContextWindow, contextHint, `(?i)input token count \(\d+\) exceeds the maximum`)),
 	},
 }
 
@@ -80,15 +82,15 @@ func opencodeVerdict(exitCode int, output []byte) *Failure {
 	body, _ := data["responseBody"].(string)
 	status, _ := num(data["statusCode"])
 	line := "opencode: " + clipLine([]byte(orText(msg, name)))
-	hint := (&Preset{Name: PresetOpencode}).hintFor
+	hint := (&Preset{Name: taskfile.PresetOpencode}).hintFor
 	credit := specificRules[0]
 	switch {
 	case name == "ContextOverflowError":
-		return &Failure{Class: ClassAgentExit, Code: CodeContextWindow, Message: line, Hint: contextHint, NoRetry: true}
+		return &Failure{Class: taskfile.ClassAgentExit, Code: CodeContextWindow, Message: line, Hint: contextHint, NoRetry: true}
 	case credit.re.MatchString(msg + "\n" + body):
 		return &Failure{Class: credit.cls, Code: credit.code, Message: line, Hint: credit.hint, NoRetry: credit.noRetry}
 	case status == 429:
-		f := &Failure{Class: ClassQuota, Code: "rate_limit", Message: line}
+		f := &Failure{Class: taskfile.ClassQuota, Code: "rate_limit", Message: line}
 		var b struct {
 			Error struct {
 				Type     string  `json:"type"`
@@ -108,9 +110,9 @@ func opencodeVerdict(exitCode int, output []byte) *Failure {
 		}
 		return f
 	case status == 401 || status == 403:
-		return &Failure{Class: ClassAuth, Code: "invalid_key", Message: line, Hint: hint(ClassAuth)}
+		return &Failure{Class: taskfile.ClassAuth, Code: "invalid_key", Message: line, Hint: hint(taskfile.ClassAuth)}
 	case status >= 500:
-		return &Failure{Class: ClassTransport, Code: "server_error", Message: line, Hint: hint(ClassTransport)}
+		return &Failure{Class: taskfile.ClassTransport, Code: "server_error", Message: line, Hint: hint(taskfile.ClassTransport)}
 	}
 	return nil
 }
@@ -131,15 +133,15 @@ func AgentSession(preset string, stdout []byte) string {
 	var id string
 	for _, v := range jsonValues(stdout) {
 		switch preset {
-		case PresetClaude, PresetGemini:
+		case taskfile.PresetClaude, taskfile.PresetGemini:
 			if s, ok := v["session_id"].(string); ok && s != "" {
 				id = s
 			}
-		case PresetOpencode:
+		case taskfile.PresetOpencode:
 			if s, ok := v["sessionID"].(string); ok && s != "" {
 				id = s
 			}
-		case PresetCodex:
+		case taskfile.PresetCodex:
 			if v["type"] == "thread.started" {
 				if s, ok := v["thread_id"].(string); ok && s != "" {
 					id = s
@@ -162,11 +164,11 @@ func ResumeArgv(preset, id string) []string {
 		return nil
 	}
 	switch preset {
-	case PresetClaude:
+	case taskfile.PresetClaude:
 		return []string{"claude", "--resume", id}
-	case PresetCodex:
+	case taskfile.PresetCodex:
 		return []string{"codex", "exec", "resume", id}
-	case PresetOpencode:
+	case taskfile.PresetOpencode:
 		return []string{"opencode", "--session", id}
 	}
 	return nil

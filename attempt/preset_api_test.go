@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // The testdata/presets/*_api_* fixtures are what the real CLIs (versions in
@@ -15,39 +17,39 @@ func TestPresetAPIFixtures(t *testing.T) {
 		file   string
 		preset string
 		exit   int
-		class  Class
+		class  taskfile.Class
 		code   string
 	}{
-		{"claude_api_429.json", PresetClaude, 1, ClassQuota, "rate_limit"},
-		{"claude_api_529.json", PresetClaude, 1, ClassTransport, "server_error"},
-		{"claude_api_500.json", PresetClaude, 1, ClassTransport, "server_error"},
-		{"claude_api_401.json", PresetClaude, 1, ClassAuth, "invalid_key"},
-		{"claude_api_prompt_too_long.json", PresetClaude, 1, ClassAgentExit, CodeContextWindow},
-		{"claude_api_usage_limit.json", PresetClaude, 1, ClassQuota, "rate_limit"},
-		{"claude_api_credit.json", PresetClaude, 1, ClassQuota, CodeCredit},
-		{"codex_api_rate_limit.jsonl", PresetCodex, 1, ClassQuota, "rate_limit"},
-		{"codex_api_overloaded.jsonl", PresetCodex, 1, ClassTransport, "server_error"},
-		{"codex_api_server.jsonl", PresetCodex, 1, ClassTransport, "server_error"},
-		{"codex_api_auth.jsonl", PresetCodex, 1, ClassAuth, "invalid_key"},
-		{"codex_api_prompt_too_long.jsonl", PresetCodex, 1, ClassAgentExit, CodeContextWindow},
-		{"codex_api_usage_limit.jsonl", PresetCodex, 1, ClassQuota, "usage_limit"},
-		{"codex_api_credit.jsonl", PresetCodex, 1, ClassQuota, "usage_limit"},
+		{"claude_api_429.json", taskfile.PresetClaude, 1, taskfile.ClassQuota, "rate_limit"},
+		{"claude_api_529.json", taskfile.PresetClaude, 1, taskfile.ClassTransport, "server_error"},
+		{"claude_api_500.json", taskfile.PresetClaude, 1, taskfile.ClassTransport, "server_error"},
+		{"claude_api_401.json", taskfile.PresetClaude, 1, taskfile.ClassAuth, "invalid_key"},
+		{"claude_api_prompt_too_long.json", taskfile.PresetClaude, 1, taskfile.ClassAgentExit, CodeContextWindow},
+		{"claude_api_usage_limit.json", taskfile.PresetClaude, 1, taskfile.ClassQuota, "rate_limit"},
+		{"claude_api_credit.json", taskfile.PresetClaude, 1, taskfile.ClassQuota, CodeCredit},
+		{"codex_api_rate_limit.jsonl", taskfile.PresetCodex, 1, taskfile.ClassQuota, "rate_limit"},
+		{"codex_api_overloaded.jsonl", taskfile.PresetCodex, 1, taskfile.ClassTransport, "server_error"},
+		{"codex_api_server.jsonl", taskfile.PresetCodex, 1, taskfile.ClassTransport, "server_error"},
+		{"codex_api_auth.jsonl", taskfile.PresetCodex, 1, taskfile.ClassAuth, "invalid_key"},
+		{"codex_api_prompt_too_long.jsonl", taskfile.PresetCodex, 1, taskfile.ClassAgentExit, CodeContextWindow},
+		{"codex_api_usage_limit.jsonl", taskfile.PresetCodex, 1, taskfile.ClassQuota, "usage_limit"},
+		{"codex_api_credit.jsonl", taskfile.PresetCodex, 1, taskfile.ClassQuota, "usage_limit"},
 		// gemini -o json exits with the HTTP status modulo 256 and prints its JSON on stderr
-		{"gemini_api_rate_limit.txt", PresetGemini, 173, ClassQuota, "rate_limit"},
-		{"gemini_api_overloaded.txt", PresetGemini, 247, ClassTransport, "server_error"},
-		{"gemini_api_server.txt", PresetGemini, 244, ClassTransport, "server_error"},
-		{"gemini_api_auth.txt", PresetGemini, 144, ClassAuth, "invalid_key"},
-		{"gemini_api_prompt_too_long.txt", PresetGemini, 144, ClassAgentExit, CodeContextWindow},
-		{"gemini_api_usage_limit.txt", PresetGemini, 173, ClassQuota, "usage_limit"},
+		{"gemini_api_rate_limit.txt", taskfile.PresetGemini, 173, taskfile.ClassQuota, "rate_limit"},
+		{"gemini_api_overloaded.txt", taskfile.PresetGemini, 247, taskfile.ClassTransport, "server_error"},
+		{"gemini_api_server.txt", taskfile.PresetGemini, 244, taskfile.ClassTransport, "server_error"},
+		{"gemini_api_auth.txt", taskfile.PresetGemini, 144, taskfile.ClassAuth, "invalid_key"},
+		{"gemini_api_prompt_too_long.txt", taskfile.PresetGemini, 144, taskfile.ClassAgentExit, CodeContextWindow},
+		{"gemini_api_usage_limit.txt", taskfile.PresetGemini, 173, taskfile.ClassQuota, "usage_limit"},
 		// opencode --format json (an openai-compatible provider): its error event after its own
 		// five retries, exit 1
-		{"opencode_api_rate_limit.jsonl", PresetOpencode, 1, ClassQuota, "rate_limit"},
-		{"opencode_api_overloaded.jsonl", PresetOpencode, 1, ClassTransport, "server_error"},
-		{"opencode_api_server.jsonl", PresetOpencode, 1, ClassTransport, "server_error"},
-		{"opencode_api_auth.jsonl", PresetOpencode, 1, ClassAuth, "invalid_key"},
-		{"opencode_api_prompt_too_long.jsonl", PresetOpencode, 1, ClassAgentExit, CodeContextWindow},
-		{"opencode_api_usage_limit.jsonl", PresetOpencode, 1, ClassQuota, "usage_limit"},
-		{"opencode_api_credit.jsonl", PresetOpencode, 1, ClassQuota, CodeCredit},
+		{"opencode_api_rate_limit.jsonl", taskfile.PresetOpencode, 1, taskfile.ClassQuota, "rate_limit"},
+		{"opencode_api_overloaded.jsonl", taskfile.PresetOpencode, 1, taskfile.ClassTransport, "server_error"},
+		{"opencode_api_server.jsonl", taskfile.PresetOpencode, 1, taskfile.ClassTransport, "server_error"},
+		{"opencode_api_auth.jsonl", taskfile.PresetOpencode, 1, taskfile.ClassAuth, "invalid_key"},
+		{"opencode_api_prompt_too_long.jsonl", taskfile.PresetOpencode, 1, taskfile.ClassAgentExit, CodeContextWindow},
+		{"opencode_api_usage_limit.jsonl", taskfile.PresetOpencode, 1, taskfile.ClassQuota, "usage_limit"},
+		{"opencode_api_credit.jsonl", taskfile.PresetOpencode, 1, taskfile.ClassQuota, CodeCredit},
 	}
 	for _, c := range cases {
 		out, err := os.ReadFile(filepath.Join("testdata", "presets", c.file))
@@ -111,12 +113,12 @@ func TestOpencodeResets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f := Classify(Observation{ExitCode: 1, Output: out}, nil, PresetFor(PresetOpencode))
+		f := Classify(Observation{ExitCode: 1, Output: out}, nil, PresetFor(taskfile.PresetOpencode))
 		if f == nil || !f.ResetAt.Equal(c.want) {
 			t.Errorf("%s: got %+v, want reset %v", c.file, f, c.want.UTC())
 		}
 	}
-	if f := Classify(Observation{ExitCode: 0, Output: []byte(`{"type":"text","sessionID":"ses_1","part":{"type":"text","text":"a 429 is a rate limit"}}` + "\n")}, nil, PresetFor(PresetOpencode)); f != nil {
+	if f := Classify(Observation{ExitCode: 0, Output: []byte(`{"type":"text","sessionID":"ses_1","part":{"type":"text","text":"a 429 is a rate limit"}}` + "\n")}, nil, PresetFor(taskfile.PresetOpencode)); f != nil {
 		t.Errorf("an answer that talks of a 429: %+v", f)
 	}
 }
@@ -126,11 +128,11 @@ func TestAgentSessions(t *testing.T) {
 	cases := []struct {
 		preset, out, id, resume string
 	}{
-		{PresetClaude, `{"type":"result","session_id":"0b9e3c1e-1111-4222-8333-444455556666"}`, "0b9e3c1e-1111-4222-8333-444455556666", "claude --resume 0b9e3c1e-1111-4222-8333-444455556666"},
-		{PresetCodex, `{"type":"thread.started","thread_id":"019a-thread"}`, "019a-thread", "codex exec resume 019a-thread"},
-		{PresetGemini, `{"session_id":"g-1","response":"ok"}`, "g-1", ""},
-		{PresetOpencode, `{"type":"step_start","sessionID":"ses_dc2de0273ffeU00DVNEyfPnXyL","part":{}}`, "ses_dc2de0273ffeU00DVNEyfPnXyL", "opencode --session ses_dc2de0273ffeU00DVNEyfPnXyL"},
-		{PresetOpencode, `{"type":"step_start","sessionID":"ses_1; rm -rf /","part":{}}`, "", ""},
+		{taskfile.PresetClaude, `{"type":"result","session_id":"0b9e3c1e-1111-4222-8333-444455556666"}`, "0b9e3c1e-1111-4222-8333-444455556666", "claude --resume 0b9e3c1e-1111-4222-8333-444455556666"},
+		{taskfile.PresetCodex, `{"type":"thread.started","thread_id":"019a-thread"}`, "019a-thread", "codex exec resume 019a-thread"},
+		{taskfile.PresetGemini, `{"session_id":"g-1","response":"ok"}`, "g-1", ""},
+		{taskfile.PresetOpencode, `{"type":"step_start","sessionID":"ses_dc2de0273ffeU00DVNEyfPnXyL","part":{}}`, "ses_dc2de0273ffeU00DVNEyfPnXyL", "opencode --session ses_dc2de0273ffeU00DVNEyfPnXyL"},
+		{taskfile.PresetOpencode, `{"type":"step_start","sessionID":"ses_1; rm -rf /","part":{}}`, "", ""},
 	}
 	for _, c := range cases {
 		id := AgentSession(c.preset, []byte(c.out+"\n"))

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // What the presets know of their CLIs' failures beyond the common banners: documented exit codes
@@ -35,7 +37,7 @@ const (
 
 // AgentLimits returns the timeout and heartbeat an attempt of def runs with: the task's, else
 // the preset's defaults, so that no agent CLI that hangs can hold a run for ever.
-func AgentLimits(def *Task) (timeout, heartbeat time.Duration) {
+func AgentLimits(def *taskfile.Task) (timeout, heartbeat time.Duration) {
 	timeout, heartbeat = def.Timeout, def.Heartbeat
 	if timeout <= 0 {
 		timeout = DefaultAgentTimeout
@@ -50,7 +52,7 @@ const geminiTrustHint = "gemini runs only in folders it trusts: set GEMINI_CLI_T
 
 // exitRule is a CLI's documented exit status.
 type exitRule struct {
-	cls     Class
+	cls     taskfile.Class
 	code    string
 	what    string
 	hint    string
@@ -59,38 +61,38 @@ type exitRule struct {
 
 // geminiExits are @google/gemini-cli's FatalError exit codes.
 var geminiExits = map[int]exitRule{
-	41: {ClassAuth, "auth", "authentication failed", "", true},
-	42: {ClassAgentExit, "input_error", "the input was refused", "check the prompt and the command's arguments", true},
-	44: {ClassAgentExit, "sandbox_error", "the sandbox could not start", "start docker or podman for gemini's sandbox, or run it without --sandbox", true},
-	52: {ClassAgentExit, "config_error", "the configuration is invalid", "fix gemini's settings (.gemini/settings.json)", true},
-	53: {ClassAgentExit, "turn_limit", "the session turn limit was reached", "raise model.maxSessionTurns in gemini's settings, or make the task smaller", true},
-	54: {ClassAgentExit, "tool_error", "a tool failed", "", false},
-	55: {ClassAgentExit, CodeUntrusted, "the folder is not trusted", geminiTrustHint, true},
+	41: {taskfile.ClassAuth, "auth", "authentication failed", "", true},
+	42: {taskfile.ClassAgentExit, "input_error", "the input was refused", "check the prompt and the command's arguments", true},
+	44: {taskfile.ClassAgentExit, "sandbox_error", "the sandbox could not start", "start docker or podman for gemini's sandbox, or run it without --sandbox", true},
+	52: {taskfile.ClassAgentExit, "config_error", "the configuration is invalid", "fix gemini's settings (.gemini/settings.json)", true},
+	53: {taskfile.ClassAgentExit, "turn_limit", "the session turn limit was reached", "raise model.maxSessionTurns in gemini's settings, or make the task smaller", true},
+	54: {taskfile.ClassAgentExit, "tool_error", "a tool failed", "", false},
+	55: {taskfile.ClassAgentExit, CodeUntrusted, "the folder is not trusted", geminiTrustHint, true},
 }
 
 // specificRules are checked after a preset's own rules and before the common ones: texts that
 // would otherwise read as a usage limit or a plain exit.
 var specificRules = []bannerRule{
 	// Credit: no reset time lifts it; a person adds funds or raises a cap.
-	noRetry(rule(ClassQuota, CodeCredit, "", `(?i)credit balance is too low|out of credits|(?:hit|reached) your (?:workspace )?(?:spend cap|credit limit)|insufficient_quota|monthly usage limit reached|payment required`)),
+	noRetry(rule(taskfile.ClassQuota, CodeCredit, "", `(?i)credit balance is too low|out of credits|(?:hit|reached) your (?:workspace )?(?:spend cap|credit limit)|insufficient_quota|monthly usage limit reached|payment required`)),
 	// Usage limits the common rules do not know by these words; they name their reset.
-	rule(ClassQuota, "usage_limit", "", `(?i)out of extra usage|hit your (?:weekly|session|daily|opus|sonnet|fast) limit|exhausted your (?:daily )?(?:quota|capacity)`),
-	noRetry(rule(ClassAgentExit, CodeContextWindow, "the task does not fit the model's context window: split it or shorten its prompt", `(?i)ran out of room in the model's context window|prompt is too long|context_length_exceeded|maximum context length|input exceeds the context window`)),
+	rule(taskfile.ClassQuota, "usage_limit", "", `(?i)out of extra usage|hit your (?:weekly|session|daily|opus|sonnet|fast) limit|exhausted your (?:daily )?(?:quota|capacity)`),
+	noRetry(rule(taskfile.ClassAgentExit, CodeContextWindow, "the task does not fit the model's context window: split it or shorten its prompt", `(?i)ran out of room in the model's context window|prompt is too long|context_length_exceeded|maximum context length|input exceeds the context window`)),
 }
 
 func noRetry(r bannerRule) bannerRule { r.noRetry = true; return r }
 
 // codexRules are codex's own texts.
 var codexRules = []bannerRule{
-	noRetry(rule(ClassAgentExit, CodeModelCapacity, "choose another model (codex -m …) or add an agent to the task's chain", `(?i)selected model is at capacity`)),
+	noRetry(rule(taskfile.ClassAgentExit, CodeModelCapacity, "choose another model (codex -m …) or add an agent to the task's chain", `(?i)selected model is at capacity`)),
 }
 
 // aiderRules are aider's (litellm's exception names, its own notices).
 var aiderRules = []bannerRule{
-	rule(ClassAuth, "invalid_key", "", `AuthenticationError|API key (?:is )?(?:missing|invalid)|Missing these environment variables`),
-	rule(ClassQuota, "rate_limit", "", `RateLimitError|The API provider has rate limited you`),
-	noRetry(rule(ClassAgentExit, CodeContextWindow, "the task does not fit the model's context window: split it or shorten its prompt", `ContextWindowExceededError|has hit a token limit`)),
-	rule(ClassTransport, "server_error", "", `InternalServerError|ServiceUnavailableError|APIConnectionError|The API provider's servers are down or overloaded`),
+	rule(taskfile.ClassAuth, "invalid_key", "", `AuthenticationError|API key (?:is )?(?:missing|invalid)|Missing these environment variables`),
+	rule(taskfile.ClassQuota, "rate_limit", "", `RateLimitError|The API provider has rate limited you`),
+	noRetry(rule(taskfile.ClassAgentExit, CodeContextWindow, "the task does not fit the model's context window: split it or shorten its prompt", `ContextWindowExceededError|has hit a token limit`)),
+	rule(taskfile.ClassTransport, "server_error", "", `InternalServerError|ServiceUnavailableError|APIConnectionError|The API provider's servers are down or overloaded`),
 }
 
 // codexLoop is the line codex prints for ever without the network, after "Reconnecting… 5/5".
@@ -127,7 +129,7 @@ func (p *Preset) LoopWatcher() (watch func([]byte) bool, line func() string) {
 
 // loopFailure is the failure of an attempt its preset's watcher ended.
 func (p *Preset) loopFailure(line string) *Failure {
-	return &Failure{Class: ClassTransport, Code: CodeOfflineLoop,
+	return &Failure{Class: taskfile.ClassTransport, Code: CodeOfflineLoop,
 		Message: fmt.Sprintf("%s: %s (ended early: the CLI retries for ever while the service cannot be reached)", p.Name, line),
 		Hint:    "check the network (DNS, proxy) and the provider's status page"}
 }
@@ -181,7 +183,7 @@ func claudeVerdict(exitCode int, output []byte) *Failure {
 			if info == nil || info["status"] != "rejected" {
 				continue
 			}
-			f := &Failure{Class: ClassQuota, Code: "rate_limit", Message: "claude: usage limit reached (rate_limit_event rejected"}
+			f := &Failure{Class: taskfile.ClassQuota, Code: "rate_limit", Message: "claude: usage limit reached (rate_limit_event rejected"}
 			if kind, _ := info["rateLimitType"].(string); kind != "" {
 				f.Message += ", " + kind
 			}
@@ -196,20 +198,20 @@ func claudeVerdict(exitCode int, output []byte) *Failure {
 		return nil
 	}
 	text, _ := result["result"].(string)
-	hint := (&Preset{Name: PresetClaude}).hintFor
+	hint := (&Preset{Name: taskfile.PresetClaude}).hintFor
 	status, _ := num(result["api_error_status"])
 	switch {
 	case result["terminal_reason"] == "prompt_too_long":
-		return &Failure{Class: ClassAgentExit, Code: CodeContextWindow, Message: "claude: " + clipLine([]byte(orText(text, "prompt too long"))),
+		return &Failure{Class: taskfile.ClassAgentExit, Code: CodeContextWindow, Message: "claude: " + clipLine([]byte(orText(text, "prompt too long"))),
 			Hint: "the task does not fit the model's context window: split it or shorten its prompt", NoRetry: true}
 	case specificRules[0].re.MatchString(text):
 		return nil // credit: the banner rules say it
 	case status == 429:
-		return &Failure{Class: ClassQuota, Code: "rate_limit", Message: "claude: " + clipLine([]byte(orText(text, "API error 429")))}
+		return &Failure{Class: taskfile.ClassQuota, Code: "rate_limit", Message: "claude: " + clipLine([]byte(orText(text, "API error 429")))}
 	case status == 401 || status == 403:
-		return &Failure{Class: ClassAuth, Code: "invalid_key", Message: "claude: " + clipLine([]byte(orText(text, "API error 401"))), Hint: hint(ClassAuth)}
+		return &Failure{Class: taskfile.ClassAuth, Code: "invalid_key", Message: "claude: " + clipLine([]byte(orText(text, "API error 401"))), Hint: hint(taskfile.ClassAuth)}
 	case status >= 500:
-		return &Failure{Class: ClassTransport, Code: "server_error", Message: "claude: " + clipLine([]byte(orText(text, fmt.Sprintf("API error %d", int(status))))), Hint: hint(ClassTransport)}
+		return &Failure{Class: taskfile.ClassTransport, Code: "server_error", Message: "claude: " + clipLine([]byte(orText(text, fmt.Sprintf("API error %d", int(status))))), Hint: hint(taskfile.ClassTransport)}
 	}
 	return nil
 }
@@ -234,7 +236,7 @@ func (p *Preset) errorLineFailure(output []byte) *Failure {
 	if f := p.matchRules(text); f != nil {
 		return f
 	}
-	return &Failure{Class: ClassAgentExit, Code: CodeCLIError, Message: p.Name + ": " + clipLine(text) + " (exit status 0)"}
+	return &Failure{Class: taskfile.ClassAgentExit, Code: CodeCLIError, Message: p.Name + ": " + clipLine(text) + " (exit status 0)"}
 }
 
 // ErrorText is what the CLI itself said went wrong: its result's error text (claude's result,
@@ -272,23 +274,6 @@ func HumanLine(l string) string {
 }
 
 var jsonTextRe = regexp.MustCompile(`"(?:result|message)"\s*:\s*"((?:[^"\\]|\\.)*)"`)
-
-// presetForCommand is the preset of the CLI argv runs (claude, codex, gemini, aider, opencode, by
-// the program's name), else def.
-func presetForCommand(argv []string, def string) string {
-	if len(argv) > 0 {
-		name := argv[0]
-		if i := strings.LastIndexByte(name, '/'); i >= 0 {
-			name = name[i+1:]
-		}
-		for _, p := range Presets {
-			if p == name && p != PresetGeneric {
-				return p
-			}
-		}
-	}
-	return def
-}
 
 // withoutJSONLines is output without its lines that are JSON objects.
 func withoutJSONLines(output []byte) []byte {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // The quota, credit, context and exit-code texts of the current CLIs (their source strings:
@@ -24,38 +26,38 @@ func TestPresetBannerFixtures(t *testing.T) {
 		file    string
 		preset  string
 		exit    int
-		class   Class
+		class   taskfile.Class
 		code    string
 		noRetry bool
 		reset   time.Time // zero: the text names none
 		msg     string    // the message quotes the CLI's own words
 	}{
-		{"codex_usage_limit_at.txt", PresetCodex, 1, ClassQuota, "usage_limit", false, time.Date(2026, 12, 3, 15, 28, 0, 0, ny), "codex: ■ You've hit your usage limit."},
-		{"codex_usage_limit_in.txt", PresetCodex, 1, ClassQuota, "usage_limit", false, now.Add(3*24*time.Hour + 6*time.Hour + 57*time.Minute), ""},
-		{"codex_usage_limit_date.jsonl", PresetCodex, 1, ClassQuota, "usage_limit", false, time.Date(2026, 12, 8, 12, 30, 0, 0, ny), "codex: You've hit your usage limit. Visit"},
-		{"codex_out_of_credits.txt", PresetCodex, 1, ClassQuota, CodeCredit, true, time.Time{}, ""},
-		{"codex_spend_cap.txt", PresetCodex, 1, ClassQuota, CodeCredit, true, time.Time{}, ""},
-		{"codex_model_capacity.txt", PresetCodex, 1, ClassAgentExit, CodeModelCapacity, true, time.Time{}, ""},
-		{"codex_context_window.txt", PresetCodex, 1, ClassAgentExit, CodeContextWindow, true, time.Time{}, ""},
-		{"claude_limit_utc.txt", PresetClaude, 1, ClassQuota, "usage_limit", false, time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC), ""},
-		{"claude_weekly_london.txt", PresetClaude, 1, ClassQuota, "usage_limit", false, time.Date(2026, 12, 4, 3, 0, 0, 0, london), ""},
-		{"claude_extra_usage.txt", PresetClaude, 1, ClassQuota, "usage_limit", false, time.Date(2026, 12, 3, 17, 0, 0, 0, time.UTC), ""},
-		{"claude_5hour.txt", PresetClaude, 1, ClassQuota, "usage_limit", false, time.Date(2026, 12, 3, 15, 0, 0, 0, ny), ""},
-		{"claude_pipe_unix.txt", PresetClaude, 1, ClassQuota, "usage_limit", false, time.Unix(1796374800, 0), ""},
-		{"claude_api_error_429.json", PresetClaude, 1, ClassQuota, "rate_limit", false, time.Time{}, "claude: API Error: Request rejected (429)"},
-		{"claude_api_error_429.json", PresetClaude, 0, ClassQuota, "rate_limit", false, time.Time{}, ""}, // is_error with subtype "success"
-		{"claude_prompt_too_long.json", PresetClaude, 1, ClassAgentExit, CodeContextWindow, true, time.Time{}, "claude: Prompt is too long"},
-		{"claude_rate_limit_event.jsonl", PresetClaude, 1, ClassQuota, "rate_limit", false, time.Unix(1796374800, 0), ""},
-		{"claude_credit.json", PresetClaude, 1, ClassQuota, CodeCredit, true, time.Time{}, "claude: Credit balance is too low"},
-		{"claude_overloaded.json", PresetClaude, 1, ClassTransport, "server_error", false, time.Time{}, "claude: API Error: 529"},
-		{"gemini_daily_quota.txt", PresetGemini, 1, ClassQuota, "usage_limit", false, time.Time{}, ""},
-		{"gemini_retry_in.txt", PresetGemini, 1, ClassQuota, "usage_limit", false, now.Add(12500 * time.Millisecond), ""},
-		{"../gemini_untrusted.txt", PresetGemini, 55, ClassAgentExit, CodeUntrusted, true, time.Time{}, ""},
-		{"aider_auth.txt", PresetAider, 1, ClassAuth, "invalid_key", false, time.Time{}, "aider: litellm.AuthenticationError"},
-		{"aider_rate_limit.txt", PresetAider, 1, ClassQuota, "rate_limit", false, now.Add(200 * time.Millisecond), ""},
-		{"aider_context.txt", PresetAider, 1, ClassAgentExit, CodeContextWindow, true, time.Time{}, ""},
-		{"opencode_monthly_limit.txt", PresetOpencode, 0, ClassQuota, CodeCredit, true, time.Time{}, "opencode: Monthly usage limit reached"},
-		{"opencode_error_exit0.txt", PresetOpencode, 0, ClassAgentExit, CodeCLIError, false, time.Time{}, "opencode: Model not found: opencode/gpt-9 (exit status 0)"},
+		{"codex_usage_limit_at.txt", taskfile.PresetCodex, 1, taskfile.ClassQuota, "usage_limit", false, time.Date(2026, 12, 3, 15, 28, 0, 0, ny), "codex: ■ You've hit your usage limit."},
+		{"codex_usage_limit_in.txt", taskfile.PresetCodex, 1, taskfile.ClassQuota, "usage_limit", false, now.Add(3*24*time.Hour + 6*time.Hour + 57*time.Minute), ""},
+		{"codex_usage_limit_date.jsonl", taskfile.PresetCodex, 1, taskfile.ClassQuota, "usage_limit", false, time.Date(2026, 12, 8, 12, 30, 0, 0, ny), "codex: You've hit your usage limit. Visit"},
+		{"codex_out_of_credits.txt", taskfile.PresetCodex, 1, taskfile.ClassQuota, CodeCredit, true, time.Time{}, ""},
+		{"codex_spend_cap.txt", taskfile.PresetCodex, 1, taskfile.ClassQuota, CodeCredit, true, time.Time{}, ""},
+		{"codex_model_capacity.txt", taskfile.PresetCodex, 1, taskfile.ClassAgentExit, CodeModelCapacity, true, time.Time{}, ""},
+		{"codex_context_window.txt", taskfile.PresetCodex, 1, taskfile.ClassAgentExit, CodeContextWindow, true, time.Time{}, ""},
+		{"claude_limit_utc.txt", taskfile.PresetClaude, 1, taskfile.ClassQuota, "usage_limit", false, time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC), ""},
+		{"claude_weekly_london.txt", taskfile.PresetClaude, 1, taskfile.ClassQuota, "usage_limit", false, time.Date(2026, 12, 4, 3, 0, 0, 0, london), ""},
+		{"claude_extra_usage.txt", taskfile.PresetClaude, 1, taskfile.ClassQuota, "usage_limit", false, time.Date(2026, 12, 3, 17, 0, 0, 0, time.UTC), ""},
+		{"claude_5hour.txt", taskfile.PresetClaude, 1, taskfile.ClassQuota, "usage_limit", false, time.Date(2026, 12, 3, 15, 0, 0, 0, ny), ""},
+		{"claude_pipe_unix.txt", taskfile.PresetClaude, 1, taskfile.ClassQuota, "usage_limit", false, time.Unix(1796374800, 0), ""},
+		{"claude_api_error_429.json", taskfile.PresetClaude, 1, taskfile.ClassQuota, "rate_limit", false, time.Time{}, "claude: API Error: Request rejected (429)"},
+		{"claude_api_error_429.json", taskfile.PresetClaude, 0, taskfile.ClassQuota, "rate_limit", false, time.Time{}, ""}, // is_error with subtype "success"
+		{"claude_prompt_too_long.json", taskfile.PresetClaude, 1, taskfile.ClassAgentExit, CodeContextWindow, true, time.Time{}, "claude: Prompt is too long"},
+		{"claude_rate_limit_event.jsonl", taskfile.PresetClaude, 1, taskfile.ClassQuota, "rate_limit", false, time.Unix(1796374800, 0), ""},
+		{"claude_credit.json", taskfile.PresetClaude, 1, taskfile.ClassQuota, CodeCredit, true, time.Time{}, "claude: Credit balance is too low"},
+		{"claude_overloaded.json", taskfile.PresetClaude, 1, taskfile.ClassTransport, "server_error", false, time.Time{}, "claude: API Error: 529"},
+		{"gemini_daily_quota.txt", taskfile.PresetGemini, 1, taskfile.ClassQuota, "usage_limit", false, time.Time{}, ""},
+		{"gemini_retry_in.txt", taskfile.PresetGemini, 1, taskfile.ClassQuota, "usage_limit", false, now.Add(12500 * time.Millisecond), ""},
+		{"../gemini_untrusted.txt", taskfile.PresetGemini, 55, taskfile.ClassAgentExit, CodeUntrusted, true, time.Time{}, ""},
+		{"aider_auth.txt", taskfile.PresetAider, 1, taskfile.ClassAuth, "invalid_key", false, time.Time{}, "aider: litellm.AuthenticationError"},
+		{"aider_rate_limit.txt", taskfile.PresetAider, 1, taskfile.ClassQuota, "rate_limit", false, now.Add(200 * time.Millisecond), ""},
+		{"aider_context.txt", taskfile.PresetAider, 1, taskfile.ClassAgentExit, CodeContextWindow, true, time.Time{}, ""},
+		{"opencode_monthly_limit.txt", taskfile.PresetOpencode, 0, taskfile.ClassQuota, CodeCredit, true, time.Time{}, "opencode: Monthly usage limit reached"},
+		{"opencode_error_exit0.txt", taskfile.PresetOpencode, 0, taskfile.ClassAgentExit, CodeCLIError, false, time.Time{}, "opencode: Model not found: opencode/gpt-9 (exit status 0)"},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
@@ -67,13 +69,13 @@ func TestPresetBannerFixtures(t *testing.T) {
 			if f == nil || f.Class != c.class || f.Code != c.code {
 				t.Fatalf("got %+v, want %s/%s", f, c.class, c.code)
 			}
-			if f.NoRetry != c.noRetry || f.RetryEligible == c.noRetry && c.class == ClassAgentExit {
+			if f.NoRetry != c.noRetry || f.RetryEligible == c.noRetry && c.class == taskfile.ClassAgentExit {
 				t.Errorf("no-retry %v, retry eligible %v; want no-retry %v", f.NoRetry, f.RetryEligible, c.noRetry)
 			}
 			if c.msg != "" && (len(f.Message) < len(c.msg) || f.Message[:len(c.msg)] != c.msg) {
 				t.Errorf("message %q, want it to start %q", f.Message, c.msg)
 			}
-			if c.class != ClassQuota || c.code == CodeCredit {
+			if c.class != taskfile.ClassQuota || c.code == CodeCredit {
 				return
 			}
 			at := f.ResetAt
@@ -95,22 +97,22 @@ func TestPresetBannerFixtures(t *testing.T) {
 func TestPresetBannersNegative(t *testing.T) {
 	ok := []byte(`{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":1796374800}}` + "\n" +
 		`{"type":"result","subtype":"success","is_error":false,"result":"Done: I noted the usage limit reached message in the docs."}` + "\n")
-	if f := Classify(Observation{ExitCode: 0, Output: ok}, nil, PresetFor(PresetClaude)); f != nil {
+	if f := Classify(Observation{ExitCode: 0, Output: ok}, nil, PresetFor(taskfile.PresetClaude)); f != nil {
 		t.Errorf("a successful claude stream: %+v", f)
 	}
 	talk := []byte("{\"type\":\"item.completed\",\"item\":{\"type\":\"agent_message\",\"text\":\"The model's context window is large.\"}}\n")
-	if f := Classify(Observation{ExitCode: 0, Output: talk}, nil, PresetFor(PresetCodex)); f != nil {
+	if f := Classify(Observation{ExitCode: 0, Output: talk}, nil, PresetFor(taskfile.PresetCodex)); f != nil {
 		t.Errorf("codex talking about context windows: %+v", f)
 	}
-	if f := Classify(Observation{ExitCode: 0, Output: []byte("{\"type\":\"text\",\"part\":{\"type\":\"text\",\"text\":\"Error: is a word\"}}\n")}, nil, PresetFor(PresetOpencode)); f != nil {
+	if f := Classify(Observation{ExitCode: 0, Output: []byte("{\"type\":\"text\",\"part\":{\"type\":\"text\",\"text\":\"Error: is a word\"}}\n")}, nil, PresetFor(taskfile.PresetOpencode)); f != nil {
 		t.Errorf("opencode's answer mentioning Error: %+v", f)
 	}
 	// A usage limit with a reset is a clock, not a credit wall.
-	if f := Classify(Observation{ExitCode: 1, Output: []byte("You've hit your usage limit. Visit https://chatgpt.com/settings/usage to purchase more credits or try again at 3:28 PM.\n")}, nil, PresetFor(PresetCodex)); f == nil || f.Code == CodeCredit {
+	if f := Classify(Observation{ExitCode: 1, Output: []byte("You've hit your usage limit. Visit https://chatgpt.com/settings/usage to purchase more credits or try again at 3:28 PM.\n")}, nil, PresetFor(taskfile.PresetCodex)); f == nil || f.Code == CodeCredit {
 		t.Errorf("codex usage limit: %+v", f)
 	}
 	// gemini's exit 1 is no documented FatalError.
-	if f := Classify(Observation{ExitCode: 1, Output: []byte("something broke\n")}, nil, PresetFor(PresetGemini)); f == nil || f.Class != ClassAgentExit || f.NoRetry {
+	if f := Classify(Observation{ExitCode: 1, Output: []byte("something broke\n")}, nil, PresetFor(taskfile.PresetGemini)); f == nil || f.Class != taskfile.ClassAgentExit || f.NoRetry {
 		t.Errorf("gemini exit 1: %+v", f)
 	}
 }
@@ -119,20 +121,20 @@ func TestPresetBannersNegative(t *testing.T) {
 func TestGeminiExitCodes(t *testing.T) {
 	cases := []struct {
 		exit    int
-		class   Class
+		class   taskfile.Class
 		code    string
 		noRetry bool
 	}{
-		{41, ClassAuth, "auth", true},
-		{42, ClassAgentExit, "input_error", true},
-		{44, ClassAgentExit, "sandbox_error", true},
-		{52, ClassAgentExit, "config_error", true},
-		{53, ClassAgentExit, "turn_limit", true},
-		{54, ClassAgentExit, "tool_error", false},
-		{55, ClassAgentExit, CodeUntrusted, true},
+		{41, taskfile.ClassAuth, "auth", true},
+		{42, taskfile.ClassAgentExit, "input_error", true},
+		{44, taskfile.ClassAgentExit, "sandbox_error", true},
+		{52, taskfile.ClassAgentExit, "config_error", true},
+		{53, taskfile.ClassAgentExit, "turn_limit", true},
+		{54, taskfile.ClassAgentExit, "tool_error", false},
+		{55, taskfile.ClassAgentExit, CodeUntrusted, true},
 	}
 	for _, c := range cases {
-		f := Classify(Observation{ExitCode: c.exit, Output: []byte("Error: it stopped\n")}, nil, PresetFor(PresetGemini))
+		f := Classify(Observation{ExitCode: c.exit, Output: []byte("Error: it stopped\n")}, nil, PresetFor(taskfile.PresetGemini))
 		if f == nil || f.Class != c.class || f.Code != c.code || f.NoRetry != c.noRetry || f.RetryEligible == c.noRetry {
 			t.Errorf("exit %d: %+v, want %s/%s no-retry %v", c.exit, f, c.class, c.code, c.noRetry)
 		}
@@ -141,7 +143,7 @@ func TestGeminiExitCodes(t *testing.T) {
 		}
 	}
 	// The same codes under another preset mean nothing.
-	if f := Classify(Observation{ExitCode: 55, Output: []byte("x\n")}, nil, PresetFor(PresetClaude)); f == nil || f.Code != CodeNonZeroExit {
+	if f := Classify(Observation{ExitCode: 55, Output: []byte("x\n")}, nil, PresetFor(taskfile.PresetClaude)); f == nil || f.Code != CodeNonZeroExit {
 		t.Errorf("exit 55 under claude: %+v", f)
 	}
 }
@@ -155,7 +157,7 @@ func TestCodexLoopWatcher(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	watch, line := PresetFor(PresetCodex).LoopWatcher()
+	watch, line := PresetFor(taskfile.PresetCodex).LoopWatcher()
 	tripped := -1
 	for i := 0; i < len(out); i += 37 { // in chunks, as a pipe delivers it
 		if watch(out[i:min(i+37, len(out))]) {
@@ -169,15 +171,15 @@ func TestCodexLoopWatcher(t *testing.T) {
 	if got := line(); !contains(got, "waiting for network") {
 		t.Errorf("line %q", got)
 	}
-	f := Classify(Observation{ExitCode: 143, Output: out, Looped: line(), Loop: PresetFor(PresetCodex)}, nil, PresetFor(PresetCodex))
-	if f == nil || f.Class != ClassTransport || f.Code != CodeOfflineLoop || !contains(f.Message, "waiting for network") {
+	f := Classify(Observation{ExitCode: 143, Output: out, Looped: line(), Loop: PresetFor(taskfile.PresetCodex)}, nil, PresetFor(taskfile.PresetCodex))
+	if f == nil || f.Class != taskfile.ClassTransport || f.Code != CodeOfflineLoop || !contains(f.Message, "waiting for network") {
 		t.Errorf("looped attempt: %+v", f)
 	}
-	w2, _ := PresetFor(PresetCodex).LoopWatcher()
+	w2, _ := PresetFor(taskfile.PresetCodex).LoopWatcher()
 	if w2([]byte("{\"type\":\"error\",\"message\":\"Reconnecting... 2/5 (stream disconnected before completion)\"}\n")) {
 		t.Error("a reconnect that may succeed is no loop yet")
 	}
-	if w, _ := PresetFor(PresetClaude).LoopWatcher(); w != nil {
+	if w, _ := PresetFor(taskfile.PresetClaude).LoopWatcher(); w != nil {
 		t.Error("claude has no loop watcher")
 	}
 }
@@ -185,34 +187,34 @@ func TestCodexLoopWatcher(t *testing.T) {
 // Each rung of an ad-hoc chain has its own preset: --preset names main's, a fallback that runs
 // a known CLI is that CLI's, and main without --preset is its command's.
 func TestAdHocRungPresets(t *testing.T) {
-	f, err := AdHoc(AdHocOptions{Command: []string{"claude", "-p", "{{prompt}}"}, Prompt: "p", Preset: PresetClaude, Fallback: "/usr/local/bin/gemini -p '{{prompt}}'"})
+	f, err := taskfile.AdHoc(taskfile.AdHocOptions{Command: []string{"claude", "-p", "{{prompt}}"}, Prompt: "p", Preset: taskfile.PresetClaude, Fallback: "/usr/local/bin/gemini -p '{{prompt}}'"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := f.Agents["main"].Preset; got != PresetClaude {
+	if got := f.Agents["main"].Preset; got != taskfile.PresetClaude {
 		t.Errorf("main preset %s", got)
 	}
-	if got := f.Agents["fallback"].Preset; got != PresetGemini {
+	if got := f.Agents["fallback"].Preset; got != taskfile.PresetGemini {
 		t.Errorf("fallback preset %s, want gemini", got)
 	}
-	f, err = AdHoc(AdHocOptions{Command: []string{"codex", "exec", "{{prompt}}"}, Prompt: "p", Fallback: "my-agent {{prompt}}", Preset: ""})
+	f, err = taskfile.AdHoc(taskfile.AdHocOptions{Command: []string{"codex", "exec", "{{prompt}}"}, Prompt: "p", Fallback: "my-agent {{prompt}}", Preset: ""})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := f.Agents["main"].Preset; got != PresetCodex {
+	if got := f.Agents["main"].Preset; got != taskfile.PresetCodex {
 		t.Errorf("main without --preset: %s, want codex", got)
 	}
-	if got := f.Agents["fallback"].Preset; got != PresetGeneric {
+	if got := f.Agents["fallback"].Preset; got != taskfile.PresetGeneric {
 		t.Errorf("unknown fallback: %s, want generic", got)
 	}
 }
 
-// Presets give every agent a timeout and a heartbeat unless the task sets them.
+// taskfile.Presets give every agent a timeout and a heartbeat unless the task sets them.
 func TestAgentLimits(t *testing.T) {
-	if to, hb := AgentLimits(&Task{}); to != 2*time.Hour || hb != 15*time.Minute {
+	if to, hb := AgentLimits(&taskfile.Task{}); to != 2*time.Hour || hb != 15*time.Minute {
 		t.Errorf("defaults %v %v", to, hb)
 	}
-	if to, hb := AgentLimits(&Task{Timeout: time.Minute, Heartbeat: time.Second}); to != time.Minute || hb != time.Second {
+	if to, hb := AgentLimits(&taskfile.Task{Timeout: time.Minute, Heartbeat: time.Second}); to != time.Minute || hb != time.Second {
 		t.Errorf("the task's own %v %v", to, hb)
 	}
 }

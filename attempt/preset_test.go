@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // The fixtures in testdata/presets are what the real CLIs printed (npm packages
@@ -16,24 +18,24 @@ func TestPresetFixtures(t *testing.T) {
 		file   string
 		preset string
 		exit   int
-		class  Class
+		class  taskfile.Class
 		code   string
 	}{
-		{"claude_not_logged_in.json", PresetClaude, 1, ClassAuth, "not_logged_in"},
-		{"claude_not_logged_in.txt", PresetClaude, 1, ClassAuth, "not_logged_in"},
-		{"claude_no_network.txt", PresetClaude, 1, ClassTransport, "network"}, // with an API key, after 200s of retries
-		{"claude_no_network.json", PresetClaude, 1, ClassTransport, "network"},
-		{"claude_no_network.json", PresetClaude, 0, ClassTransport, "network"}, // is_error decides even on exit 0
-		{"codex_no_network.txt", PresetCodex, 1, ClassTransport, "network"},
-		{"codex_json_no_network.jsonl", PresetCodex, 1, ClassTransport, "network"},
-		{"codex_not_logged_in.txt", PresetCodex, 1, ClassAuth, "not_logged_in"},
-		{"gemini_no_auth.txt", PresetGemini, 41, ClassAuth, "not_logged_in"},
-		{"gemini_no_network.txt", PresetGemini, 1, ClassTransport, "network"},
-		{"gemini_untrusted.txt", PresetGemini, 55, ClassAgentExit, "untrusted_folder"},
-		{"opencode_no_network.txt", PresetOpencode, 1, ClassTransport, "network"},
+		{"claude_not_logged_in.json", taskfile.PresetClaude, 1, taskfile.ClassAuth, "not_logged_in"},
+		{"claude_not_logged_in.txt", taskfile.PresetClaude, 1, taskfile.ClassAuth, "not_logged_in"},
+		{"claude_no_network.txt", taskfile.PresetClaude, 1, taskfile.ClassTransport, "network"}, // with an API key, after 200s of retries
+		{"claude_no_network.json", taskfile.PresetClaude, 1, taskfile.ClassTransport, "network"},
+		{"claude_no_network.json", taskfile.PresetClaude, 0, taskfile.ClassTransport, "network"}, // is_error decides even on exit 0
+		{"codex_no_network.txt", taskfile.PresetCodex, 1, taskfile.ClassTransport, "network"},
+		{"codex_json_no_network.jsonl", taskfile.PresetCodex, 1, taskfile.ClassTransport, "network"},
+		{"codex_not_logged_in.txt", taskfile.PresetCodex, 1, taskfile.ClassAuth, "not_logged_in"},
+		{"gemini_no_auth.txt", taskfile.PresetGemini, 41, taskfile.ClassAuth, "not_logged_in"},
+		{"gemini_no_network.txt", taskfile.PresetGemini, 1, taskfile.ClassTransport, "network"},
+		{"gemini_untrusted.txt", taskfile.PresetGemini, 55, taskfile.ClassAgentExit, "untrusted_folder"},
+		{"opencode_no_network.txt", taskfile.PresetOpencode, 1, taskfile.ClassTransport, "network"},
 		// the same texts under the generic preset: the common rules know them too
-		{"claude_not_logged_in.txt", PresetGeneric, 1, ClassAuth, "not_logged_in"},
-		{"codex_no_network.txt", PresetGeneric, 1, ClassTransport, "network"},
+		{"claude_not_logged_in.txt", taskfile.PresetGeneric, 1, taskfile.ClassAuth, "not_logged_in"},
+		{"codex_no_network.txt", taskfile.PresetGeneric, 1, taskfile.ClassTransport, "network"},
 	}
 	for _, c := range cases {
 		out, err := os.ReadFile(filepath.Join("testdata", "presets", c.file))
@@ -45,10 +47,10 @@ func TestPresetFixtures(t *testing.T) {
 			t.Errorf("%s under %s: got %+v, want %s/%s", c.file, c.preset, f, c.class, c.code)
 			continue
 		}
-		if c.class == ClassAuth && f.Hint == "" {
+		if c.class == taskfile.ClassAuth && f.Hint == "" {
 			t.Errorf("%s: an auth failure without a hint", c.file)
 		}
-		if !Eligible(f.Class, nil, nil) && c.class == ClassTransport {
+		if !taskfile.Eligible(f.Class, nil, nil) && c.class == taskfile.ClassTransport {
 			t.Errorf("%s: transport must be retried", c.file)
 		}
 	}
@@ -113,31 +115,31 @@ func TestPresetBanners(t *testing.T) {
 	cases := []struct {
 		preset, text string
 		exit         int
-		class        Class
+		class        taskfile.Class
 	}{
-		{PresetClaude, `{"type":"result","subtype":"success","is_error":true,"result":"Claude AI usage limit reached|1773487800"}`, 1, ClassQuota},
-		{PresetClaude, `{"type":"result","subtype":"success","is_error":true,"result":"Claude AI usage limit reached|1773487800"}`, 0, ClassQuota},
-		{PresetClaude, "5-hour limit reached ∙ resets 3pm", 1, ClassQuota},
-		{PresetClaude, "Credit balance is too low", 1, ClassQuota},
-		{PresetClaude, `API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, 1, ClassTransport},
-		{PresetClaude, `Invalid API key · Please run /login`, 1, ClassAuth},
-		{PresetClaude, `API Error: 401 {"type":"error","error":{"type":"authentication_error","message":"OAuth token has expired."}}`, 1, ClassAuth},
-		{PresetCodex, "■ You've hit your usage limit. Upgrade to Pro or try again in 1 day 2 hours 3 minutes.", 1, ClassQuota},
-		{PresetCodex, "stream error: exceeded retry limit, last status: 429 Too Many Requests", 1, ClassQuota},
-		{PresetCodex, "unexpected status 401 Unauthorized: Incorrect API key provided", 1, ClassAuth},
-		{PresetGemini, `[API Error: You have exhausted your capacity on this model. Quota exceeded for quota metric 'Gemini 2.5 Pro Requests'. Please retry in 27.12s.]`, 1, ClassQuota},
-		{PresetGemini, `API key not valid. Please pass a valid API key.`, 1, ClassAuth},
-		{PresetGemini, `got status: 503 Service Unavailable. {"error":{"code":503,"message":"The model is overloaded."}}`, 1, ClassTransport},
-		{PresetAider, "litellm.RateLimitError: AnthropicException - rate_limit_error", 1, ClassQuota},
-		{PresetGeneric, "curl: (6) Could not resolve host: api.example.com", 6, ClassTransport},
-		{PresetGeneric, "read tcp 10.0.0.2:5555->1.2.3.4:443: read: connection reset by peer", 1, ClassTransport},
+		{taskfile.PresetClaude, `{"type":"result","subtype":"success","is_error":true,"result":"Claude AI usage limit reached|1773487800"}`, 1, taskfile.ClassQuota},
+		{taskfile.PresetClaude, `{"type":"result","subtype":"success","is_error":true,"result":"Claude AI usage limit reached|1773487800"}`, 0, taskfile.ClassQuota},
+		{taskfile.PresetClaude, "5-hour limit reached ∙ resets 3pm", 1, taskfile.ClassQuota},
+		{taskfile.PresetClaude, "Credit balance is too low", 1, taskfile.ClassQuota},
+		{taskfile.PresetClaude, `API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, 1, taskfile.ClassTransport},
+		{taskfile.PresetClaude, `Invalid API key · Please run /login`, 1, taskfile.ClassAuth},
+		{taskfile.PresetClaude, `API Error: 401 {"type":"error","error":{"type":"authentication_error","message":"OAuth token has expired."}}`, 1, taskfile.ClassAuth},
+		{taskfile.PresetCodex, "■ You've hit your usage limit. Upgrade to Pro or try again in 1 day 2 hours 3 minutes.", 1, taskfile.ClassQuota},
+		{taskfile.PresetCodex, "stream error: exceeded retry limit, last status: 429 Too Many Requests", 1, taskfile.ClassQuota},
+		{taskfile.PresetCodex, "unexpected status 401 Unauthorized: Incorrect API key provided", 1, taskfile.ClassAuth},
+		{taskfile.PresetGemini, `[API Error: You have exhausted your capacity on this model. Quota exceeded for quota metric 'Gemini 2.5 Pro Requests'. Please retry in 27.12s.]`, 1, taskfile.ClassQuota},
+		{taskfile.PresetGemini, `API key not valid. Please pass a valid API key.`, 1, taskfile.ClassAuth},
+		{taskfile.PresetGemini, `got status: 503 Service Unavailable. {"error":{"code":503,"message":"The model is overloaded."}}`, 1, taskfile.ClassTransport},
+		{taskfile.PresetAider, "litellm.RateLimitError: AnthropicException - rate_limit_error", 1, taskfile.ClassQuota},
+		{taskfile.PresetGeneric, "curl: (6) Could not resolve host: api.example.com", 6, taskfile.ClassTransport},
+		{taskfile.PresetGeneric, "read tcp 10.0.0.2:5555->1.2.3.4:443: read: connection reset by peer", 1, taskfile.ClassTransport},
 		// exit 0 with a chatty success is never a banner
-		{PresetGeneric, "I added handling for rate limit errors and 401 Unauthorized responses.", 0, ""},
-		{PresetClaude, `{"type":"result","is_error":false,"result":"handled the usage limit reached case"}`, 0, ""},
+		{taskfile.PresetGeneric, "I added handling for rate limit errors and 401 Unauthorized responses.", 0, ""},
+		{taskfile.PresetClaude, `{"type":"result","is_error":false,"result":"handled the usage limit reached case"}`, 0, ""},
 	}
 	for _, c := range cases {
 		f := Classify(Observation{ExitCode: c.exit, Output: []byte(c.text)}, nil, PresetFor(c.preset))
-		var got Class
+		var got taskfile.Class
 		if f != nil {
 			got = f.Class
 		}
@@ -162,7 +164,7 @@ func FuzzPresetClassify(f *testing.F) {
 	}
 	f.Add([]byte(`{"type":"result","is_error":true,"result":"usage limit|1773487800"}`), 0)
 	f.Fuzz(func(t *testing.T, out []byte, exit int) {
-		for _, name := range Presets {
+		for _, name := range taskfile.Presets {
 			p := PresetFor(name)
 			got := p.ClassifyOutput(exit, out)
 			if exit != 0 && len(out) > classifyTail {
@@ -172,7 +174,7 @@ func FuzzPresetClassify(f *testing.F) {
 				}
 			}
 			if got != nil {
-				if _, err := ParseClass(string(got.Class)); err != nil {
+				if _, err := taskfile.ParseClass(string(got.Class)); err != nil {
 					t.Fatalf("%s: class %q", name, got.Class)
 				}
 			}
@@ -183,23 +185,23 @@ func FuzzPresetClassify(f *testing.F) {
 // A long output is classified in bounded time: only its tail is read.
 func TestPresetClassifyLongOutput(t *testing.T) {
 	long := []byte(strings.Repeat("rate limit ", 1<<20) + strings.Repeat("x", classifyTail) + "\nNot logged in\n")
-	f := PresetFor(PresetClaude).ClassifyOutput(1, long)
-	if f == nil || f.Class != ClassAuth {
+	f := PresetFor(taskfile.PresetClaude).ClassifyOutput(1, long)
+	if f == nil || f.Class != taskfile.ClassAuth {
 		t.Fatalf("got %+v: the banner at the end decides", f)
 	}
 }
 
 // Every preset but generic documents a command that takes the prompt as one argument.
 func TestPresetCommands(t *testing.T) {
-	for _, name := range Presets {
+	for _, name := range taskfile.Presets {
 		p := PresetFor(name)
 		if p.Name != name {
 			t.Errorf("%s: PresetFor gave %s", name, p.Name)
 		}
-		if name == PresetGeneric {
+		if name == taskfile.PresetGeneric {
 			continue
 		}
-		argv, err := Expand(p.Command, Vars{Prompt: "fix the bug; don't $(rm -rf)"})
+		argv, err := taskfile.Expand(p.Command, taskfile.Vars{Prompt: "fix the bug; don't $(rm -rf)"})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -211,7 +213,7 @@ func TestPresetCommands(t *testing.T) {
 			t.Errorf("%s: %q does not pass the prompt as one argument (or has no install hint)", name, argv)
 		}
 	}
-	if PresetFor("nonsense").Name != PresetGeneric {
+	if PresetFor("nonsense").Name != taskfile.PresetGeneric {
 		t.Error("an unknown preset is generic")
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // MaxQuotaWait bounds a parsed reset time: a banner naming a time further ahead than this is
@@ -19,7 +21,7 @@ const DefaultQuotaWait = 30 * time.Minute
 // QuotaDefaultWait returns the configured wait for a quota wall without a reset time.
 func QuotaDefaultWait() time.Duration {
 	if v := strings.TrimSpace(os.Getenv("MULLIGAN_QUOTA_DEFAULT_WAIT")); v != "" {
-		if d, err := ParseDuration(v); err == nil && d > 0 {
+		if d, err := taskfile.ParseDuration(v); err == nil && d > 0 {
 			return min(d, MaxQuotaWait)
 		}
 	}

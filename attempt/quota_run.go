@@ -9,7 +9,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // EventQuotaLifted is the event `resume --now` appends: quota walls hit before it no longer hold
@@ -44,7 +45,7 @@ func (r *runner) loadSpend(tx *store.Tx, task string) (spend, error) {
 				sp.task += *a.CostUSD
 			}
 			// A quota wall is the agent's, whichever task ran into it.
-			if a.Class != string(ClassQuota) || a.FinishedAt == nil || a.FinishedAt.Before(lifted) {
+			if a.Class != string(taskfile.ClassQuota) || a.FinishedAt == nil || a.FinishedAt.Before(lifted) {
 				continue
 			}
 			until := *a.FinishedAt
@@ -87,14 +88,14 @@ func quotaLiftedAt(tx *store.Tx, run string) (time.Time, error) {
 
 // exhausted returns the budget_exhausted failure when the task's or the run's reported spend,
 // with extra (the attempt just finished) added, has reached its limit.
-func (sp spend) exhausted(def *Task, extra float64) *Failure {
+func (sp spend) exhausted(def *taskfile.Task, extra float64) *Failure {
 	if def.MaxCostUSD > 0 && sp.task+extra >= def.MaxCostUSD {
-		return &Failure{Class: ClassBudgetExhausted, Code: CodeMaxCost,
+		return &Failure{Class: taskfile.ClassBudgetExhausted, Code: CodeMaxCost,
 			Message: fmt.Sprintf("the task's reported spend $%.4f reached its max_cost_usd $%.2f", sp.task+extra, def.MaxCostUSD),
 			Hint:    "raise max_cost_usd in the task file, then mulligan retry-task"}
 	}
 	if sp.runMax != nil && *sp.runMax > 0 && sp.run+extra >= *sp.runMax {
-		return &Failure{Class: ClassBudgetExhausted, Code: CodeRunMaxCost,
+		return &Failure{Class: taskfile.ClassBudgetExhausted, Code: CodeRunMaxCost,
 			Message: fmt.Sprintf("the run's reported spend $%.4f reached --max-cost $%.2f", sp.run+extra, *sp.runMax)}
 	}
 	return nil

@@ -5,7 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 func TestParseQuotaReset(t *testing.T) {
@@ -124,24 +125,24 @@ func TestSpendPicks(t *testing.T) {
 		t.Error("all disabled is not a park")
 	}
 
-	def := &Task{MaxCostUSD: 1}
+	def := &taskfile.Task{MaxCostUSD: 1}
 	sp = spend{task: 0.6}
 	if f := sp.exhausted(def, 0); f != nil {
 		t.Errorf("0.6 of 1: %v", f)
 	}
-	if f := sp.exhausted(def, 0.4); f == nil || f.Class != ClassBudgetExhausted || f.Code != CodeMaxCost {
+	if f := sp.exhausted(def, 0.4); f == nil || f.Class != taskfile.ClassBudgetExhausted || f.Code != CodeMaxCost {
 		t.Errorf("1.0 of 1: %v", f)
 	}
 	max := 0.5
 	sp = spend{run: 0.5, runMax: &max}
-	if f := sp.exhausted(&Task{}, 0); f == nil || f.Code != CodeRunMaxCost {
+	if f := sp.exhausted(&taskfile.Task{}, 0); f == nil || f.Code != CodeRunMaxCost {
 		t.Errorf("run budget: %v", f)
 	}
 }
 
 func TestDecideQuota(t *testing.T) {
-	def := &Task{OnFailure: OnFailureRetry, Retries: 0, MaxConsecutiveFailures: 1}
-	d := Decide(def, &Failure{Class: ClassQuota}, Counters{RetriesUsed: 0, ConsecutiveFailures: 5}, time.Now(), time.Time{}, func() float64 { return 0 })
+	def := &taskfile.Task{OnFailure: taskfile.OnFailureRetry, Retries: 0, MaxConsecutiveFailures: 1}
+	d := Decide(def, &Failure{Class: taskfile.ClassQuota}, Counters{RetriesUsed: 0, ConsecutiveFailures: 5}, time.Now(), time.Time{}, func() float64 { return 0 })
 	if d.Action != ActQuota {
 		t.Errorf("quota with no retries left and a tripped breaker: %v, want ActQuota (no budget spent)", d.Action)
 	}

@@ -7,7 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // Reloading a run's task file (`resume --reload`, `retry-task --reload`, SPEC §4 item 7). A run
@@ -72,7 +73,7 @@ func (e *ReloadConflictError) Error() string {
 // PlanReload computes what reloading run's task file from old (the stored definition; nil when
 // it cannot be read) to updated changes, or refuses with a *ReloadConflictError. It changes
 // nothing.
-func PlanReload(run *store.Run, old, updated *File) (*ReloadPlan, error) {
+func PlanReload(run *store.Run, old, updated *taskfile.File) (*ReloadPlan, error) {
 	p := &ReloadPlan{}
 	var gone []GoneTask
 	var keep []string
@@ -94,7 +95,7 @@ func PlanReload(run *store.Run, old, updated *File) (*ReloadPlan, error) {
 	if len(gone) > 0 {
 		return nil, &ReloadConflictError{Run: run.ID, File: updated.Path, Gone: gone}
 	}
-	var order []*Task
+	var order []*taskfile.Task
 	switch {
 	case heldAll(run, old):
 		var err error
@@ -138,7 +139,7 @@ func PlanReload(run *store.Run, old, updated *File) (*ReloadPlan, error) {
 
 // heldAll reports whether the run holds every task of its old file: it was started without task
 // names (or with all of them), so it takes the new file's new tasks too.
-func heldAll(run *store.Run, old *File) bool {
+func heldAll(run *store.Run, old *taskfile.File) bool {
 	if old == nil {
 		return false
 	}
@@ -152,7 +153,7 @@ func heldAll(run *store.Run, old *File) bool {
 
 // sameTask reports whether task id means the same in both files: its own fields and the
 // definitions of the agents it names (positions in the file do not count).
-func sameTask(a, b *File, id string) bool {
+func sameTask(a, b *taskfile.File, id string) bool {
 	ta, tb := a.Task(id), b.Task(id)
 	if ta == nil || tb == nil || !reflect.DeepEqual(taskKey(ta), taskKey(tb)) {
 		return false
@@ -167,9 +168,9 @@ func sameTask(a, b *File, id string) bool {
 
 // taskKey is t without what does not define it: its position and the compiled classify patterns
 // (their source text stays).
-func taskKey(t *Task) Task {
+func taskKey(t *taskfile.Task) taskfile.Task {
 	k := *t
-	k.Pos = Pos{}
+	k.Pos = taskfile.Pos{}
 	k.Classify = slices.Clone(t.Classify)
 	for i := range k.Classify {
 		k.Classify[i].Re = nil
@@ -178,23 +179,23 @@ func taskKey(t *Task) Task {
 	return k
 }
 
-func sameAgent(a, b *Agent) bool {
+func sameAgent(a, b *taskfile.Agent) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
 	ka, kb := *a, *b
-	ka.Pos, kb.Pos = Pos{}, Pos{}
+	ka.Pos, kb.Pos = taskfile.Pos{}, taskfile.Pos{}
 	if len(ka.Env) == 0 && len(kb.Env) == 0 {
 		ka.Env, kb.Env = nil, nil
 	}
 	return reflect.DeepEqual(ka, kb)
 }
 
-func sameHooks(a, b Hooks) bool { return reflect.DeepEqual(normHooks(a), normHooks(b)) }
+func sameHooks(a, b taskfile.Hooks) bool { return reflect.DeepEqual(normHooks(a), normHooks(b)) }
 
 // normHooks drops empty entries so that "no hooks" compares equal however it was written.
-func normHooks(h Hooks) Hooks {
-	out := Hooks{}
+func normHooks(h taskfile.Hooks) taskfile.Hooks {
+	out := taskfile.Hooks{}
 	for _, k := range slices.Sorted(maps.Keys(h)) {
 		if len(h[k]) > 0 {
 			out[k] = h[k]
@@ -214,7 +215,7 @@ const EventRunReloaded = "run.reloaded"
 //
 // graft, when set, rewrites the recorded base tree of each unfinished task that already started
 // so that it holds the reloaded task file: the reset to that base must not put the old one back.
-func applyReload(tx *store.Tx, runID string, old, updated *File, by string, graft func(tree string) (string, error)) (*ReloadPlan, error) {
+func applyReload(tx *store.Tx, runID string, old, updated *taskfile.File, by string, graft func(tree string) (string, error)) (*ReloadPlan, error) {
 	run, err := tx.GetRun(runID)
 	if err != nil {
 		return nil, err
@@ -228,7 +229,7 @@ func applyReload(tx *store.Tx, runID string, old, updated *File, by string, graf
 			return nil, err
 		}
 	}
-	defs := make([]*Task, len(p.Tasks))
+	defs := make([]*taskfile.Task, len(p.Tasks))
 	for i := range p.Tasks {
 		t := &p.Tasks[i]
 		defs[i] = updated.Task(t.ID)

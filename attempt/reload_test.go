@@ -6,12 +6,13 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // oneAgent is a task file whose tasks all run agent a; each task is "id" or "id, needs: [...]"
 // and more fields, written inside the braces of a flow mapping.
-func oneAgent(t *testing.T, tasks ...string) *File {
+func oneAgent(t *testing.T, tasks ...string) *taskfile.File {
 	t.Helper()
 	src := "version: 1\nagents:\n  a: {command: [x]}\ntasks:\n"
 	for _, task := range tasks {
@@ -20,9 +21,9 @@ func oneAgent(t *testing.T, tasks ...string) *File {
 	return mustParse(t, src)
 }
 
-func mustParse(t *testing.T, src string) *File {
+func mustParse(t *testing.T, src string) *taskfile.File {
 	t.Helper()
-	f, err := Parse("mulligan.yaml", []byte(src))
+	f, err := taskfile.Parse("mulligan.yaml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func planIDs(p *ReloadPlan) []string {
 	return out
 }
 
-func reloadOld(t *testing.T) *File {
+func reloadOld(t *testing.T) *taskfile.File {
 	return oneAgent(t, "setup", "fix, needs: [setup]", "docs, needs: [fix]")
 }
 
@@ -159,7 +160,7 @@ func TestPlanReloadRefusesGoneAttempts(t *testing.T) {
 func TestPlanReloadChanges(t *testing.T) {
 	// Each variant of the file fills in: b's command, the run hooks, one's classify pattern and
 	// two's extra fields.
-	file := func(bCommand, runHooks, pattern, twoExtra string) *File {
+	file := func(bCommand, runHooks, pattern, twoExtra string) *taskfile.File {
 		return mustParse(t, fmt.Sprintf(`version: 1
 agents:
   a: {command: [x]}
@@ -174,7 +175,7 @@ tasks:
 	run := reloadRun(withAttempts("one", store.TaskSucceeded, nil, 1), withAttempts("two", store.TaskPending, nil, 0))
 	cases := []struct {
 		name     string
-		file     *File
+		file     *taskfile.File
 		changed  []string
 		agents   []string
 		runHooks bool

@@ -7,11 +7,10 @@ import (
 	"fmt"
 	"syscall"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
-	"github.com/mulligan-dev/mulligan/attempt/store"
 	"github.com/mulligan-dev/mulligan/reap"
 	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // ErrRunFinished is returned when resume is asked to continue a run that has ended.
@@ -21,7 +20,7 @@ var ErrRunFinished = errors.New("the run has finished")
 type ResumeOptions struct {
 	RunID string
 	// Load rebuilds the run's task file from what the run stored (content and options).
-	Load func(run *store.Run) (*File, error)
+	Load func(run *store.Run) (*taskfile.File, error)
 	// Mode is how to continue: ResumePlain (""), ResumeResetAttempts, ResumeImmediate.
 	Mode string
 	// HandoverEpoch is the epoch a supervisor claimed the run at before starting this resume:
@@ -29,7 +28,7 @@ type ResumeOptions struct {
 	HandoverEpoch int64
 	// Reload, when set, is the edited task file (`resume --reload`): it replaces the stored
 	// definition in the claiming transaction (reload.go), before Mode applies.
-	Reload *File
+	Reload *taskfile.File
 	// Graft, with Reload, rewrites a started task's base tree to hold the reloaded task file
 	// (nil: the file lies outside the worktree, or the caller keeps bases as they are).
 	Graft func(tree string) (string, error)
@@ -137,7 +136,7 @@ func Resume(ctx context.Context, env Env, opts ResumeOptions) (*Outcome, error) 
 			return nil, &TreeMovedOnError{Run: run.ID, Why: why}
 		}
 		id := snapshot.NewID(env.Now())
-		undo, err = env.Repo.Snapshot(context.WithoutCancel(ctx), snapshot.SnapshotOptions{Ref: "refs/mulligan/undo/" + id,
+		undo, err = env.Repo.Snapshot(context.WithoutCancel(ctx), snapshot.SnapshotOptions{Ref: snapshot.UndoRef(id),
 			Message: fmt.Sprintf("mulligan undo %s\n\nThe working tree before `mulligan resume %s --force`: %s.\n", id, run.ID, why)})
 		if err != nil {
 			return nil, fmt.Errorf("keep the working tree before resuming %s: %w", run.ID, err)
@@ -145,75 +144,52 @@ func Resume(ctx context.Context, env Env, opts ResumeOptions) (*Outcome, error) 
 		env.Progress.Event(ProgressEvent{Kind: KindNote, Message: fmt.Sprintf(
 			"the working tree moved on since run %s stopped (%s): kept in %s before resuming; `mulligan restore %s` brings it back", run.ID, why, undo.Ref, undo.Ref)})
 	}
-	self := store.Self()
-	var epoch int64
-	claimed := run
-	err = env.DB.Update(ctx, func(tx *store.Tx) error {
-		claimed = run
-		var err error
-		if epoch, err = tx.ClaimRun(run.ID, run.Epoch, self); err != nil {
-			return err
-		}
-		if err := tx.AcquireWorktreeLock(run.Worktree, run.ID, self, store.ProcessAlive); err != nil {
-			return err
-		}
-		if opts.Reload != nil {
-			if _, err := applyReload(tx, run.ID, file, opts.Reload, "resume --reload", opts.Graft); err != nil {
-				return err
-			}
-			if claimed, err = tx.GetRun(run.ID); err != nil {
-				return err
-			}
-		}
-		hdr, err := tx.RunHeader(run.ID)
-		if err != nil {
-			return err
-		}
-		from := hdr.State
-		if err := applyResumeMode(tx, claimed, opts.Mode); err != nil {
-			return err
-		}
-		if undo != nil {
-			if _, err := tx.AppendEvent(run.ID, "", 0, "snapshot.taken", map[string]any{"ref": undo.Ref, "tree": undo.Tree.String(),
-				"commit": undo.Commit.String(), "reason": ReasonTreeMovedOn, "why": why}); err != nil {
-				return err
-			}
-		}
-		if err := releaseResumeExhausted(tx, claimed); err != nil {
-			return err
-		}
-		if !handover {
-			// The operator's resume supersedes an older pause or cancel request.
-			if err := tx.SetControl(run.ID, store.ControlNone); err != nil {
-				return err
-			}
-		}
-		hdr.ResumesWithoutProgress++
-		if opts.Mode == ResumeResetAttempts {
-			hdr.ResumesWithoutProgress = 0
-		}
-		if hdr.State != store.RunRunning {
-			hdr.State, hdr.Reason = store.RunRunning, ""
-		}
-		if err := tx.UpdateRun(hdr); err != nil {
-			return err
-		}
-		_, err = tx.AppendEvent(run.ID, "", 0, "run.state_changed", map[string]any{
-			"from": from, "to": store.RunRunning, "reason": "resumed", "pid": self.PID, "host": self.Host,
-		})
-		return err
-	})
-	if err != nil {
-		return nil, activeError(err)
-	}
-	run = claimed
+	runFile := file
 	if opts.Reload != nil {
-		file = opts.Reload
+		runFile = opts.Reload
 	}
-	run.Epoch = epoch
-	run.State = store.RunRunning
-	r := newRunner(env, file, run)
-	if err := r.recoverInterrupted(ctx); err != nil {
+	r, err := claimRun(ctx, env, run, runFile, claim{reason: "resumed", alive: store.ProcessAlive,
+		apply: func(tx *store.Tx, hdr *store.Run) (*store.Run, error) {
+			claimed := run
+			if opts.Reload != nil {
+				if _, err := applyReload(tx, run.ID, file, opts.Reload, "resume --reload", opts.Graft); err != nil {
+					return nil, err
+				}
+				var err error
+				if claimed, err = tx.GetRun(run.ID); err != nil {
+					return nil, err
+				}
+				reloaded, err := tx.RunHeader(run.ID) // the reload rewrote the run's task file
+				if err != nil {
+					return nil, err
+				}
+				*hdr = *reloaded
+			}
+			if err := applyResumeMode(tx, claimed, opts.Mode); err != nil {
+				return nil, err
+			}
+			if undo != nil {
+				if _, err := tx.AppendEvent(run.ID, "", 0, "snapshot.taken", map[string]any{"ref": undo.Ref, "tree": undo.Tree.String(),
+					"commit": undo.Commit.String(), "reason": ReasonTreeMovedOn, "why": why}); err != nil {
+					return nil, err
+				}
+			}
+			if err := releaseResumeExhausted(tx, claimed); err != nil {
+				return nil, err
+			}
+			if !handover {
+				// The operator's resume supersedes an older pause or cancel request.
+				if err := tx.SetControl(run.ID, store.ControlNone); err != nil {
+					return nil, err
+				}
+			}
+			hdr.ResumesWithoutProgress++
+			if opts.Mode == ResumeResetAttempts {
+				hdr.ResumesWithoutProgress = 0
+			}
+			return claimed, nil
+		}})
+	if err != nil {
 		return nil, err
 	}
 	return r.execute(ctx)
@@ -293,55 +269,8 @@ func attemptGroups(tx *store.Tx, run *store.Run) (map[string][]int, error) {
 
 func (r *runner) recordRunnerDied(ctx context.Context, t *store.Task, a *store.Attempt) error {
 	f := &Failure{
-		Class: ClassRunnerDied, Code: CodeRunnerDied, RetryEligible: true,
+		Class: taskfile.ClassRunnerDied, Code: CodeRunnerDied, RetryEligible: true,
 		Message: "the mulligan process running this attempt died; resumed by pid " + fmt.Sprint(store.Self().PID),
 	}
 	return r.recordInterrupted(ctx, t, a, store.AttemptFailed, f)
-}
-
-// recordInterrupted records an attempt its process did not finish (runner_died, kill) as state
-// with failure f, with the tree as the attempt left it kept in its post ref.
-func (r *runner) recordInterrupted(ctx context.Context, t *store.Task, a *store.Attempt, state string, f *Failure) error {
-	postRef := runRef(r.run.ID, t.ID, fmt.Sprint(a.N), "post")
-	// A post ref the dead process already wrote holds the attempt's own tree; keep it. Otherwise
-	// the tree as it is now is what the attempt left.
-	var tree plumbing.Hash
-	if commit, err := r.env.Repo.Ref(postRef); err == nil && !commit.IsZero() {
-		if tree, _, err = r.env.Repo.ResolveRevision(commit.String()); err != nil {
-			return err
-		}
-	} else {
-		pre := plumbing.ZeroHash
-		if c, err := r.env.Repo.Ref(a.PreRef); err == nil {
-			pre = c
-		}
-		res, err := r.snapshot(ctx, postRef, attemptMessage(r.run.ID, t.ID, a.N, state, f), pre)
-		if err != nil {
-			return fmt.Errorf("post snapshot of interrupted %s@%d: %w", t.ID, a.N, err)
-		}
-		tree = res.Tree
-	}
-	files := 0
-	if a.PreTree != "" {
-		changed, err := r.env.Repo.DiffTrees(plumbing.NewHash(a.PreTree), tree)
-		if err != nil {
-			return err
-		}
-		files = len(changed)
-	}
-	now := r.env.Now().UTC()
-	return r.update(ctx, func(tx *store.Tx) error {
-		a.State = state
-		a.FinishedAt = &now
-		a.Ref, a.Tree = postRef, tree.String()
-		a.FilesChanged = store.Ptr(files)
-		applyFailure(a, f)
-		if err := tx.UpdateAttempt(a); err != nil {
-			return err
-		}
-		return r.event(tx, t.ID, a.N, "attempt.failed", map[string]any{
-			"class": string(f.Class), "code": f.Code, "message": f.Message, "retry_eligible": f.RetryEligible,
-			"consecutive_failures": t.ConsecutiveFailures, "counted": a.Counted, "ref": postRef,
-		})
-	})
 }

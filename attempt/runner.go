@@ -2,21 +2,19 @@ package attempt
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
-	"github.com/mulligan-dev/mulligan/compensate"
 	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // Env is what a runner needs from the outside world. Every field but Repo and DB has a default.
@@ -33,7 +31,7 @@ type Env struct {
 	// Grace is the time between SIGTERM and SIGKILL when an attempt is ended.
 	Grace time.Duration
 	// Presets returns the preset rules of an agent (the seam for agent-aware classification).
-	Presets func(*Agent) PresetRules
+	Presets func(*taskfile.Agent) PresetRules
 	// HeartbeatEvery is how often the run's heartbeat is stamped.
 	HeartbeatEvery time.Duration
 	// ControlEvery is how often the runner looks for an operator's pause or cancel request.
@@ -83,7 +81,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 // StartOptions are the inputs of a new run.
 type StartOptions struct {
-	File  *File
+	File  *taskfile.File
 	Tasks []string // the tasks asked for (with their dependencies); empty: all
 	// ID is the new run's id; empty: a fresh one (`run --detach` picks it before starting).
 	ID string
@@ -100,31 +98,22 @@ type Outcome struct {
 	Signal syscall.Signal
 }
 
-// runner owns one run while this process executes it.
+// runner owns one run while this process executes it: the run's writer (writer.go), the
+// task file it runs, and what only an executing process has (the kill channel, the signal
+// seen, the task at hand).
 type runner struct {
-	env   Env
-	file  *File
-	run   *store.Run
-	epoch int64
+	runWriter
+	file *taskfile.File
 	// logDir is <common>/mulligan/logs/<run>.
 	logDir string
 
-	// known is the tree the working tree is known to hold right now (just snapshotted or
-	// restored, no agent run since), so consecutive steps don't walk the tree again: the task's
-	// base and attempt 1's pre snapshot reuse the run's base walk, and a pre snapshot after a
-	// reset reuses the tree the reset wrote. Zero when unknown.
-	known plumbing.Hash
 	// lastPost is the last attempt this process ran: what a reset names (resetnotes.go).
 	lastPost postState
 
-	mu      sync.Mutex
-	fenced  bool
 	killCh  chan struct{}
 	sigSeen syscall.Signal
 	// current is the task the runner works on (set at each checkpoint), for pause --mode cancel.
 	current string
-	// hooks delivers the hooks the run's state changes fire, while execute runs; nil otherwise.
-	hooks *compensate.Background
 
 	// heldHere are the tasks this process held (blocked, waiting_quota, waiting_approval) while
 	// independent tasks went on; heldTree is the base of the last one, whose tree the working
@@ -212,20 +201,24 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func newRunner(env Env, file *File, run *store.Run) *runner {
+func newRunner(env Env, file *taskfile.File, run *store.Run) *runner {
 	// A run id is mulligan's own ([0-9a-z]); one that is not a single name gets no log
 	// directory, and writing there fails.
 	logDir, _ := store.LogDir(env.Repo.CommonDir(), run.ID)
-	return &runner{
-		env: env, file: file, run: run, epoch: run.Epoch,
-		logDir: logDir,
-		killCh: make(chan struct{}), heldHere: map[string]bool{},
+	r := &runner{
+		runWriter: runWriter{env: env, run: run, epoch: run.Epoch},
+		file:      file,
+		logDir:    logDir,
+		killCh:    make(chan struct{}),
+		heldHere:  map[string]bool{},
 	}
+	r.bound = r.snapshotCtx
+	return r
 }
 
 // plan orders the tasks to run: the ones asked for and their dependencies, in dependency order
 // with file order breaking ties.
-func plan(f *File, want []string) ([]*Task, error) {
+func plan(f *taskfile.File, want []string) ([]*taskfile.Task, error) {
 	selected := map[string]bool{}
 	var add func(id string) error
 	add = func(id string) error {
@@ -258,7 +251,7 @@ func plan(f *File, want []string) ([]*Task, error) {
 			return nil, err
 		}
 	}
-	var order []*Task
+	var order []*taskfile.Task
 	done := map[string]bool{}
 	for len(order) < len(selected) {
 		progressed := false
@@ -298,29 +291,6 @@ func (e *UnknownTaskError) Error() string {
 }
 
 // update runs fn in a write transaction after checking that this process still owns the run.
-func (r *runner) update(ctx context.Context, fn func(tx *store.Tx) error) error {
-	err := r.env.DB.Update(context.WithoutCancel(ctx), func(tx *store.Tx) error {
-		if err := tx.CheckOwner(r.run.ID, r.epoch); err != nil {
-			return err
-		}
-		return fn(tx)
-	})
-	if errors.Is(err, store.ErrFenced) {
-		r.mu.Lock()
-		r.fenced = true
-		r.mu.Unlock()
-	}
-	if err == nil && r.hooks != nil {
-		r.hooks.Wake() // the change may have fired hooks
-	}
-	return err
-}
-
-func (r *runner) event(tx *store.Tx, task string, n int, typ string, payload map[string]any) error {
-	_, err := tx.AppendEvent(r.run.ID, task, n, typ, payload)
-	return err
-}
-
 // heartbeat stamps the run's heartbeat until ctx ends. When the run is fenced (killed, or claimed
 // by another process), it ends the attempt in flight at once and makes the runner stop.
 func (r *runner) heartbeat(ctx context.Context) {
@@ -345,12 +315,6 @@ func (r *runner) heartbeat(ctx context.Context) {
 			}
 		}
 	}
-}
-
-func (r *runner) isFenced() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.fenced
 }
 
 // execute runs the run's pending tasks in order until the run ends, blocks, parks or is cancelled.
@@ -434,7 +398,7 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 
 // takeBase snapshots the run's starting tree into refs/mulligan/runs/<run>/base.
 func (r *runner) takeBase(ctx context.Context) error {
-	ref := runRef(r.run.ID, "base")
+	ref := snapshot.BaseRef(r.run.ID)
 	res, err := r.snapshot(ctx, ref, fmt.Sprintf("mulligan run %s: base\n\nThe working tree when the run started.\n", r.run.ID), plumbing.ZeroHash)
 	if err != nil {
 		return fmt.Errorf("base snapshot: %w", err)
@@ -451,79 +415,6 @@ func (r *runner) takeBase(ctx context.Context) error {
 		r.run.BaseRef, r.run.BaseTree = run.BaseRef, run.BaseTree
 		return r.event(tx, "", 0, "snapshot.taken", map[string]any{"ref": ref, "tree": res.Tree.String(), "commit": res.Commit.String()})
 	})
-}
-
-func runRef(run string, parts ...string) string {
-	return "refs/mulligan/runs/" + run + "/" + strings.Join(parts, "/")
-}
-
-// snapshot writes the working tree, a commit and ref (replacing whatever the ref held: a crashed
-// process may have written it before recording it).
-//
-// A snapshot is never skipped for a cancelled context: the tree a cancelled attempt left is
-// exactly what must be kept.
-func (r *runner) snapshot(ctx context.Context, ref, message string, parent plumbing.Hash) (*snapshot.Result, error) {
-	if r.isFenced() {
-		return nil, fmt.Errorf("snapshot %s: %w", ref, store.ErrFenced)
-	}
-	tree, err := r.currentTree(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return r.commitSnapshot(ref, tree, message, parent)
-}
-
-// commitSnapshot writes a commit of tree (taken earlier) and points ref at it, unless this
-// runner was fenced.
-func (r *runner) commitSnapshot(ref string, tree plumbing.Hash, message string, parent plumbing.Hash) (*snapshot.Result, error) {
-	if r.isFenced() {
-		// Killed or taken over: the refs are the new owner's now, like the database.
-		return nil, fmt.Errorf("snapshot %s: %w", ref, store.ErrFenced)
-	}
-	return r.commitTree(ref, tree, 0, message, parent)
-}
-
-// currentTree returns the working tree's tree id, walking the tree only when it is not known.
-func (r *runner) currentTree(ctx context.Context) (plumbing.Hash, error) {
-	if !r.known.IsZero() {
-		return r.known, nil
-	}
-	sctx, done := r.snapshotCtx(ctx)
-	defer done()
-	tr, err := r.env.Repo.WriteTree(sctx)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	r.known = tr.Tree
-	return tr.Tree, nil
-}
-
-func (r *runner) commitTree(ref string, tree plumbing.Hash, files int, message string, parent plumbing.Hash) (*snapshot.Result, error) {
-	repo := r.env.Repo
-	var parents []plumbing.Hash
-	if parent.IsZero() {
-		head, err := repo.Head()
-		if err != nil {
-			return nil, err
-		}
-		if !head.IsZero() {
-			parents = []plumbing.Hash{head}
-		}
-	} else {
-		parents = []plumbing.Hash{parent}
-	}
-	commit, err := repo.Commit(tree, parents, message)
-	if err != nil {
-		return nil, err
-	}
-	old, err := repo.Ref(ref)
-	if err != nil && !errors.Is(err, snapshot.ErrRefNotFound) {
-		return nil, err
-	}
-	if err := repo.UpdateRef(ref, commit, old); err != nil {
-		return nil, err
-	}
-	return &snapshot.Result{Ref: ref, Commit: commit, Tree: tree, Files: files}, nil
 }
 
 func (r *runner) setTaskState(ctx context.Context, t *store.Task, state, reason string, resumeAt *time.Time) error {
@@ -602,13 +493,7 @@ func (r *runner) signal() syscall.Signal {
 	return r.sigSeen
 }
 
-// optionsJSON is the JSON kept in runs.options_json.
-func optionsJSON(v any) []byte {
-	b, _ := json.Marshal(v)
-	return b
-}
-
-// agentChain returns the task's agents with those disabled for the run removed, keeping the
+// pickAgent returns the task's agent for this rung, with those disabled for the run removed, keeping the
 // rung positions: rung k of the chain is chain[min(k, len-1)] of the remaining agents.
 func pickAgent(chain []string, counted int, disabled map[string]store.AgentHealth) (string, bool) {
 	rung := min(counted, len(chain)-1)

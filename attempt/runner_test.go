@@ -5,11 +5,12 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 func TestPlanOrder(t *testing.T) {
-	f, err := Parse("plan.yaml", []byte(`version: 1
+	f, err := taskfile.Parse("plan.yaml", []byte(`version: 1
 agents:
   a: {command: [x]}
 tasks:
@@ -21,7 +22,7 @@ tasks:
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := func(ts []*Task) []string {
+	ids := func(ts []*taskfile.Task) []string {
 		var out []string
 		for _, t := range ts {
 			out = append(out, t.ID)

@@ -12,8 +12,10 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/proc"
 	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // runTask runs one task's attempts until the policy ends it. A non-nil Outcome means the run
@@ -187,184 +189,278 @@ type attemptResult struct {
 	decision Decision
 }
 
-// runAttempt runs one attempt of def: reset the tree, pre snapshot, agent, post snapshot, classify,
-// record, decide.
-func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base plumbing.Hash, deadlineAt time.Time) (*attemptResult, error) {
-	var n, counted int
-	var prev *store.Attempt
-	var operator string
-	var disabled map[string]store.AgentHealth
-	var sp spend
-	if err := r.env.DB.View(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+// attemptRun is one attempt of a task as it goes through runAttempt's steps; each step fills in
+// what the next ones read.
+type attemptRun struct {
+	def        *taskfile.Task
+	t          *store.Task
+	base       plumbing.Hash
+	deadlineAt time.Time
+
+	// prepare
+	n, counted int
+	prev       *store.Attempt
+	operator   string
+	disabled   map[string]store.AgentHealth
+	sp         spend
+	agentName  string
+	agent      *taskfile.Agent
+	prompt     string
+	dir        string // the task's log directory
+	promptFile string
+	outputFile string
+	logPath    string
+	log        *os.File
+	preRef     string
+	pre        *snapshot.Result
+	gitPre     []byte // HEAD, refs, the stash and the index before the agent (gitguard.go)
+	argv, envv []string
+
+	// start
+	row     *store.Attempt
+	started time.Time
+
+	// execute
+	spec          proc.Spec
+	pr            proc.Result
+	presetInfo    *Preset
+	usage         attemptUsage
+	failure       *Failure
+	schemaRetries int
+	postTree      plumbing.Hash
+	fingerprint   string // of a failure that has one (fingerprint.go)
+
+	// conclude
+	state    string
+	postRef  string
+	post     *snapshot.Result
+	changed  []snapshot.Change
+	cur      *store.Task
+	decision Decision
+	finished time.Time
+}
+
+// runAttempt runs one attempt of def, in five steps: prepare (counters, the agent, the tree
+// reset, the prompt, the pre snapshot, the command), start (the attempt recorded running),
+// execute (the agent, classification, output checks, verify), conclude (the post snapshot, the
+// policy's decision, the tree reset of a failed task) and record (one transaction).
+func (r *runner) runAttempt(ctx context.Context, def *taskfile.Task, t *store.Task, base plumbing.Hash, deadlineAt time.Time) (*attemptResult, error) {
+	at := &attemptRun{def: def, t: t, base: base, deadlineAt: deadlineAt}
+	if res, err := r.prepareAttempt(ctx, at); res != nil || err != nil {
+		return res, err
+	}
+	defer at.log.Close()
+	if err := r.startAttempt(ctx, at); err != nil {
+		return nil, err
+	}
+	if err := r.executeAttempt(ctx, at); err != nil {
+		return nil, err
+	}
+	if err := r.concludeAttempt(ctx, at); err != nil {
+		return nil, err
+	}
+	if err := r.recordAttempt(ctx, at); err != nil {
+		return nil, err
+	}
+	r.env.Progress.Event(ProgressEvent{Kind: KindAttemptFinished, Task: t.ID, N: at.n, Agent: at.agentName, Failure: at.decision.Failure,
+		Duration: at.finished.Sub(at.started), Files: len(at.changed)})
+	if at.pr.Cancelled {
+		if s, ok := context.Cause(ctx).(signalCause); ok {
+			r.mu.Lock()
+			r.sigSeen = s.sig
+			r.mu.Unlock()
+		}
+	}
+	return &attemptResult{n: at.n, decision: at.decision}, nil
+}
+
+// prepareAttempt reads the task's counters, picks the agent (or ends the task when none is
+// left, or parks it on a quota wall: then it returns the result), resets the tree to the
+// task's base, writes the prompt and takes the pre snapshot.
+func (r *runner) prepareAttempt(ctx context.Context, at *attemptRun) (*attemptResult, error) {
+	def, t := at.def, at.t
+	if err := r.loadAttemptState(ctx, at); err != nil {
+		return nil, err
+	}
+	// Spend: once the task's (or the run's) reported cost has reached its limit, no attempt starts.
+	if f := at.sp.exhausted(def, 0); f != nil {
+		return r.failBeforeAttempt(ctx, t, at.base, at.n, f)
+	}
+	// Deadline: an attempt that would start after it is not started (a pause during a backoff,
+	// or a crash, can bring the runner back past it). Parked time is already left out.
+	if !at.deadlineAt.IsZero() && !r.env.Now().Before(at.deadlineAt) {
+		return r.failBeforeAttempt(ctx, t, at.base, at.n, &Failure{Class: taskfile.ClassBudgetExhausted, Code: CodeDeadline,
+			Message: fmt.Sprintf("the task's deadline (%s) passed at %s, before attempt %d could start", def.Deadline, at.deadlineAt.UTC().Format(time.RFC3339), at.n),
+			Hint:    fmt.Sprintf("raise `deadline` in the task file, or give the task a fresh start: mulligan retry-task %s %s", r.run.ID, t.ID)})
+	}
+	if res, err := r.pickAttemptAgent(ctx, at); res != nil || err != nil {
+		return res, err
+	}
+
+	// Attempt n starts from the task's base (never from a failed attempt's edits) unless carry_over.
+	if !def.CarryOver {
+		if err := r.resetTask(ctx, t.ID, def, at.base); err != nil {
+			return r.blockOnRestore(ctx, t, at.n-1, fmt.Errorf("reset the tree before %s@%d: %w", t.ID, at.n, err))
+		}
+	}
+
+	warning, err := r.effectsWarning(ctx, def, at.n)
+	if err != nil {
+		return nil, err
+	}
+	if at.prompt, err = r.composePrompt(def, at.prev, at.operator, warning); err != nil {
+		return nil, withClass(taskfile.ClassAuthoring, "prompt_file", err)
+	}
+	if at.dir, err = store.Under(r.logDir, t.ID); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(at.dir, 0o700); err != nil {
+		return nil, err
+	}
+	at.promptFile = filepath.Join(at.dir, strconv.Itoa(at.n)+".prompt") // n is a number: one component
+	at.outputFile = filepath.Join(at.dir, strconv.Itoa(at.n)+".output")
+	at.logPath = filepath.Join(at.dir, strconv.Itoa(at.n)+".log")
+	if err := os.WriteFile(at.promptFile, []byte(at.prompt), 0o600); err != nil {
+		return nil, err
+	}
+	os.Remove(at.outputFile)
+
+	crashPoint("before-pre")
+	at.preRef = snapshot.AttemptRef(r.run.ID, t.ID, at.n, snapshot.Pre)
+	at.pre, err = r.snapshot(ctx, at.preRef, fmt.Sprintf("mulligan %s %s@%d: pre\n\nThe tree attempt %d of task %s started from (run %s).\n", r.run.ID, t.ID, at.n, at.n, t.ID, r.run.ID), plumbing.ZeroHash)
+	if err != nil {
+		return nil, fmt.Errorf("pre snapshot of %s@%d: %w", t.ID, at.n, err)
+	}
+	if at.gitPre, err = r.readGitPre(); err != nil {
+		return nil, fmt.Errorf("git state before %s@%d: %w", t.ID, at.n, err)
+	}
+	if at.argv, at.envv, err = r.agentCommand(at, at.prompt, at.promptFile); err != nil {
+		return nil, err
+	}
+	if at.log, err = os.OpenFile(at.logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600); err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
+// loadAttemptState reads the attempt's number, the attempts that count, the previous failure,
+// the disabled agents, the spend so far and the operator's text for this attempt.
+func (r *runner) loadAttemptState(ctx context.Context, at *attemptRun) error {
+	return r.env.DB.View(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 		var err error
-		if n, err = tx.NextAttemptNumber(r.run.ID, t.ID); err != nil {
+		if at.n, err = tx.NextAttemptNumber(r.run.ID, at.t.ID); err != nil {
 			return err
 		}
-		cur, err := tx.GetTask(r.run.ID, t.ID)
+		cur, err := tx.GetTask(r.run.ID, at.t.ID)
 		if err != nil {
 			return err
 		}
-		if sp, err = r.loadSpend(tx, t.ID); err != nil {
+		if at.sp, err = r.loadSpend(tx, at.t.ID); err != nil {
 			return err
 		}
 		for i := range cur.Attempts {
 			a := &cur.Attempts[i]
 			if a.Counted && a.State != store.AttemptSuperseded { // timetravel took it back
-				counted++
+				at.counted++
 			}
 			if a.State == store.AttemptFailed || a.State == store.AttemptCancelled {
-				prev = a
+				at.prev = a
 			} else if a.State == store.AttemptSucceeded {
-				prev = nil
+				at.prev = nil
 			}
 		}
-		if disabled, err = tx.DisabledAgents(r.run.ID); err != nil {
+		if at.disabled, err = tx.DisabledAgents(r.run.ID); err != nil {
 			return err
 		}
-		operator, err = operatorText(tx, r.run.ID, t.ID) // `mulligan prompt`'s text, for this attempt only
+		at.operator, err = operatorText(tx, r.run.ID, at.t.ID) // `mulligan prompt`'s text, for this attempt only
 		return err
-	}); err != nil {
-		return nil, err
-	}
+	})
+}
 
-	// Spend: once the task's (or the run's) reported cost has reached its limit, no attempt starts.
-	if f := sp.exhausted(def, 0); f != nil {
-		return r.failBeforeAttempt(ctx, t, base, n, f)
-	}
-	// Deadline: an attempt that would start after it is not started (a pause during a backoff,
-	// or a crash, can bring the runner back past it). Parked time is already left out.
-	if !deadlineAt.IsZero() && !r.env.Now().Before(deadlineAt) {
-		return r.failBeforeAttempt(ctx, t, base, n, &Failure{Class: ClassBudgetExhausted, Code: CodeDeadline,
-			Message: fmt.Sprintf("the task's deadline (%s) passed at %s, before attempt %d could start", def.Deadline, deadlineAt.UTC().Format(time.RFC3339), n),
-			Hint:    fmt.Sprintf("raise `deadline` in the task file, or give the task a fresh start: mulligan retry-task %s %s", r.run.ID, t.ID)})
-	}
+// pickAttemptAgent picks the rung of the agent chain this attempt runs: neither disabled nor
+// behind a quota wall. With none, the task parks until the earliest wall lifts, or fails.
+func (r *runner) pickAttemptAgent(ctx context.Context, at *attemptRun) (*attemptResult, error) {
+	def, t := at.def, at.t
 	now := r.env.Now()
 	blocked := map[string]store.AgentHealth{}
-	for k, v := range disabled {
+	for k, v := range at.disabled {
 		blocked[k] = v
 	}
-	for name, until := range sp.quotaUntil {
+	for name, until := range at.sp.quotaUntil {
 		if until.After(now) {
 			if _, off := blocked[name]; !off {
-				blocked[name] = store.AgentHealth{Agent: name, Class: string(ClassQuota)}
+				blocked[name] = store.AgentHealth{Agent: name, Class: string(taskfile.ClassQuota)}
 			}
 		}
 	}
-	agentName, ok := pickAgent(def.Agents, counted, blocked)
-	if !ok {
-		if resumeAt, parked := sp.parkUntil(def.Agents, disabled, now); parked {
-			return r.park(ctx, t, n-1, resumeAt)
+	name, ok := pickAgent(def.Agents, at.counted, blocked)
+	if ok {
+		at.agentName, at.agent = name, r.file.Agents[name]
+		return nil, nil
+	}
+	if resumeAt, parked := at.sp.parkUntil(def.Agents, at.disabled, now); parked {
+		return r.park(ctx, t, at.n-1, resumeAt)
+	}
+	// Every rung is disabled: the task fails with the class that disabled the last one.
+	f := &Failure{Class: taskfile.ClassAgentMissing, Code: "all_agents_disabled", Message: "every agent of the task is disabled for this run"}
+	for _, name := range def.Agents {
+		if h, ok := at.disabled[name]; ok {
+			f.Class = taskfile.Class(h.Class)
+			f.Message = fmt.Sprintf("every agent of the task is disabled for this run (%s: %s)", name, h.Reason)
 		}
 	}
-	if !ok {
-		// Every rung is disabled: the task fails with the class that disabled the last one.
-		f := &Failure{Class: ClassAgentMissing, Code: "all_agents_disabled", Message: "every agent of the task is disabled for this run"}
-		for _, name := range def.Agents {
-			if h, ok := disabled[name]; ok {
-				f.Class = Class(h.Class)
-				f.Message = fmt.Sprintf("every agent of the task is disabled for this run (%s: %s)", name, h.Reason)
-			}
-		}
-		d := Decision{Action: ActFail, Reason: string(f.Class), Failure: f}
-		if err := r.resetTask(ctx, t.ID, def, base); err != nil {
-			return r.blockOnRestore(ctx, t, n-1, err)
-		}
-		if err := r.setTaskState(ctx, t, store.TaskFailed, d.Reason, nil); err != nil {
-			return nil, err
-		}
-		return &attemptResult{n: n - 1, decision: d}, nil
+	d := Decision{Action: ActFail, Reason: string(f.Class), Failure: f}
+	if err := r.resetTask(ctx, t.ID, def, at.base); err != nil {
+		return r.blockOnRestore(ctx, t, at.n-1, err)
 	}
-	agent := r.file.Agents[agentName]
-
-	// Attempt n starts from the task's base (never from a failed attempt's edits) unless carry_over.
-	if !def.CarryOver {
-		if err := r.resetTask(ctx, t.ID, def, base); err != nil {
-			return r.blockOnRestore(ctx, t, n-1, fmt.Errorf("reset the tree before %s@%d: %w", t.ID, n, err))
-		}
-	}
-
-	warning, err := r.effectsWarning(ctx, def, n)
-	if err != nil {
+	if err := r.setTaskState(ctx, t, store.TaskFailed, d.Reason, nil); err != nil {
 		return nil, err
 	}
-	prompt, err := r.composePrompt(def, prev, operator, warning)
-	if err != nil {
-		return nil, withClass(ClassAuthoring, "prompt_file", err)
-	}
-	dir, err := store.Under(r.logDir, t.ID)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	promptFile := filepath.Join(dir, strconv.Itoa(n)+".prompt") // n is a number: one component
-	outputFile := filepath.Join(dir, strconv.Itoa(n)+".output")
-	logPath := filepath.Join(dir, strconv.Itoa(n)+".log")
-	if err := os.WriteFile(promptFile, []byte(prompt), 0o600); err != nil {
-		return nil, err
-	}
-	os.Remove(outputFile)
+	return &attemptResult{n: at.n - 1, decision: d}, nil
+}
 
-	crashPoint("before-pre")
-	preRef := runRef(r.run.ID, t.ID, strconv.Itoa(n), "pre")
-	pre, err := r.snapshot(ctx, preRef, fmt.Sprintf("mulligan %s %s@%d: pre\n\nThe tree attempt %d of task %s started from (run %s).\n", r.run.ID, t.ID, n, n, t.ID, r.run.ID), plumbing.ZeroHash)
+// agentCommand expands the agent's command and environment for one call with this prompt (the
+// attempt's own, or a schema correction's).
+func (r *runner) agentCommand(at *attemptRun, prompt, promptFile string) ([]string, []string, error) {
+	idemKey := IdempotencyKey(r.run.ID, at.t.ID)
+	vars := taskfile.Vars{Prompt: prompt, PromptFile: promptFile, Run: r.run.ID, Task: at.t.ID, Attempt: at.n, IdempotencyKey: idemKey}
+	argv, err := taskfile.Expand(at.agent.Command, vars)
 	if err != nil {
-		return nil, fmt.Errorf("pre snapshot of %s@%d: %w", t.ID, n, err)
+		return nil, nil, err
 	}
-	gitPre, err := r.readGitPre()
-	if err != nil {
-		return nil, fmt.Errorf("git state before %s@%d: %w", t.ID, n, err)
+	envv := append([]string{}, r.env.Environ...)
+	for k, v := range PresetEnv(at.agent.Preset) {
+		envv = append(envv, k+"="+v)
 	}
-
-	idemKey := IdempotencyKey(r.run.ID, t.ID)
-	// prepare expands the agent's command and environment for one call with this prompt (the
-	// attempt's own, or a schema correction's).
-	prepare := func(prompt, promptFile string) ([]string, []string, error) {
-		vars := Vars{Prompt: prompt, PromptFile: promptFile, Run: r.run.ID, Task: t.ID, Attempt: n, IdempotencyKey: idemKey}
-		argv, err := Expand(agent.Command, vars)
+	for k, v := range at.agent.Env {
+		ev, err := taskfile.ExpandString(v, vars)
 		if err != nil {
 			return nil, nil, err
 		}
-		envv := append([]string{}, r.env.Environ...)
-		for k, v := range PresetEnv(agent.Preset) {
-			envv = append(envv, k+"="+v)
-		}
-		for k, v := range agent.Env {
-			ev, err := ExpandString(v, vars)
-			if err != nil {
-				return nil, nil, err
-			}
-			envv = append(envv, k+"="+ev)
-		}
-		envv = append(envv,
-			"MULLIGAN_RUN="+r.run.ID, "MULLIGAN_TASK="+t.ID, "MULLIGAN_ATTEMPT="+strconv.Itoa(n),
-			"MULLIGAN_IDEMPOTENCY_KEY="+idemKey, "MULLIGAN_PROMPT_FILE="+promptFile, "MULLIGAN_OUTPUT_FILE="+outputFile,
-		)
-		return argv, envv, nil
+		envv = append(envv, k+"="+ev)
 	}
-	argv, envv, err := prepare(prompt, promptFile)
-	if err != nil {
-		return nil, err
-	}
+	envv = append(envv,
+		"MULLIGAN_RUN="+r.run.ID, "MULLIGAN_TASK="+at.t.ID, "MULLIGAN_ATTEMPT="+strconv.Itoa(at.n),
+		"MULLIGAN_IDEMPOTENCY_KEY="+idemKey, "MULLIGAN_PROMPT_FILE="+promptFile, "MULLIGAN_OUTPUT_FILE="+at.outputFile,
+	)
+	return argv, envv, nil
+}
 
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	defer logf.Close()
-
-	started := r.env.Now().UTC()
-	a := &store.Attempt{
-		RunID: r.run.ID, TaskID: t.ID, N: n, Agent: agentName, State: store.AttemptRunning,
-		StartedAt: started, PreRef: preRef, PreTree: pre.Tree.String(), Prompt: prompt, Log: logPath,
+// startAttempt records the attempt running (and the task with it), and, for a task with
+// non-idempotent side effects, the implicit effect every started attempt may have had.
+func (r *runner) startAttempt(ctx context.Context, at *attemptRun) error {
+	def, t, n := at.def, at.t, at.n
+	at.started = r.env.Now().UTC()
+	at.row = &store.Attempt{
+		RunID: r.run.ID, TaskID: t.ID, N: n, Agent: at.agentName, State: store.AttemptRunning,
+		StartedAt: at.started, PreRef: at.preRef, PreTree: at.pre.Tree.String(), Prompt: at.prompt, Log: at.logPath,
 		Counted: true,
 	}
 	if err := r.update(ctx, func(tx *store.Tx) error {
-		if err := tx.InsertAttempt(a); err != nil {
+		if err := tx.InsertAttempt(at.row); err != nil {
 			return err
 		}
-		if err := tx.RecordAttemptGit(r.run.ID, t.ID, n, gitPre); err != nil {
+		if err := tx.RecordAttemptGit(r.run.ID, t.ID, n, at.gitPre); err != nil {
 			return err
 		}
 		from := t.State
@@ -377,10 +473,10 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 				return err
 			}
 		}
-		if err := r.event(tx, t.ID, n, "attempt.started", map[string]any{"agent": agentName, "pre_ref": preRef, "pre_tree": a.PreTree, "argv0": argv[0]}); err != nil {
+		if err := r.event(tx, t.ID, n, "attempt.started", map[string]any{"agent": at.agentName, "pre_ref": at.preRef, "pre_tree": at.row.PreTree, "argv0": at.argv[0]}); err != nil {
 			return err
 		}
-		if def.SideEffects != SideEffectsNonIdempotent {
+		if def.SideEffects != taskfile.SideEffectsNonIdempotent {
 			return nil
 		}
 		// Every started attempt of such a task may have acted on the world: the ledger says so
@@ -392,22 +488,29 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		return r.event(tx, t.ID, n, "effect.recorded", map[string]any{
 			"effect": e.ID, "name": e.Name, "idempotent": false, "implicit": true, "delivery_id": e.DeliveryID})
 	}); err != nil {
-		return nil, err
+		return err
 	}
 	// The last attempt number the retry budget allows from here: attempts that did not count
 	// (quota, failover, runner_died) and operator resets move it along with n.
 	maxAttempts := n
-	if def.OnFailure == OnFailureRetry {
+	if def.OnFailure == taskfile.OnFailureRetry {
 		maxAttempts = n + max(0, def.Retries-t.RetriesUsed)
 	}
-	r.env.Progress.Event(ProgressEvent{Kind: KindAttemptStarted, Task: t.ID, N: n, Max: maxAttempts, Agent: agentName})
+	r.env.Progress.Event(ProgressEvent{Kind: KindAttemptStarted, Task: t.ID, N: n, Max: maxAttempts, Agent: at.agentName})
+	return nil
+}
 
+// executeAttempt runs the agent within the attempt's limits (its timeout, what remains of the
+// task's deadline), classifies what it did, runs the output checks of an exit 0, takes the post
+// tree and then runs verify.
+func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
+	def, t, n := at.def, at.t, at.n
 	// The attempt's limits: its timeout (the preset's default when the task sets none), and what
 	// remains of the task's deadline.
 	timeout, heartbeat := AgentLimits(def)
 	deadlineBound := false
-	if !deadlineAt.IsZero() {
-		left := deadlineAt.Sub(r.env.Now())
+	if !at.deadlineAt.IsZero() {
+		left := at.deadlineAt.Sub(r.env.Now())
 		if left <= 0 {
 			left = time.Millisecond
 		}
@@ -415,270 +518,189 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 			timeout, deadlineBound = left, true
 		}
 	}
-	spec := ProcSpec{
-		Argv: argv, Dir: r.env.Repo.Root(), Env: envv, Timeout: timeout, Heartbeat: heartbeat,
-		Grace: r.env.Grace, Output: &progressWriter{w: logf, p: r.env.Progress, task: t.ID, n: n},
+	at.spec = proc.Spec{
+		Argv: at.argv, Dir: r.env.Repo.Root(), Env: at.envv, Timeout: timeout, Heartbeat: heartbeat,
+		Grace: r.env.Grace, Output: &progressWriter{w: at.log, p: r.env.Progress, task: t.ID, n: n},
 		Kill:    r.killCh,
 		OnStart: func(pgid int) { r.notePgid(ctx, t.ID, n, pgid) },
 	}
-	presetInfo := PresetFor(agent.Preset)
-	looped := func() string { return "" }
-	spec.Watch, looped = presetInfo.LoopWatcher()
+	at.presetInfo = PresetFor(at.agent.Preset)
+	var looped func() string
+	at.spec.Watch, looped = at.presetInfo.LoopWatcher()
 	if looped == nil {
 		looped = func() string { return "" }
 	}
 	silence := r.watchSilence(ctx, def, t.ID, n)
-	spec.OnOutput = silence.output
+	at.spec.OnOutput = silence.output
 	r.known = plumbing.ZeroHash // the agent may change anything
-	proc := RunProcess(ctx, spec)
+	at.pr = proc.Run(ctx, at.spec)
 	silence.stop()
+	pr := &at.pr
 
 	obs := Observation{
-		Cancelled: proc.Cancelled || proc.Killed, TimedOut: proc.TimedOut && !deadlineBound,
-		DeadlineExceeded: proc.TimedOut && deadlineBound, Silent: proc.Silent,
-		StartErr: proc.StartErr, ExitCode: proc.ExitCode, Output: proc.Tail,
+		Cancelled: pr.Cancelled || pr.Killed, TimedOut: pr.TimedOut && !deadlineBound,
+		DeadlineExceeded: pr.TimedOut && deadlineBound, Silent: pr.Silent,
+		StartErr: pr.StartErr, ExitCode: pr.ExitCode, Output: pr.Tail,
 	}
-	if proc.Watched {
-		obs.Looped, obs.Loop = looped(), presetInfo
+	if pr.Watched {
+		obs.Looped, obs.Loop = looped(), at.presetInfo
 	}
-	if proc.Signal != 0 && obs.ExitCode < 0 {
-		obs.ExitCode = 128 + int(proc.Signal)
+	if pr.Signal != 0 && obs.ExitCode < 0 {
+		obs.ExitCode = 128 + int(pr.Signal)
 	}
-	var preset PresetRules = presetInfo
+	var preset PresetRules = at.presetInfo
 	if r.env.Presets != nil {
-		preset = r.env.Presets(agent)
+		preset = r.env.Presets(at.agent)
 	}
 	failure := Classify(obs, def.Classify, preset)
-	var usage attemptUsage
-	usage.add(presetInfo, proc.Stdout)
-	chk := &outputCheck{r: r, ctx: ctx, def: def, t: t, n: n, preset: presetInfo, rules: preset,
-		spec: spec, prepare: prepare, prompt: prompt, dir: dir, outputFile: outputFile, log: logf, usage: &usage}
+	at.usage.add(at.presetInfo, pr.Stdout)
+	chk := &outputCheck{r: r, ctx: ctx, def: def, t: t, n: n, preset: at.presetInfo, rules: preset,
+		spec: at.spec, prepare: func(prompt, promptFile string) ([]string, []string, error) {
+			return r.agentCommand(at, prompt, promptFile)
+		},
+		prompt: at.prompt, dir: at.dir, outputFile: at.outputFile, log: at.log, usage: &at.usage}
 	if failure == nil {
 		// Exit 0: the output checks (result contract, schema with its correction calls).
-		failure = chk.run(proc.Stdout)
+		failure = chk.run(pr.Stdout)
 	}
 	// The tree the attempt left is taken before verify runs (SPEC §4.3): what a test or build
 	// command writes is not the agent's work and does not belong in the attempt's ref.
-	postTree, err := r.currentTree(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("post snapshot of %s@%d: %w", t.ID, n, err)
+	var err error
+	if at.postTree, err = r.currentTree(ctx); err != nil {
+		return fmt.Errorf("post snapshot of %s@%d: %w", t.ID, n, err)
 	}
 	// HEAD, refs, the stash and the index as the agent left them, before verify too.
-	if err := r.recordGitPost(ctx, t.ID, n, gitPre); err != nil {
-		return nil, err
+	if err := r.recordGitPost(ctx, t.ID, n, at.gitPre); err != nil {
+		return err
 	}
 	if failure == nil && def.Verify != nil {
 		failure = chk.verify()
 		r.known = plumbing.ZeroHash // verify may have written files
 	}
-	schemaRetries := chk.retries
+	at.schemaRetries = chk.retries
 	if failure != nil {
 		switch failure.Class {
-		case ClassQuota:
+		case taskfile.ClassQuota:
 			if failure.Code != CodeCredit { // money, not time: no reset to wait for
-				r.quotaReset(failure, proc.Tail)
+				r.quotaReset(failure, pr.Tail)
 			}
-		case ClassAgentMissing:
-			if presetInfo.Install != "" && agent.Preset != PresetGeneric {
-				failure.Hint = presetInfo.Install
+		case taskfile.ClassAgentMissing:
+			if at.presetInfo.Install != "" && at.agent.Preset != taskfile.PresetGeneric {
+				failure.Hint = at.presetInfo.Install
 			}
 		}
-		failure.RetryEligible = Eligible(failure.Class, def.NonRetryable, def.RetryOn) && !failure.NoRetry
+		failure.RetryEligible = taskfile.Eligible(failure.Class, def.NonRetryable, def.RetryOn) && !failure.NoRetry
 	}
+	at.failure = failure
+	return nil
+}
 
-	// The post snapshot: the tree the attempt left, whatever its outcome.
-	state := store.AttemptSucceeded
+// concludeAttempt takes the post snapshot (the tree the attempt left, whatever its outcome),
+// decides on the counters as recorded, and acts on the tree before recording: a crash between
+// the two leaves the attempt `running`, which resume turns into runner_died and redoes.
+func (r *runner) concludeAttempt(ctx context.Context, at *attemptRun) error {
+	def, t, n, failure := at.def, at.t, at.n, at.failure
+	at.state = store.AttemptSucceeded
 	if failure != nil {
-		state = store.AttemptFailed
-		if failure.Class == ClassCancellation {
-			state = store.AttemptCancelled
+		at.state = store.AttemptFailed
+		if failure.Class == taskfile.ClassCancellation {
+			at.state = store.AttemptCancelled
 		}
 	}
-	postRef := runRef(r.run.ID, t.ID, strconv.Itoa(n), "post")
-	post, err := r.commitSnapshot(postRef, postTree, attemptMessage(r.run.ID, t.ID, n, state, failure), pre.Commit)
+	at.postRef = snapshot.AttemptRef(r.run.ID, t.ID, n, snapshot.Post)
+	var err error
+	at.post, err = r.commitSnapshot(at.postRef, at.postTree, attemptMessage(r.run.ID, t.ID, n, at.state, failure), at.pre.Commit)
 	if err != nil {
-		return nil, fmt.Errorf("post snapshot of %s@%d: %w", t.ID, n, err)
+		return fmt.Errorf("post snapshot of %s@%d: %w", t.ID, n, err)
 	}
-	r.lastPost = postState{task: t.ID, n: n, ref: postRef, pre: pre.Tree, tree: post.Tree}
+	r.lastPost = postState{task: t.ID, n: n, ref: at.postRef, pre: at.pre.Tree, tree: at.post.Tree}
 	crashPoint("after-post")
-	changed, err := r.env.Repo.DiffTrees(pre.Tree, post.Tree)
-	if err != nil {
-		return nil, err
+	if at.changed, err = r.env.Repo.DiffTrees(at.pre.Tree, at.post.Tree); err != nil {
+		return err
 	}
 
-	// Decide on the counters as recorded, then act on the tree before recording: a crash between
-	// the two leaves the attempt `running`, which resume turns into runner_died and redoes.
-	var cur *store.Task
 	if err := r.env.DB.View(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 		var err error
-		cur, err = tx.GetTask(r.run.ID, t.ID)
+		at.cur, err = tx.GetTask(r.run.ID, t.ID)
 		return err
 	}); err != nil {
-		return nil, err
+		return err
 	}
+	cur := at.cur
 	switch {
 	case failure == nil:
 		cur.ConsecutiveFailures = 0
-	case failure.Class == ClassQuota: // a quota wall is not an attempt
+	case failure.Class == taskfile.ClassQuota: // a quota wall is not an attempt
 	case disablesAgent(failure):
 		// The agent is disabled and the chain moves on: its instant failure says nothing of the
 		// task and must not trip the breaker for the rungs that still run.
 	default:
 		cur.ConsecutiveFailures++
 	}
-	var fingerprint string
 	if failure != nil && Fingerprinted(failure.Class) {
-		out := proc.Tail
-		if failure.Class == ClassQualityRejection {
-			out = readTail(VerifyLogPath(logPath), 64<<10)
+		out := at.pr.Tail
+		if failure.Class == taskfile.ClassQualityRejection {
+			out = readTail(VerifyLogPath(at.logPath), 64<<10)
 		}
-		fingerprint = Fingerprint(failure, out, postTree.String())
+		at.fingerprint = Fingerprint(failure, out, at.postTree.String())
 	}
-	decision := Decide(def, failure, Counters{RetriesUsed: cur.RetriesUsed, ConsecutiveFailures: cur.ConsecutiveFailures}, r.env.Now(), deadlineAt, r.env.Rand)
+	decision := Decide(def, failure, Counters{RetriesUsed: cur.RetriesUsed, ConsecutiveFailures: cur.ConsecutiveFailures}, r.env.Now(), at.deadlineAt, r.env.Rand)
 	if failure != nil && disablesAgent(failure) && decision.Action != ActCancel {
 		// This agent is disabled for the run; while another rung is enabled the chain moves on.
-		off := map[string]store.AgentHealth{agentName: {Agent: agentName}}
-		for k, v := range disabled {
+		off := map[string]store.AgentHealth{at.agentName: {Agent: at.agentName}}
+		for k, v := range at.disabled {
 			off[k] = v
 		}
-		if _, ok := pickAgent(def.Agents, counted+1, off); ok {
+		if _, ok := pickAgent(def.Agents, at.counted+1, off); ok {
 			decision = Decision{Action: ActFailover, Reason: ReasonFailover, Failure: failure}
 		}
 	}
 	switch decision.Action {
 	case ActRetry, ActQuota, ActFailover:
 		// Spend is checked before the next attempt: this one's reported cost included.
-		if f := sp.exhausted(def, usage.cost()); f != nil {
+		if f := at.sp.exhausted(def, at.usage.cost()); f != nil {
 			g := *f
 			g.Message += fmt.Sprintf(" (after %s: %s)", decision.Failure.Class, decision.Failure.Message)
-			decision = Decision{Action: ActFail, Reason: string(ClassBudgetExhausted), Failure: &g}
+			decision = Decision{Action: ActFail, Reason: string(taskfile.ClassBudgetExhausted), Failure: &g}
 		}
 	}
-	if same := identicalInARow(cur, fingerprint); fingerprint != "" && same >= def.MaxIdenticalFailures &&
+	if same := identicalInARow(cur, at.fingerprint); at.fingerprint != "" && same >= def.MaxIdenticalFailures &&
 		(decision.Action == ActRetry || decision.Action == ActBlock && decision.Reason == ReasonAsk) {
 		// (A spent budget or a tripped breaker keeps its own reason: it already stops the task.)
 		// The same failure again: another attempt would pay for it once more.
 		decision = Decision{Action: ActBlock, Reason: ReasonNoProgress, Failure: failure}
 		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID,
-			Message: fmt.Sprintf("the same failure %d times in a row (fingerprint %s): held for a decision", same, fingerprint)})
+			Message: fmt.Sprintf("the same failure %d times in a row (fingerprint %s): held for a decision", same, at.fingerprint)})
 	}
 
 	if decision.Action == ActSucceed {
 		if err := r.settleGitOnSuccess(ctx, t.ID, def); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if decision.Action == ActFail {
 		// A failed task leaves no edits behind: back to where it started. If the tree cannot be
 		// put back, the task is held instead, with the tree as it is.
-		if err := r.resetTask(ctx, t.ID, def, base); err != nil {
+		if err := r.resetTask(ctx, t.ID, def, at.base); err != nil {
 			r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: "could not reset the tree: " + err.Error()})
 			decision.Action, decision.Reason = ActBlock, ReasonRestoreConflict
 		}
 	}
+	at.decision = decision
+	return nil
+}
 
-	finished := r.env.Now().UTC()
-	err = r.update(ctx, func(tx *store.Tx) error {
-		a.State = state
-		a.FinishedAt = &finished
-		a.Ref, a.Tree = postRef, post.Tree.String()
-		a.FilesChanged = store.Ptr(len(changed))
-		a.SchemaRetries = schemaRetries
-		a.TokensIn, a.TokensOut, a.CostUSD = usage.in, usage.out, usage.usd
-		a.AgentSession, a.AgentResume = usage.session, ResumeCommand(agent.Preset, usage.session)
-		a.Fingerprint = fingerprint
-		if proc.StartErr == nil && proc.ExitCode >= 0 {
-			a.ExitCode = store.Ptr(proc.ExitCode)
-		} else if proc.Signal != 0 {
-			a.ExitCode = store.Ptr(128 + int(proc.Signal))
-		}
-		if failure != nil {
-			applyFailure(a, failure)
-			if err := tx.UpdateAttempt(a); err != nil {
-				return err
-			}
-			// attempt.failed carries the class as classified, before the policy's decision.
-			if err := r.event(tx, t.ID, n, "attempt.failed", map[string]any{
-				"class": string(failure.Class), "code": failure.Code, "message": failure.Message,
-				"retry_eligible": failure.RetryEligible, "consecutive_failures": cur.ConsecutiveFailures,
-				"exit_code": a.ExitCode, "ref": postRef, "fingerprint": nullable(fingerprint),
-			}); err != nil {
-				return err
-			}
-			if proc.StartErr != nil {
-				// The agent never ran: it cannot have acted on the world.
-				if err := tx.DropImplicitEffect(r.run.ID, t.ID, n); err != nil {
-					return err
-				}
-			}
-			if disablesAgent(failure) {
-				if err := tx.DisableAgent(r.run.ID, agentName, string(failure.Class), failure.Message); err != nil {
-					return err
-				}
-				if err := r.event(tx, t.ID, n, "agent.disabled", map[string]any{"agent": agentName, "class": string(failure.Class), "reason": failure.Message}); err != nil {
-					return err
-				}
-			}
-			if decision.Failure != failure {
-				applyFailure(a, decision.Failure)
-				if err := tx.UpdateAttempt(a); err != nil {
-					return err
-				}
-			}
-		} else {
-			if err := tx.UpdateAttempt(a); err != nil {
-				return err
-			}
-			if err := r.event(tx, t.ID, n, "attempt.succeeded", map[string]any{"ref": postRef, "files_changed": len(changed)}); err != nil {
-				return err
-			}
-		}
-		from := cur.State
-		payload := map[string]any{"from": from}
-		cur.SilentAt = nil // the attempt is over
-		switch decision.Action {
-		case ActSucceed:
-			cur.State, cur.Reason = store.TaskSucceeded, ""
-			now := finished
-			cur.FinishedAt = &now
-			if def.NeedsApproval {
-				// The attempt succeeded; the task waits for an operator's approve or reject.
-				cur.State, cur.Reason, cur.FinishedAt = store.TaskWaitingApproval, ReasonNeedsApproval, nil
-			}
-		case ActRetry:
-			resumeAt := finished.Add(decision.Delay)
-			cur.State, cur.Reason, cur.ResumeAt = store.TaskBackoff, "", &resumeAt
-			cur.RetriesUsed++
-			payload["delay_ms"] = decision.Delay.Milliseconds()
-			payload["resume_at"] = resumeAt.Format(time.RFC3339Nano)
-			payload["reason"] = "retry"
-		case ActFail:
-			cur.State, cur.Reason = store.TaskFailed, decision.Reason
-			now := finished
-			cur.FinishedAt = &now
-		case ActBlock:
-			cur.State, cur.Reason = store.TaskBlocked, decision.Reason
-		case ActCancel:
-			cur.State, cur.Reason = store.TaskCancelled, ""
-			now := finished
-			cur.FinishedAt = &now
-		case ActQuota, ActFailover:
-			// The task goes on at once on another rung (or parks when the next pick finds none).
-			payload["reason"] = decision.Reason
-		}
-		payload["to"] = cur.State
-		if cur.Reason != "" {
-			payload["reason"] = cur.Reason
-		}
-		if err := tx.UpdateTask(cur); err != nil {
+// recordAttempt records, in one transaction, the attempt's outcome, its events, the agent it
+// disabled and the task's new state.
+func (r *runner) recordAttempt(ctx context.Context, at *attemptRun) error {
+	at.finished = r.env.Now().UTC()
+	return r.update(ctx, func(tx *store.Tx) error {
+		if err := r.recordOutcome(tx, at); err != nil {
 			return err
 		}
-		if from != cur.State || (decision.Action != ActQuota && decision.Action != ActFailover) {
-			if err := r.event(tx, t.ID, n, "task.state_changed", payload); err != nil {
-				return err
-			}
+		if err := r.recordTaskState(tx, at); err != nil {
+			return err
 		}
-		*t = *cur
 		run, err := tx.RunHeader(r.run.ID)
 		if err != nil {
 			return err
@@ -686,18 +708,114 @@ func (r *runner) runAttempt(ctx context.Context, def *Task, t *store.Task, base 
 		run.ResumesWithoutProgress = 0
 		return tx.UpdateRun(run)
 	})
-	if err != nil {
-		return nil, err
+}
+
+// recordOutcome writes the attempt's row and its attempt.failed/succeeded event; a failure that
+// disables its agent disables it for the run.
+func (r *runner) recordOutcome(tx *store.Tx, at *attemptRun) error {
+	a, t, n, failure, pr := at.row, at.t, at.n, at.failure, &at.pr
+	a.State = at.state
+	a.FinishedAt = &at.finished
+	a.Ref, a.Tree = at.postRef, at.post.Tree.String()
+	a.FilesChanged = store.Ptr(len(at.changed))
+	a.SchemaRetries = at.schemaRetries
+	a.TokensIn, a.TokensOut, a.CostUSD = at.usage.in, at.usage.out, at.usage.usd
+	a.AgentSession, a.AgentResume = at.usage.session, ResumeCommand(at.agent.Preset, at.usage.session)
+	a.Fingerprint = at.fingerprint
+	if pr.StartErr == nil && pr.ExitCode >= 0 {
+		a.ExitCode = store.Ptr(pr.ExitCode)
+	} else if pr.Signal != 0 {
+		a.ExitCode = store.Ptr(128 + int(pr.Signal))
 	}
-	r.env.Progress.Event(ProgressEvent{Kind: KindAttemptFinished, Task: t.ID, N: n, Agent: agentName, Failure: decision.Failure, Duration: finished.Sub(started), Files: len(changed)})
-	if proc.Cancelled {
-		if s, ok := context.Cause(ctx).(signalCause); ok {
-			r.mu.Lock()
-			r.sigSeen = s.sig
-			r.mu.Unlock()
+	if failure == nil {
+		if err := tx.UpdateAttempt(a); err != nil {
+			return err
+		}
+		return r.event(tx, t.ID, n, "attempt.succeeded", map[string]any{"ref": at.postRef, "files_changed": len(at.changed)})
+	}
+	applyFailure(a, failure)
+	if err := tx.UpdateAttempt(a); err != nil {
+		return err
+	}
+	// attempt.failed carries the class as classified, before the policy's decision.
+	if err := r.event(tx, t.ID, n, "attempt.failed", map[string]any{
+		"class": string(failure.Class), "code": failure.Code, "message": failure.Message,
+		"retry_eligible": failure.RetryEligible, "consecutive_failures": at.cur.ConsecutiveFailures,
+		"exit_code": a.ExitCode, "ref": at.postRef, "fingerprint": nullable(at.fingerprint),
+	}); err != nil {
+		return err
+	}
+	if pr.StartErr != nil {
+		// The agent never ran: it cannot have acted on the world.
+		if err := tx.DropImplicitEffect(r.run.ID, t.ID, n); err != nil {
+			return err
 		}
 	}
-	return &attemptResult{n: n, decision: decision}, nil
+	if disablesAgent(failure) {
+		if err := tx.DisableAgent(r.run.ID, at.agentName, string(failure.Class), failure.Message); err != nil {
+			return err
+		}
+		if err := r.event(tx, t.ID, n, "agent.disabled", map[string]any{"agent": at.agentName, "class": string(failure.Class), "reason": failure.Message}); err != nil {
+			return err
+		}
+	}
+	if at.decision.Failure != failure {
+		applyFailure(a, at.decision.Failure)
+		return tx.UpdateAttempt(a)
+	}
+	return nil
+}
+
+// recordTaskState moves the task to the state the decision gives it.
+func (r *runner) recordTaskState(tx *store.Tx, at *attemptRun) error {
+	cur, decision, finished := at.cur, at.decision, at.finished
+	from := cur.State
+	payload := map[string]any{"from": from}
+	cur.SilentAt = nil // the attempt is over
+	switch decision.Action {
+	case ActSucceed:
+		cur.State, cur.Reason = store.TaskSucceeded, ""
+		now := finished
+		cur.FinishedAt = &now
+		if at.def.NeedsApproval {
+			// The attempt succeeded; the task waits for an operator's approve or reject.
+			cur.State, cur.Reason, cur.FinishedAt = store.TaskWaitingApproval, ReasonNeedsApproval, nil
+		}
+	case ActRetry:
+		resumeAt := finished.Add(decision.Delay)
+		cur.State, cur.Reason, cur.ResumeAt = store.TaskBackoff, "", &resumeAt
+		cur.RetriesUsed++
+		payload["delay_ms"] = decision.Delay.Milliseconds()
+		payload["resume_at"] = resumeAt.Format(time.RFC3339Nano)
+		payload["reason"] = "retry"
+	case ActFail:
+		cur.State, cur.Reason = store.TaskFailed, decision.Reason
+		now := finished
+		cur.FinishedAt = &now
+	case ActBlock:
+		cur.State, cur.Reason = store.TaskBlocked, decision.Reason
+	case ActCancel:
+		cur.State, cur.Reason = store.TaskCancelled, ""
+		now := finished
+		cur.FinishedAt = &now
+	case ActQuota, ActFailover:
+		// The task goes on at once on another rung (or parks when the next pick finds none).
+		payload["reason"] = decision.Reason
+	}
+	payload["to"] = cur.State
+	if cur.Reason != "" {
+		payload["reason"] = cur.Reason
+	}
+	if err := tx.UpdateTask(cur); err != nil {
+		return err
+	}
+	if from != cur.State || (decision.Action != ActQuota && decision.Action != ActFailover) {
+		if err := r.event(tx, at.t.ID, at.n, "task.state_changed", payload); err != nil {
+			return err
+		}
+	}
+	*at.t = *cur
+	return nil
 }
 
 func applyFailure(a *store.Attempt, f *Failure) {
@@ -709,7 +827,7 @@ func applyFailure(a *store.Attempt, f *Failure) {
 		a.RetryAfterMS = nil
 	}
 	switch f.Class {
-	case ClassQuota, ClassRunnerDied:
+	case taskfile.ClassQuota, taskfile.ClassRunnerDied:
 		a.Counted = false
 	}
 }
@@ -734,7 +852,7 @@ func attemptMessage(run, task string, n int, state string, f *Failure) string {
 }
 
 // composePrompt builds attempt n's prompt from the task's and the previous failed attempt.
-func (r *runner) composePrompt(def *Task, prev *store.Attempt, operator, effectsWarning string) (string, error) {
+func (r *runner) composePrompt(def *taskfile.Task, prev *store.Attempt, operator, effectsWarning string) (string, error) {
 	text := def.Prompt
 	if def.PromptFile != "" {
 		p := def.PromptFile
@@ -759,7 +877,7 @@ func (r *runner) composePrompt(def *Task, prev *store.Attempt, operator, effects
 			out = readTail(prev.Log, 64<<10)
 		}
 		parts.Prev = &PrevAttempt{N: prev.N, Class: prev.Class, Message: prev.Message, Output: out}
-		if prev.Class == string(ClassQualityRejection) && prev.Log != "" {
+		if prev.Class == string(taskfile.ClassQualityRejection) && prev.Log != "" {
 			parts.Prev.VerifyTail = readTail(VerifyLogPath(prev.Log), 64<<10)
 		}
 	}

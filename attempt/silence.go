@@ -5,7 +5,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // Silence (SPEC §4 Policy): `silence: DURATION` raises a flag when an attempt prints nothing for
@@ -49,7 +50,7 @@ func (w *silenceWatch) stop() {
 
 // watchSilence starts the watch of attempt n of task when the task sets `silence`; nil otherwise
 // (its methods are no-ops on nil).
-func (r *runner) watchSilence(ctx context.Context, def *Task, task string, n int) *silenceWatch {
+func (r *runner) watchSilence(ctx context.Context, def *taskfile.Task, task string, n int) *silenceWatch {
 	if def.Silence <= 0 {
 		return nil
 	}

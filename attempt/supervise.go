@@ -7,8 +7,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
 	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // SuperviseOptions are the inputs of one supervise sweep.

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // EventTimetravel is the audit record of a timetravel.

@@ -6,6 +6,9 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/mulligan-dev/mulligan/proc"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // VerifyResult is what the verify gate saw.
@@ -17,23 +20,23 @@ type VerifyResult struct {
 // RunVerify runs a task's verify command on the tree the attempt left (dir), with its own
 // timeout, writing its output to w. A failure is quality_rejection; the decisive lines go into the
 // next attempt's prompt.
-func RunVerify(ctx context.Context, v *Verify, dir string, env []string, grace time.Duration, w io.Writer, kill <-chan struct{}) VerifyResult {
-	proc := RunProcess(ctx, ProcSpec{Argv: v.Command, Dir: dir, Env: env, Timeout: v.Timeout, Grace: grace, Output: w, Kill: kill})
+func RunVerify(ctx context.Context, v *taskfile.Verify, dir string, env []string, grace time.Duration, w io.Writer, kill <-chan struct{}) VerifyResult {
+	pr := proc.Run(ctx, proc.Spec{Argv: v.Command, Dir: dir, Env: env, Timeout: v.Timeout, Grace: grace, Output: w, Kill: kill})
 	cmd := strings.Join(v.Command, " ")
-	res := VerifyResult{Output: proc.Tail}
+	res := VerifyResult{Output: pr.Tail}
 	switch {
-	case proc.Cancelled || proc.Killed:
-		res.Failure = &Failure{Class: ClassCancellation, Code: CodeCancelled, Message: "the attempt was cancelled during verify"}
-	case proc.StartErr != nil:
-		f := startFailure(proc.StartErr)
-		res.Failure = &Failure{Class: ClassQualityRejection, Code: CodeVerifyFailed,
+	case pr.Cancelled || pr.Killed:
+		res.Failure = &Failure{Class: taskfile.ClassCancellation, Code: CodeCancelled, Message: "the attempt was cancelled during verify"}
+	case pr.StartErr != nil:
+		f := startFailure(pr.StartErr)
+		res.Failure = &Failure{Class: taskfile.ClassQualityRejection, Code: CodeVerifyFailed,
 			Message: fmt.Sprintf("verify `%s` could not start: %s", cmd, f.Message), Hint: "fix verify.command in the task file"}
-	case proc.TimedOut:
-		res.Failure = &Failure{Class: ClassQualityRejection, Code: CodeVerifyTimeout,
-			Message: fmt.Sprintf("verify `%s` ran past its timeout (%s)", cmd, v.Timeout) + lastLineSuffix(proc.Tail)}
-	case proc.ExitCode != 0:
-		res.Failure = &Failure{Class: ClassQualityRejection, Code: CodeVerifyFailed,
-			Message: fmt.Sprintf("verify `%s` exited with status %d", cmd, proc.ExitCode) + lastLineSuffix(proc.Tail)}
+	case pr.TimedOut:
+		res.Failure = &Failure{Class: taskfile.ClassQualityRejection, Code: CodeVerifyTimeout,
+			Message: fmt.Sprintf("verify `%s` ran past its timeout (%s)", cmd, v.Timeout) + lastLineSuffix(pr.Tail)}
+	case pr.ExitCode != 0:
+		res.Failure = &Failure{Class: taskfile.ClassQualityRejection, Code: CodeVerifyFailed,
+			Message: fmt.Sprintf("verify `%s` exited with status %d", cmd, pr.ExitCode) + lastLineSuffix(pr.Tail)}
 	}
 	return res
 }

@@ -3,14 +3,6 @@ package autopsy
 import (
 	"bufio"
 	"bytes"
-	"io"
-	"path/filepath"
-
-	"github.com/go-git/go-billy/v5/osfs"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/mulligan-dev/mulligan/snapshot"
 )
@@ -43,21 +35,8 @@ const (
 	maxCountedPaths = 200
 )
 
-// objects reads blobs and trees of the repository for line counts and path checks; it opens
-// its own read-only object storage because the snapshot engine exposes trees, not blobs.
-type objects struct{ st *filesystem.Storage }
-
-func openObjects(repo *snapshot.Repo) *objects {
+func diffStat(repo *snapshot.Repo, pre, post snapshot.Hash) *DiffStat {
 	if repo == nil {
-		return nil
-	}
-	st := filesystem.NewStorageWithOptions(osfs.New(repo.CommonDir()), cache.NewObjectLRU(4*cache.MiByte),
-		filesystem.Options{LargeObjectThreshold: 1 << 20, AlternatesFS: osfs.New("/")})
-	return &objects{st: st}
-}
-
-func (o *objects) diffStat(repo *snapshot.Repo, pre, post plumbing.Hash) *DiffStat {
-	if o == nil || repo == nil {
 		return nil
 	}
 	changes, err := repo.DiffTrees(pre, post)
@@ -71,8 +50,8 @@ func (o *objects) diffStat(repo *snapshot.Repo, pre, post plumbing.Hash) *DiffSt
 			d.Partial = true
 			continue
 		}
-		from, fromBin := o.lines(c.From)
-		to, toBin := o.lines(c.To)
+		from, fromBin := blobLines(repo, c.From)
+		to, toBin := blobLines(repo, c.To)
 		p.Binary = fromBin || toBin
 		if !p.Binary {
 			p.Added, p.Deleted = lineDelta(from, to)
@@ -86,22 +65,13 @@ func (o *objects) diffStat(repo *snapshot.Repo, pre, post plumbing.Hash) *DiffSt
 	return d
 }
 
-// lines reads a regular file's blob as lines; binary is true for content that is not text or
+// blobLines reads a regular file's blob as lines; binary is true for content that is not text or
 // too large to read.
-func (o *objects) lines(e snapshot.Entry) (lines []string, binary bool) {
+func blobLines(repo *snapshot.Repo, e snapshot.Entry) (lines []string, binary bool) {
 	if e.Hash.IsZero() || !e.Mode.IsFile() {
 		return nil, false
 	}
-	obj, err := o.st.EncodedObject(plumbing.BlobObject, e.Hash)
-	if err != nil || obj.Size() > maxStatBlob {
-		return nil, true
-	}
-	rd, err := obj.Reader()
-	if err != nil {
-		return nil, true
-	}
-	defer rd.Close()
-	b, err := io.ReadAll(rd)
+	b, err := repo.ReadBlob(e.Hash, maxStatBlob)
 	if err != nil || bytes.IndexByte(b, 0) >= 0 {
 		return nil, true
 	}
@@ -133,44 +103,25 @@ func lineDelta(from, to []string) (added, deleted int) {
 	return added, deleted
 }
 
-// hasPath reports whether tree holds path (a file or a directory).
-func (o *objects) hasPath(tree plumbing.Hash, path string) (has, ok bool) {
-	if o == nil || tree.IsZero() {
-		return false, false
-	}
-	t, err := object.GetTree(o.st, tree)
-	if err != nil {
-		return false, false
-	}
-	_, err = t.FindEntry(filepath.ToSlash(filepath.Clean(path)))
-	if err == nil {
-		return true, true
-	}
-	if err == object.ErrEntryNotFound || err == object.ErrDirectoryNotFound {
-		return false, true
-	}
-	return false, false
-}
-
 // startHead is HEAD when the run started: the parent of its base snapshot's commit (a base
 // taken on an unborn branch has none). It falls back to the current HEAD.
-func (f *facts) startHead() plumbing.Hash {
+func (f *facts) startHead() snapshot.Hash {
 	if f.repo == nil {
-		return plumbing.ZeroHash
+		return snapshot.ZeroHash
 	}
-	if f.run.BaseRef != "" && f.objects != nil {
+	if f.run.BaseRef != "" {
 		if c, err := f.repo.Ref(f.run.BaseRef); err == nil {
-			if commit, err := object.GetCommit(f.objects.st, c); err == nil {
-				if len(commit.ParentHashes) > 0 {
-					return commit.ParentHashes[0]
+			if commit, err := f.repo.ReadCommit(c); err == nil {
+				if len(commit.Parents) > 0 {
+					return commit.Parents[0]
 				}
-				return plumbing.ZeroHash
+				return snapshot.ZeroHash
 			}
 		}
 	}
 	h, err := f.repo.Head()
 	if err != nil {
-		return plumbing.ZeroHash
+		return snapshot.ZeroHash
 	}
 	return h
 }

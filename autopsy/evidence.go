@@ -9,20 +9,18 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
-	"github.com/mulligan-dev/mulligan/attempt"
-	"github.com/mulligan-dev/mulligan/attempt/store"
 	"github.com/mulligan-dev/mulligan/scrub"
 	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // facts is everything the rules look at, gathered once.
 type facts struct {
 	run      *store.Run
-	file     *attempt.File // nil when the stored task file does not parse any more
-	task     *store.Task   // the decisive task; nil when nothing failed
-	def      *attempt.Task // its definition, when known
+	file     *taskfile.File // nil when the stored task file does not parse any more
+	task     *store.Task    // the decisive task; nil when nothing failed
+	def      *taskfile.Task // its definition, when known
 	attempts []store.Attempt
 	failed   []store.Attempt // attempts with a failure class
 	passes   int             // attempts of the task that succeeded
@@ -41,7 +39,6 @@ type facts struct {
 	clock        func() time.Time // Input.Now
 	scrub        *scrub.Scrubber
 	repo         *snapshot.Repo
-	objects      *objects
 }
 
 const (
@@ -157,12 +154,15 @@ var pathRe = regexp.MustCompile("(?:^|[\\s`'\"(])((?:\\.{0,2}/)?[A-Za-z0-9_.-]+(
 // missingPromptPaths lists paths the task's prompt names that are not in the tree the task
 // started from, when that tree can be read.
 func (f *facts) missingPromptPaths() []string {
-	if f.def == nil || f.task == nil {
+	if f.def == nil || f.task == nil || f.repo == nil {
 		return nil
 	}
 	base := f.task.BaseTree
 	if base == "" {
 		base = f.run.BaseTree
+	}
+	if base == "" {
+		return nil
 	}
 	var missing []string
 	seen := map[string]bool{}
@@ -175,7 +175,7 @@ func (f *facts) missingPromptPaths() []string {
 		if !strings.Contains(p, "/") && !strings.Contains(p, ".") {
 			continue
 		}
-		if has, ok := f.objects.hasPath(plumbing.NewHash(base), p); ok && !has {
+		if has, err := f.repo.HasPath(snapshot.NewHash(base), p); err == nil && !has {
 			missing = append(missing, p)
 		}
 	}
@@ -187,7 +187,7 @@ func (f *facts) missingPromptPaths() []string {
 func (f *facts) suspicious() []Suspect {
 	var out []Suspect
 	for _, t := range f.run.Tasks {
-		var def *attempt.Task
+		var def *taskfile.Task
 		if f.file != nil {
 			def = f.file.Task(t.ID)
 		}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mulligan-dev/mulligan/attempt"
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // The facts' readings the rules are made of: each names one thing a person checks in a failed

@@ -13,12 +13,10 @@ import (
 	"os"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
-	"github.com/mulligan-dev/mulligan/attempt"
-	"github.com/mulligan-dev/mulligan/attempt/store"
 	"github.com/mulligan-dev/mulligan/scrub"
 	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // Verdict categories (SPEC §7).
@@ -231,7 +229,7 @@ func gather(in Input, run *store.Run, events []store.Event) *facts {
 	for _, c := range in.Commands {
 		f.commands[c] = true
 	}
-	if file, err := attempt.Parse(run.TaskFile, run.TaskFileContent); err == nil {
+	if file, err := taskfile.Parse(run.TaskFile, run.TaskFileContent); err == nil {
 		f.file = file
 	}
 	sc := in.Scrub
@@ -248,7 +246,6 @@ func gather(in Input, run *store.Run, events []store.Event) *facts {
 	}
 	f.scrub = sc
 	f.repo = in.Repo
-	f.objects = openObjects(in.Repo)
 	f.task = decisiveTask(run)
 	if f.task != nil {
 		if f.file != nil {
@@ -411,7 +408,7 @@ func (f *facts) step(a store.Attempt) Step {
 		Ref: nullable(a.Ref), AgentSession: nullable(a.AgentSession), ResumeCommand: nullable(a.AgentResume),
 	}
 	if a.PreTree != "" && a.Tree != "" {
-		s.Diff = f.objects.diffStat(f.repo, plumbing.NewHash(a.PreTree), plumbing.NewHash(a.Tree))
+		s.Diff = diffStat(f.repo, snapshot.NewHash(a.PreTree), snapshot.NewHash(a.Tree))
 	}
 	return s
 }

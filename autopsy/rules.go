@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // Rule is one row of the verdict table: the first rule whose Match holds decides the verdict.
@@ -21,7 +22,7 @@ type Rule struct {
 	Suggest    func(f *facts) Suggestion
 }
 
-// Failure classes, as the store records them (attempt.Class values).
+// Failure classes, as the store records them (taskfile.Class values).
 const (
 	cTransport   = "transport"
 	cTimeout     = "attempt_timeout"
@@ -143,7 +144,7 @@ var Rules = []Rule{
 	},
 	{
 		Name: "auth", Category: Environment, Confidence: 0.95,
-		Match: func(f *facts) bool { return f.anyClass(cAuth) || f.anyExit(attempt.PresetGemini, 41) },
+		Match: func(f *facts) bool { return f.anyClass(cAuth) || f.anyExit(taskfile.PresetGemini, 41) },
 		Why: func(f *facts) string {
 			a := f.authAttempt()
 			return fmt.Sprintf("agent %s (%s) is not logged in or its key is invalid: %s", a.Agent, orWord(f.presetFor(a.Agent), "generic"), a.Message)
@@ -241,9 +242,9 @@ var Rules = []Rule{
 	},
 	{
 		Name: "agent-sandbox", Category: Environment, Confidence: 0.8,
-		Match: func(f *facts) bool { return f.anyExit(attempt.PresetGemini, 44) },
+		Match: func(f *facts) bool { return f.anyExit(taskfile.PresetGemini, 44) },
 		Why: func(f *facts) string {
-			a := f.exitAttempt(attempt.PresetGemini, 44)
+			a := f.exitAttempt(taskfile.PresetGemini, 44)
 			return fmt.Sprintf("agent %s (gemini) could not start its sandbox (exit status 44): %s", a.Agent, firstLine(a.Message))
 		},
 		Suggest: func(f *facts) Suggestion {
@@ -254,15 +255,15 @@ var Rules = []Rule{
 	{
 		Name: "agent-config", Category: WorkflowBug, Confidence: 0.8,
 		Match: func(f *facts) bool {
-			return f.anyExit(attempt.PresetGemini, 42) || f.anyExit(attempt.PresetGemini, 52) || f.anyExit(attempt.PresetGemini, 53)
+			return f.anyExit(taskfile.PresetGemini, 42) || f.anyExit(taskfile.PresetGemini, 52) || f.anyExit(taskfile.PresetGemini, 53)
 		},
 		Why: func(f *facts) string {
 			for _, c := range []struct {
 				exit int
 				what string
 			}{{42, "its input was refused"}, {52, "its configuration is invalid"}, {53, "it reached its session turn limit"}} {
-				if f.anyExit(attempt.PresetGemini, c.exit) {
-					a := f.exitAttempt(attempt.PresetGemini, c.exit)
+				if f.anyExit(taskfile.PresetGemini, c.exit) {
+					a := f.exitAttempt(taskfile.PresetGemini, c.exit)
 					return fmt.Sprintf("agent %s (gemini) stopped because %s (exit status %d, not retryable): %s", a.Agent, c.what, c.exit, firstLine(a.Message))
 				}
 			}

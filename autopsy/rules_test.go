@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/attempt"
-	"github.com/mulligan-dev/mulligan/attempt/store"
 	"github.com/mulligan-dev/mulligan/scrub"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // att is a failed attempt of task fix with class, code and message; out is its output tail.
@@ -38,7 +38,7 @@ tasks:
 // would from the store.
 func mkFacts(t *testing.T, reason string, atts ...att) *facts {
 	t.Helper()
-	file, err := attempt.Parse("mulligan.yaml", []byte(taskFile))
+	file, err := taskfile.Parse("mulligan.yaml", []byte(taskFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestSuggestionUsesExistingCommands(t *testing.T) {
 
 func TestRerunAdHoc(t *testing.T) {
 	retries := 2
-	file, err := attempt.AdHoc(attempt.AdHocOptions{Command: []string{"my agent", "--flag", "{{prompt}}"}, Prompt: "p", OnFailure: "retry", Retries: &retries, Timeout: "5m"})
+	file, err := taskfile.AdHoc(taskfile.AdHocOptions{Command: []string{"my agent", "--flag", "{{prompt}}"}, Prompt: "p", OnFailure: "retry", Retries: &retries, Timeout: "5m"})
 	if err != nil {
 		t.Fatal(err)
 	}

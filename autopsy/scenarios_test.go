@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/attempt"
-	"github.com/mulligan-dev/mulligan/attempt/store"
 	"github.com/mulligan-dev/mulligan/scrub"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // The failure-scenario set: whole runs as a night's run would leave them (the task file, every
@@ -263,13 +263,13 @@ func scenarios() []scenario {
 }
 
 // buildScenario writes the logs of s under dir and returns the run as the store would give it.
-func buildScenario(t *testing.T, s scenario, dir string) (*store.Run, *attempt.File) {
+func buildScenario(t *testing.T, s scenario, dir string) (*store.Run, *taskfile.File) {
 	t.Helper()
 	content := s.file
 	if content == "" {
 		content = scFile
 	}
-	file, err := attempt.Parse("mulligan.yaml", []byte(content))
+	file, err := taskfile.Parse("mulligan.yaml", []byte(content))
 	if err != nil {
 		t.Fatalf("%s: %v", s.name, err)
 	}

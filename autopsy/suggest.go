@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/attempt"
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 type storeAttempt = store.Attempt
@@ -60,7 +60,7 @@ func (f *facts) rerunAdHoc() string {
 		args = append(args, "--prompt", shellQuote(t.Prompt))
 	}
 	main := f.file.Agents[t.Agents[0]]
-	if main.Preset != "" && main.Preset != attempt.PresetGeneric {
+	if main.Preset != "" && main.Preset != taskfile.PresetGeneric {
 		args = append(args, "--preset", main.Preset)
 	}
 	if len(t.Agents) > 1 {
@@ -183,21 +183,21 @@ func (f *facts) login(agentName string) (cmd, text string) {
 		preset = presetOf(a.Preset, a.Command)
 	}
 	switch preset {
-	case attempt.PresetClaude:
+	case taskfile.PresetClaude:
 		return "claude /login", "log claude in again (or set a valid ANTHROPIC_API_KEY)"
-	case attempt.PresetCodex:
+	case taskfile.PresetCodex:
 		return "codex login", "log codex in again (or set a valid OPENAI_API_KEY)"
-	case attempt.PresetGemini:
+	case taskfile.PresetGemini:
 		return "gemini", "log gemini in (run `gemini` once and choose a sign-in method), or set a valid GEMINI_API_KEY in the environment mulligan runs in"
-	case attempt.PresetOpencode:
+	case taskfile.PresetOpencode:
 		return "opencode auth login", "log opencode in again"
-	case attempt.PresetAider:
+	case taskfile.PresetAider:
 		return "", "set a valid API key for aider's model (e.g. ANTHROPIC_API_KEY or OPENAI_API_KEY)"
 	}
 	return "", fmt.Sprintf("log agent %s in again or give it a valid key", agentName)
 }
 
-func (f *facts) agent(name string) *attempt.Agent {
+func (f *facts) agent(name string) *taskfile.Agent {
 	if f.file == nil {
 		return nil
 	}

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // Dir is where a repository's autopsies live: <git-common-dir>/mulligan/autopsy.

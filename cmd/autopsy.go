@@ -9,8 +9,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
 	"github.com/mulligan-dev/mulligan/autopsy"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 func autopsyCommand(g *globals) *cli.Command {

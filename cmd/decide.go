@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/snapshot"
 )
 
 func promptCommand(g *globals) *cli.Command {
@@ -106,7 +106,7 @@ func runStop(ctx context.Context, g *globals, addr string, detach bool) error {
 	fmt.Fprintf(g.io.ErrOut, "stop: task %s failed (operator-stop); its dependents will be skipped\n", task)
 	if base != "" {
 		// A failed task leaves no edits behind; its attempts' trees stay in their refs.
-		res, err := restoreWithUndo(ctx, st.repo, plumbing.NewHash(base), fmt.Sprintf("stop %s/%s", id, task), false)
+		res, err := restoreWithUndo(ctx, st.repo, snapshot.NewHash(base), fmt.Sprintf("stop %s/%s", id, task), false)
 		if err != nil {
 			return &Error{Code: exitCode(mapError(err)), Msg: err.Error(), Err: err, Hints: []string{
 				fmt.Sprintf("the task is stopped but the tree could not be put back to its base; fix the path, then `mulligan resume %s`", id)}}

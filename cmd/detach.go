@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/mulligan-dev/mulligan/attempt"
-	"github.com/mulligan-dev/mulligan/attempt/store"
 	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // detachRunIDEnv hands `run --detach`'s background process the id the foreground one printed.

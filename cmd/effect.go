@@ -12,8 +12,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
-	"github.com/mulligan-dev/mulligan/attempt/store"
 	"github.com/mulligan-dev/mulligan/compensate"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // effectCommand is `mulligan effect record NAME`: an agent (or its wrapper) records a side
@@ -89,12 +90,12 @@ func effectRecord(c *cli.Context, g *globals) error {
 	}
 	if e.Compensate == nil {
 		// A declared effect of the task gives the compensation by name.
-		if f, err := attempt.Parse(r.TaskFile, r.TaskFileContent); err == nil {
+		if f, err := taskfile.Parse(r.TaskFile, r.TaskFileContent); err == nil {
 			if def := f.Task(task); def != nil {
 				for _, d := range def.Effects {
 					if d.Name == name && d.Compensate != nil {
-						vars := attempt.Vars{Run: run, Task: task, Attempt: num, IdempotencyKey: attempt.IdempotencyKey(run, task)}
-						if e.Compensate, err = attempt.Expand(d.Compensate, vars); err != nil {
+						vars := taskfile.Vars{Run: run, Task: task, Attempt: num, IdempotencyKey: attempt.IdempotencyKey(run, task)}
+						if e.Compensate, err = taskfile.Expand(d.Compensate, vars); err != nil {
 							return fmt.Errorf("effect %s: compensate: %w", name, err)
 						}
 					}

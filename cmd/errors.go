@@ -69,12 +69,6 @@ func (m *multiError) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// errReported means the error has already been printed in full (a list of authoring errors, say);
-// Main only turns it into its exit code.
-type reportedError struct{ code int }
-
-func (e reportedError) Error() string { return "already reported" }
-
 // exitError carries an exit code that is not an error to print (a run that ended blocked, say).
 type exitError struct{ code int }
 
@@ -88,10 +82,6 @@ func exitCode(err error) int {
 	var ee exitError
 	if errors.As(err, &ee) {
 		return ee.code
-	}
-	var re reportedError
-	if errors.As(err, &re) {
-		return re.code
 	}
 	var m *multiError
 	if errors.As(err, &m) && len(m.errs) > 0 {
@@ -107,8 +97,7 @@ func exitCode(err error) int {
 // printError prints err in the house style: `mulligan: error: message` then `hint: …` lines.
 func printError(w io.Writer, err error) {
 	var ee exitError
-	var re reportedError
-	if err == nil || errors.As(err, &ee) || errors.As(err, &re) {
+	if err == nil || errors.As(err, &ee) {
 		return
 	}
 	var m *multiError

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 func gcCommand(g *globals) *cli.Command {
@@ -23,7 +24,7 @@ func gcCommand(g *globals) *cli.Command {
 			if c.Args().Present() {
 				return usageError("", "gc takes no arguments")
 			}
-			age, err := attempt.ParseDuration(c.String("older-than"))
+			age, err := taskfile.ParseDuration(c.String("older-than"))
 			if err != nil {
 				return usageError("e.g. --older-than 30d", "--older-than: %v", err)
 			}

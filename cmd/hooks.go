@@ -10,8 +10,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
-	"github.com/mulligan-dev/mulligan/attempt/store"
 	"github.com/mulligan-dev/mulligan/compensate"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // hooksCommand is `mulligan hooks [RUN]`: the hook outbox of a run, and redelivery of the

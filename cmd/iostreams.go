@@ -81,9 +81,6 @@ func isTerminal(f *os.File) bool {
 	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
 }
 
-// IsStdoutTTY tells whether standard output is a terminal.
-func (s *IOStreams) IsStdoutTTY() bool { return s.outTTY }
-
 // IsStderrTTY tells whether standard error is a terminal (the live status line goes there).
 func (s *IOStreams) IsStderrTTY() bool { return s.errTTY }
 

@@ -44,8 +44,8 @@ func killCommand(g *globals) *cli.Command {
 				what = append(what, "no live process")
 			}
 			fmt.Fprintf(w, "run %s killed (%s); recorded cancelled\n", res.RunID, strings.Join(what, ", "))
-			for _, a := range res.Attempts {
-				fmt.Fprintf(w, "attempt %s cancelled; its tree: refs/mulligan/runs/%s/%s/post\n", a, res.RunID, strings.Replace(a, "@", "/", 1))
+			for i, a := range res.Attempts {
+				fmt.Fprintf(w, "attempt %s cancelled; its tree: %s\n", a, res.Posts[i])
 			}
 			if res.Note != "" {
 				fmt.Fprintf(w, "note: %s\n", res.Note)

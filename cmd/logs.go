@@ -11,8 +11,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
-	"github.com/mulligan-dev/mulligan/attempt/store"
 	"github.com/mulligan-dev/mulligan/scrub"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 func logsCommand(g *globals) *cli.Command {

@@ -8,11 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // `--reload [-f FILE]` of resume and retry-task: take the edited task file instead of the
@@ -61,7 +62,7 @@ func relativePath(worktree, abs string) string {
 // before anything changes: authoring errors and a refused reload are exit 2. again is the
 // command line that retries it, for the hints. The file returned carries the path the run will
 // store.
-func loadReload(run *store.Run, file, again string) (*attempt.File, *attempt.ReloadPlan, error) {
+func loadReload(run *store.Run, file, again string) (*taskfile.File, *attempt.ReloadPlan, error) {
 	if run.TaskFile == "" {
 		return nil, nil, usageError(fmt.Sprintf("continue it as it is: %s (without --reload)", strings.Replace(again, " --reload", "", 1)),
 			"run %s is an ad-hoc run: it has no task file to reload", run.ID)
@@ -70,7 +71,7 @@ func loadReload(run *store.Run, file, again string) (*attempt.File, *attempt.Rel
 	if err != nil {
 		return nil, nil, err
 	}
-	f, err := attempt.Load(displayPath(abs))
+	f, err := taskfile.Load(displayPath(abs))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -99,7 +100,7 @@ func loadReload(run *store.Run, file, again string) (*attempt.File, *attempt.Rel
 }
 
 // printReload tells the operator what a reload changes.
-func printReload(w io.Writer, command string, f *attempt.File, p *attempt.ReloadPlan) {
+func printReload(w io.Writer, command string, f *taskfile.File, p *attempt.ReloadPlan) {
 	var what []string
 	for _, x := range []struct {
 		verb string
@@ -122,7 +123,7 @@ func printReload(w io.Writer, command string, f *attempt.File, p *attempt.Reload
 // base tree, so the reset to that base keeps the edited file instead of putting back the one the
 // task started with; nil when the file lies outside the worktree (no reset touches it). The file
 // is taken as the working tree holds it now (one snapshot, with git's clean conversions).
-func reloadGraft(ctx context.Context, st *state, f *attempt.File) (func(string) (string, error), error) {
+func reloadGraft(ctx context.Context, st *state, f *taskfile.File) (func(string) (string, error), error) {
 	if filepath.IsAbs(f.Path) {
 		return nil, nil
 	}
@@ -132,7 +133,7 @@ func reloadGraft(ctx context.Context, st *state, f *attempt.File) (func(string) 
 	}
 	path := filepath.ToSlash(f.Path)
 	return func(base string) (string, error) {
-		t, err := st.repo.GraftPath(plumbing.NewHash(base), cur.Tree, path)
+		t, err := st.repo.GraftPath(snapshot.NewHash(base), cur.Tree, path)
 		return t.String(), err
 	}, nil
 }

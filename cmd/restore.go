@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/snapshot"
@@ -91,15 +90,15 @@ func repoPaths(repo *snapshot.Repo, args []string) ([]string, error) {
 }
 
 // restoreTree is the shared tail of restore and undo: take an undo ref, restore, print.
-func restoreTree(c *cli.Context, g *globals, repo *snapshot.Repo, tree plumbing.Hash, dryRun bool, what string) error {
+func restoreTree(c *cli.Context, g *globals, repo *snapshot.Repo, tree snapshot.Hash, dryRun bool, what string) error {
 	return restorePaths(c, g, repo, tree, dryRun, what, nil)
 }
 
 // restorePaths is restoreTree limited to paths (none: the whole tree).
-func restorePaths(c *cli.Context, g *globals, repo *snapshot.Repo, tree plumbing.Hash, dryRun bool, what string, paths []string) error {
+func restorePaths(c *cli.Context, g *globals, repo *snapshot.Repo, tree snapshot.Hash, dryRun bool, what string, paths []string) error {
 	id := snapshot.NewID(time.Now())
 	res, err := repo.Restore(c.Context, tree, snapshot.RestoreOptions{
-		UndoRef:     "refs/mulligan/undo/" + id,
+		UndoRef:     snapshot.UndoRef(id),
 		UndoMessage: fmt.Sprintf("mulligan undo %s\n\nThe working tree just before `mulligan %s`.\n", id, what),
 		DryRun:      dryRun,
 		Paths:       paths,
@@ -116,7 +115,7 @@ type changeJSON struct {
 }
 
 // printRestore prints a restore; compensated is what revert undid on the way (nil: nothing).
-func printRestore(g *globals, tree plumbing.Hash, res *snapshot.RestoreResult, dryRun bool, compensated []compensationJSON) error {
+func printRestore(g *globals, tree snapshot.Hash, res *snapshot.RestoreResult, dryRun bool, compensated []compensationJSON) error {
 	var undoRef any
 	if res.Undo != nil {
 		undoRef = res.Undo.Ref

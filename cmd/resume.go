@@ -9,7 +9,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 func resumeCommand(g *globals) *cli.Command {
@@ -105,17 +106,13 @@ func refuseMovedOn(ctx context.Context, ref string) error {
 	return &attempt.TreeMovedOnError{Run: run.ID, Why: why}
 }
 
-func runResume(ctx context.Context, g *globals, ref, mode string) error {
-	return resumeRun(ctx, g, resumeOptions{Ref: ref, Mode: mode})
-}
-
 func resumeRun(ctx context.Context, g *globals, opts resumeOptions) error {
 	st, id, err := openRun(ctx, opts.Ref)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	var reload *attempt.File
+	var reload *taskfile.File
 	var graft func(string) (string, error)
 	if opts.Reload {
 		if reload, err = prepareReload(ctx, g, st, id, opts.File); err != nil {
@@ -135,7 +132,7 @@ func resumeRun(ctx context.Context, g *globals, opts resumeOptions) error {
 
 // prepareReload loads resume's edited task file and says what it changes, before the run is
 // claimed; a finished or live run is refused first, as a resume without --reload would be.
-func prepareReload(ctx context.Context, g *globals, st *state, id, file string) (*attempt.File, error) {
+func prepareReload(ctx context.Context, g *globals, st *state, id, file string) (*taskfile.File, error) {
 	run, err := st.getRun(ctx, id)
 	if err != nil {
 		return nil, err
@@ -167,8 +164,8 @@ func checkReload(ctx context.Context, g *globals, opts resumeOptions) error {
 
 // loadStoredFile rebuilds a run's task file from the definition stored with it, so an agent
 // that edited mulligan.yaml cannot change the run under way.
-func loadStoredFile(run *store.Run) (*attempt.File, error) {
-	return attempt.Parse(run.TaskFile, run.TaskFileContent)
+func loadStoredFile(run *store.Run) (*taskfile.File, error) {
+	return taskfile.Parse(run.TaskFile, run.TaskFileContent)
 }
 
 // checkQuotaWait refuses to resume a run parked on a quota wall before its reset time, saying when

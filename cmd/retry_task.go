@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
-	"github.com/mulligan-dev/mulligan/attempt/store"
 	"github.com/mulligan-dev/mulligan/compensate"
 	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 type retryTaskOptions struct {
@@ -74,7 +74,7 @@ func runRetryTask(ctx context.Context, g *globals, opts retryTaskOptions) error 
 		return err
 	}
 	// The tasks and definition the run will have: the edited file's with --reload.
-	var reload *attempt.File
+	var reload *taskfile.File
 	var reloadPlan *attempt.ReloadPlan
 	planned := run
 	if opts.Reload {
@@ -156,7 +156,7 @@ func runRetryTask(ctx context.Context, g *globals, opts retryTaskOptions) error 
 				return err
 			}
 		}
-		res, err := restoreWithUndo(ctx, st.repo, plumbing.NewHash(base), what+" --from-base", false)
+		res, err := restoreWithUndo(ctx, st.repo, snapshot.NewHash(base), what+" --from-base", false)
 		if err != nil {
 			return err
 		}

@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
-	"github.com/mulligan-dev/mulligan/attempt/store"
 	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 func init() {
@@ -60,13 +59,13 @@ func notPruned(run *store.Run) error {
 // undoPoint is the name and message of a new undo ref for `mulligan WHAT`.
 func undoPoint(what string) (ref, message string) {
 	id := snapshot.NewID(time.Now())
-	return "refs/mulligan/undo/" + id,
+	return snapshot.UndoRef(id),
 		fmt.Sprintf("mulligan undo %s\n\nThe working tree just before `mulligan %s`.\n", id, what)
 }
 
 // restoreWithUndo sets the working tree to tree through the snapshot engine, with an undo ref
 // first (none on a dry run).
-func restoreWithUndo(ctx context.Context, repo *snapshot.Repo, tree plumbing.Hash, what string, dryRun bool) (*snapshot.RestoreResult, error) {
+func restoreWithUndo(ctx context.Context, repo *snapshot.Repo, tree snapshot.Hash, what string, dryRun bool) (*snapshot.RestoreResult, error) {
 	ref, msg := undoPoint(what)
 	return repo.Restore(ctx, tree, snapshot.RestoreOptions{UndoRef: ref, UndoMessage: msg, DryRun: dryRun})
 }
@@ -173,7 +172,7 @@ func runRevert(ctx context.Context, g *globals, opts revertOptions) error {
 	if err := refuseUncompensable(crossed, opts.Force, "revert "+target); err != nil {
 		return err
 	}
-	h := plumbing.NewHash(tree)
+	h := snapshot.NewHash(tree)
 	res, err := restoreWithUndo(ctx, st.repo, h, "revert "+target, opts.DryRun)
 	if res != nil && res.Undo != nil && !opts.DryRun {
 		// Audited even when the restore stopped half-way: the tree changed.

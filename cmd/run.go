@@ -15,13 +15,15 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 type runOptions struct {
 	File  string
 	Tasks []string
-	AdHoc *attempt.AdHocOptions
+	AdHoc *taskfile.AdHocOptions
 	// Detach: start the run in the background (detach.go).
 	Detach bool
 	// MaxCost is --max-cost: the run's spend limit in USD.
@@ -82,7 +84,7 @@ func runCommand(g *globals) *cli.Command {
 				if len(g.rest) == 0 {
 					return usageError("e.g. mulligan run --retries 2 --on-failure retry -- go test ./...", "no command after --")
 				}
-				a := &attempt.AdHocOptions{
+				a := &taskfile.AdHocOptions{
 					Command: g.rest, Prompt: c.String("prompt"), PromptFile: c.String("prompt-file"),
 					OnFailure: c.String("on-failure"), Backoff: c.String("backoff"), Timeout: c.String("timeout"),
 					Heartbeat: c.String("heartbeat"), Deadline: c.String("deadline"), Fallback: c.String("fallback"),
@@ -126,9 +128,9 @@ func runRun(ctx context.Context, g *globals, opts runOptions) error {
 	}
 	defer st.Close()
 
-	var file *attempt.File
+	var file *taskfile.File
 	if opts.AdHoc != nil {
-		file, err = attempt.AdHoc(*opts.AdHoc)
+		file, err = taskfile.AdHoc(*opts.AdHoc)
 	} else {
 		path := opts.File
 		if path == "" {
@@ -139,7 +141,7 @@ func runRun(ctx context.Context, g *globals, opts runOptions) error {
 			}
 			path = displayPath(path)
 		}
-		file, err = attempt.Load(path)
+		file, err = taskfile.Load(path)
 	}
 	if err != nil {
 		return err
@@ -258,7 +260,7 @@ func printRunEnd(g *globals, run *store.Run) {
 	case store.RunPaused:
 		fmt.Fprintf(g.io.Out, "hint: mulligan resume %s continues it\n", run.ID)
 	case store.RunFailed, store.RunCancelled:
-		fmt.Fprintf(g.io.Out, "hint: mulligan show %s; every attempt's tree is kept: mulligan restore refs/mulligan/runs/%s/TASK/N/post\n", run.ID, run.ID)
+		fmt.Fprintf(g.io.Out, "hint: mulligan show %s; every attempt's tree is kept: mulligan restore %s\n", run.ID, snapshot.AttemptRefPattern(run.ID, snapshot.Post))
 	}
 }
 

@@ -42,7 +42,7 @@ func runSnapshot(c *cli.Context, g *globals, opts snapshotOptions) error {
 	if opts.Message != "" {
 		msg += "\n\n" + strings.TrimSpace(opts.Message) + "\n"
 	}
-	res, err := repo.Snapshot(c.Context, snapshot.SnapshotOptions{Ref: "refs/mulligan/manual/" + id, Message: msg})
+	res, err := repo.Snapshot(c.Context, snapshot.SnapshotOptions{Ref: snapshot.ManualRef(id), Message: msg})
 	if err != nil {
 		return err
 	}

@@ -9,8 +9,9 @@ import (
 	"strings"
 
 	"github.com/mulligan-dev/mulligan/attempt"
-	"github.com/mulligan-dev/mulligan/attempt/store"
 	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 func init() {
@@ -133,7 +134,7 @@ func mapAttemptError(err error) error {
 		return withHint(ExitFailed, err,
 			"if it was truncated or replaced, put the database back (from a backup or a copy) before running mulligan here",
 			"to start a new, empty history anyway: rm "+empty.Path+" (run refs and logs stay where they are)")
-	case attempt.IsAuthoring(err):
+	case taskfile.IsAuthoring(err):
 		return authoringError(err)
 	case errors.As(err, &amb):
 		e := withHint(ExitUsage, err)
@@ -164,8 +165,8 @@ func mapAttemptError(err error) error {
 
 // authoringError maps every authoring problem to an *Error (exit 2) with its hint.
 func authoringError(err error) error {
-	var es attempt.AuthoringErrors
-	var one *attempt.AuthoringError
+	var es taskfile.AuthoringErrors
+	var one *taskfile.AuthoringError
 	switch {
 	case errors.As(err, &es) && len(es) > 1:
 		m := &multiError{}
@@ -179,7 +180,7 @@ func authoringError(err error) error {
 	return &Error{Code: ExitUsage, Msg: err.Error(), Err: err}
 }
 
-func authoringOne(e *attempt.AuthoringError) *Error {
+func authoringOne(e *taskfile.AuthoringError) *Error {
 	out := &Error{Code: ExitUsage, Msg: e.Error(), Err: e}
 	if e.Hint != "" {
 		out.Hints = []string{e.Hint}

@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
-	"github.com/mulligan-dev/mulligan/attempt/store"
 	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 type timetravelOptions struct {
@@ -97,7 +96,7 @@ func runTimetravel(ctx context.Context, g *globals, opts timetravelOptions) (err
 			return err
 		}
 	}
-	tree := plumbing.NewHash(a.Tree)
+	tree := snapshot.NewHash(a.Tree)
 	var res *snapshot.RestoreResult
 	tt := attempt.TimetravelOptions{RunID: run.ID, Task: a.TaskID, N: a.N, Force: opts.Force}
 	if !opts.NoRestore {
@@ -179,7 +178,7 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-func printTimetravel(w io.Writer, runID, addr string, tree plumbing.Hash,
+func printTimetravel(w io.Writer, runID, addr string, tree snapshot.Hash,
 	res *snapshot.RestoreResult, out *attempt.TimetravelResult, hintResume bool) {
 	if res == nil {
 		fmt.Fprintf(w, "the working tree was NOT restored (--no-restore): it is as it was, not %s's tree %s\n", addr, tree)

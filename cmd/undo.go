@@ -2,6 +2,8 @@ package cmd
 
 import (
 	"github.com/urfave/cli/v2"
+
+	"github.com/mulligan-dev/mulligan/snapshot"
 )
 
 func undoCommand(g *globals) *cli.Command {
@@ -28,7 +30,7 @@ func runUndo(c *cli.Context, g *globals, dryRun bool) error {
 		return err
 	}
 	defer repo.Close()
-	refs, err := repo.Refs("refs/mulligan/undo/")
+	refs, err := repo.Refs(snapshot.UndoPrefix)
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,5 @@
 // Package compensate is the saga side of mulligan: the side effects attempts record in the
-// ledger (attempt/store's effects table), the warning a retry gets about them, and the
+// ledger (store's effects table), the warning a retry gets about them, and the
 // compensations that undo them. It must not import package attempt (attempt uses it).
 package compensate
 
@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/shlex"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // Split turns `--compensate 'CMD …'` into argv by shell-word rules (quotes and backslashes),

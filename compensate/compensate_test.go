@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 func TestSplit(t *testing.T) {

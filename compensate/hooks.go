@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // HookTimeout bounds one hook delivery unless MULLIGAN_HOOK_TIMEOUT says otherwise: a hook

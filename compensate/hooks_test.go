@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
-	"github.com/mulligan-dev/mulligan/attempt/store/storetest"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/store/storetest"
 )
 
 // hookFixture is a database with run r1 owned by owner, whose task t has the given hooks, and a

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // Timeout bounds one compensation: a hanging undo must not hold the operator's command forever.

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -13,9 +14,12 @@ import (
 
 // SnapshotOptions says where a snapshot is recorded.
 type SnapshotOptions struct {
-	Ref     string        // ref to create (must not exist yet); "" writes no ref
+	Ref     string        // ref to create (must not exist yet, unless Replace); "" writes no ref
 	Message string        // commit message
 	Parent  plumbing.Hash // parent commit; zero means HEAD's commit, or none when HEAD is unborn
+	// Replace points Ref at the new commit whatever it held (compare-and-swap on the value
+	// read): a process that crashed may have written the ref before recording it.
+	Replace bool
 }
 
 // Result describes a recorded snapshot.
@@ -90,6 +94,12 @@ func (r *Repo) Snapshot(ctx context.Context, opts SnapshotOptions) (*Result, err
 	return r.commitSnapshot(tr, opts, start)
 }
 
+// CommitTree commits tree (written earlier by WriteTree; files is its file count, 0 when
+// unknown) and records it as opts says.
+func (r *Repo) CommitTree(tree Hash, files int, opts SnapshotOptions) (*Result, error) {
+	return r.commitSnapshot(TreeResult{Tree: tree, Files: files}, opts, time.Now())
+}
+
 func (r *Repo) commitSnapshot(tr TreeResult, opts SnapshotOptions, start time.Time) (*Result, error) {
 	var parents []plumbing.Hash
 	if !opts.Parent.IsZero() {
@@ -112,7 +122,13 @@ func (r *Repo) commitSnapshot(tr TreeResult, opts SnapshotOptions, start time.Ti
 		return nil, err
 	}
 	if opts.Ref != "" {
-		if err := r.UpdateRef(opts.Ref, c, plumbing.ZeroHash); err != nil {
+		old := plumbing.ZeroHash
+		if opts.Replace {
+			if old, err = r.Ref(opts.Ref); err != nil && !errors.Is(err, ErrRefNotFound) {
+				return nil, err
+			}
+		}
+		if err := r.UpdateRef(opts.Ref, c, old); err != nil {
 			return nil, err
 		}
 	}

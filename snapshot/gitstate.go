@@ -24,7 +24,7 @@ import (
 // command running at the same time is excluded exactly as another git command would be.
 
 // mulliganNamespaces are the ref namespaces that are mulligan's own, never the user's.
-var mulliganNamespaces = []string{"refs/mulligan/", "refs/mulligan-local/"}
+var mulliganNamespaces = []string{RefRoot, LocalRoot}
 
 const stashRef = "refs/stash"
 

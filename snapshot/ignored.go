@@ -54,7 +54,7 @@ type keptFile struct {
 // repositories, which no snapshot can hold. Content is kept byte for byte (no filter, no eol
 // conversion): it is the file, not what `git add` would make of it.
 func (r *Repo) KeepIgnored(ctx context.Context, ref, message string) (*KeptIgnored, error) {
-	if strings.HasPrefix(ref, "refs/mulligan/") {
+	if strings.HasPrefix(ref, RefRoot) {
 		return nil, fmt.Errorf("keep ignored files: %s is under refs/mulligan/, which users push", ref)
 	}
 	files, out, err := r.scanIgnored(ctx)

@@ -97,7 +97,7 @@ func (r *Repo) Restore(ctx context.Context, target plumbing.Hash, opts RestoreOp
 	ref := opts.UndoRef
 	unkept := opts.Kept != nil && ws.result.Tree != targetTree && !opts.Kept(ws.result.Tree)
 	if ref == "" && (!opts.NoUndoRef || unkept) {
-		ref = "refs/mulligan/undo/" + NewID(time.Now())
+		ref = UndoRef(NewID(time.Now()))
 	}
 	msg := opts.UndoMessage
 	if msg == "" {

@@ -60,7 +60,7 @@ func (x *restorer) restoreSubmodule(c Change) SubmoduleResult {
 		return res
 	}
 	id := NewID(time.Now())
-	res.UndoRef = "refs/mulligan/undo/" + id
+	res.UndoRef = UndoRef(id)
 	r, err := sub.Restore(x.ctx, c.To.Hash, RestoreOptions{UndoRef: res.UndoRef,
 		UndoMessage: fmt.Sprintf("mulligan undo %s\n\nThe submodule's working tree before the superproject's restore set it to %s.\n", id, c.To.Hash)})
 	if err != nil {

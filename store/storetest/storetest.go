@@ -1,5 +1,5 @@
 // Package storetest opens throw-away history databases for tests of the packages that use
-// attempt/store. It must never be imported by non-test code.
+// store. It must never be imported by non-test code.
 package storetest
 
 import (
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // OpenTemp opens a fresh database in t's temp dir, laid out like a real one

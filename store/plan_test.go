@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // The speed of ls and show on a large history rests on these plans; a timing would be

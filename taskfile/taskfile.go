@@ -1,9 +1,4 @@
-// Package attempt runs agents: it owns the task file (mulligan.yaml), the retry and
-// failover policy, failure classification, the runner and the attempt history.
-//
-// It must never run the git binary (snapshots go through package snapshot) and never
-// pass agent commands through a shell: argv elements are templated one by one.
-package attempt
+package taskfile
 
 import (
 	"bytes"
@@ -26,8 +21,6 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/google/shlex"
-
-	"github.com/mulligan-dev/mulligan/attempt/store"
 )
 
 // File is a loaded, validated task file. Content and Hash are what the run stores, so that
@@ -132,20 +125,21 @@ type EffectDecl struct {
 // Hooks maps a hook name (HookOnRetry, …) to the commands it runs, in order.
 type Hooks map[string][][]string
 
-// Hook names.
+// Hook names, as a task file spells them. The store's names for the same hooks (which it
+// queues on a state change) are the same strings; store's tests check that they agree.
 const (
-	HookOnRetry        = store.HookOnRetry
-	HookOnSuccess      = store.HookOnSuccess
-	HookOnFailed       = store.HookOnFailed
-	HookOnBlocked      = store.HookOnBlocked
-	HookOnWaitingQuota = store.HookOnWaitingQuota
-	HookOnCancelled    = store.HookOnCancelled
+	HookOnRetry        = "on_retry"
+	HookOnSuccess      = "on_success"
+	HookOnFailed       = "on_failed"
+	HookOnBlocked      = "on_blocked"
+	HookOnWaitingQuota = "on_waiting_quota"
+	HookOnCancelled    = "on_cancelled"
 
-	HookOnTimeout         = store.HookOnTimeout
-	HookOnPaused          = store.HookOnPaused
-	HookOnSilent          = store.HookOnSilent
-	HookOnWaitingApproval = store.HookOnWaitingApproval
-	HookOnNoProgress      = store.HookOnNoProgress
+	HookOnTimeout         = "on_timeout"
+	HookOnPaused          = "on_paused"
+	HookOnSilent          = "on_silent"
+	HookOnWaitingApproval = "on_waiting_approval"
+	HookOnNoProgress      = "on_no_progress"
 )
 
 // HookNames lists the hooks in the spec's order.
@@ -183,6 +177,16 @@ const (
 
 // Presets lists the known preset names.
 var Presets = []string{PresetClaude, PresetCodex, PresetGemini, PresetAider, PresetOpencode, PresetGeneric}
+
+// PresetCommands is each preset's documented headless command: an agent that names a preset and
+// no command runs it (`mulligan presets` lists them).
+var PresetCommands = map[string][]string{
+	PresetClaude:   {"claude", "-p", "{{prompt}}", "--output-format", "json"},
+	PresetCodex:    {"codex", "exec", "--json", "{{prompt}}"},
+	PresetGemini:   {"gemini", "-p", "{{prompt}}", "-o", "json"},
+	PresetAider:    {"aider", "--message", "{{prompt}}", "--yes-always", "--no-pretty"},
+	PresetOpencode: {"opencode", "run", "--format", "json", "{{prompt}}"},
+}
 
 // Defaults the spec gives.
 const (
@@ -1015,9 +1019,9 @@ func (l *loader) agent(ae yamlEntry) *Agent {
 	}
 	if e, has := fs["command"]; has {
 		a.Command, _ = l.command(e, `[PROGRAM, ARGS…, "{{prompt}}"]`)
-	} else if p, ok := presets[a.Preset]; ok && len(p.Command) > 0 {
+	} else if cmd, ok := PresetCommands[a.Preset]; ok {
 		// A preset implies its documented headless command (`mulligan presets`).
-		a.Command = append([]string{}, p.Command...)
+		a.Command = append([]string{}, cmd...)
 	} else {
 		l.errorf(ae.keyN, `add command: [PROGRAM, ARGS…, "{{prompt}}"], or a preset (mulligan presets)`, "agent `%s` has no `command`", a.Name)
 	}
@@ -1875,4 +1879,21 @@ func yamlQuote(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// presetForCommand is the preset of the CLI argv runs (claude, codex, gemini, aider, opencode, by
+// the program's name), else def.
+func presetForCommand(argv []string, def string) string {
+	if len(argv) > 0 {
+		name := argv[0]
+		if i := strings.LastIndexByte(name, '/'); i >= 0 {
+			name = name[i+1:]
+		}
+		for _, p := range Presets {
+			if p == name && p != PresetGeneric {
+				return p
+			}
+		}
+	}
+	return def
 }

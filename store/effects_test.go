@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 func TestEffectLedger(t *testing.T) {

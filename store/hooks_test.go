@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // hookRun is run1 with a task hook for each name on a, an on_retry on b, and run-level hooks.
@@ -257,5 +258,15 @@ func TestDeleteTask(t *testing.T) {
 	err = db.Update(ctx, func(tx *store.Tx) error { return tx.DeleteTask("run1", "b") })
 	if !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("DeleteTask(b) again = %v, want ErrNotFound", err)
+	}
+}
+
+// The task file spells the hook names the store queues; a rename on either side must fail here.
+func TestHookNamesMatchTaskFile(t *testing.T) {
+	want := []string{store.HookOnRetry, store.HookOnSuccess, store.HookOnFailed, store.HookOnBlocked,
+		store.HookOnWaitingQuota, store.HookOnCancelled, store.HookOnTimeout, store.HookOnPaused, store.HookOnSilent,
+		store.HookOnWaitingApproval, store.HookOnNoProgress}
+	if !slices.Equal(taskfile.HookNames, want) {
+		t.Fatalf("taskfile.HookNames = %q, store's = %q", taskfile.HookNames, want)
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 const crashEnv = "MULLIGAN_STORE_CRASH_CHILD"

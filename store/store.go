@@ -196,9 +196,6 @@ func escapeURIPath(p string) string {
 	return b.String()
 }
 
-// Path is the database file's absolute path.
-func (db *DB) Path() string { return db.path }
-
 // Now is the store's clock, truncated to the millisecond precision timestamps are stored at.
 func (db *DB) Now() time.Time { return db.now().UTC().Truncate(time.Millisecond) }
 

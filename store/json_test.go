@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // The field names of SPEC §9, copied from it: renaming one breaks users' scripts.

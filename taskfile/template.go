@@ -1,4 +1,4 @@
-package attempt
+package taskfile
 
 import (
 	"fmt"
@@ -19,6 +19,10 @@ const (
 
 // TemplateVars lists every variable a template may use, in the order the docs give them.
 var TemplateVars = []string{VarPrompt, VarPromptFile, VarRun, VarTask, VarAttempt, VarIdempotencyKey}
+
+// HookVars are the template variables a hook's command may use: a hook is about a state
+// change, not about an agent call, so there is no prompt to give it.
+var HookVars = []string{VarRun, VarTask, VarAttempt, VarIdempotencyKey}
 
 // Vars are the values substituted into one attempt's commands.
 type Vars struct {

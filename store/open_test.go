@@ -13,8 +13,8 @@ import (
 
 	_ "github.com/mattn/go-sqlite3"
 
-	"github.com/mulligan-dev/mulligan/attempt/store"
-	"github.com/mulligan-dev/mulligan/attempt/store/storetest"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/store/storetest"
 )
 
 func TestDefaultPath(t *testing.T) {

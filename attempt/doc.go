@@ -1,0 +1,8 @@
+// Package attempt runs agents: presets, the retry and failover policy, failure
+// classification, the runner, quota parking, output checks, verify and the operator's
+// actions. The task file it runs is package taskfile's model; the history it writes is
+// package store's.
+//
+// It must never run the git binary (snapshots go through package snapshot) and never
+// pass agent commands through a shell: argv elements are templated one by one.
+package attempt

@@ -1,0 +1,158 @@
+package proc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func sh(script string) []string { return []string{"/bin/sh", "-c", script} }
+
+func TestRunProcessExitAndOutput(t *testing.T) {
+	var log bytes.Buffer
+	res := Run(context.Background(), Spec{Argv: sh("echo out; echo err >&2; exit 3"), Output: &log})
+	if res.StartErr != nil || res.ExitCode != 3 {
+		t.Fatalf("exit=%d err=%v, want 3", res.ExitCode, res.StartErr)
+	}
+	if !strings.Contains(log.String(), "out\n") || !strings.Contains(log.String(), "err\n") {
+		t.Fatalf("log %q lacks output", log.String())
+	}
+	if string(res.Stdout) != "out\n" {
+		t.Fatalf("stdout %q, want only stdout", res.Stdout)
+	}
+}
+
+func TestRunProcessNotFound(t *testing.T) {
+	res := Run(context.Background(), Spec{Argv: []string{"/no/such/agent"}})
+	if res.StartErr == nil || !errors.Is(res.StartErr, os.ErrNotExist) {
+		t.Fatalf("StartErr = %v, want not-exist", res.StartErr)
+	}
+	res = Run(context.Background(), Spec{Argv: []string{"no-such-agent-on-path"}})
+	if !errors.Is(res.StartErr, exec.ErrNotFound) {
+		t.Fatalf("StartErr = %v, want exec.ErrNotFound", res.StartErr)
+	}
+}
+
+func TestRunProcessTimeoutKillsGroup(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	res := Run(context.Background(), Spec{
+		Argv:    sh("sleep 60 & echo $! > " + pidfile + "; wait"),
+		Timeout: 200 * time.Millisecond, Grace: 200 * time.Millisecond,
+	})
+	if !res.TimedOut {
+		t.Fatalf("TimedOut = false: %+v", res)
+	}
+	assertGone(t, pidfile)
+}
+
+func TestRunProcessHeartbeat(t *testing.T) {
+	res := Run(context.Background(), Spec{
+		Argv: sh("echo started; sleep 60"), Heartbeat: 300 * time.Millisecond, Grace: 200 * time.Millisecond,
+	})
+	if !res.Silent || res.TimedOut {
+		t.Fatalf("Silent=%v TimedOut=%v, want silence", res.Silent, res.TimedOut)
+	}
+	if !strings.Contains(string(res.Tail), "started") {
+		t.Fatalf("tail %q", res.Tail)
+	}
+}
+
+func TestRunProcessChattyIsNotSilent(t *testing.T) {
+	res := Run(context.Background(), Spec{
+		Argv: sh("for i in 1 2 3 4 5 6; do echo $i; sleep 0.1; done"), Heartbeat: 2 * time.Second,
+	})
+	if res.Silent || res.ExitCode != 0 {
+		t.Fatalf("Silent=%v exit=%d", res.Silent, res.ExitCode)
+	}
+}
+
+func TestRunProcessSigkillAfterGrace(t *testing.T) {
+	res := Run(context.Background(), Spec{
+		Argv: sh("trap '' TERM; echo ready; while :; do sleep 0.05; done"), Timeout: 300 * time.Millisecond, Grace: 300 * time.Millisecond,
+	})
+	if !res.TimedOut || res.Signal != syscall.SIGKILL {
+		t.Fatalf("TimedOut=%v signal=%v, want SIGKILL after the grace", res.TimedOut, res.Signal)
+	}
+}
+
+func TestRunProcessCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(200 * time.Millisecond); cancel() }()
+	res := Run(ctx, Spec{Argv: sh("sleep 60"), Grace: 200 * time.Millisecond})
+	if !res.Cancelled {
+		t.Fatalf("Cancelled = false: %+v", res)
+	}
+}
+
+func TestRunProcessKill(t *testing.T) {
+	kill := make(chan struct{})
+	go func() { time.Sleep(200 * time.Millisecond); close(kill) }()
+	res := Run(context.Background(), Spec{Argv: sh("trap '' TERM; sleep 60"), Kill: kill})
+	if !res.Killed || res.Signal != syscall.SIGKILL {
+		t.Fatalf("Killed=%v signal=%v", res.Killed, res.Signal)
+	}
+}
+
+// A child left running after the leader exits is ended too: no orphan keeps editing the tree.
+func TestRunProcessNoOrphans(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	res := Run(context.Background(), Spec{
+		Argv: sh("sleep 60 > /dev/null 2>&1 & echo $! > " + pidfile + "; exit 0"), Grace: 300 * time.Millisecond,
+	})
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d", res.ExitCode)
+	}
+	assertGone(t, pidfile)
+}
+
+func TestTailBuffer(t *testing.T) {
+	tb := newTailBuffer(5)
+	tb.Write([]byte("abc"))
+	tb.Write([]byte("defg"))
+	if got := string(tb.Bytes()); got != "cdefg" {
+		t.Fatalf("got %q", got)
+	}
+	tb.Write([]byte("0123456789"))
+	if got := string(tb.Bytes()); got != "56789" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+// assertGone waits briefly for the process in pidfile to be reaped, then fails if it still runs.
+func assertGone(t *testing.T, pidfile string) {
+	t.Helper()
+	data, err := os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatalf("child pid: %v", err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	for i := 0; i < 100; i++ {
+		if !processRunning(pid) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	t.Fatalf("child %d outlived the attempt", pid)
+}
+
+// processRunning is true for a live process; a zombie (exited, not yet reaped) does not count.
+func processRunning(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(data)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z'
+	}
+	return true
+}
