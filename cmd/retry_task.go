@@ -163,6 +163,16 @@ func runRetryTask(ctx context.Context, g *globals, opts retryTaskOptions) error 
 		undo = res.Undo.Ref
 		fmt.Fprintf(g.io.ErrOut, "retry-task: the tree is back at task %s's base (%d path%s changed); undo point %s\n",
 			opts.Task, len(res.Changes), plural(len(res.Changes)), undo)
+		// And HEAD, refs and the index back to what its first attempt started from (SPEC §2.1).
+		if first := firstAttempt(run, opts.Task); first > 0 {
+			git, err := attempt.RevertGit(ctx, st.repo, st.db, run, opts.Task, first, false, "mulligan: "+what+" --from-base")
+			if err != nil {
+				return fmt.Errorf("the tree is back at task %s's base, but putting back HEAD, refs and the index failed: %w", opts.Task, err)
+			}
+			if git.Attempt != "" {
+				printGitRevert(g.io.ErrOut, git, false)
+			}
+		}
 	} else {
 		// The run will change the tree from here: keep an undo point of it as it is now.
 		ref, msg := undoPoint(what)
@@ -213,4 +223,20 @@ func joinList(s []string) string {
 		out += x
 	}
 	return out
+}
+
+// firstAttempt is the number of the task's first attempt in run, 0 when it has none.
+func firstAttempt(run *store.Run, task string) int {
+	first := 0
+	for _, t := range run.Tasks {
+		if t.ID != task {
+			continue
+		}
+		for _, a := range t.Attempts {
+			if first == 0 || a.N < first {
+				first = a.N
+			}
+		}
+	}
+	return first
 }
