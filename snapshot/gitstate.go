@@ -6,15 +6,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"golang.org/x/sys/unix"
 )
 
 // What an agent can change besides the working tree: HEAD, the refs, the stash and the index.
@@ -121,22 +124,70 @@ func (r *Repo) ReadGitState(keepIndex bool) (*GitState, error) {
 			return st, nil
 		}
 	}
-	idx, err := os.ReadFile(r.indexFile)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("read the index: %w", err)
-	}
-	if err == nil {
+	err = withFileData(r.indexFile, func(idx []byte) error {
 		st.Index = r.indexState(idx)
 		if keepIndex {
-			if err := r.keepIndexCopy(st.Index.Sum, idx); err != nil {
-				return nil, err
+			return r.keepIndexCopy(st.Index.Sum, idx)
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the index: %w", err)
+	}
+	r.idxMu.Lock()
+	r.idxStamp, r.idxState = stamp, st.Index
+	r.idxMu.Unlock()
+	return st, nil
+}
+
+// withFileData calls fn with the content of the file at path, mapped read-only rather than
+// copied into the heap (the user's index of a big tree is megabytes, read once per run; a copy
+// would stay in the heap until the next collection and make it grow by as much). fn must keep
+// no reference into the data. Reading a mapped page of a file that was truncated in place
+// meanwhile faults (git never does that: it writes a new index and renames it over the old);
+// the fault is turned into a panic, recovered here, and fn is called again on a copy.
+func withFileData(path string, fn func([]byte) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if size := fi.Size(); size > 0 && size < 1<<31 && fi.Mode().IsRegular() {
+		if m, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED); err == nil {
+			faulted, err := callOnMapped(m, fn)
+			unix.Munmap(m)
+			if !faulted {
+				return err
 			}
 		}
-		r.idxMu.Lock()
-		r.idxStamp, r.idxState = stamp, st.Index
-		r.idxMu.Unlock()
 	}
-	return st, nil
+	data, err := io.ReadAll(io.NewSectionReader(f, 0, 1<<62))
+	if err != nil {
+		return err
+	}
+	return fn(data)
+}
+
+// callOnMapped calls fn(m), reporting a memory fault in m as faulted instead of crashing.
+func callOnMapped(m []byte, fn func([]byte) error) (faulted bool, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			if e, ok := p.(interface{ Addr() uintptr }); ok && e != nil {
+				faulted = true
+				return
+			}
+			panic(p)
+		}
+	}()
+	return false, fn(m)
 }
 
 func sha(b []byte) string {
