@@ -118,6 +118,9 @@ func (r *Repo) ReadGitState(keepIndex bool) (*GitState, error) {
 	r.idxMu.Lock()
 	cached, hit := r.idxState, stamp.present && !stamp.sum.IsZero() && stamp == r.idxStamp
 	r.idxMu.Unlock()
+	if !hit && stamp.present && !stamp.sum.IsZero() {
+		cached, hit = r.loadIndexState(stamp)
+	}
 	if hit {
 		st.Index = cached
 		if _, err := os.Stat(r.indexCopyPath(cached.Sum)); !keepIndex || err == nil {
@@ -140,7 +143,73 @@ func (r *Repo) ReadGitState(keepIndex bool) (*GitState, error) {
 	r.idxMu.Lock()
 	r.idxStamp, r.idxState = stamp, st.Index
 	r.idxMu.Unlock()
+	if again, err := stampUserIndex(r.indexFile); err == nil && again == stamp && !stamp.sum.IsZero() {
+		r.saveIndexState(stamp, st.Index) // the file read is the one stamped
+	}
 	return st, nil
+}
+
+// The user's index state is also kept on disk (<git-dir>/mulligan/index-state), with the index
+// file's path, stat data and checksum trailer: the next process (the next run) finds the same
+// index by its stamp and does not read and hash megabytes again. git rewrites the index through
+// a new file (new inode, new ctime) and its trailer is a hash of the content, so a stamp that
+// matches names the same content; an index without a trailer (index.skipHash) is never cached.
+
+func (r *Repo) indexStatePath() string { return filepath.Join(r.gitDir, "mulligan", "index-state") }
+
+const indexStateVersion = "mulligan index-state 1"
+
+func formatIndexStamp(path string, s userIndexStamp) string {
+	st := s.st
+	return fmt.Sprintf("%s\n%s\n%d %d %d %d %d %d %d %d %d %d %s\n", indexStateVersion, strconv.Quote(path),
+		st.ctimeS, st.ctimeNs, st.mtimeS, st.mtimeNs, st.dev, st.ino, st.uid, st.gid, st.size, st.mode, s.sum)
+}
+
+func (r *Repo) loadIndexState(stamp userIndexStamp) (IndexState, bool) {
+	data, err := os.ReadFile(r.indexStatePath())
+	if err != nil {
+		return IndexState{}, false
+	}
+	head := formatIndexStamp(r.indexFile, stamp)
+	rest, ok := strings.CutPrefix(string(data), head)
+	if !ok {
+		return IndexState{}, false
+	}
+	f := strings.Fields(rest)
+	if len(f) != 2 || len(f[0]) != 64 || len(f[1]) != 64 {
+		return IndexState{}, false
+	}
+	return IndexState{Sum: f[0], Entries: f[1]}, true
+}
+
+// saveIndexState records the state of the index with this stamp; a failure only costs the next
+// process a read.
+func (r *Repo) saveIndexState(stamp userIndexStamp, st IndexState) {
+	if len(st.Sum) != 64 || len(st.Entries) != 64 {
+		return
+	}
+	path := r.indexStatePath()
+	content := formatIndexStamp(r.indexFile, stamp) + st.Sum + " " + st.Entries + "\n"
+	if old, err := os.ReadFile(path); err == nil && string(old) == content {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "index-state-*")
+	if err != nil {
+		return
+	}
+	_, werr := f.WriteString(content)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(f.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+	}
 }
 
 // withFileData calls fn with the content of the file at path, mapped read-only rather than

@@ -84,3 +84,66 @@ func TestWithFileDataSurvivesTruncation(t *testing.T) {
 }
 
 var faultSink int
+
+// The index state is kept on disk under the index's stamp: a new Repo (the next process) finds
+// it there and agrees with a computation from the file; a changed index, a damaged record or a
+// record of another index file is not used.
+func TestIndexStateKeptAcrossProcesses(t *testing.T) {
+	dir := newGitRepo(t)
+	writeFile(t, filepath.Join(dir, "a"), "a\n")
+	runGit(t, dir, "add", "a")
+	first, err := openRepo(t, dir).ReadGitState(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := openRepo(t, dir)
+	stamp, err := stampUserIndex(r.indexFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := r.loadIndexState(stamp); !ok || got != first.Index {
+		t.Fatalf("kept %+v, %v; computed %+v", got, ok, first.Index)
+	}
+	if again, err := r.ReadGitState(true); err != nil || again.Index != first.Index {
+		t.Fatalf("from the record: %+v, %v; want %+v", again, err, first.Index)
+	}
+
+	// Another index file (GIT_INDEX_FILE) does not match the record.
+	other := openRepo(t, dir)
+	other.indexFile = filepath.Join(t.TempDir(), "index")
+	data, _ := os.ReadFile(r.indexFile)
+	os.WriteFile(other.indexFile, data, 0o644)
+	ost, _ := stampUserIndex(other.indexFile)
+	if _, ok := other.loadIndexState(ost); ok {
+		t.Error("the record of .git/index was used for another index file")
+	}
+
+	// A changed index is computed again, and recorded.
+	writeFile(t, filepath.Join(dir, "b"), "b\n")
+	runGit(t, dir, "add", "b")
+	changed, err := openRepo(t, dir).ReadGitState(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := openRepoNoRecord(t, dir)
+	if changed.Index == first.Index || changed.Index != want {
+		t.Fatalf("after git add: %+v (before %+v), computed from the file %+v", changed.Index, first.Index, want)
+	}
+
+	// A damaged record is not used.
+	os.WriteFile(r.indexStatePath(), []byte("garbage"), 0o644)
+	if got, err := openRepo(t, dir).ReadGitState(false); err != nil || got.Index != want {
+		t.Fatalf("with a damaged record: %+v, %v; want %+v", got, err, want)
+	}
+}
+
+// openRepoNoRecord computes the index state from the file alone.
+func openRepoNoRecord(t *testing.T, dir string) IndexState {
+	t.Helper()
+	r := openRepo(t, dir)
+	data, err := os.ReadFile(r.indexFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.indexState(data)
+}
