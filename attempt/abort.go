@@ -98,9 +98,9 @@ func (r *runner) abort(ctx context.Context, cause error) error {
 				if err := tx.UpdateAttempt(a); err != nil {
 					return err
 				}
-				if err := r.event(tx, t.ID, a.N, "attempt.failed", map[string]any{
-					"class": string(class), "code": code, "message": msg, "retry_eligible": false,
-					"consecutive_failures": t.ConsecutiveFailures, "exit_code": a.ExitCode, "ref": nullable(a.Ref),
+				if err := r.event(tx, t.ID, a.N, store.EventAttemptFailed, store.AttemptFailedPayload{
+					Class: string(class), Code: code, Message: msg, ConsecutiveFailures: t.ConsecutiveFailures,
+					Counted: a.Counted, ExitCode: a.ExitCode, Ref: store.OptString(a.Ref),
 				}); err != nil {
 					return err
 				}
@@ -112,15 +112,13 @@ func (r *runner) abort(ctx context.Context, cause error) error {
 			if store.TaskFinished(t.State) {
 				continue
 			}
-			from := t.State
-			t.State, t.Reason, t.FinishedAt, t.ResumeAt = store.TaskFailed, string(class), &now, nil
-			if err := tx.UpdateTask(t); err != nil {
+			row, err := tx.TransitionTask(run.ID, t.ID, store.TaskTransition{To: store.TaskFailed, Reason: string(class), At: now,
+				Row: t, Event: store.TaskStateChanged{Class: string(class), Code: code, Message: msg}})
+			if err != nil {
 				return err
 			}
-			if err := r.event(tx, t.ID, 0, "task.state_changed", map[string]any{
-				"from": from, "to": store.TaskFailed, "reason": string(class), "class": string(class), "code": code, "message": msg}); err != nil {
-				return err
-			}
+			row.Attempts = t.Attempts
+			*t = *row
 			if rec.Task == "" {
 				rec.Task = t.ID
 			}
@@ -128,13 +126,11 @@ func (r *runner) abort(ctx context.Context, cause error) error {
 		if err := tx.SetControl(r.run.ID, store.ControlNone); err != nil {
 			return err
 		}
-		if err := tx.FinishRun(r.run.ID, store.RunFailed, string(class)); err != nil {
+		if _, err := tx.TransitionRun(r.run.ID, store.RunTransition{To: store.RunFailed, Reason: string(class),
+			Event: store.RunStateChanged{Message: msg}}); err != nil {
 			return err
 		}
-		if err := tx.ReleaseWorktreeLock(r.run.Worktree, r.run.ID); err != nil {
-			return err
-		}
-		return r.event(tx, "", 0, "run.state_changed", map[string]any{"from": run.State, "to": store.RunFailed, "reason": string(class), "message": msg})
+		return tx.ReleaseWorktreeLock(r.run.Worktree, r.run.ID)
 	})
 	if err != nil || ended {
 		return cause

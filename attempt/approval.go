@@ -93,12 +93,8 @@ func Approve(ctx context.Context, db *store.DB, runID, task string, n int, paylo
 		if _, err := tx.AppendEvent(run.ID, t.ID, n, EventApproved, ev); err != nil {
 			return err
 		}
-		if err := tx.SetTaskState(run.ID, t.ID, store.TaskSucceeded, ReasonApproved, nil); err != nil {
-			return err
-		}
-		if _, err := tx.AppendEvent(run.ID, t.ID, n, "task.state_changed", map[string]any{
-			"from": t.State, "to": store.TaskSucceeded, "reason": ReasonApproved, "who": Who(),
-		}); err != nil {
+		if _, err := tx.TransitionTask(run.ID, t.ID, store.TaskTransition{To: store.TaskSucceeded, Reason: ReasonApproved,
+			Attempt: n, Event: store.TaskStateChanged{Who: Who()}}); err != nil {
 			return err
 		}
 		return pauseRun(tx, run, ReasonApproved, map[string]any{"for_task": t.ID, "who": Who()})
@@ -121,16 +117,12 @@ func Reject(ctx context.Context, db *store.DB, runID, task, text string) error {
 			return err
 		}
 		if text != "" {
-			if _, err := tx.AppendEvent(run.ID, t.ID, 0, EventOperatorPrompt, map[string]any{"text": text, "who": Who()}); err != nil {
+			if _, err := tx.AppendEvent(run.ID, t.ID, 0, EventOperatorPrompt, store.OperatorPrompt{Text: text, Who: Who()}); err != nil {
 				return err
 			}
 		}
-		if err := tx.SetTaskState(run.ID, t.ID, store.TaskPending, "", nil); err != nil {
-			return err
-		}
-		if _, err := tx.AppendEvent(run.ID, t.ID, 0, "task.state_changed", map[string]any{
-			"from": t.State, "to": store.TaskPending, "reason": ReasonRejected, "who": Who(),
-		}); err != nil {
+		if _, err := tx.TransitionTask(run.ID, t.ID, store.TaskTransition{To: store.TaskPending, Cause: ReasonRejected,
+			Event: store.TaskStateChanged{Who: Who()}}); err != nil {
 			return err
 		}
 		return pauseRun(tx, run, ReasonRejected, map[string]any{"for_task": t.ID, "who": Who()})

@@ -40,7 +40,6 @@ func claimRun(ctx context.Context, env Env, run *store.Run, file *taskfile.File,
 		if err != nil {
 			return err
 		}
-		from := hdr.State
 		if c.apply != nil {
 			r, err := c.apply(tx, hdr)
 			if err != nil {
@@ -50,13 +49,9 @@ func claimRun(ctx context.Context, env Env, run *store.Run, file *taskfile.File,
 				claimed = r
 			}
 		}
-		hdr.State, hdr.Reason, hdr.FinishedAt = store.RunRunning, "", nil
-		if err := tx.UpdateRun(hdr); err != nil {
-			return err
-		}
-		_, err = tx.AppendEvent(run.ID, "", 0, "run.state_changed", map[string]any{
-			"from": from, "to": store.RunRunning, "reason": c.reason, "pid": self.PID, "host": self.Host,
-		})
+		// The run's row keeps no reason for running; the event says why it runs again.
+		_, err = tx.TransitionRun(run.ID, store.RunTransition{To: store.RunRunning, Cause: c.reason, Row: hdr,
+			Event: store.RunStateChanged{PID: self.PID, Host: self.Host}})
 		return err
 	})
 	if err != nil {

@@ -144,12 +144,8 @@ func (r *runner) pauseCancelled(ctx context.Context) (*Outcome, error) {
 					}
 				}
 			}
-			from := t.State
-			t.State, t.Reason, t.FinishedAt, t.ResumeAt = store.TaskPaused, ReasonOperatorPause, nil, nil
-			if err := tx.UpdateTask(t); err != nil {
-				return err
-			}
-			return r.event(tx, t.ID, 0, "task.state_changed", map[string]any{"from": from, "to": store.TaskPaused, "reason": ReasonOperatorPause})
+			_, err = tx.TransitionTask(r.run.ID, t.ID, store.TaskTransition{To: store.TaskPaused, Reason: ReasonOperatorPause, Row: t})
+			return err
 		}); err != nil {
 			return nil, err
 		}
@@ -212,17 +208,13 @@ func RequestPause(ctx context.Context, db *store.DB, runID, request string) (*Co
 		if err := tx.SetControl(runID, store.ControlNone); err != nil {
 			return err
 		}
-		if err := tx.SetRunState(runID, store.RunPaused, ReasonOperatorPause); err != nil {
+		if _, err := tx.TransitionRun(runID, store.RunTransition{To: store.RunPaused, Reason: ReasonOperatorPause}); err != nil {
 			return err
 		}
 		if err := tx.ParkTasks(runID); err != nil {
 			return err
 		}
-		if err := tx.ReleaseWorktreeLock(run.Worktree, runID); err != nil {
-			return err
-		}
-		_, err = tx.AppendEvent(runID, "", 0, "run.state_changed", map[string]any{"from": run.State, "to": store.RunPaused, "reason": ReasonOperatorPause})
-		return err
+		return tx.ReleaseWorktreeLock(run.Worktree, runID)
 	})
 	if err != nil {
 		return nil, err
@@ -364,23 +356,18 @@ func Kill(ctx context.Context, env Env, opts KillOptions) (*KillResult, error) {
 			if store.TaskFinished(t.State) || t.State == store.TaskPending {
 				continue
 			}
-			if err := tx.SetTaskState(run.ID, t.ID, store.TaskCancelled, opts.Reason, nil); err != nil {
-				return err
-			}
-			if err := w.event(tx, t.ID, 0, "task.state_changed", map[string]any{"from": t.State, "to": store.TaskCancelled, "reason": opts.Reason}); err != nil {
+			if _, err := tx.TransitionTask(run.ID, t.ID, store.TaskTransition{To: store.TaskCancelled, Reason: opts.Reason}); err != nil {
 				return err
 			}
 		}
 		if err := tx.SetControl(run.ID, store.ControlNone); err != nil {
 			return err
 		}
-		if err := tx.FinishRun(run.ID, store.RunCancelled, opts.Reason); err != nil {
+		if _, err := tx.TransitionRun(run.ID, store.RunTransition{To: store.RunCancelled, Reason: opts.Reason,
+			Event: store.RunStateChanged{PID: res.PID, PGIDs: res.Groups}}); err != nil {
 			return err
 		}
-		if err := tx.ReleaseWorktreeLock(run.Worktree, run.ID); err != nil {
-			return err
-		}
-		return w.event(tx, "", 0, "run.state_changed", map[string]any{"from": run.State, "to": store.RunCancelled, "reason": opts.Reason, "pid": res.PID, "pgids": res.Groups})
+		return tx.ReleaseWorktreeLock(run.Worktree, run.ID)
 	})
 	if err != nil {
 		return nil, err

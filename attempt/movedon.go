@@ -2,7 +2,6 @@ package attempt
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -200,14 +199,11 @@ func movedOnFinding(ctx context.Context, db *store.DB, run string) string {
 			return err
 		}
 		for _, ev := range evs {
-			if ev.Type != "run.state_changed" {
+			if ev.Type != store.EventRunStateChanged {
 				continue
 			}
-			var p struct {
-				Reason string `json:"reason"`
-				Why    string `json:"why"`
-			}
-			if json.Unmarshal(ev.Payload, &p) == nil && p.Reason == ReasonTreeMovedOn && p.Why != "" {
+			var p store.RunStateChanged
+			if ev.Decode(&p) == nil && p.Reason == ReasonTreeMovedOn && p.Why != "" {
 				why = p.Why
 			}
 		}

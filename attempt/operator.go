@@ -34,13 +34,13 @@ const (
 var ErrNotBlocked = errors.New("the task is not blocked")
 
 // Who names the operator in audit events: user, host and pid.
-func Who() map[string]any {
+func Who() *store.Operator {
 	self := store.Self()
 	name := os.Getenv("USER")
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		name = u.Username
 	}
-	return map[string]any{"user": name, "host": self.Host, "pid": self.PID}
+	return &store.Operator{User: name, Host: self.Host, PID: self.PID}
 }
 
 // CheckIdle fails with ErrActive when run's owner process is alive (and is not this process) or

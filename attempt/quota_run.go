@@ -2,7 +2,6 @@ package attempt
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -70,12 +69,9 @@ func quotaLiftedAt(tx *store.Tx, run string) (time.Time, error) {
 	var at time.Time
 	for _, ev := range evs {
 		lift := ev.Type == EventQuotaLifted
-		if ev.Type == "task.state_changed" && len(ev.Payload) > 0 {
-			var p struct {
-				From   string `json:"from"`
-				Reason string `json:"reason"`
-			}
-			if json.Unmarshal(ev.Payload, &p) == nil && p.From == store.TaskWaitingQuota && p.Reason == "resume-"+ResumeImmediate {
+		if ev.Type == store.EventTaskStateChanged {
+			var p store.TaskStateChanged
+			if ev.Decode(&p) == nil && p.From == store.TaskWaitingQuota && p.Reason == "resume-"+ResumeImmediate {
 				lift = true
 			}
 		}
@@ -156,13 +152,9 @@ func (r *runner) quotaReset(f *Failure, tail []byte) {
 // park holds the task and (through runTask) the run in waiting_quota until resumeAt.
 func (r *runner) park(ctx context.Context, t *store.Task, n int, resumeAt time.Time) (*attemptResult, error) {
 	resumeAt = resumeAt.UTC()
-	from := t.State
 	if err := r.update(ctx, func(tx *store.Tx) error {
-		if err := tx.SetTaskState(r.run.ID, t.ID, store.TaskWaitingQuota, ReasonQuota, &resumeAt); err != nil {
-			return err
-		}
-		return r.event(tx, t.ID, 0, "task.state_changed", map[string]any{
-			"from": from, "to": store.TaskWaitingQuota, "reason": ReasonQuota, "resume_at": resumeAt.Format(time.RFC3339Nano)})
+		_, err := tx.TransitionTask(r.run.ID, t.ID, store.TaskTransition{To: store.TaskWaitingQuota, Reason: ReasonQuota, ResumeAt: &resumeAt})
+		return err
 	}); err != nil {
 		return nil, err
 	}
@@ -177,20 +169,15 @@ func (r *runner) failBeforeAttempt(ctx context.Context, t *store.Task, base plum
 	if err := r.resetTask(ctx, t.ID, r.file.Task(t.ID), base); err != nil {
 		return r.blockOnRestore(ctx, t, n-1, err)
 	}
-	from := t.State
-	now := r.env.Now().UTC()
 	if err := r.update(ctx, func(tx *store.Tx) error {
-		cur, err := tx.GetTask(r.run.ID, t.ID)
+		row, err := tx.TransitionTask(r.run.ID, t.ID, store.TaskTransition{To: store.TaskFailed, Reason: string(f.Class),
+			Event: store.TaskStateChanged{Class: string(f.Class), Code: f.Code, Message: f.Message}})
 		if err != nil {
 			return err
 		}
-		cur.State, cur.Reason, cur.FinishedAt = store.TaskFailed, string(f.Class), &now
-		if err := tx.UpdateTask(cur); err != nil {
-			return err
-		}
-		*t = *cur
-		return r.event(tx, t.ID, 0, "task.state_changed", map[string]any{
-			"from": from, "to": store.TaskFailed, "reason": string(f.Class), "class": string(f.Class), "code": f.Code, "message": f.Message})
+		row.Attempts = t.Attempts
+		*t = *row
+		return nil
 	}); err != nil {
 		return nil, err
 	}

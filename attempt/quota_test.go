@@ -147,3 +147,32 @@ func TestDecideQuota(t *testing.T) {
 		t.Errorf("quota with no retries left and a tripped breaker: %v, want ActQuota (no budget spent)", d.Action)
 	}
 }
+
+// The wall an attempt records lifts when the output said, whenever the attempt's end was recorded:
+// the next pick adds retry_after_ms to finished_at.
+func TestQuotaWallKeepsResetTime(t *testing.T) {
+	read := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	reset := read.Add(90 * time.Second)
+	for _, recorded := range []time.Duration{0, 1500 * time.Microsecond, 2 * time.Second, 3 * time.Minute} {
+		finished := read.Add(recorded)
+		a := &store.Attempt{FinishedAt: &finished}
+		applyFailure(a, &Failure{Class: taskfile.ClassQuota, ResetAt: reset, RetryAfter: reset.Sub(read)})
+		if a.RetryAfterMS == nil {
+			t.Fatalf("recorded %s after the read: no retry_after_ms", recorded)
+		}
+		until := finished.Add(time.Duration(*a.RetryAfterMS) * time.Millisecond)
+		want := reset
+		if finished.After(reset) {
+			want = finished // already lifted when recorded
+		}
+		if until.Before(want) || until.Sub(want) >= time.Millisecond {
+			t.Errorf("recorded %s after the read: the wall lifts at %s, want %s", recorded, until, want)
+		}
+	}
+	// Not a wall: the wait as classified.
+	a := &store.Attempt{}
+	applyFailure(a, &Failure{Class: taskfile.ClassTransport, RetryAfter: 1500 * time.Millisecond})
+	if a.RetryAfterMS == nil || *a.RetryAfterMS != 1500 {
+		t.Errorf("transport retry_after_ms = %v, want 1500", a.RetryAfterMS)
+	}
+}

@@ -2,7 +2,6 @@ package attempt
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"syscall"
@@ -54,7 +53,6 @@ func applyResumeMode(tx *store.Tx, run *store.Run, mode string) error {
 		if store.TaskFinished(t.State) {
 			continue
 		}
-		from := t.State
 		switch mode {
 		case ResumeResetAttempts:
 			t.RetriesUsed = 0
@@ -72,10 +70,9 @@ func applyResumeMode(tx *store.Tx, run *store.Run, mode string) error {
 		default:
 			return fmt.Errorf("unknown resume mode %q", mode)
 		}
-		if err := tx.UpdateTask(t); err != nil {
-			return err
-		}
-		if _, err := tx.AppendEvent(run.ID, t.ID, 0, "task.state_changed", map[string]any{"from": from, "to": t.State, "reason": "resume-" + mode}); err != nil {
+		// Recorded as a change even where the state stays: the counters are what changed.
+		if _, err := tx.TransitionTask(run.ID, t.ID, store.TaskTransition{To: store.TaskState(t.State), Reason: t.Reason,
+			Cause: "resume-" + mode, ResumeAt: t.ResumeAt, Row: t}); err != nil {
 			return err
 		}
 	}
@@ -90,10 +87,7 @@ func releaseResumeExhausted(tx *store.Tx, run *store.Run) error {
 		if t.State != store.TaskBlocked || t.Reason != ReasonResumeExhausted {
 			continue
 		}
-		if err := tx.SetTaskState(run.ID, t.ID, store.TaskPending, "", nil); err != nil {
-			return err
-		}
-		if _, err := tx.AppendEvent(run.ID, t.ID, 0, "task.state_changed", map[string]any{"from": t.State, "to": store.TaskPending, "reason": "resumed"}); err != nil {
+		if _, err := tx.TransitionTask(run.ID, t.ID, store.TaskTransition{To: store.TaskPending, Cause: "resumed"}); err != nil {
 			return err
 		}
 		t.State, t.Reason = store.TaskPending, ""
@@ -241,11 +235,9 @@ func attemptGroups(tx *store.Tx, run *store.Run) (map[string][]int, error) {
 	}
 	groups := map[string][]int{}
 	for _, ev := range evs {
-		if ev.Type == "attempt.process" {
-			var p struct {
-				Pgid int `json:"pgid"`
-			}
-			if json.Unmarshal(ev.Payload, &p) == nil && p.Pgid > 1 {
+		if ev.Type == store.EventAttemptProcess {
+			var p store.AttemptProcess
+			if ev.Decode(&p) == nil && p.Pgid > 1 {
 				groups[fmt.Sprintf("%s@%d", ev.Task, ev.Attempt)] = []int{p.Pgid}
 			}
 		}

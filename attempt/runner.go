@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -136,6 +137,24 @@ func activeError(err error) error {
 	return err
 }
 
+// StoredTaskFile is how a run records the path of its task file: relative to the run's worktree
+// root when the file lies inside it, else absolute. path is absolute or relative to the current
+// directory (`run -f FILE` from a subdirectory), so a later --reload, resume or supervise finds
+// it from wherever it runs.
+func StoredTaskFile(worktree, path string) string {
+	if path == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	if rel, err := filepath.Rel(worktree, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return rel
+	}
+	return abs
+}
+
 // Start records a new run and executes it in the foreground.
 func Start(ctx context.Context, env Env, opts StartOptions) (*Outcome, error) {
 	env.defaults()
@@ -153,7 +172,7 @@ func Start(ctx context.Context, env Env, opts StartOptions) (*Outcome, error) {
 		ID:              runID,
 		Worktree:        repo.Root(),
 		GitDir:          repo.GitDir(),
-		TaskFile:        opts.File.Path,
+		TaskFile:        StoredTaskFile(repo.Root(), opts.File.Path),
 		TaskFileHash:    opts.File.Hash,
 		TaskFileContent: opts.File.Content,
 		State:           store.RunRunning,
@@ -417,14 +436,13 @@ func (r *runner) takeBase(ctx context.Context) error {
 	})
 }
 
-func (r *runner) setTaskState(ctx context.Context, t *store.Task, state, reason string, resumeAt *time.Time) error {
-	from := t.State
+func (r *runner) setTaskState(ctx context.Context, t *store.Task, state store.TaskState, reason string, resumeAt *time.Time) error {
 	return r.update(ctx, func(tx *store.Tx) error {
-		if err := tx.SetTaskState(r.run.ID, t.ID, state, reason, resumeAt); err != nil {
+		if _, err := tx.TransitionTask(r.run.ID, t.ID, store.TaskTransition{To: state, Reason: reason, ResumeAt: resumeAt}); err != nil {
 			return err
 		}
-		t.State, t.Reason = state, reason
-		return r.event(tx, t.ID, 0, "task.state_changed", map[string]any{"from": from, "to": state, "reason": nullable(reason)})
+		t.State, t.Reason = string(state), reason
+		return nil
 	})
 }
 
@@ -457,24 +475,19 @@ func (r *runner) end(ctx context.Context, state, reason string) (*Outcome, error
 		}
 	}
 	err := r.update(ctx, func(tx *store.Tx) error {
-		from := r.run.State
 		if err := tx.SetControl(r.run.ID, store.ControlNone); err != nil {
 			return err
 		}
-		if store.RunFinished(state) {
-			if err := tx.FinishRun(r.run.ID, state, reason); err != nil {
+		if _, err := tx.TransitionRun(r.run.ID, store.RunTransition{To: store.RunState(state), Reason: reason}); err != nil {
+			return err
+		}
+		if !store.RunFinished(state) {
+			// stopped, not finished: the time until it runs again is not its tasks'
+			if err := tx.ParkTasks(r.run.ID); err != nil {
 				return err
 			}
-		} else if err := tx.SetRunState(r.run.ID, state, reason); err != nil {
-			return err
-		} else if err := tx.ParkTasks(r.run.ID); err != nil {
-			// stopped, not finished: the time until it runs again is not its tasks'
-			return err
 		}
-		if err := tx.ReleaseWorktreeLock(r.run.Worktree, r.run.ID); err != nil {
-			return err
-		}
-		return r.event(tx, "", 0, "run.state_changed", map[string]any{"from": from, "to": state, "reason": nullable(reason)})
+		return tx.ReleaseWorktreeLock(r.run.Worktree, r.run.ID)
 	})
 	if err != nil {
 		return nil, err

@@ -127,12 +127,10 @@ func (r *runner) cancelTask(ctx context.Context, t *store.Task, _ error) (*Outco
 // blockOnRestore holds the task when the tree could not be put back (a file changed under it):
 // nothing more runs on a tree mulligan does not know. runTask then ends the run blocked.
 func (r *runner) blockOnRestore(ctx context.Context, t *store.Task, n int, err error) (*attemptResult, error) {
-	from := t.State
 	if uerr := r.update(ctx, func(tx *store.Tx) error {
-		if err := tx.SetTaskState(r.run.ID, t.ID, store.TaskBlocked, ReasonRestoreConflict, nil); err != nil {
-			return err
-		}
-		return r.event(tx, t.ID, 0, "task.state_changed", map[string]any{"from": from, "to": store.TaskBlocked, "reason": ReasonRestoreConflict, "error": err.Error()})
+		_, err := tx.TransitionTask(r.run.ID, t.ID, store.TaskTransition{To: store.TaskBlocked, Reason: ReasonRestoreConflict,
+			Event: store.TaskStateChanged{Error: err.Error()}})
+		return err
 	}); uerr != nil {
 		return nil, uerr
 	}
@@ -463,17 +461,14 @@ func (r *runner) startAttempt(ctx context.Context, at *attemptRun) error {
 		if err := tx.RecordAttemptGit(r.run.ID, t.ID, n, at.gitPre); err != nil {
 			return err
 		}
-		from := t.State
-		if err := tx.SetTaskState(r.run.ID, t.ID, store.TaskRunning, "", nil); err != nil {
-			return err
-		}
-		t.State = store.TaskRunning
-		if from != store.TaskRunning {
-			if err := r.event(tx, t.ID, 0, "task.state_changed", map[string]any{"from": from, "to": store.TaskRunning}); err != nil {
+		if t.State != store.TaskRunning {
+			if _, err := tx.TransitionTask(r.run.ID, t.ID, store.TaskTransition{To: store.TaskRunning}); err != nil {
 				return err
 			}
 		}
-		if err := r.event(tx, t.ID, n, "attempt.started", map[string]any{"agent": at.agentName, "pre_ref": at.preRef, "pre_tree": at.row.PreTree, "argv0": at.argv[0]}); err != nil {
+		t.State, t.Reason = store.TaskRunning, ""
+		if err := r.event(tx, t.ID, n, store.EventAttemptStarted, store.AttemptStarted{
+			Agent: at.agentName, PreRef: at.preRef, PreTree: at.row.PreTree, Argv0: at.argv[0]}); err != nil {
 			return err
 		}
 		if def.SideEffects != taskfile.SideEffectsNonIdempotent {
@@ -731,17 +726,17 @@ func (r *runner) recordOutcome(tx *store.Tx, at *attemptRun) error {
 		if err := tx.UpdateAttempt(a); err != nil {
 			return err
 		}
-		return r.event(tx, t.ID, n, "attempt.succeeded", map[string]any{"ref": at.postRef, "files_changed": len(at.changed)})
+		return r.event(tx, t.ID, n, store.EventAttemptSucceeded, store.AttemptSucceededPayload{Ref: at.postRef, FilesChanged: len(at.changed)})
 	}
 	applyFailure(a, failure)
 	if err := tx.UpdateAttempt(a); err != nil {
 		return err
 	}
 	// attempt.failed carries the class as classified, before the policy's decision.
-	if err := r.event(tx, t.ID, n, "attempt.failed", map[string]any{
-		"class": string(failure.Class), "code": failure.Code, "message": failure.Message,
-		"retry_eligible": failure.RetryEligible, "consecutive_failures": at.cur.ConsecutiveFailures,
-		"exit_code": a.ExitCode, "ref": at.postRef, "fingerprint": nullable(at.fingerprint),
+	if err := r.event(tx, t.ID, n, store.EventAttemptFailed, store.AttemptFailedPayload{
+		Class: string(failure.Class), Code: failure.Code, Message: failure.Message,
+		RetryEligible: failure.RetryEligible, ConsecutiveFailures: at.cur.ConsecutiveFailures, Counted: a.Counted,
+		ExitCode: a.ExitCode, Ref: store.OptString(at.postRef), Fingerprint: store.OptString(at.fingerprint),
 	}); err != nil {
 		return err
 	}
@@ -755,7 +750,7 @@ func (r *runner) recordOutcome(tx *store.Tx, at *attemptRun) error {
 		if err := tx.DisableAgent(r.run.ID, at.agentName, string(failure.Class), failure.Message); err != nil {
 			return err
 		}
-		if err := r.event(tx, t.ID, n, "agent.disabled", map[string]any{"agent": at.agentName, "class": string(failure.Class), "reason": failure.Message}); err != nil {
+		if err := r.event(tx, t.ID, n, store.EventAgentDisabled, store.AgentDisabled{Agent: at.agentName, Class: string(failure.Class), Reason: failure.Message}); err != nil {
 			return err
 		}
 	}
@@ -766,64 +761,62 @@ func (r *runner) recordOutcome(tx *store.Tx, at *attemptRun) error {
 	return nil
 }
 
-// recordTaskState moves the task to the state the decision gives it.
+// recordTaskState moves the task to the state the decision gives it, with the counters the
+// conclusion changed (consecutive failures) and the retry it uses.
 func (r *runner) recordTaskState(tx *store.Tx, at *attemptRun) error {
 	cur, decision, finished := at.cur, at.decision, at.finished
-	from := cur.State
-	payload := map[string]any{"from": from}
 	cur.SilentAt = nil // the attempt is over
+	tr := store.TaskTransition{To: store.TaskState(cur.State), Reason: cur.Reason, Attempt: at.n, At: finished, Row: cur}
 	switch decision.Action {
 	case ActSucceed:
-		cur.State, cur.Reason = store.TaskSucceeded, ""
-		now := finished
-		cur.FinishedAt = &now
+		tr.To, tr.Reason = store.TaskSucceeded, ""
 		if at.def.NeedsApproval {
 			// The attempt succeeded; the task waits for an operator's approve or reject.
-			cur.State, cur.Reason, cur.FinishedAt = store.TaskWaitingApproval, ReasonNeedsApproval, nil
+			tr.To, tr.Reason = store.TaskWaitingApproval, ReasonNeedsApproval
 		}
 	case ActRetry:
 		resumeAt := finished.Add(decision.Delay)
-		cur.State, cur.Reason, cur.ResumeAt = store.TaskBackoff, "", &resumeAt
+		tr.To, tr.Reason, tr.Cause, tr.ResumeAt = store.TaskBackoff, "", "retry", &resumeAt
+		tr.Event.DelayMS = store.Ptr(decision.Delay.Milliseconds())
 		cur.RetriesUsed++
-		payload["delay_ms"] = decision.Delay.Milliseconds()
-		payload["resume_at"] = resumeAt.Format(time.RFC3339Nano)
-		payload["reason"] = "retry"
 	case ActFail:
-		cur.State, cur.Reason = store.TaskFailed, decision.Reason
-		now := finished
-		cur.FinishedAt = &now
+		tr.To, tr.Reason = store.TaskFailed, decision.Reason
 	case ActBlock:
-		cur.State, cur.Reason = store.TaskBlocked, decision.Reason
+		tr.To, tr.Reason = store.TaskBlocked, decision.Reason
 	case ActCancel:
-		cur.State, cur.Reason = store.TaskCancelled, ""
-		now := finished
-		cur.FinishedAt = &now
+		tr.To, tr.Reason = store.TaskCancelled, ""
 	case ActQuota, ActFailover:
-		// The task goes on at once on another rung (or parks when the next pick finds none).
-		payload["reason"] = decision.Reason
-	}
-	payload["to"] = cur.State
-	if cur.Reason != "" {
-		payload["reason"] = cur.Reason
-	}
-	if err := tx.UpdateTask(cur); err != nil {
-		return err
-	}
-	if from != cur.State || (decision.Action != ActQuota && decision.Action != ActFailover) {
-		if err := r.event(tx, at.t.ID, at.n, "task.state_changed", payload); err != nil {
+		// The task goes on at once on another rung (or parks when the next pick finds none): no
+		// change of state.
+		if err := tx.UpdateTask(cur); err != nil {
 			return err
 		}
+		*at.t = *cur
+		return nil
 	}
-	*at.t = *cur
+	row, err := tx.TransitionTask(r.run.ID, at.t.ID, tr)
+	if err != nil {
+		return err
+	}
+	row.Attempts = cur.Attempts
+	*cur, *at.t = *row, *row
 	return nil
 }
 
 func applyFailure(a *store.Attempt, f *Failure) {
 	a.Class, a.Code, a.Message, a.Hint = string(f.Class), f.Code, f.Message, f.Hint
 	a.RetryEligible = store.Ptr(f.RetryEligible)
-	if f.RetryAfter > 0 {
+	switch {
+	case !f.ResetAt.IsZero() && a.FinishedAt != nil:
+		// A quota wall lifts at a point in time. It is kept as the wait from the attempt's end,
+		// which is what the next pick adds it to (loadSpend): measured from when the wall was
+		// read instead, the wall would move later by the time the post snapshot took, and a
+		// wall that had already lifted would hold the agent back once more.
+		wait := max(f.ResetAt.Sub(*a.FinishedAt), 0)
+		a.RetryAfterMS = store.Ptr((wait + time.Millisecond - 1).Milliseconds())
+	case f.RetryAfter > 0:
 		a.RetryAfterMS = store.Ptr(f.RetryAfter.Milliseconds())
-	} else {
+	default:
 		a.RetryAfterMS = nil
 	}
 	switch f.Class {
@@ -837,7 +830,7 @@ func applyFailure(a *store.Attempt, f *Failure) {
 func (r *runner) notePgid(ctx context.Context, task string, n, pgid int) {
 	crashPoint("before-pgid")
 	_ = r.update(ctx, func(tx *store.Tx) error {
-		return r.event(tx, task, n, "attempt.process", map[string]any{"pgid": pgid})
+		return r.event(tx, task, n, store.EventAttemptProcess, store.AttemptProcess{Pgid: pgid})
 	})
 }
 

@@ -143,22 +143,15 @@ func Supervise(ctx context.Context, db *store.DB, opts SuperviseOptions) ([]Supe
 			if !exhausted && !moved {
 				return nil
 			}
-			reason := ReasonResumeExhausted
-			payload := map[string]any{"from": run.State, "to": store.RunBlocked, "reason": reason,
-				"resumes_without_progress": run.ResumesWithoutProgress}
+			tr := store.RunTransition{To: store.RunBlocked, Reason: ReasonResumeExhausted,
+				Event: store.RunStateChanged{ResumesWithoutProgress: store.Ptr(run.ResumesWithoutProgress)}}
 			if moved {
-				reason = ReasonTreeMovedOn
-				payload = map[string]any{"from": run.State, "to": store.RunBlocked, "reason": reason,
-					"why": movedWhy, "command": MovedOnCommand(run.ID)}
+				tr.Reason, tr.Event = ReasonTreeMovedOn, store.RunStateChanged{Why: movedWhy, Command: MovedOnCommand(run.ID)}
 			}
-			if err := tx.SetRunState(run.ID, store.RunBlocked, reason); err != nil {
+			if _, err := tx.TransitionRun(run.ID, tr); err != nil {
 				return err
 			}
-			if err := tx.ReleaseWorktreeLock(run.Worktree, run.ID); err != nil {
-				return err
-			}
-			_, err = tx.AppendEvent(run.ID, "", 0, "run.state_changed", payload)
-			return err
+			return tx.ReleaseWorktreeLock(run.Worktree, run.ID)
 		})
 		switch {
 		case errors.Is(err, store.ErrFenced):
@@ -218,10 +211,7 @@ func endExhausted(ctx context.Context, db *store.DB, opts SuperviseOptions, run 
 			if t.State != store.TaskRunning && t.State != store.TaskBackoff {
 				continue
 			}
-			if err := tx.SetTaskState(run.ID, t.ID, store.TaskBlocked, ReasonResumeExhausted, nil); err != nil {
-				return err
-			}
-			if err := r.event(tx, t.ID, 0, "task.state_changed", map[string]any{"from": t.State, "to": store.TaskBlocked, "reason": ReasonResumeExhausted}); err != nil {
+			if _, err := tx.TransitionTask(run.ID, t.ID, store.TaskTransition{To: store.TaskBlocked, Reason: ReasonResumeExhausted}); err != nil {
 				return err
 			}
 		}

@@ -55,7 +55,7 @@ func (r *runWriter) update(ctx context.Context, fn func(tx *store.Tx) error) err
 	return err
 }
 
-func (r *runWriter) event(tx *store.Tx, task string, n int, typ string, payload map[string]any) error {
+func (r *runWriter) event(tx *store.Tx, task string, n int, typ string, payload any) error {
 	_, err := tx.AppendEvent(r.run.ID, task, n, typ, payload)
 	return err
 }
@@ -150,9 +150,9 @@ func (r *runWriter) recordInterrupted(ctx context.Context, t *store.Task, a *sto
 		if err := tx.UpdateAttempt(a); err != nil {
 			return err
 		}
-		return r.event(tx, t.ID, a.N, "attempt.failed", map[string]any{
-			"class": string(f.Class), "code": f.Code, "message": f.Message, "retry_eligible": f.RetryEligible,
-			"consecutive_failures": t.ConsecutiveFailures, "counted": a.Counted, "ref": postRef,
+		return r.event(tx, t.ID, a.N, store.EventAttemptFailed, store.AttemptFailedPayload{
+			Class: string(f.Class), Code: f.Code, Message: f.Message, RetryEligible: f.RetryEligible,
+			ConsecutiveFailures: t.ConsecutiveFailures, Counted: a.Counted, ExitCode: a.ExitCode, Ref: store.OptString(postRef),
 		})
 	})
 }

@@ -202,16 +202,23 @@ func cliEnv(url, home string) map[string]string {
 		"GOOGLE_GEMINI_BASE_URL":     url,
 		"GEMINI_CLI_TRUST_WORKSPACE": "true",
 		"GEMINI_CLI_NO_RELAUNCH":     "true", // no second node process with a larger heap
-		// opencode
+		// opencode: its provider is in $XDG_CONFIG_HOME/opencode/opencode.json (writeCLIConfig).
+		// It installs @opencode-ai/plugin into its config directory in the background with the
+		// npm code it bundles, which reads npm's own settings: the registry is the fake (a 404).
 		"OPENCODE_DISABLE_AUTOUPDATE":      "1",
 		"OPENCODE_DISABLE_MODELS_FETCH":    "1",
 		"OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+		"OPENCODE_DISABLE_LSP_DOWNLOAD":    "1",
+		"npm_config_registry":              url + "/npm/",
 	}
 }
 
 // writeCLIConfig writes the settings files of the CLIs that take no environment variable for
-// what the tests need: codex's model provider (the fake, with its own retries off) and
-// gemini-cli's auth method and attempts (1: mulligan's policy retries, not gemini's loop).
+// what the tests need: codex's model provider (the fake, with its own retries off),
+// gemini-cli's auth method and attempts (1: mulligan's policy retries, not gemini's loop) and
+// opencode's provider (the fake's Chat Completions through the openai-compatible package it
+// bundles; a cost per million tokens so that its step-finish events carry a spend). opencode's
+// own retries have no setting (see attempt/preset_api.go).
 func writeCLIConfig(home, url string) error {
 	files := map[string]string{
 		filepath.Join(home, ".codex", "config.toml"): `model = "gpt-5"
@@ -230,6 +237,28 @@ env_key = "OPENAI_API_KEY"
 wire_api = "responses"
 request_max_retries = 0
 stream_max_retries = 0
+`,
+		filepath.Join(home, ".config", "opencode", "opencode.json"): `{
+  "model": "modelapi/fake-model",
+  "small_model": "modelapi/fake-model",
+  "autoupdate": false,
+  "share": "disabled",
+  "provider": {
+    "modelapi": {
+      "npm": "@ai-sdk/openai-compatible",
+      "name": "modelapi",
+      "options": {"baseURL": "` + url + `/v1", "apiKey": "sk-modelapi"},
+      "models": {
+        "fake-model": {
+          "name": "fake model",
+          "tool_call": true,
+          "cost": {"input": 3, "output": 15, "cache_read": 0.3},
+          "limit": {"context": 200000, "output": 8000}
+        }
+      }
+    }
+  }
+}
 `,
 		filepath.Join(home, ".gemini", "settings.json"): `{
   "security": {"auth": {"selectedType": "gemini-api-key"}},

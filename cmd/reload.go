@@ -36,7 +36,7 @@ func reloadFlag(c *cli.Context, example string) (reload bool, file string, err e
 // reloadPath is where the run's task file is read again: FILE when given (relative to the
 // current directory, like `run -f`), else the path the run recorded. A relative recorded path is
 // taken relative to the run's worktree root: `mulligan run` records the default mulligan.yaml
-// that way, and so does a reload with -f (relativePath).
+// that way, and so does a reload with -f (attempt.StoredTaskFile).
 func reloadPath(run *store.Run, file string) (string, error) {
 	if file != "" {
 		return filepath.Abs(file)
@@ -45,15 +45,6 @@ func reloadPath(run *store.Run, file string) (string, error) {
 		return run.TaskFile, nil
 	}
 	return filepath.Join(run.Worktree, run.TaskFile), nil
-}
-
-// relativePath is how a reloaded file's path is stored: relative to the run's worktree when it
-// lies inside it (what reloadPath reads back), else absolute.
-func relativePath(worktree, abs string) string {
-	if rel, err := filepath.Rel(worktree, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return rel
-	}
-	return abs
 }
 
 // loadReload reads and validates the run's edited task file and checks that the run can take it,
@@ -93,7 +84,7 @@ func loadReload(run *store.Run, file, again string) (*taskfile.File, *attempt.Re
 	if err != nil {
 		return nil, nil, err
 	}
-	f.Path = relativePath(run.Worktree, abs)
+	f.Path = attempt.StoredTaskFile(run.Worktree, abs)
 	return f, p, nil
 }
 

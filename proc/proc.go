@@ -78,22 +78,68 @@ func Run(ctx context.Context, spec Spec) Result {
 		spec.TailCap = 64 << 10
 	}
 	res := Result{ExitCode: -1, Started: time.Now()}
-	if len(spec.Argv) == 0 {
-		res.StartErr = &exec.Error{Name: "", Err: exec.ErrNotFound}
-		return res
-	}
-
-	outR, outW, err := os.Pipe()
+	p, err := start(spec)
 	if err != nil {
 		res.StartErr = err
 		return res
+	}
+	defer p.tree.Release()
+	res.Pid = p.cmd.Process.Pid
+	if spec.OnStart != nil {
+		spec.OnStart(res.Pid) // the pid is the process group id too
+	}
+	out := newOutput(spec)
+	out.readers.Add(2)
+	go out.read(p.outR, true)
+	go out.read(p.errR, false)
+
+	waitErr := p.supervise(ctx, spec, out, &res)
+	// The leader is gone; whatever it left behind goes too (SIGTERM, grace, SIGKILL), in its group
+	// or not, so nothing outlives the attempt or holds the pipes open.
+	if res.Killed {
+		p.tree.Kill()
+	} else {
+		p.tree.Terminate(spec.Grace)
+	}
+	p.drain(out)
+
+	res.Duration = time.Since(res.Started)
+	res.Stdout = out.stdout.Bytes()
+	res.Tail = out.tail.Bytes()
+	var ee *exec.ExitError
+	if errors.As(waitErr, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.Signal = ws.Signal()
+		} else {
+			res.ExitCode = ee.ExitCode()
+		}
+	} else if waitErr == nil {
+		res.ExitCode = 0
+	}
+	return res
+}
+
+// process is a started leader with the read ends of its stdout and stderr pipes.
+type process struct {
+	cmd        *exec.Cmd
+	tree       *reap.Tree
+	outR, errR *os.File
+}
+
+// start starts spec's command as the leader of a new process group and tree.
+func start(spec Spec) (*process, error) {
+	if len(spec.Argv) == 0 {
+		return nil, &exec.Error{Name: "", Err: exec.ErrNotFound}
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, err
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		outR.Close()
 		outW.Close()
-		res.StartErr = err
-		return res
+		return nil, err
 	}
 	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
 	cmd.Dir = spec.Dir
@@ -103,65 +149,21 @@ func Run(ctx context.Context, spec Spec) Result {
 	cmd.Stderr = errW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	tree, err := reap.Start(cmd)
+	outW.Close() // the child has its own copies
+	errW.Close()
 	if err != nil {
 		outR.Close()
-		outW.Close()
 		errR.Close()
-		errW.Close()
-		res.StartErr = err
-		return res
+		return nil, err
 	}
-	outW.Close()
-	errW.Close()
-	defer tree.Release()
-	res.Pid = cmd.Process.Pid
-	pgid := cmd.Process.Pid
-	if spec.OnStart != nil {
-		spec.OnStart(pgid)
-	}
+	return &process{cmd: cmd, tree: tree, outR: outR, errR: errR}, nil
+}
 
-	var mu sync.Mutex // serialises Output, OnOutput and the buffers
-	var lastOutput = time.Now()
-	stdout := newTailBuffer(spec.StdoutCap)
-	tail := newTailBuffer(spec.TailCap)
-	var readers sync.WaitGroup
-	watched := make(chan struct{})
-	watchedOnce := sync.OnceFunc(func() { close(watched) })
-	read := func(r *os.File, isStdout bool) {
-		defer readers.Done()
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := r.Read(buf)
-			if n > 0 {
-				mu.Lock()
-				lastOutput = time.Now()
-				chunk := buf[:n]
-				if spec.Output != nil {
-					spec.Output.Write(chunk)
-				}
-				if isStdout {
-					stdout.Write(chunk)
-				}
-				tail.Write(chunk)
-				if spec.OnOutput != nil {
-					spec.OnOutput(chunk)
-				}
-				if spec.Watch != nil && spec.Watch(chunk) {
-					watchedOnce()
-				}
-				mu.Unlock()
-			}
-			if err != nil {
-				return
-			}
-		}
-	}
-	readers.Add(2)
-	go read(outR, true)
-	go read(errR, false)
-
+// supervise waits for the leader to exit, ending the tree on a timeout, a watch, heartbeat
+// silence, ctx's cancellation or Kill (and saying which in res). It returns cmd.Wait's error.
+func (p *process) supervise(ctx context.Context, spec Spec, out *output, res *Result) error {
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go func() { exited <- p.cmd.Wait() }()
 
 	var timeout <-chan time.Time
 	if spec.Timeout > 0 {
@@ -180,85 +182,120 @@ func Run(ctx context.Context, spec Spec) Result {
 		tick = tk.C
 	}
 
-	var watchC <-chan struct{} = watched
-	var waitErr error
+	var watchC <-chan struct{} = out.watched
 	leaderDone := make(chan struct{})
+	defer close(leaderDone)
 	stopping := false
-	stop := func() {
-		if !stopping {
-			stopping = true
-			go terminateTree(tree, spec.Grace, leaderDone)
+	// stop ends the tree once; why, when given, records what asked first.
+	stop := func(why *bool) {
+		if stopping {
+			return
 		}
+		stopping = true
+		if why != nil {
+			*why = true
+		}
+		go terminateTree(p.tree, spec.Grace, leaderDone)
 	}
-loop:
 	for {
 		select {
-		case waitErr = <-exited:
-			break loop
+		case err := <-exited:
+			return err
 		case <-timeout:
 			res.TimedOut = true
-			stop()
+			stop(nil)
 		case <-watchC:
 			watchC = nil // closed: once is enough
-			if !stopping {
-				res.Watched = true
-				stop()
-			}
+			stop(&res.Watched)
 		case <-tick:
-			mu.Lock()
-			silent := time.Since(lastOutput) >= spec.Heartbeat
-			mu.Unlock()
-			if silent && !stopping {
-				res.Silent = true
-				stop()
+			if out.silentFor(spec.Heartbeat) {
+				stop(&res.Silent)
 			}
 		case <-ctx.Done():
-			if !stopping {
-				res.Cancelled = true
-				stop()
-			}
+			stop(&res.Cancelled)
 		case <-spec.Kill:
 			res.Killed = true
 			stopping = true
-			tree.Signal(syscall.SIGKILL)
+			p.tree.Signal(syscall.SIGKILL)
 		}
 	}
-	close(leaderDone)
-	// The leader is gone; whatever it left behind goes too (SIGTERM, grace, SIGKILL), in its group
-	// or not, so nothing outlives the attempt or holds the pipes open.
-	if res.Killed {
-		tree.Kill()
-	} else {
-		tree.Terminate(spec.Grace)
-	}
+}
+
+// drain waits for the readers to see the end of both pipes, then closes them.
+func (p *process) drain(out *output) {
 	drained := make(chan struct{})
-	go func() { readers.Wait(); close(drained) }()
+	go func() { out.readers.Wait(); close(drained) }()
 	select {
 	case <-drained:
 	case <-time.After(time.Second):
 		// A process mulligan could not find (it left the group and cleared its environment on a
 		// platform without /proc) still holds a pipe: stop reading.
-		outR.SetReadDeadline(time.Now())
-		errR.SetReadDeadline(time.Now())
+		p.outR.SetReadDeadline(time.Now())
+		p.errR.SetReadDeadline(time.Now())
 		<-drained
 	}
-	outR.Close()
-	errR.Close()
+	p.outR.Close()
+	p.errR.Close()
+}
 
-	res.Duration = time.Since(res.Started)
-	res.Stdout = stdout.Bytes()
-	res.Tail = tail.Bytes()
-	var ee *exec.ExitError
-	if errors.As(waitErr, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			res.Signal = ws.Signal()
-		} else {
-			res.ExitCode = ee.ExitCode()
+// output collects what a process prints: it passes each chunk on (Output, OnOutput, Watch) and
+// keeps the ends of stdout and of both streams interleaved.
+type output struct {
+	spec       Spec
+	mu         sync.Mutex // serialises Output, OnOutput, Watch and the buffers
+	lastOutput time.Time
+	stdout     *tailBuffer
+	tail       *tailBuffer
+	readers    sync.WaitGroup
+	watched    chan struct{} // closed when Watch says so
+	watchOnce  func()
+}
+
+func newOutput(spec Spec) *output {
+	o := &output{spec: spec, lastOutput: time.Now(), stdout: newTailBuffer(spec.StdoutCap),
+		tail: newTailBuffer(spec.TailCap), watched: make(chan struct{})}
+	o.watchOnce = sync.OnceFunc(func() { close(o.watched) })
+	return o
+}
+
+func (o *output) read(r *os.File, isStdout bool) {
+	defer o.readers.Done()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			o.chunk(buf[:n], isStdout)
 		}
-	} else if waitErr == nil {
-		res.ExitCode = 0
+		if err != nil {
+			return
+		}
 	}
-	return res
+}
+
+func (o *output) chunk(chunk []byte, isStdout bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.lastOutput = time.Now()
+	if o.spec.Output != nil {
+		o.spec.Output.Write(chunk)
+	}
+	if isStdout {
+		o.stdout.Write(chunk)
+	}
+	o.tail.Write(chunk)
+	if o.spec.OnOutput != nil {
+		o.spec.OnOutput(chunk)
+	}
+	if o.spec.Watch != nil && o.spec.Watch(chunk) {
+		o.watchOnce()
+	}
+}
+
+// silentFor reports whether nothing was printed for d.
+func (o *output) silentFor(d time.Duration) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return time.Since(o.lastOutput) >= d
 }
 
 // terminateTree sends SIGTERM to the tree, and SIGKILL after grace if the leader is still there.

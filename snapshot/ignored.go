@@ -57,7 +57,7 @@ func (r *Repo) KeepIgnored(ctx context.Context, ref, message string) (*KeptIgnor
 	if strings.HasPrefix(ref, RefRoot) {
 		return nil, fmt.Errorf("keep ignored files: %s is under refs/mulligan/, which users push", ref)
 	}
-	files, out, err := r.scanIgnored(ctx)
+	files, out, err := r.ignoredFiles(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("keep ignored files: %w", err)
 	}
@@ -90,6 +90,116 @@ func (r *Repo) KeepIgnored(ctx context.Context, ref, message string) (*KeptIgnor
 	}
 	out.Ref, out.Commit = ref, commit
 	return out, nil
+}
+
+// ignoredSeen is what a walk met that KeepIgnored keeps or names: the individually ignored files
+// and the untracked nested repositories, in no particular order. A walk that read every
+// directory (not an incremental one) has seen exactly what scanIgnored would find.
+type ignoredSeen struct {
+	files, nested []string
+}
+
+// maxIgnoredSeen bounds the ignored files a walk notes for KeepIgnored; past it (a tree of
+// ignored build output beside its sources, say) KeepIgnored scans for itself.
+const maxIgnoredSeen = 1 << 16
+
+// ignoredFiles finds and stores what KeepIgnored keeps. When the last walk (the run's base
+// snapshot, just before) read every directory and the watcher has seen nothing change since, the
+// walk already found the ignored files and nested repositories: only those are looked at again.
+// Otherwise (not watched, something changed, no walk) the tree is scanned.
+func (r *Repo) ignoredFiles(ctx context.Context) ([]keptFile, *KeptIgnored, error) {
+	r.mu.Lock()
+	seen := r.ignSeen
+	r.ignSeen = nil
+	if seen != nil && (r.watch == nil || !r.watch.quiet()) {
+		seen = nil
+	}
+	r.mu.Unlock()
+	if seen == nil {
+		return r.scanIgnored(ctx)
+	}
+	return r.keepSeen(ctx, seen)
+}
+
+// keepSeen keeps the ignored files a walk found, in the order scanIgnored meets them (which
+// decides the ones past KeepIgnoredTotalMax).
+func (r *Repo) keepSeen(ctx context.Context, seen *ignoredSeen) ([]keptFile, *KeptIgnored, error) {
+	out := &KeptIgnored{Nested: slices.Clone(seen.nested)}
+	slices.SortFunc(out.Nested, walkOrder)
+	paths := slices.Clone(seen.files)
+	slices.SortFunc(paths, walkOrder)
+	var files []keptFile
+	var total int64
+	dirfd, cur := -1, ""
+	defer func() {
+		if dirfd >= 0 {
+			unix.Close(dirfd)
+		}
+	}()
+	for _, path := range paths {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		dir, name := splitPath(path)
+		if dirfd < 0 || dir != cur {
+			if dirfd >= 0 {
+				unix.Close(dirfd)
+			}
+			cur = dir
+			var err error
+			if dirfd, err = unix.Open(r.abs(dir), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err != nil {
+				dirfd = -1
+				continue // gone since the walk
+			}
+		}
+		var st unix.Stat_t
+		if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			continue
+		}
+		if t := st.Mode & unix.S_IFMT; t != unix.S_IFREG && t != unix.S_IFLNK {
+			continue
+		}
+		if err := r.keepIgnoredFile(dirfd, name, path, &st, &files, &total, out); err != nil {
+			return nil, nil, err
+		}
+	}
+	out.Files, out.Bytes = len(files), total
+	return files, out, nil
+}
+
+// walkOrder orders paths as a walk visiting each directory's names in byte order meets them:
+// component by component ("a/x" before "a-b").
+func walkOrder(a, b string) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] == b[i] {
+			continue
+		}
+		ca, cb := a[i], b[i]
+		if ca == '/' {
+			ca = 0
+		}
+		if cb == '/' {
+			cb = 0
+		}
+		return int(ca) - int(cb)
+	}
+	return len(a) - len(b)
+}
+
+// keepIgnoredFile keeps one ignored file (lstat in st), or names it too large.
+func (r *Repo) keepIgnoredFile(dirfd int, name, path string, st *unix.Stat_t, files *[]keptFile, total *int64, out *KeptIgnored) error {
+	if st.Size > KeepIgnoredFileMax || *total+st.Size > KeepIgnoredTotalMax {
+		out.TooLarge = append(out.TooLarge, path)
+		return nil
+	}
+	f, err := r.keepOne(dirfd, name, path, st)
+	if err != nil || f == nil {
+		return err
+	}
+	*total += f.size
+	*files = append(*files, *f)
+	return nil
 }
 
 // scanIgnored walks the working tree for KeepIgnored: directories the rules ignore and nested
@@ -127,6 +237,7 @@ func (r *Repo) scanIgnored(ctx context.Context) ([]keptFile, *KeptIgnored, error
 	out := &KeptIgnored{}
 	var files []keptFile
 	var total int64
+	s := &scratch{dents: make([]byte, 32<<10)}
 	var walk func(dir string, fd int, m *ignore.Matcher) error
 	walk = func(dir string, fd int, m *ignore.Matcher) error {
 		if err := ctx.Err(); err != nil {
@@ -137,7 +248,7 @@ func (r *Repo) scanIgnored(ctx context.Context) ([]keptFile, *KeptIgnored, error
 		} else if data != nil {
 			m = m.Child(fold(dir), []byte(fold(string(data))))
 		}
-		s := &scratch{dents: make([]byte, 32<<10)}
+		s.arena, s.names = s.arena[:0], s.names[:0] // the names are copied out before recursing
 		if err := readDirents(fd, s); err != nil {
 			return fmt.Errorf("read directory %s: %w", r.abs(dir), err)
 		}
@@ -190,19 +301,9 @@ func (r *Repo) scanIgnored(ctx context.Context) ([]keptFile, *KeptIgnored, error
 				if tracked[path] || !m.Ignored(fold(path), false) || isRestoreTemp([]byte(name)) {
 					continue
 				}
-				if st.Size > KeepIgnoredFileMax || total+st.Size > KeepIgnoredTotalMax {
-					out.TooLarge = append(out.TooLarge, path)
-					continue
-				}
-				f, err := r.keepOne(fd, name, path, &st)
-				if err != nil {
+				if err := r.keepIgnoredFile(fd, name, path, &st, &files, &total, out); err != nil {
 					return err
 				}
-				if f == nil {
-					continue
-				}
-				total += f.size
-				files = append(files, *f)
 			}
 		}
 		return nil
@@ -338,6 +439,7 @@ type IgnoredPutBack struct {
 func (r *Repo) RestoreIgnored(ctx context.Context, ref string, tree plumbing.Hash, replacedRef string) (*IgnoredPutBack, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.ignSeen = nil // it writes ignored files
 	out := &IgnoredPutBack{}
 	commit, err := r.Ref(ref)
 	if errors.Is(err, ErrRefNotFound) {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -59,9 +60,34 @@ func (s *objectStore) newLooseWriter() (*looseWriter, error) {
 		return nil, err
 	}
 	w := &looseWriter{s: s, f: f, path: path, h: sha1.New()}
-	w.buf = bufio.NewWriterSize(f, 64<<10)
-	w.zw, _ = zlib.NewWriterLevel(w.buf, zlib.BestSpeed) // git's core.looseCompression default
+	if c, ok := compressors.Get().(*compressor); ok {
+		w.buf, w.zw = c.buf, c.zw
+		w.buf.Reset(f)
+		w.zw.Reset(w.buf)
+	} else {
+		w.buf = bufio.NewWriterSize(f, 64<<10)
+		w.zw, _ = zlib.NewWriterLevel(w.buf, zlib.BestSpeed) // git's core.looseCompression default
+	}
 	return w, nil
+}
+
+// compressor is a writer's buffer and zlib state (some 400 KB), reused by the next writer: a run
+// writes a few hundred objects (trees, commits, changed files).
+type compressor struct {
+	buf *bufio.Writer
+	zw  *zlib.Writer
+}
+
+var compressors sync.Pool
+
+// release hands the writer's buffer and compressor to the next one.
+func (w *looseWriter) release() {
+	if w.zw == nil {
+		return
+	}
+	w.buf.Reset(nil)
+	compressors.Put(&compressor{buf: w.buf, zw: w.zw})
+	w.buf, w.zw = nil, nil
 }
 
 func (w *looseWriter) Write(p []byte) (int, error) {
@@ -80,6 +106,7 @@ func (w *looseWriter) Write(p []byte) (int, error) {
 func (w *looseWriter) abort() {
 	w.f.Close()
 	os.Remove(w.path)
+	w.release()
 }
 
 // finish completes the object and moves it into place; an object that already exists is kept
@@ -97,6 +124,7 @@ func (w *looseWriter) finish() (plumbing.Hash, error) {
 	if cerr := w.f.Close(); err == nil {
 		err = cerr
 	}
+	w.release()
 	if err != nil {
 		os.Remove(w.path)
 		return id, err

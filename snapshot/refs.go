@@ -1,7 +1,6 @@
 package snapshot
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -127,22 +126,24 @@ func (r *Repo) packedRefs() (map[string]plumbing.Hash, error) {
 		return nil, fmt.Errorf("read packed-refs: %w", err)
 	}
 	out := make(map[string]plumbing.Hash)
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' || line[0] == '^' {
+	for rest := data; len(rest) > 0; {
+		var line []byte
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			line, rest = rest, nil
+		}
+		if len(line) == 0 || line[0] == '#' || line[0] == '^' {
 			continue
 		}
-		sp := strings.IndexByte(line, ' ')
-		if sp != 40 {
+		if bytes.IndexByte(line, ' ') != 40 {
 			continue
 		}
-		if h, ok := parseHash(line[:40]); ok {
-			out[strings.TrimSpace(line[41:])] = h
+		if h, ok := parseHash(string(line[:40])); ok {
+			out[string(bytes.TrimSpace(line[41:]))] = h
 		}
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 // Ref returns the object a ref points to (following symbolic refs). Missing: ErrRefNotFound.

@@ -30,6 +30,8 @@ type Repo struct {
 	watch    *watcher
 	live     *liveState
 	lastWalk WatchStats
+	// What the last walk saw of the ignored files, when it read every directory (ignored.go).
+	ignSeen *ignoredSeen
 
 	idxMu    sync.Mutex // ReadGitState's last index: its stamp and state
 	idxStamp userIndexStamp

@@ -76,6 +76,9 @@ func (r *Repo) Restore(ctx context.Context, target plumbing.Hash, opts RestoreOp
 	if err != nil {
 		return nil, err
 	}
+	if !opts.DryRun {
+		r.ignSeen = nil // the tree is about to change
+	}
 	res := &RestoreResult{UndoTree: ws.result.Tree}
 	if err := r.checkPaths(opts.Paths, ws.result.Tree, targetTree); err != nil {
 		ws.discard()

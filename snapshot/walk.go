@@ -52,6 +52,9 @@ type scratch struct {
 	st      unix.Stat_t
 	slab    []entry
 	kids    []kid // the directory being walked; copied out only when it changed
+	// What the directory being walked showed KeepIgnored (ignoredSeen): its individually ignored
+	// files and untracked nested repositories.
+	ignored, nested []string
 }
 
 func newScratch() *scratch {
@@ -176,6 +179,13 @@ type walker struct {
 	hashed     atomic.Int64
 	newEntries atomic.Int64
 	dirsRead   atomic.Int64
+
+	// The individually ignored files and untracked nested repositories the walk met, for
+	// KeepIgnored (ignoredSeen); seenPartial when the walk passed over a directory KeepIgnored's
+	// own scan would have entered.
+	seenMu      sync.Mutex
+	seen        ignoredSeen
+	seenPartial atomic.Bool
 }
 
 func (w *walker) push(j job) {
@@ -468,12 +478,14 @@ func (w *walker) doDir(s *scratch, j *dirJob) error {
 			var path string
 			if e != nil {
 				if e.flags&fTracked == 0 && ign.Ignored(w.fold(e.path), false) {
+					s.ignored = append(s.ignored, e.path)
 					continue // was untracked, now ignored: drops out
 				}
 				path = e.path
 			} else {
 				path = joinPath(n.path, name)
 				if ign.Ignored(w.fold(path), false) {
+					s.ignored = append(s.ignored, path)
 					continue
 				}
 			}
@@ -491,7 +503,24 @@ func (w *walker) doDir(s *scratch, j *dirJob) error {
 			}
 		}
 	}
+	w.noteSeen(s)
 	return w.finishDir(s, n, kids, j.lo, j.hi, fd, attrs, fp)
+}
+
+// noteSeen hands over what the directory just read showed KeepIgnored.
+func (w *walker) noteSeen(s *scratch) {
+	if len(s.ignored) == 0 && len(s.nested) == 0 {
+		return
+	}
+	w.seenMu.Lock()
+	if len(w.seen.files)+len(s.ignored) > maxIgnoredSeen {
+		w.seenPartial.Store(true) // that many: KeepIgnored's own scan names them
+	} else {
+		w.seen.files = append(w.seen.files, s.ignored...)
+		w.seen.nested = append(w.seen.nested, s.nested...)
+	}
+	w.seenMu.Unlock()
+	s.ignored, s.nested = s.ignored[:0], s.nested[:0]
 }
 
 // dirKid decides what a directory found on disk is: a gitlink (submodule or nested repository),
@@ -500,6 +529,7 @@ func (w *walker) dirKid(s *scratch, j *dirJob, n *dirNode, ign *ignore.Matcher, 
 	fk := findOldKid(s.oldKids, name, false)
 	dk := findOldKid(s.oldKids, name, true)
 	if dk >= 0 && s.oldKids[dk].sparse() {
+		w.seenPartial.Store(true) // KeepIgnored's scan enters it: the walk does not
 		ok := &s.oldKids[dk]
 		ok.matched = true
 		return kid{name: ok.name, e: ok.e, old: ok.e}, true, nil
@@ -519,6 +549,7 @@ func (w *walker) dirKid(s *scratch, j *dirJob, n *dirNode, ign *ignore.Matcher, 
 	}
 	if fe != nil && fe.flags&fTracked != 0 {
 		if fe.flags&fSkipWT != 0 {
+			w.seenPartial.Store(true) // as for a sparse directory
 			s.oldKids[fk].matched = true
 			return kid{name: path[len(path)-len(name):], e: fe, old: fe}, true, nil
 		}
@@ -540,6 +571,9 @@ func (w *walker) dirKid(s *scratch, j *dirJob, n *dirNode, ign *ignore.Matcher, 
 		n.volatile = true
 		if head, _, ok := nestedHead(w.abs(path)); ok {
 			s.oldKids[fk].matched = true
+			if !ign.Ignored(w.fold(path), true) {
+				s.nested = append(s.nested, path) // no submodule: nested, for KeepIgnored
+			}
 			if fe.flags&fAssumeValid != 0 {
 				return kid{name: path[len(path)-len(name):], e: fe, old: fe}, true, nil
 			}
@@ -551,6 +585,7 @@ func (w *walker) dirKid(s *scratch, j *dirJob, n *dirNode, ign *ignore.Matcher, 
 	}
 	if head, isRepo, ok := nestedHead(w.abs(path)); isRepo {
 		n.volatile = true
+		s.nested = append(s.nested, path)
 		if !ok {
 			return kid{}, false, nil // git add refuses a repository without a commit; leave it out
 		}

@@ -216,6 +216,15 @@ func (w *watcher) take() (changes, error) {
 	return c, nil
 }
 
+// quiet reports whether nothing has happened in the watched directories since the last take
+// (every event queued so far is read first): the tree is as the last walk saw it.
+func (w *watcher) quiet() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.drainLocked()
+	return w.dead == nil && !w.lost && !w.special && len(w.dirty) == 0
+}
+
 func (w *watcher) close() {
 	var one = [8]byte{1}
 	unix.Write(w.stopfd, one[:])

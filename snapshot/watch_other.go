@@ -25,3 +25,5 @@ type changes struct {
 func (w *watcher) take() (changes, error) { return changes{}, errors.New("no watcher") }
 
 func (w *watcher) close() {}
+
+func (w *watcher) quiet() bool { return false }

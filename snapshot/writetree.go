@@ -114,6 +114,7 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 		}
 	}()
 	cleanStaleTemps(r.gitDir, t0S)
+	r.ignSeen = nil
 
 	// The old state: the last walk's, kept in memory with what changed since (watched), or the
 	// private index on disk.
@@ -232,6 +233,10 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 	}
 	ws.result = TreeResult{Tree: root.tree, Files: files, Hashed: int(w.hashed.Load())}
 	r.lastWalk = WatchStats{Incremental: touched != nil, Full: full, DirsRead: int(w.dirsRead.Load())}
+	r.ignSeen = nil
+	if touched == nil && !w.seenPartial.Load() {
+		r.ignSeen = &w.seen // every directory KeepIgnored would read was read
+	}
 	return ws, nil
 }
 

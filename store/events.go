@@ -11,9 +11,28 @@ import (
 // about no run, task "" and attempt 0 when the event is not about one. payload is marshalled
 // to JSON (json.RawMessage and []byte are taken as JSON already) and must be an object or
 // nil; its keys may not be seq, time, run, task, attempt or type, which the flattened event
-// object already uses. A task.state_changed or run.state_changed event puts the hooks the change
-// fires into the outbox in the same transaction (hooks.go).
+// object already uses, and are written in sorted order. State changes do not come this way:
+// TransitionTask and TransitionRun write them. An attempt.failed event takes an AttemptFailedPayload,
+// whose class may fire on_timeout, and task.silent fires on_silent (hooks.go).
 func (tx *Tx) AppendEvent(run, task string, attempt int, typ string, payload any) (int64, error) {
+	switch typ {
+	case EventTaskStateChanged, EventRunStateChanged:
+		return tx.legacyStateChange(run, task, attempt, typ, payload)
+	case EventSupervision:
+		return 0, fmt.Errorf("append event %s: written by TransitionTask", typ)
+	}
+	seq, err := tx.appendEvent(run, task, attempt, typ, payload)
+	if err != nil {
+		return 0, err
+	}
+	if err := tx.fireEventHooks(run, task, attempt, typ, payload, seq); err != nil {
+		return 0, err
+	}
+	return seq, nil
+}
+
+// appendEvent inserts the event row.
+func (tx *Tx) appendEvent(run, task string, attempt int, typ string, payload any) (int64, error) {
 	if typ == "" {
 		return 0, fmt.Errorf("append event: no type")
 	}
@@ -36,31 +55,14 @@ func (tx *Tx) AppendEvent(run, task string, attempt int, typ string, payload any
 	if err != nil {
 		return 0, fmt.Errorf("append event %s: %w", typ, err)
 	}
-	seq, err := res.LastInsertId()
-	if err != nil {
-		return 0, err
-	}
-	if err := tx.fireHooks(run, task, attempt, typ, p, seq); err != nil {
-		return 0, err
-	}
-	if typ == "task.state_changed" {
-		if err := tx.supervisionNeeded(run, task, attempt, p); err != nil {
-			return 0, err
-		}
-	}
-	return seq, nil
+	return res.LastInsertId()
 }
 
-// supervisionNeeded appends task.supervision_needed when a task.state_changed event (payload p)
-// enters blocked or waiting_approval: the one event a watcher needs for "something waits for you",
-// written by the same door as the change itself, so no path that holds a task can forget it.
-func (tx *Tx) supervisionNeeded(run, task string, attempt int, p []byte) error {
-	var ch stateChange
-	if run == "" || task == "" || p == nil || json.Unmarshal(p, &ch) != nil || ch.From == ch.To ||
-		(ch.To != TaskBlocked && ch.To != TaskWaitingApproval) {
-		return nil
-	}
-	payload := map[string]any{"state": ch.To, "reason": ch.Reason, "failure": nil}
+// supervisionNeeded appends task.supervision_needed for a task entering blocked or
+// waiting_approval (state) for reason: the one event a watcher needs for "something waits for
+// you", written by the door of the change itself, so no path that holds a task can forget it.
+func (tx *Tx) supervisionNeeded(run, task string, attempt int, state TaskState, reason string) error {
+	p := SupervisionNeeded{State: state, Reason: OptString(reason)}
 	as, err := tx.attempts(`WHERE run_id = ? AND task_id = ? ORDER BY n DESC LIMIT 1`, run, task)
 	if err != nil {
 		return fmt.Errorf("supervision_needed: %w", err)
@@ -71,26 +73,18 @@ func (tx *Tx) supervisionNeeded(run, task string, attempt int, p []byte) error {
 			attempt = a.N
 		}
 		if a.Class != "" {
-			payload["failure"] = map[string]any{"attempt": a.N, "class": a.Class, "code": a.Code, "message": a.Message,
-				"fingerprint": nullStr(a.Fingerprint)}
+			p.Failure = &FailureInfo{Attempt: a.N, Class: a.Class, Code: a.Code, Message: a.Message,
+				Fingerprint: OptString(a.Fingerprint)}
 		}
-		if a.Ref != "" {
-			payload["ref"] = a.Ref
-		}
+		p.Ref = a.Ref
 	}
-	_, err = tx.AppendEvent(run, task, attempt, "task.supervision_needed", payload)
+	_, err = tx.appendEvent(run, task, attempt, EventSupervision, p)
 	return err
-}
-
-func nullStr(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }
 
 func eventPayload(payload any) ([]byte, error) {
 	var raw []byte
+	given := true // JSON the caller wrote keeps its key order
 	switch p := payload.(type) {
 	case nil:
 		return nil, nil
@@ -103,7 +97,7 @@ func eventPayload(payload any) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("payload: %w", err)
 		}
-		raw = b
+		raw, given = b, false
 	}
 	var keys map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &keys); err != nil || keys == nil {
@@ -117,11 +111,20 @@ func eventPayload(payload any) ([]byte, error) {
 			return nil, fmt.Errorf("payload key %q is reserved for the event itself", k)
 		}
 	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, raw); err != nil {
+	if given {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, raw); err != nil {
+			return nil, fmt.Errorf("payload: %w", err)
+		}
+		return buf.Bytes(), nil
+	}
+	// A Go value's keys in sorted order, whether a map or a payload struct wrote them: `events`
+	// has always printed them so.
+	out, err := json.Marshal(keys)
+	if err != nil {
 		return nil, fmt.Errorf("payload: %w", err)
 	}
-	return buf.Bytes(), nil
+	return out, nil
 }
 
 // Events returns events after afterSeq in sequence order, of one run or of all (run ""), at

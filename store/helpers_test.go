@@ -57,3 +57,17 @@ func getRun(t *testing.T, db *store.DB, id string) *store.Run {
 }
 
 var ctx = context.Background()
+
+// setState puts a task in state without a transition (no event, no hook): the state a test
+// starts a transition from.
+func setState(t testing.TB, tx *store.Tx, run, task, state string) {
+	t.Helper()
+	cur, err := tx.GetTask(run, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.State = state
+	if err := tx.UpdateTask(cur); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -35,7 +35,7 @@ const reasonNoProgress = "no-progress"
 // hooksByEvent are the hooks fired by events that are not state changes: they are about a task's
 // attempt and fire the task's hook and the run-level one, like on_retry.
 var hooksByEvent = map[string]string{
-	"task.silent": HookOnSilent,
+	EventTaskSilent: HookOnSilent,
 }
 
 // Hook delivery states.
@@ -143,83 +143,113 @@ var hookByState = map[string]string{
 	TaskWaitingApproval: HookOnWaitingApproval,
 }
 
-// stateChange is the part of a state_changed event's payload that fires hooks.
-type stateChange struct {
-	From   string `json:"from"`
-	To     string `json:"to"`
-	Reason string `json:"reason"`
-}
-
-// fireHooks puts into the outbox the hooks an event fires, in the transaction that records it. A
-// task entering succeeded, failed, blocked, waiting_quota, waiting_approval, paused or cancelled
-// fires the task's hook of that name; entering backoff (an automatic retry) fires on_retry, the
-// task's and the run-level one; entering blocked for no-progress fires on_no_progress as well. A
-// run entering one of those states fires the run-level hook. Staying in a state fires nothing. An
-// attempt ended by its timeout or heartbeat (attempt.failed) fires on_timeout, and task.silent
-// fires on_silent, the task's and the run-level one.
-func (tx *Tx) fireHooks(run, task string, attempt int, typ string, payload []byte, seq int64) error {
-	if run == "" || payload == nil {
+// queueTaskHooks puts into the outbox the hooks a task entering state `to` fires (TransitionTask
+// calls it for a change, never for staying): the task's hook of that state's name (succeeded,
+// failed, blocked, waiting_quota, waiting_approval, paused, cancelled); entering backoff (an
+// automatic retry) fires on_retry, the task's and the run-level one; entering blocked for
+// no-progress fires on_no_progress as well, the task's and the run-level one.
+func (tx *Tx) queueTaskHooks(run, task string, attempt int, to TaskState, reason string, seq int64) error {
+	hook, ok := hookByState[string(to)]
+	if !ok {
 		return nil
 	}
-	type firing struct {
-		hook   string
-		scopes []hookScope
-	}
-	var ch stateChange
-	var fire []firing
 	taskAndRun := []hookScope{{task, HookLevelTask}, {"", HookLevelRun}}
-	switch {
-	case typ == "task.state_changed" || typ == "run.state_changed":
-		if err := json.Unmarshal(payload, &ch); err != nil || ch.To == ch.From {
-			return nil
-		}
-		hook, ok := hookByState[ch.To]
-		if !ok {
-			return nil
-		}
-		switch {
-		case typ == "task.state_changed" && task != "":
-			if hook == HookOnRetry {
-				fire = append(fire, firing{hook, taskAndRun})
-			} else {
-				fire = append(fire, firing{hook, []hookScope{{task, HookLevelTask}}})
-			}
-			if ch.To == TaskBlocked && ch.Reason == reasonNoProgress {
-				fire = append(fire, firing{HookOnNoProgress, taskAndRun})
-			}
-		case typ == "run.state_changed" && hook != HookOnRetry:
-			fire = append(fire, firing{hook, []hookScope{{"", HookLevelRun}}})
-		default:
-			return nil
-		}
-	case typ == "attempt.failed" && task != "":
-		var f struct {
-			Class string `json:"class"`
-			Code  string `json:"code"`
-		}
-		if err := json.Unmarshal(payload, &f); err != nil || (f.Class != "attempt_timeout" && f.Class != "heartbeat_timeout") {
-			return nil
-		}
-		ch.Reason = f.Class
-		fire = append(fire, firing{HookOnTimeout, taskAndRun})
-	case hooksByEvent[typ] != "" && task != "":
-		fire = append(fire, firing{hooksByEvent[typ], taskAndRun})
-	default:
-		return nil
+	scopes := []hookScope{{task, HookLevelTask}}
+	if hook == HookOnRetry {
+		scopes = taskAndRun
 	}
-	for _, f := range fire {
-		if err := tx.insertDeliveries(run, task, attempt, f.hook, ch, seq, f.scopes); err != nil {
-			return err
-		}
+	f := firing{to: string(to), reason: reason, seq: seq}
+	if err := tx.insertDeliveries(run, task, attempt, hook, f, scopes); err != nil {
+		return err
+	}
+	if to == TaskBlocked && reason == reasonNoProgress {
+		return tx.insertDeliveries(run, task, attempt, HookOnNoProgress, f, taskAndRun)
 	}
 	return nil
+}
+
+// queueRunHooks puts into the outbox the run-level hook a run entering `to` fires (TransitionRun
+// calls it for a change): the same names as a task's, on_retry excepted.
+func (tx *Tx) queueRunHooks(run string, to RunState, reason string, seq int64) error {
+	hook, ok := hookByState[string(to)]
+	if !ok || hook == HookOnRetry {
+		return nil
+	}
+	return tx.insertDeliveries(run, "", 0, hook, firing{to: string(to), reason: reason, seq: seq},
+		[]hookScope{{"", HookLevelRun}})
+}
+
+// fireEventHooks puts into the outbox the hooks of an event that is not a state change, decided
+// from the Go value its writer passed (no JSON read back): an attempt ended by its timeout or
+// heartbeat (attempt.failed) fires on_timeout, and task.silent fires on_silent, the task's and
+// the run-level one.
+func (tx *Tx) fireEventHooks(run, task string, attempt int, typ string, payload any, seq int64) error {
+	if run == "" || task == "" {
+		return nil
+	}
+	taskAndRun := []hookScope{{task, HookLevelTask}, {"", HookLevelRun}}
+	switch {
+	case typ == EventAttemptFailed:
+		var f AttemptFailedPayload
+		switch p := payload.(type) {
+		case AttemptFailedPayload:
+			f = p
+		case *AttemptFailedPayload:
+			f = *p
+		default:
+			return fmt.Errorf("append event %s: the payload is a store.AttemptFailedPayload, not %T", typ, payload)
+		}
+		if f.Class != "attempt_timeout" && f.Class != "heartbeat_timeout" {
+			return nil
+		}
+		return tx.insertDeliveries(run, task, attempt, HookOnTimeout, firing{reason: f.Class, seq: seq}, taskAndRun)
+	case hooksByEvent[typ] != "":
+		return tx.insertDeliveries(run, task, attempt, hooksByEvent[typ], firing{seq: seq}, taskAndRun)
+	}
+	return nil
+}
+
+// legacyStateChange appends a state change written by hand (the operator's decisions, until they
+// go through TransitionTask): the hooks it fires are read from its payload.
+func (tx *Tx) legacyStateChange(run, task string, attempt int, typ string, payload any) (int64, error) {
+	seq, err := tx.appendEvent(run, task, attempt, typ, payload)
+	if err != nil || run == "" {
+		return seq, err
+	}
+	p, err := eventPayload(payload)
+	if err != nil || p == nil {
+		return seq, err
+	}
+	var ch TaskStateChanged
+	if json.Unmarshal(p, &ch) != nil || ch.From == ch.To {
+		return seq, nil
+	}
+	if typ == EventRunStateChanged {
+		return seq, tx.queueRunHooks(run, RunState(ch.To), string(ch.Reason), seq)
+	}
+	if task == "" {
+		return seq, nil
+	}
+	if err := tx.queueTaskHooks(run, task, attempt, ch.To, string(ch.Reason), seq); err != nil {
+		return 0, err
+	}
+	if ch.To == TaskBlocked || ch.To == TaskWaitingApproval {
+		return seq, tx.supervisionNeeded(run, task, attempt, ch.To, string(ch.Reason))
+	}
+	return seq, nil
+}
+
+// firing is what a queued hook records of what fired it: the state entered, why, the event.
+type firing struct {
+	to, reason string
+	seq        int64
 }
 
 // hookScope is whose commands of a hook a firing queues: the task's own, or the run-level ones.
 type hookScope struct{ task, level string }
 
 // insertDeliveries queues the commands of hook, for each scope, as outbox rows.
-func (tx *Tx) insertDeliveries(run, task string, attempt int, hook string, ch stateChange, seq int64, scopes []hookScope) error {
+func (tx *Tx) insertDeliveries(run, task string, attempt int, hook string, f firing, scopes []hookScope) error {
 	// Most changes fire nothing: one indexed read says so.
 	var defined int
 	if err := tx.queryRow(`SELECT EXISTS (SELECT 1 FROM hooks WHERE run_id = ? AND hook = ?)`, run, hook).Scan(&defined); err != nil {
@@ -245,7 +275,7 @@ func (tx *Tx) insertDeliveries(run, task string, attempt int, hook string, ch st
 				event_seq, state_to, reason, state, created_at)
 			SELECT run_id, ?, ?, hook, ?, command, ?, ?, ?, ?, ? FROM hooks
 			WHERE run_id = ? AND task_id = ? AND hook = ? ORDER BY ord`,
-			task, attemptArg, s.level, seq, ch.To, ch.Reason, HookPending, now, run, s.task, hook)
+			task, attemptArg, s.level, f.seq, f.to, f.reason, HookPending, now, run, s.task, hook)
 		if err != nil {
 			return fmt.Errorf("fire %s hooks: %w", hook, err)
 		}

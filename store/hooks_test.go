@@ -53,17 +53,25 @@ func commands(ds []store.HookDelivery) []string {
 func TestHooksFireWithTheirStateChange(t *testing.T) {
 	db, _ := openDB(t)
 	hookRun(t, db)
-	change := func(typ, task string, n int, from, to string) {
+	change := func(task string, n int, from, to string) {
 		t.Helper()
 		update(t, db, func(tx *store.Tx) error {
-			_, err := tx.AppendEvent("run1", task, n, typ, map[string]any{"from": from, "to": to, "reason": "why"})
+			if task == "" {
+				if _, err := tx.TransitionRun("run1", store.RunTransition{To: store.RunState(from)}); err != nil {
+					return err
+				}
+				_, err := tx.TransitionRun("run1", store.RunTransition{To: store.RunState(to), Reason: "why"})
+				return err
+			}
+			setState(t, tx, "run1", task, from)
+			_, err := tx.TransitionTask("run1", task, store.TaskTransition{To: store.TaskState(to), Reason: "why", Attempt: n})
 			return err
 		})
 	}
 	// rolled back with the change: nothing fired
 	boom := errors.New("boom")
 	err := db.Update(ctx, func(tx *store.Tx) error {
-		if _, err := tx.AppendEvent("run1", "a", 1, "task.state_changed", map[string]any{"from": "running", "to": "failed"}); err != nil {
+		if _, err := tx.TransitionTask("run1", "a", store.TaskTransition{To: store.TaskFailed, Attempt: 1}); err != nil {
 			return err
 		}
 		return boom
@@ -72,14 +80,23 @@ func TestHooksFireWithTheirStateChange(t *testing.T) {
 		t.Fatalf("rolled-back change left deliveries: %v %v", err, deliveries(t, db))
 	}
 
-	change("task.state_changed", "a", 1, "running", "backoff")     // on_retry: task's and run's
-	change("task.state_changed", "a", 1, "backoff", "running")     // nothing
-	change("task.state_changed", "a", 1, "failed", "failed")       // staying: nothing
-	change("task.state_changed", "a", 0, "blocked", "failed")      // operator stop: latest attempt
-	change("task.state_changed", "b", 1, "running", "succeeded")   // b has no hooks
-	change("run.state_changed", "", 0, "running", "waiting_quota") // run level only
-	change("run.state_changed", "", 0, "running", "backoff")       // not a run state: nothing
-	change("attempt.failed", "a", 1, "running", "failed")          // not a state change: nothing
+	change("a", 1, "running", "backoff")      // on_retry: task's and run's
+	change("a", 1, "backoff", "running")      // nothing
+	change("a", 1, "failed", "failed")        // staying: nothing
+	change("a", 0, "blocked", "failed")       // operator stop: latest attempt
+	change("b", 1, "running", "succeeded")    // b has no hooks
+	change("", 0, "paused", "paused")         // staying: nothing
+	change("", 0, "running", "waiting_quota") // run level only
+	update(t, db, func(tx *store.Tx) error {  // not a state change: nothing
+		_, err := tx.AppendEvent("run1", "a", 1, store.EventAttemptFailed, store.AttemptFailedPayload{Class: "transport"})
+		return err
+	})
+	if err := db.Update(ctx, func(tx *store.Tx) error {
+		_, err := tx.TransitionRun("run1", store.RunTransition{To: store.RunState(store.TaskBackoff)})
+		return err
+	}); err == nil {
+		t.Error("a run entered backoff, a task state")
+	}
 
 	ds := deliveries(t, db)
 	want := []string{"a-on_retry", "run-on_retry", "a-on_failed", "a-on_failed-2", "run-on_waiting_quota"}
@@ -114,7 +131,7 @@ func TestHookDeliveryClaim(t *testing.T) {
 	db, clock := openDB(t)
 	hookRun(t, db)
 	update(t, db, func(tx *store.Tx) error {
-		_, err := tx.AppendEvent("run1", "a", 1, "task.state_changed", map[string]any{"from": "running", "to": "succeeded"})
+		_, err := tx.TransitionTask("run1", "a", store.TaskTransition{To: store.TaskSucceeded, Attempt: 1})
 		return err
 	})
 	var pending []store.HookDelivery
@@ -210,7 +227,12 @@ func BenchmarkStateChangeEvent(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				update(b, db, func(tx *store.Tx) error {
-					_, err := tx.AppendEvent("run1", "a", 0, c.typ, map[string]any{"from": "running", "to": "failed"})
+					if c.typ != store.EventTaskStateChanged {
+						_, err := tx.AppendEvent("run1", "a", 0, c.typ, store.AttemptProcess{Pgid: 7})
+						return err
+					}
+					setState(b, tx, "run1", "a", store.TaskRunning)
+					_, err := tx.TransitionTask("run1", "a", store.TaskTransition{To: store.TaskFailed})
 					return err
 				})
 			}
@@ -226,13 +248,13 @@ func TestReplaceHooks(t *testing.T) {
 	fail := func() {
 		t.Helper()
 		update(t, db, func(tx *store.Tx) error {
-			_, err := tx.AppendEvent("run1", "a", 1, "task.state_changed", map[string]any{"from": "running", "to": "failed"})
+			_, err := tx.TransitionTask("run1", "a", store.TaskTransition{To: store.TaskFailed, Attempt: 1})
 			return err
 		})
 	}
 	fail()
 	update(t, db, func(tx *store.Tx) error {
-		if err := tx.SetTaskState("run1", "a", store.TaskRunning, "", nil); err != nil {
+		if _, err := tx.TransitionTask("run1", "a", store.TaskTransition{To: store.TaskRunning}); err != nil {
 			return err
 		}
 		return tx.ReplaceHooks("run1", []store.HookDef{{Task: "a", Hook: store.HookOnFailed, Command: []string{"new-on_failed"}}})

@@ -303,7 +303,7 @@ func TestEvents(t *testing.T) {
 			payload   any
 		}{
 			{"run1", "", 0, "run.started", nil},
-			{"run1", "a", 1, "attempt.failed", map[string]any{"class": "transport", "consecutive_failures": 1}},
+			{"run1", "a", 1, "attempt.note", map[string]any{"consecutive_failures": 1, "class": "transport"}},
 			{"run2", "", 0, "run.started", json.RawMessage(`{"z": 1, "a": [1, 2]}`)},
 			{"", "", 0, "hook.delivered", struct {
 				Delivery string `json:"delivery_id"`
@@ -341,11 +341,11 @@ func TestEvents(t *testing.T) {
 		t.Fatalf("events: all %d run1 %d after %d limited %d", len(all), len(run1), len(after), len(limited))
 	}
 	e := run1[1]
-	if e.Run != "run1" || e.Task != "a" || e.Attempt != 1 || e.Type != "attempt.failed" || !e.Time.Equal(t0.Add(2*time.Millisecond)) {
+	if e.Run != "run1" || e.Task != "a" || e.Attempt != 1 || e.Type != "attempt.note" || !e.Time.Equal(t0.Add(2*time.Millisecond)) {
 		t.Errorf("event = %+v", e)
 	}
 	b, _ := json.Marshal(e)
-	want := `{"seq":2,"time":"2025-06-01T12:00:00.002Z","run":"run1","task":"a","attempt":1,"type":"attempt.failed","class":"transport","consecutive_failures":1}`
+	want := `{"seq":2,"time":"2025-06-01T12:00:00.002Z","run":"run1","task":"a","attempt":1,"type":"attempt.note","class":"transport","consecutive_failures":1}`
 	if string(b) != want {
 		t.Errorf("event JSON\n got %s\nwant %s", b, want)
 	}

@@ -1098,6 +1098,16 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 		}
 	}
 
+	l.taskPrompt(t, fs, label)
+	l.taskAgent(s, fs, label)
+	l.policy(t, fs, label)
+	l.taskLimits(t, fs)
+	l.taskChecks(t, fs)
+	return s
+}
+
+// taskPrompt reads `prompt` or `prompt_file` (exactly one).
+func (l *loader) taskPrompt(t *Task, fs map[string]yamlEntry, label string) {
 	prompt, hasPrompt := fs["prompt"]
 	promptFile, hasPromptFile := fs["prompt_file"]
 	switch {
@@ -1117,7 +1127,11 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 	default:
 		l.errAt(t.Pos, "add `prompt: TEXT` or `prompt_file: PATH` (prompt: \"\" for none)", "%s has no `prompt` or `prompt_file`", label)
 	}
+}
 
+// taskAgent reads `agent`: one name or a failover chain.
+func (l *loader) taskAgent(s *taskSrc, fs map[string]yamlEntry, label string) {
+	t := s.t
 	if e, has := fs["agent"]; has {
 		names, nodes, good := l.strList(e, true, "an agent name, or a failover chain like [fast, strong]")
 		if good && len(names) == 0 {
@@ -1130,9 +1144,10 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 	} else {
 		l.errAt(t.Pos, "add `agent: NAME` naming one of `agents:`", "%s has no `agent`", label)
 	}
+}
 
-	l.policy(t, fs, label)
-
+// taskLimits reads the attempt's limits and the retry policy's other keys.
+func (l *loader) taskLimits(t *Task, fs map[string]yamlEntry) {
 	if e, has := fs["timeout"]; has {
 		t.Timeout, _ = l.duration(e)
 	}
@@ -1169,6 +1184,11 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 	if e, has := fs["carry_over"]; has {
 		t.CarryOver, _ = l.boolean(e)
 	}
+}
+
+// taskChecks reads what judges and surrounds an attempt: verify, output checks, classify rules,
+// spend, side effects, git, effects, hooks and approval.
+func (l *loader) taskChecks(t *Task, fs map[string]yamlEntry) {
 	if e, has := fs["verify"]; has {
 		t.Verify = l.verify(e)
 	}
@@ -1218,7 +1238,6 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 	if e, has := fs["max_identical_failures"]; has {
 		t.MaxIdenticalFailures, _ = l.integer(e, 1)
 	}
-	return s
 }
 
 // retryForever are the words people try for "retry without end"; the spec has no such
@@ -1668,146 +1687,189 @@ type AdHocOptions struct {
 // a file task, an ad-hoc task needs no prompt (`mulligan run --retries 3 -- go test ./...`),
 // unless its command asks for {{prompt}} or {{prompt_file}}.
 func AdHoc(o AdHocOptions) (*File, error) {
-	var errs AuthoringErrors
-	fail := func(hint, format string, args ...any) {
-		errs = append(errs, &AuthoringError{Msg: fmt.Sprintf(format, args...), Hint: hint})
+	c := &adHocCheck{o: o}
+	c.check()
+	if len(c.errs) > 0 {
+		return nil, c.errs
 	}
-	checkArgv := func(what string, argv []string, allowed []string) {
-		for i, a := range argv {
-			if !utf8.ValidString(a) {
-				fail("", "%s argument %d is not valid UTF-8", what, i+1)
-				continue
-			}
-			if te := checkTemplate(a, allowed); te != nil {
-				fail(te.hint(), "%s argument %d: %s", what, i+1, te)
-			}
-		}
+	f, err := Parse("", []byte(c.yaml()))
+	if err != nil {
+		// The flags were all checked: this is our bug, not the user's.
+		return nil, fmt.Errorf("internal error: the ad-hoc task does not read back: %v", err)
 	}
-	splitFlag := func(flag, value string) []string {
-		if value == "" {
-			return nil
-		}
-		argv, err := shlex.Split(value)
-		if err != nil {
-			fail("", "%s: %s", flag, err)
-			return nil
-		}
-		if len(argv) == 0 {
-			fail("", "%s is empty", flag)
-			return nil
-		}
-		checkArgv(flag, argv, TemplateVars)
-		return argv
-	}
+	return f, nil
+}
 
+// adHocCheck checks the flags of an ad-hoc run, collecting every authoring error, and keeps what
+// they give for the task file it writes.
+type adHocCheck struct {
+	o    AdHocOptions
+	errs AuthoringErrors
+
+	fallback, verify []string
+	preset           string
+	onFailure        string
+	backoff          *Backoff
+}
+
+func (c *adHocCheck) fail(hint, format string, args ...any) {
+	c.errs = append(c.errs, &AuthoringError{Msg: fmt.Sprintf(format, args...), Hint: hint})
+}
+
+func (c *adHocCheck) check() {
+	o := c.o
 	if len(o.Command) == 0 {
-		fail(`put the agent command after --, like: mulligan run --prompt "fix it" -- claude -p "{{prompt}}"`, "no command to run")
+		c.fail(`put the agent command after --, like: mulligan run --prompt "fix it" -- claude -p "{{prompt}}"`, "no command to run")
 	} else if o.Command[0] == "" {
-		fail("", "the command's program name is empty")
+		c.fail("", "the command's program name is empty")
 	}
-	checkArgv("command", o.Command, TemplateVars)
-	fallback := splitFlag("--fallback", o.Fallback)
-	verify := splitFlag("--verify", o.Verify)
+	c.checkArgv("command", o.Command, TemplateVars)
+	c.fallback = c.splitFlag("--fallback", o.Fallback)
+	c.verify = c.splitFlag("--verify", o.Verify)
 
-	preset := PresetGeneric
+	c.preset = PresetGeneric
 	if o.Preset != "" {
 		if !slices.Contains(Presets, o.Preset) {
 			hint := "presets: " + strings.Join(Presets, ", ")
 			if g := suggest(o.Preset, Presets); g != "" {
 				hint = "did you mean `" + g + "`?"
 			}
-			fail(hint, "--preset: unknown preset %q", o.Preset)
+			c.fail(hint, "--preset: unknown preset %q", o.Preset)
 		} else {
-			preset = o.Preset
+			c.preset = o.Preset
 		}
 	}
+	c.checkPrompt()
+	c.checkRetries()
+	c.checkTimes()
+}
 
+func (c *adHocCheck) checkArgv(what string, argv []string, allowed []string) {
+	for i, a := range argv {
+		if !utf8.ValidString(a) {
+			c.fail("", "%s argument %d is not valid UTF-8", what, i+1)
+			continue
+		}
+		if te := checkTemplate(a, allowed); te != nil {
+			c.fail(te.hint(), "%s argument %d: %s", what, i+1, te)
+		}
+	}
+}
+
+// splitFlag splits a command given as one flag value the way a shell would.
+func (c *adHocCheck) splitFlag(flag, value string) []string {
+	if value == "" {
+		return nil
+	}
+	argv, err := shlex.Split(value)
+	if err != nil {
+		c.fail("", "%s: %s", flag, err)
+		return nil
+	}
+	if len(argv) == 0 {
+		c.fail("", "%s is empty", flag)
+		return nil
+	}
+	c.checkArgv(flag, argv, TemplateVars)
+	return argv
+}
+
+func (c *adHocCheck) checkPrompt() {
+	o := c.o
 	switch {
 	case o.Prompt != "" && o.PromptFile != "":
-		fail("keep one of them", "--prompt and --prompt-file cannot be used together")
+		c.fail("keep one of them", "--prompt and --prompt-file cannot be used together")
 	case o.Prompt != "":
 		if !utf8.ValidString(o.Prompt) {
-			fail("", "--prompt is not valid UTF-8")
+			c.fail("", "--prompt is not valid UTF-8")
 		} else if te := checkTemplate(o.Prompt, promptVars); te != nil {
-			fail(te.hint(), "--prompt: %s", te)
+			c.fail(te.hint(), "--prompt: %s", te)
 		}
 	case o.PromptFile != "":
 		if !utf8.ValidString(o.PromptFile) {
-			fail("", "--prompt-file is not valid UTF-8")
+			c.fail("", "--prompt-file is not valid UTF-8")
 		}
 	default:
-		for _, argv := range [][]string{o.Command, fallback} {
+		for _, argv := range [][]string{o.Command, c.fallback} {
 			if slices.ContainsFunc(argv, func(a string) bool { return usesVar(a, VarPrompt, VarPromptFile) }) {
-				fail("add --prompt TEXT or --prompt-file PATH", "the command uses {{prompt}} or {{prompt_file}} but no prompt was given")
+				c.fail("add --prompt TEXT or --prompt-file PATH", "the command uses {{prompt}} or {{prompt_file}} but no prompt was given")
 				break
 			}
 		}
 	}
+}
 
-	onFailure := o.OnFailure
-	switch onFailure {
+// checkRetries checks --on-failure, --retries and --backoff: --retries alone means retry.
+func (c *adHocCheck) checkRetries() {
+	o := c.o
+	c.onFailure = o.OnFailure
+	switch c.onFailure {
 	case "", OnFailureFail, OnFailureAsk, OnFailureRetry:
 	default:
-		fail("use fail, ask or retry", "--on-failure: unknown value %q", onFailure)
+		c.fail("use fail, ask or retry", "--on-failure: unknown value %q", c.onFailure)
 	}
 	if o.Retries != nil {
 		switch {
 		case *o.Retries < 0:
-			fail("", "--retries must be 0 or more")
+			c.fail("", "--retries must be 0 or more")
 		case *o.Retries > math.MaxInt32:
-			fail("", "--retries is too large")
+			c.fail("", "--retries is too large")
 		}
-		switch onFailure {
+		switch c.onFailure {
 		case "":
-			onFailure = OnFailureRetry
+			c.onFailure = OnFailureRetry
 		case OnFailureFail, OnFailureAsk:
-			fail("use --on-failure retry, or drop --retries", "--retries only applies with --on-failure retry")
+			c.fail("use --on-failure retry, or drop --retries", "--retries only applies with --on-failure retry")
 		}
-	} else if onFailure == OnFailureRetry {
-		fail("there is no unlimited default: add --retries 3 (or any number)", "--on-failure retry needs --retries")
+	} else if c.onFailure == OnFailureRetry {
+		c.fail("there is no unlimited default: add --retries 3 (or any number)", "--on-failure retry needs --retries")
 	}
-
-	var backoff *Backoff
 	if o.Backoff != "" {
 		b, err := parseBackoffSpec(o.Backoff)
 		if err != nil {
-			fail("write it as KIND[:INITIAL[:MAX[:JITTER]]], like exponential:1s:5m or fixed:2s", "--backoff: %s", err)
+			c.fail("write it as KIND[:INITIAL[:MAX[:JITTER]]], like exponential:1s:5m or fixed:2s", "--backoff: %s", err)
 		} else {
-			backoff = &b
+			c.backoff = &b
 		}
 	}
+}
+
+// checkTimes checks --timeout, --heartbeat and --deadline, and that a timeout fits the deadline.
+func (c *adHocCheck) checkTimes() {
+	o := c.o
 	for _, d := range []struct{ flag, value string }{{"--timeout", o.Timeout}, {"--heartbeat", o.Heartbeat}, {"--deadline", o.Deadline}} {
 		if d.value == "" {
 			continue
 		}
 		if _, err := ParseDuration(d.value); err != nil {
-			fail("write durations like 90s, 20m, 2h or 1d", "%s: %s", d.flag, err)
+			c.fail("write durations like 90s, 20m, 2h or 1d", "%s: %s", d.flag, err)
 		}
 	}
 	if o.Timeout != "" && o.Deadline != "" {
 		timeout, err1 := ParseDuration(o.Timeout)
 		deadline, err2 := ParseDuration(o.Deadline)
 		if err1 == nil && err2 == nil && deadline > 0 && timeout > deadline {
-			fail(fmt.Sprintf("make --timeout at most the deadline (%s), or raise --deadline", deadline),
+			c.fail(fmt.Sprintf("make --timeout at most the deadline (%s), or raise --deadline", deadline),
 				"--timeout (%s) is longer than --deadline (%s)", timeout, deadline)
 		}
 	}
-	if len(errs) > 0 {
-		return nil, errs
-	}
+}
 
+// yaml writes the checked flags as the task file of the ad-hoc run.
+func (c *adHocCheck) yaml() string {
+	o := c.o
 	var y strings.Builder
 	y.WriteString("# the ad-hoc task of `mulligan run [flags] -- CMD…`\nversion: 1\nagents:\n")
 	// Each rung has its own preset: --preset names main's; a command that runs a known CLI
 	// (--fallback 'gemini …' under --preset claude) is that CLI's.
-	mainPreset := preset
+	mainPreset := c.preset
 	if o.Preset == "" {
-		mainPreset = presetForCommand(o.Command, preset)
+		mainPreset = presetForCommand(o.Command, c.preset)
 	}
 	fmt.Fprintf(&y, "  main:\n    preset: %s\n    command: %s\n", mainPreset, yamlList(o.Command))
 	chain := "[main]"
-	if fallback != nil {
-		fmt.Fprintf(&y, "  fallback:\n    preset: %s\n    command: %s\n", presetForCommand(fallback, preset), yamlList(fallback))
+	if c.fallback != nil {
+		fmt.Fprintf(&y, "  fallback:\n    preset: %s\n    command: %s\n", presetForCommand(c.fallback, c.preset), yamlList(c.fallback))
 		chain = "[main, fallback]"
 	}
 	fmt.Fprintf(&y, "tasks:\n  - id: main\n    agent: %s\n", chain)
@@ -1816,30 +1878,25 @@ func AdHoc(o AdHocOptions) (*File, error) {
 	} else {
 		fmt.Fprintf(&y, "    prompt: %s\n", yamlQuote(o.Prompt))
 	}
-	if onFailure != "" {
-		fmt.Fprintf(&y, "    on_failure: %s\n", onFailure)
+	if c.onFailure != "" {
+		fmt.Fprintf(&y, "    on_failure: %s\n", c.onFailure)
 	}
 	if o.Retries != nil {
 		fmt.Fprintf(&y, "    retries: %d\n", *o.Retries)
 	}
-	if backoff != nil {
+	if b := c.backoff; b != nil {
 		fmt.Fprintf(&y, "    backoff: {kind: %s, initial: %s, max: %s, jitter: %s}\n",
-			backoff.Kind, yamlQuote(backoff.Initial.String()), yamlQuote(backoff.Max.String()), backoff.Jitter)
+			b.Kind, yamlQuote(b.Initial.String()), yamlQuote(b.Max.String()), b.Jitter)
 	}
 	for _, d := range []struct{ key, value string }{{"timeout", o.Timeout}, {"heartbeat", o.Heartbeat}, {"deadline", o.Deadline}} {
 		if d.value != "" {
 			fmt.Fprintf(&y, "    %s: %s\n", d.key, yamlQuote(strings.TrimSpace(d.value)))
 		}
 	}
-	if verify != nil {
-		fmt.Fprintf(&y, "    verify:\n      command: %s\n", yamlList(verify))
+	if c.verify != nil {
+		fmt.Fprintf(&y, "    verify:\n      command: %s\n", yamlList(c.verify))
 	}
-	f, err := Parse("", []byte(y.String()))
-	if err != nil {
-		// The flags were all checked above: this is our bug, not the user's.
-		return nil, fmt.Errorf("internal error: the ad-hoc task does not read back: %v", err)
-	}
-	return f, nil
+	return y.String()
 }
 
 func yamlList(argv []string) string {

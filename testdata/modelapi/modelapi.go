@@ -87,6 +87,7 @@ func (s *Server) LastReset() int64 {
 // Request is one logged request.
 type Request struct {
 	API    string          `json:"api"` // anthropic | openai-responses | openai-chat | gemini | other
+	At     time.Time       `json:"at"`  // when it came in
 	Method string          `json:"method"`
 	Path   string          `json:"path"`
 	Header http.Header     `json:"header"`
@@ -220,7 +221,7 @@ func (s *Server) id(prefix string) string {
 // ServeHTTP routes a request to the API its path belongs to.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-	req := Request{Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header.Clone(), Turn: -1}
+	req := Request{At: time.Now().UTC(), Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header.Clone(), Turn: -1}
 	if json.Valid(body) {
 		req.Body = body
 	} else if len(body) > 0 {

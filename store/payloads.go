@@ -1,0 +1,231 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// TaskState is a task's state (SPEC §4 States): one of the Task* constants. The constants stay
+// untyped so the rows' State fields (plain strings, as the JSON and the SQL read them) compare
+// with them; the transition API and the event payloads take this type.
+type TaskState string
+
+// RunState is a run's state: one of the Run* constants.
+type RunState string
+
+// Valid reports whether s is a task state SPEC §4 names.
+func (s TaskState) Valid() bool { return slices.Contains(taskStates, string(s)) }
+
+// Finished reports whether a task in s has ended (TaskFinished).
+func (s TaskState) Finished() bool { return TaskFinished(string(s)) }
+
+// Valid reports whether s is a run state SPEC §4 names.
+func (s RunState) Valid() bool { return slices.Contains(runStates, string(s)) }
+
+// Finished reports whether a run in s has ended (RunFinished).
+func (s RunState) Finished() bool { return RunFinished(string(s)) }
+
+// Event types whose payload is one of the structs below. Writers marshal those structs and every
+// reader (timetravel's replay, the hooks, the autopsy, the runner's own reads) decodes the same
+// ones, so a key renamed on one side is renamed on the other.
+const (
+	EventTaskStateChanged = "task.state_changed"
+	EventRunStateChanged  = "run.state_changed"
+	EventSupervision      = "task.supervision_needed"
+	EventAttemptStarted   = "attempt.started"
+	EventAttemptFailed    = "attempt.failed"
+	EventAttemptSucceeded = "attempt.succeeded"
+	EventAttemptProcess   = "attempt.process"
+	EventAgentDisabled    = "agent.disabled"
+	EventTaskSilent       = "task.silent"
+	EventOperatorPrompt   = "task.operator_prompt"
+	EventTaskReset        = "task.reset"
+)
+
+// OptString is a string that is null in JSON when empty (SPEC §9: absent values are null).
+type OptString string
+
+// MarshalJSON writes "" as null.
+func (s OptString) MarshalJSON() ([]byte, error) {
+	if s == "" {
+		return []byte("null"), nil
+	}
+	return json.Marshal(string(s))
+}
+
+// UnmarshalJSON reads null as "".
+func (s *OptString) UnmarshalJSON(b []byte) error {
+	var p *string
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*s = ""
+	if p != nil {
+		*s = OptString(*p)
+	}
+	return nil
+}
+
+// TaskStateChanged is the payload of task.state_changed. From, To, Reason, ResumeAt and Counters
+// are TransitionTask's; the rest says more about the change where a writer has more to say.
+type TaskStateChanged struct {
+	From TaskState `json:"from"`
+	To   TaskState `json:"to"`
+	// Reason is why the change happened: the row's reason ("ask", "quota"…) or the decision that
+	// made it ("retry" for a backoff, "retry-task", "resume-immediate" for a task made pending).
+	Reason   OptString  `json:"reason"`
+	ResumeAt *time.Time `json:"resume_at,omitempty"` // backoff, waiting_quota
+	DelayMS  *int64     `json:"delay_ms,omitempty"`  // backoff: the delay drawn
+
+	// The failure of a task that failed without an attempt failing (a spent budget, an abort).
+	Class   string `json:"class,omitempty"`
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message,omitempty"`
+	Error   string `json:"error,omitempty"` // the tree could not be put back
+
+	Who           *Operator `json:"who,omitempty"`            // the operator's decision
+	BlockedReason string    `json:"blocked_reason,omitempty"` // prompt: why the task was held
+
+	// Counters is the task's row as the change left it: what timetravel restores. Events written
+	// before it existed lack it (nil); their replay falls back on the events around them.
+	Counters *TaskCounters `json:"counters,omitempty"`
+	// TimetravelCounters are the keys a timetravel's own change has always carried at the top
+	// level (nil on other changes).
+	*TimetravelCounters
+}
+
+// TaskCounters is the part of a task's row a state change records, exactly as written.
+type TaskCounters struct {
+	Reason              OptString  `json:"reason"` // the row's reason (blocked: ask, no-progress…)
+	RetriesUsed         int        `json:"retries_used"`
+	ConsecutiveFailures int        `json:"consecutive_failures"`
+	ResumeAt            *time.Time `json:"resume_at"`
+	BaseTree            OptString  `json:"base_tree"`
+	StartedAt           *time.Time `json:"started_at"`
+	FinishedAt          *time.Time `json:"finished_at"`
+}
+
+// TimetravelCounters are the top-level keys of a timetravel's task.state_changed, older than
+// Counters, which replays of events written before Counters existed still read.
+type TimetravelCounters struct {
+	TaskReason          *string `json:"task_reason"`
+	RetriesUsed         *int    `json:"retries_used"`
+	ConsecutiveFailures *int    `json:"consecutive_failures"`
+	BaseTree            *string `json:"base_tree"`
+}
+
+// RunStateChanged is the payload of run.state_changed. From, To and Reason are TransitionRun's.
+type RunStateChanged struct {
+	From   RunState  `json:"from"`
+	To     RunState  `json:"to"`
+	Reason OptString `json:"reason"`
+
+	Message string `json:"message,omitempty"` // an abort's error
+	// The process that claimed the run (resume, continue), or that kill ended.
+	PID   int    `json:"pid,omitempty"`
+	Host  string `json:"host,omitempty"`
+	PGIDs []int  `json:"pgids,omitempty"` // kill: the agents' process groups signalled
+	// supervise's hold: the resumes that made no progress, or why the tree moved on and the
+	// command that resumes anyway.
+	ResumesWithoutProgress *int   `json:"resumes_without_progress,omitempty"`
+	Why                    string `json:"why,omitempty"`
+	Command                string `json:"command,omitempty"`
+	// An operator's decision that paused the run: the task it was about, the tasks it reset,
+	// the undo ref of the tree it replaced.
+	ForTask string    `json:"for_task,omitempty"`
+	Reset   []string  `json:"reset,omitempty"`
+	UndoRef OptString `json:"undo_ref,omitempty"`
+	Who     *Operator `json:"who,omitempty"`
+}
+
+// Operator is who took an operator's decision: the `who` of its events.
+type Operator struct {
+	User string `json:"user"`
+	Host string `json:"host"`
+	PID  int    `json:"pid"`
+}
+
+// SupervisionNeeded is the payload of task.supervision_needed (written by TransitionTask).
+type SupervisionNeeded struct {
+	State   TaskState    `json:"state"`
+	Reason  OptString    `json:"reason"`
+	Failure *FailureInfo `json:"failure"`
+	Ref     string       `json:"ref,omitempty"`
+}
+
+// FailureInfo is the latest failure of a task held for the operator.
+type FailureInfo struct {
+	Attempt     int       `json:"attempt"`
+	Class       string    `json:"class"`
+	Code        string    `json:"code"`
+	Message     string    `json:"message"`
+	Fingerprint OptString `json:"fingerprint"`
+}
+
+// AttemptStarted is the payload of attempt.started.
+type AttemptStarted struct {
+	Agent   string `json:"agent"`
+	PreRef  string `json:"pre_ref"`
+	PreTree string `json:"pre_tree"`
+	Argv0   string `json:"argv0"`
+}
+
+// AttemptFailedPayload is the payload of attempt.failed: the failure as classified, before the policy
+// decided, with the task's consecutive failures this one included. AppendEvent takes it (not a
+// map) for this event type: its class decides the on_timeout hook.
+type AttemptFailedPayload struct {
+	Class               string    `json:"class"`
+	Code                string    `json:"code"`
+	Message             string    `json:"message"`
+	RetryEligible       bool      `json:"retry_eligible"`
+	ConsecutiveFailures int       `json:"consecutive_failures"`
+	Counted             bool      `json:"counted"`
+	ExitCode            *int      `json:"exit_code"`
+	Ref                 OptString `json:"ref"`
+	Fingerprint         OptString `json:"fingerprint"`
+}
+
+// AttemptSucceededPayload is the payload of attempt.succeeded.
+type AttemptSucceededPayload struct {
+	Ref          string `json:"ref"`
+	FilesChanged int    `json:"files_changed"`
+}
+
+// AttemptProcess is the payload of attempt.process: the agent's process group.
+type AttemptProcess struct {
+	Pgid int `json:"pgid"`
+}
+
+// AgentDisabled is the payload of agent.disabled.
+type AgentDisabled struct {
+	Agent  string `json:"agent"`
+	Class  string `json:"class"`
+	Reason string `json:"reason"`
+}
+
+// OperatorPrompt is the payload of task.operator_prompt (`mulligan prompt`, `reject TEXT`).
+type OperatorPrompt struct {
+	Text string    `json:"text"`
+	Who  *Operator `json:"who"`
+}
+
+// TaskReset is the payload of task.reset (retry-task): the task starts again from scratch.
+type TaskReset struct {
+	From                TaskState `json:"from"`
+	Reason              string    `json:"reason"`
+	ConsecutiveFailures int       `json:"consecutive_failures"`
+}
+
+// Decode reads an event's payload into v (one of the structs above). An event without payload
+// leaves v as it is.
+func (e Event) Decode(v any) error {
+	if len(e.Payload) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(e.Payload, v); err != nil {
+		return fmt.Errorf("event %d (%s): %w", e.Seq, e.Type, err)
+	}
+	return nil
+}
