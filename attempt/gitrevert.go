@@ -159,3 +159,20 @@ func full(pre, post *snapshot.GitState) *snapshot.GitState {
 
 // DescribeRestored says what a GitRevert put back, as a reset's notice does.
 func (g *GitRevert) DescribeRestored() string { return describeUndo(g.Restored) }
+
+// RestoredList is git_restored in JSON: what was put back (never null).
+func (g *GitRevert) RestoredList() []snapshot.GitChange {
+	if g.Restored == nil {
+		return []snapshot.GitChange{}
+	}
+	return g.Restored
+}
+
+// LeftList is git_left in JSON: what was left as it is, and why.
+func (g *GitRevert) LeftList() []map[string]any {
+	out := make([]map[string]any, len(g.Left))
+	for i, l := range g.Left {
+		out[i] = map[string]any{"change": l.Change, "reason": l.Reason}
+	}
+	return out
+}
