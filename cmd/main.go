@@ -168,6 +168,7 @@ func commands(g *globals) []*cli.Command {
 		versionCommand(g),
 		completionCommand(g),
 		completeCommand(g),
+		handoffCommand(g),
 		presetsCommand(g),
 	}
 }

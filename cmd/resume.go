@@ -30,9 +30,6 @@ func resumeCommand(g *globals) *cli.Command {
 				return usageError("e.g. mulligan resume k3f9", "resume takes one run")
 			}
 			g.noAutopsy = c.Bool("no-autopsy")
-			if decided, force := detachedContinue(); decided {
-				return resumeDecided(c.Context, g, c.Args().First(), force)
-			}
 			opts := resumeOptions{Ref: c.Args().First(), Mode: c.String("mode"), Now: c.Bool("now"), Force: c.Bool("force")}
 			switch opts.Mode {
 			case attempt.ResumePlain, attempt.ResumeResetAttempts, attempt.ResumeImmediate:
@@ -59,7 +56,7 @@ func resumeCommand(g *globals) *cli.Command {
 						return err
 					}
 				}
-				return detachResume(c.Context, g, opts.Ref)
+				return detachResume(c.Context, g, opts)
 			}
 			return resumeRun(c.Context, g, opts)
 		},
@@ -73,6 +70,8 @@ type resumeOptions struct {
 	Reload    bool   // take the edited task file
 	File      string // -f: the task file to take (with Reload)
 	Force     bool   // resume over a working tree that moved on (undo ref first)
+	// Epoch is the owner epoch a supervisor handed the run over at (attempt.Handoff); 0: none.
+	Epoch int64
 }
 
 func init() {
@@ -126,7 +125,7 @@ func resumeRun(ctx context.Context, g *globals, opts resumeOptions) error {
 		return err
 	}
 	return foreground(ctx, g, st, func(ctx context.Context, env attempt.Env) (*attempt.Outcome, error) {
-		return attempt.Resume(ctx, env, attempt.ResumeOptions{RunID: id, Load: loadStoredFile, Mode: opts.Mode, HandoverEpoch: handoverEpoch(), Reload: reload, Graft: graft, Force: opts.Force})
+		return attempt.Resume(ctx, env, attempt.ResumeOptions{RunID: id, Load: loadStoredFile, Mode: opts.Mode, HandoverEpoch: opts.Epoch, Reload: reload, Graft: graft, Force: opts.Force})
 	})
 }
 
