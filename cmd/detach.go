@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-		"strings"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 	"time"
