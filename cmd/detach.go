@@ -89,7 +89,7 @@ func detachRun(ctx context.Context, g *globals, st *state, opts runOptions) erro
 
 // detachResume starts `resume RUN` in the background.
 func detachResume(ctx context.Context, g *globals, opts resumeOptions) error {
-	st, id, err := openRun(ctx, opts.Ref)
+	st, id, err := openRun(ctx, g, opts.Ref)
 	if err != nil {
 		return err
 	}
@@ -184,7 +184,7 @@ func runHandoff(ctx context.Context, g *globals, h *attempt.Handoff) error {
 	case attempt.HandoffResume:
 		return resumeRun(ctx, g, resumeOptions{Ref: h.Run, Mode: h.Mode, Reload: h.Reload, File: h.ReloadFile, Force: h.Force, Epoch: h.Epoch})
 	}
-	st, id, err := openRun(ctx, h.Run)
+	st, id, err := openRun(ctx, g, h.Run)
 	if err != nil {
 		return err
 	}

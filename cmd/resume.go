@@ -52,7 +52,7 @@ func resumeCommand(g *globals) *cli.Command {
 				}
 				if !opts.Force {
 					// Refused here, not in the background's log.
-					if err := refuseMovedOn(c.Context, opts.Ref); err != nil {
+					if err := refuseMovedOn(c.Context, g, opts.Ref); err != nil {
 						return err
 					}
 				}
@@ -85,8 +85,8 @@ func init() {
 }
 
 // refuseMovedOn refuses (exit 6) a run whose working tree moved on since it stopped.
-func refuseMovedOn(ctx context.Context, ref string) error {
-	st, id, err := openRun(ctx, ref)
+func refuseMovedOn(ctx context.Context, g *globals, ref string) error {
+	st, id, err := openRun(ctx, g, ref)
 	if err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func refuseMovedOn(ctx context.Context, ref string) error {
 }
 
 func resumeRun(ctx context.Context, g *globals, opts resumeOptions) error {
-	st, id, err := openRun(ctx, opts.Ref)
+	st, id, err := openRun(ctx, g, opts.Ref)
 	if err != nil {
 		return err
 	}
@@ -152,7 +152,7 @@ func prepareReload(ctx context.Context, g *globals, st *state, id, file string) 
 
 // checkReload is prepareReload in a state of its own, for resume --detach.
 func checkReload(ctx context.Context, g *globals, opts resumeOptions) error {
-	st, id, err := openRun(ctx, opts.Ref)
+	st, id, err := openRun(ctx, g, opts.Ref)
 	if err != nil {
 		return err
 	}

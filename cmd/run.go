@@ -124,7 +124,7 @@ func parseCount(s string) (int, error) {
 }
 
 func runRun(ctx context.Context, g *globals, opts runOptions) error {
-	st, err := openState()
+	st, err := openState(g)
 	if err != nil {
 		return err
 	}

@@ -53,12 +53,12 @@ func superviseCommand(g *globals) *cli.Command {
 }
 
 func runSupervise(c *cli.Context, g *globals, refs []string) error {
-	st, err := openState()
+	st, err := openState(g)
 	if err != nil {
 		return err
 	}
 	if c.Bool("dry-run") {
-		st.errOut = nil // a dry run acts on nothing, hooks included
+		st.noHooks = true // a dry run acts on nothing, hooks included
 	}
 	defer st.Close()
 	var ids []string
