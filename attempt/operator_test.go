@@ -64,4 +64,3 @@ func TestWorkLeft(t *testing.T) {
 		}
 	}
 }
-
