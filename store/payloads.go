@@ -198,6 +198,13 @@ type AttemptProcess struct {
 	Pgid int `json:"pgid"`
 }
 
+// TaskSilent is the payload of task.silent: the attempt in flight was quiet for quiet_ms, past
+// the task's silence.
+type TaskSilent struct {
+	SilenceMS int64 `json:"silence_ms"`
+	QuietMS   int64 `json:"quiet_ms"`
+}
+
 // AgentDisabled is the payload of agent.disabled.
 type AgentDisabled struct {
 	Agent  string `json:"agent"`
