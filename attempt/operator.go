@@ -53,14 +53,20 @@ func CheckIdle(tx *store.Tx, run *store.Run, force bool) error {
 	if !store.RunFinished(run.State) && run.Owner != nil && *run.Owner != self && store.ProcessAlive(*run.Owner) {
 		return fmt.Errorf("%w: run %s is running (pid %d on %s)", ErrActive, run.ID, run.Owner.PID, run.Owner.Host)
 	}
-	lock, err := tx.WorktreeLock(run.Worktree)
+	return CheckWorktreeIdle(tx, run.Worktree)
+}
+
+// CheckWorktreeIdle fails with ErrActive when a live, unfinished run of another process holds
+// worktree: its working tree is that run's until it stops.
+func CheckWorktreeIdle(tx *store.Tx, worktree string) error {
+	lock, err := tx.WorktreeLock(worktree)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if lock.Owner == self {
+	if lock.Owner == store.Self() {
 		return nil
 	}
 	holder, err := tx.RunHeader(lock.RunID)
@@ -68,7 +74,7 @@ func CheckIdle(tx *store.Tx, run *store.Run, force bool) error {
 		return err
 	}
 	if !store.RunFinished(holder.State) && store.ProcessAlive(lock.Owner) {
-		return fmt.Errorf("%w: run %s is running in %s (pid %d on %s)", ErrActive, lock.RunID, run.Worktree, lock.Owner.PID, lock.Owner.Host)
+		return fmt.Errorf("%w: run %s is running in %s (pid %d on %s)", ErrActive, lock.RunID, worktree, lock.Owner.PID, lock.Owner.Host)
 	}
 	return nil
 }

@@ -108,6 +108,7 @@ var presets = map[string]*Preset{
 		Command:        taskfile.PresetCommands[taskfile.PresetOpencode],
 		Install:        "install it: npm install -g opencode-ai, then opencode auth login",
 		Result:         opencodeResult,
+		verdict:        opencodeVerdict,
 		errorsExitZero: true,
 	},
 	taskfile.PresetGeneric: {Name: taskfile.PresetGeneric},
@@ -382,7 +383,8 @@ func geminiResult(stdout []byte) *AgentResult {
 }
 
 // opencodeResult reads `opencode run --format json` events: text parts are the answer,
-// step-finish parts carry tokens and cost.
+// step-finish parts carry tokens (input is the uncached part: cache reads and writes are added,
+// as claude's and codex's input counts them) and cost.
 func opencodeResult(stdout []byte) *AgentResult {
 	vals := jsonValues(stdout)
 	r := &AgentResult{}
@@ -405,8 +407,10 @@ func opencodeResult(stdout []byte) *AgentResult {
 			}
 		case "step-finish":
 			seen = true
-			if n, ok := num(path(part, "tokens", "input")); ok {
-				r.TokensIn = addInt(r.TokensIn, n)
+			for _, k := range [][]string{{"tokens", "input"}, {"tokens", "cache", "read"}, {"tokens", "cache", "write"}} {
+				if n, ok := num(path(part, k...)); ok {
+					r.TokensIn = addInt(r.TokensIn, n)
+				}
 			}
 			if n, ok := num(path(part, "tokens", "output")); ok {
 				r.TokensOut = addInt(r.TokensOut, n)

@@ -1,8 +1,11 @@
 package attempt
 
 import (
+	"encoding/json"
 	"regexp"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
@@ -21,6 +24,11 @@ import (
 //     lowers that (general.maxAttempts), no environment variable does: see the README.
 //   - codex's retries are per provider (request_max_retries, stream_max_retries in config.toml
 //     or -c overrides of model_providers.NAME); they belong in the agent's configuration.
+//   - opencode (1.18) retries a retryable API error (429, 5xx, "overloaded", …) five times by
+//     itself, waiting the answer's retry-after (retry-after-ms) or 2s, 4s, 8s, 16s, 30s: a
+//     constant of its session loop, no setting or variable changes it. Its error event comes
+//     after the sixth request; a retry-after as long as a usage limit's reset keeps it waiting
+//     that long (mulligan's heartbeat and timeout still bound the attempt).
 var presetEnv = map[string]map[string]string{
 	taskfile.PresetClaude: {"CLAUDE_CODE_MAX_RETRIES": "0"},
 }
@@ -53,14 +61,84 @@ var apiRules = map[string][]bannerRule{
 
 const contextHint = "the task does not fit the model's context window: split it or shorten its prompt"
 
+// opencodeVerdict reads the error event `opencode run --format json` ends with: an APIError
+// carries the provider's answer as it came (statusCode, responseHeaders, responseBody), after
+// opencode's own retries; a ContextOverflowError is the window. The message quotes the provider's
+// words; a usage limit's reset is the body's resets_at, else its retry-after from the event's
+// time.
+func opencodeVerdict(exitCode int, output []byte) *Failure {
+	var ev map[string]any
+	for _, v := range jsonValues(output) {
+		if v["type"] == "error" {
+			ev = v
+		}
+	}
+	if ev == nil {
+		return nil
+	}
+	name, _ := path(ev, "error", "name").(string)
+	data, _ := path(ev, "error", "data").(map[string]any)
+	msg, _ := data["message"].(string)
+	body, _ := data["responseBody"].(string)
+	status, _ := num(data["statusCode"])
+	line := "opencode: " + clipLine([]byte(orText(msg, name)))
+	hint := (&Preset{Name: taskfile.PresetOpencode}).hintFor
+	credit := specificRules[0]
+	switch {
+	case name == "ContextOverflowError":
+		return &Failure{Class: taskfile.ClassAgentExit, Code: CodeContextWindow, Message: line, Hint: contextHint, NoRetry: true}
+	case credit.re.MatchString(msg + "\n" + body):
+		return &Failure{Class: credit.cls, Code: credit.code, Message: line, Hint: credit.hint, NoRetry: credit.noRetry}
+	case status == 429:
+		f := &Failure{Class: taskfile.ClassQuota, Code: "rate_limit", Message: line}
+		var b struct {
+			Error struct {
+				Type     string  `json:"type"`
+				ResetsAt float64 `json:"resets_at"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal([]byte(body), &b) // not JSON: no usage-limit fields
+		if b.Error.Type == "usage_limit_reached" || usageLimitRe.MatchString(msg) {
+			f.Code = "usage_limit"
+		}
+		if b.Error.ResetsAt > 0 {
+			f.ResetAt = time.Unix(int64(b.Error.ResetsAt), 0).UTC()
+		} else if ra, err := strconv.ParseFloat(headerValue(data, "retry-after"), 64); err == nil && ra > 0 {
+			if at, ok := num(ev["timestamp"]); ok {
+				f.ResetAt = time.UnixMilli(int64(at)).Add(time.Duration(ra * float64(time.Second))).UTC()
+			}
+		}
+		return f
+	case status == 401 || status == 403:
+		return &Failure{Class: taskfile.ClassAuth, Code: "invalid_key", Message: line, Hint: hint(taskfile.ClassAuth)}
+	case status >= 500:
+		return &Failure{Class: taskfile.ClassTransport, Code: "server_error", Message: line, Hint: hint(taskfile.ClassTransport)}
+	}
+	return nil
+}
+
+var usageLimitRe = regexp.MustCompile(`(?i)usage limit`)
+
+// headerValue is a response header opencode recorded (its keys are lower case).
+func headerValue(data map[string]any, key string) string {
+	h, _ := data["responseHeaders"].(map[string]any)
+	s, _ := h[key].(string)
+	return s
+}
+
 // AgentSession reads the agent CLI's own id of the conversation from its output: claude's
-// session_id, codex's thread_id (thread.started), gemini's session_id. "" when there is none.
+// session_id, codex's thread_id (thread.started), gemini's session_id, opencode's sessionID.
+// "" when there is none.
 func AgentSession(preset string, stdout []byte) string {
 	var id string
 	for _, v := range jsonValues(stdout) {
 		switch preset {
 		case taskfile.PresetClaude, taskfile.PresetGemini:
 			if s, ok := v["session_id"].(string); ok && s != "" {
+				id = s
+			}
+		case taskfile.PresetOpencode:
+			if s, ok := v["sessionID"].(string); ok && s != "" {
 				id = s
 			}
 		case taskfile.PresetCodex:
@@ -90,6 +168,8 @@ func ResumeArgv(preset, id string) []string {
 		return []string{"claude", "--resume", id}
 	case taskfile.PresetCodex:
 		return []string{"codex", "exec", "resume", id}
+	case taskfile.PresetOpencode:
+		return []string{"opencode", "--session", id}
 	}
 	return nil
 }

@@ -41,6 +41,15 @@ func TestPresetAPIFixtures(t *testing.T) {
 		{"gemini_api_auth.txt", taskfile.PresetGemini, 144, taskfile.ClassAuth, "invalid_key"},
 		{"gemini_api_prompt_too_long.txt", taskfile.PresetGemini, 144, taskfile.ClassAgentExit, CodeContextWindow},
 		{"gemini_api_usage_limit.txt", taskfile.PresetGemini, 173, taskfile.ClassQuota, "usage_limit"},
+		// opencode --format json (an openai-compatible provider): its error event after its own
+		// five retries, exit 1
+		{"opencode_api_rate_limit.jsonl", taskfile.PresetOpencode, 1, taskfile.ClassQuota, "rate_limit"},
+		{"opencode_api_overloaded.jsonl", taskfile.PresetOpencode, 1, taskfile.ClassTransport, "server_error"},
+		{"opencode_api_server.jsonl", taskfile.PresetOpencode, 1, taskfile.ClassTransport, "server_error"},
+		{"opencode_api_auth.jsonl", taskfile.PresetOpencode, 1, taskfile.ClassAuth, "invalid_key"},
+		{"opencode_api_prompt_too_long.jsonl", taskfile.PresetOpencode, 1, taskfile.ClassAgentExit, CodeContextWindow},
+		{"opencode_api_usage_limit.jsonl", taskfile.PresetOpencode, 1, taskfile.ClassQuota, "usage_limit"},
+		{"opencode_api_credit.jsonl", taskfile.PresetOpencode, 1, taskfile.ClassQuota, CodeCredit},
 	}
 	for _, c := range cases {
 		out, err := os.ReadFile(filepath.Join("testdata", "presets", c.file))
@@ -86,5 +95,49 @@ func TestClaudeUsageLimitReset(t *testing.T) {
 	got, ok := ParseQuotaReset(string(out), now)
 	if want := time.Date(2026, 12, 3, 17, 28, 0, 0, time.UTC); !ok || !got.Equal(want) {
 		t.Errorf("reset: got %v %v, want %v", got, ok, want)
+	}
+}
+
+// opencode's error event carries the provider's answer: a usage limit's reset is the body's
+// resets_at, a rate limit's the retry-after header from the event's time.
+func TestOpencodeResets(t *testing.T) {
+	cases := []struct {
+		file string
+		want time.Time
+	}{
+		{"opencode_api_usage_limit.jsonl", time.Unix(1796329400, 0)},
+		{"opencode_api_rate_limit.jsonl", time.UnixMilli(1796322275438).Add(time.Second)},
+	}
+	for _, c := range cases {
+		out, err := os.ReadFile(filepath.Join("testdata", "presets", c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := Classify(Observation{ExitCode: 1, Output: out}, nil, PresetFor(taskfile.PresetOpencode))
+		if f == nil || !f.ResetAt.Equal(c.want) {
+			t.Errorf("%s: got %+v, want reset %v", c.file, f, c.want.UTC())
+		}
+	}
+	if f := Classify(Observation{ExitCode: 0, Output: []byte(`{"type":"text","sessionID":"ses_1","part":{"type":"text","text":"a 429 is a rate limit"}}` + "\n")}, nil, PresetFor(taskfile.PresetOpencode)); f != nil {
+		t.Errorf("an answer that talks of a 429: %+v", f)
+	}
+}
+
+// The id each CLI gives its conversation, and the command that continues it.
+func TestAgentSessions(t *testing.T) {
+	cases := []struct {
+		preset, out, id, resume string
+	}{
+		{taskfile.PresetClaude, `{"type":"result","session_id":"0b9e3c1e-1111-4222-8333-444455556666"}`, "0b9e3c1e-1111-4222-8333-444455556666", "claude --resume 0b9e3c1e-1111-4222-8333-444455556666"},
+		{taskfile.PresetCodex, `{"type":"thread.started","thread_id":"019a-thread"}`, "019a-thread", "codex exec resume 019a-thread"},
+		{taskfile.PresetGemini, `{"session_id":"g-1","response":"ok"}`, "g-1", ""},
+		{taskfile.PresetOpencode, `{"type":"step_start","sessionID":"ses_dc2de0273ffeU00DVNEyfPnXyL","part":{}}`, "ses_dc2de0273ffeU00DVNEyfPnXyL", "opencode --session ses_dc2de0273ffeU00DVNEyfPnXyL"},
+		{taskfile.PresetOpencode, `{"type":"step_start","sessionID":"ses_1; rm -rf /","part":{}}`, "", ""},
+	}
+	for _, c := range cases {
+		id := AgentSession(c.preset, []byte(c.out+"\n"))
+		if id != c.id || ResumeCommand(c.preset, id) != c.resume {
+			t.Errorf("%s: got %q / %q, want %q / %q", c.preset, id, ResumeCommand(c.preset, id), c.id, c.resume)
+		}
 	}
 }

@@ -103,8 +103,8 @@ func TestOtherResults(t *testing.T) {
 		t.Fatalf("aider: %+v", r)
 	}
 	oc := []byte(`{"type":"text","part":{"type":"text","text":"hello"}}
-{"type":"step_finish","part":{"type":"step-finish","tokens":{"input":50,"output":7},"cost":0.002}}`)
-	if r := opencodeResult(oc); r == nil || r.Text != "hello" || *r.TokensIn != 50 || *r.CostUSD != 0.002 {
+{"type":"step_finish","part":{"type":"step-finish","tokens":{"input":50,"output":7,"cache":{"read":100,"write":10}},"cost":0.002}}`)
+	if r := opencodeResult(oc); r == nil || r.Text != "hello" || *r.TokensIn != 160 || *r.CostUSD != 0.002 {
 		t.Fatalf("opencode: %+v", r)
 	}
 }

@@ -202,16 +202,23 @@ func cliEnv(url, home string) map[string]string {
 		"GOOGLE_GEMINI_BASE_URL":     url,
 		"GEMINI_CLI_TRUST_WORKSPACE": "true",
 		"GEMINI_CLI_NO_RELAUNCH":     "true", // no second node process with a larger heap
-		// opencode
+		// opencode: its provider is in $XDG_CONFIG_HOME/opencode/opencode.json (writeCLIConfig).
+		// It installs @opencode-ai/plugin into its config directory in the background with the
+		// npm code it bundles, which reads npm's own settings: the registry is the fake (a 404).
 		"OPENCODE_DISABLE_AUTOUPDATE":      "1",
 		"OPENCODE_DISABLE_MODELS_FETCH":    "1",
 		"OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+		"OPENCODE_DISABLE_LSP_DOWNLOAD":    "1",
+		"npm_config_registry":              url + "/npm/",
 	}
 }
 
 // writeCLIConfig writes the settings files of the CLIs that take no environment variable for
-// what the tests need: codex's model provider (the fake, with its own retries off) and
-// gemini-cli's auth method and attempts (1: mulligan's policy retries, not gemini's loop).
+// what the tests need: codex's model provider (the fake, with its own retries off),
+// gemini-cli's auth method and attempts (1: mulligan's policy retries, not gemini's loop) and
+// opencode's provider (the fake's Chat Completions through the openai-compatible package it
+// bundles; a cost per million tokens so that its step-finish events carry a spend). opencode's
+// own retries have no setting (see attempt/preset_api.go).
 func writeCLIConfig(home, url string) error {
 	files := map[string]string{
 		filepath.Join(home, ".codex", "config.toml"): `model = "gpt-5"
@@ -230,6 +237,28 @@ env_key = "OPENAI_API_KEY"
 wire_api = "responses"
 request_max_retries = 0
 stream_max_retries = 0
+`,
+		filepath.Join(home, ".config", "opencode", "opencode.json"): `{
+  "model": "modelapi/fake-model",
+  "small_model": "modelapi/fake-model",
+  "autoupdate": false,
+  "share": "disabled",
+  "provider": {
+    "modelapi": {
+      "npm": "@ai-sdk/openai-compatible",
+      "name": "modelapi",
+      "options": {"baseURL": "` + url + `/v1", "apiKey": "sk-modelapi"},
+      "models": {
+        "fake-model": {
+          "name": "fake model",
+          "tool_call": true,
+          "cost": {"input": 3, "output": 15, "cache_read": 0.3},
+          "limit": {"context": 200000, "output": 8000}
+        }
+      }
+    }
+  }
+}
 `,
 		filepath.Join(home, ".gemini", "settings.json"): `{
   "security": {"auth": {"selectedType": "gemini-api-key"}},
@@ -255,12 +284,16 @@ stream_max_retries = 0
 //	api script FILE        serve the turns in FILE (a JSON list of modelapi.Turn) from now on
 //	api requests [API]     print the count of conversation requests answered (of that API)
 //	api done               fail unless every scripted turn was reached
+//	api messages N         print how many messages (turns of the conversation) the Nth
+//	                       conversation request (from 1) carried
+//	api spent N            print the uncached input, cache reads and output the fake reported
+//	                       over the conversation requests from the Nth on (from 1)
 //	api resume-at FILE KEY fail unless the time at KEY of the JSON in FILE is the last reset the
 //	                       fake announced (to the minute: CLIs print clock times)
 func apiCmd(ts *testscript.TestScript, neg bool, args []string) {
 	srv := ts.Value(apiKey{}).(*modelapi.Server)
 	if len(args) == 0 {
-		ts.Fatalf("usage: api script FILE | api requests [API] | api done")
+		ts.Fatalf("usage: api script FILE | api requests [API] | api done | api messages N | api spent N | api resume-at FILE KEY")
 	}
 	switch args[0] {
 	case "script":
@@ -284,6 +317,47 @@ func apiCmd(ts *testscript.TestScript, neg bool, args []string) {
 		if left := srv.Remaining(); (left == 0) == neg {
 			ts.Fatalf("api done: %d scripted turns not reached", left)
 		}
+	case "messages", "spent":
+		if len(args) != 2 {
+			ts.Fatalf("usage: api %s N", args[0])
+		}
+		n, err := strconv.Atoi(args[1])
+		if err != nil || n < 1 {
+			ts.Fatalf("api %s: N must be a number from 1", args[0])
+		}
+		var scripted []modelapi.Request
+		for _, r := range srv.Requests() {
+			if r.Scripted {
+				scripted = append(scripted, r)
+			}
+		}
+		if n > len(scripted) {
+			ts.Fatalf("api %s: only %d conversation requests", args[0], len(scripted))
+		}
+		req := scripted[n-1]
+		if args[0] == "spent" {
+			var u modelapi.Usage
+			for _, r := range scripted[n-1:] {
+				if r.Reported != nil {
+					u.Input += r.Reported.Input
+					u.CacheRead += r.Reported.CacheRead
+					u.Output += r.Reported.Output
+				}
+			}
+			fmt.Fprintf(ts.Stdout(), "input %d cache_read %d output %d\n", u.Input, u.CacheRead, u.Output)
+			break
+		}
+		var body map[string]json.RawMessage
+		if err := json.Unmarshal(req.Body, &body); err != nil {
+			ts.Fatalf("api messages: request %d: %v", n, err)
+		}
+		var msgs []json.RawMessage
+		for _, k := range []string{"messages", "input", "contents"} {
+			if json.Unmarshal(body[k], &msgs) == nil && msgs != nil {
+				break
+			}
+		}
+		fmt.Fprintf(ts.Stdout(), "%d\n", len(msgs))
 	case "resume-at":
 		if len(args) != 3 {
 			ts.Fatalf("usage: api resume-at FILE KEY")

@@ -50,6 +50,8 @@ var commandHelp = map[string]struct{ examples, exits string }{
 	"approve": {`mulligan approve deploy
   mulligan approve k3f9/deploy --payload '{"ticket": "OPS-12"}'`, runExits + "; 6 refused (a path of the change was changed otherwise since, or the run is live)"},
 	"reject": {`mulligan reject deploy 'use the staging database'`, runExits},
+	"apply": {`mulligan apply fix-tests@2 --dry-run        what it would change, and what conflicts
+  mulligan apply k3f9/fix-tests@2`, "0, 1 error (the attempt is still running), 2 usage, 6 refused (a path of the change was changed otherwise since, or a live run owns the working tree)"},
 	"tasks": {`mulligan tasks --state attention         what waits for you, across runs
   mulligan tasks --state blocked --run k3f9 -o json`, "0, 2 usage (unknown state, --limit outside 1..200, a bad cursor)"},
 	"effect": {`mulligan effect record publish --compensate 'rm -f /srv/releases/1.0.txt' --data '{"file": "1.0.txt"}'`,

@@ -160,6 +160,7 @@ func commands(g *globals) []*cli.Command {
 		stopCommand(g),
 		approveCommand(g),
 		rejectCommand(g),
+		applyCommand(g),
 		tasksCommand(g),
 		gcCommand(g),
 		autopsyCommand(g),

@@ -87,6 +87,7 @@ func (s *Server) LastReset() int64 {
 // Request is one logged request.
 type Request struct {
 	API    string          `json:"api"` // anthropic | openai-responses | openai-chat | gemini | other
+	At     time.Time       `json:"at"`  // when it came in
 	Method string          `json:"method"`
 	Path   string          `json:"path"`
 	Header http.Header     `json:"header"`
@@ -135,11 +136,12 @@ func Start(script []Turn) (*Server, error) {
 // Close stops the server.
 func (s *Server) Close() error { return s.srv.Close() }
 
-// SetScript replaces the script and starts it from its first turn.
+// SetScript replaces the script and starts it from its first turn, with an empty prompt cache
+// (cacheFor): what comes next is measured as if against a fresh provider.
 func (s *Server) SetScript(script []Turn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.script, s.next, s.used = script, 0, 0
+	s.script, s.next, s.used, s.prompts = script, 0, 0, nil
 }
 
 // LogTo appends every request, as one JSON line, to path as it is answered.
@@ -220,7 +222,7 @@ func (s *Server) id(prefix string) string {
 // ServeHTTP routes a request to the API its path belongs to.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-	req := Request{Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header.Clone(), Turn: -1}
+	req := Request{At: time.Now().UTC(), Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header.Clone(), Turn: -1}
 	if json.Valid(body) {
 		req.Body = body
 	} else if len(body) > 0 {
