@@ -111,12 +111,12 @@ func revertCommand(g *globals) *cli.Command {
 }
 
 func runRevert(ctx context.Context, g *globals, opts revertOptions) error {
-	st, err := openState()
+	st, err := openState(g)
 	if err != nil {
 		return err
 	}
 	if opts.DryRun {
-		st.errOut = nil // a dry run acts on nothing, hooks included
+		st.noHooks = true // a dry run acts on nothing, hooks included
 	}
 	defer st.Close()
 	po := plan.RevertOptions{Base: opts.Base, Pre: opts.Pre, Force: opts.Force, NoCompensate: opts.NoCompensate}

@@ -28,6 +28,8 @@ type runOptions struct {
 	Detach bool
 	// MaxCost is --max-cost: the run's spend limit in USD.
 	MaxCost *float64
+	// ID is the run's id when a --detach picked it (attempt.Handoff); "": a fresh one.
+	ID string
 }
 
 func runCommand(g *globals) *cli.Command {
@@ -122,7 +124,7 @@ func parseCount(s string) (int, error) {
 }
 
 func runRun(ctx context.Context, g *globals, opts runOptions) error {
-	st, err := openState()
+	st, err := openState(g)
 	if err != nil {
 		return err
 	}
@@ -150,10 +152,10 @@ func runRun(ctx context.Context, g *globals, opts runOptions) error {
 		return err
 	}
 	if opts.Detach {
-		return detachRun(ctx, g, st)
+		return detachRun(ctx, g, st, opts)
 	}
 	return foreground(ctx, g, st, func(ctx context.Context, env attempt.Env) (*attempt.Outcome, error) {
-		return attempt.Start(ctx, env, attempt.StartOptions{File: file, Tasks: opts.Tasks, MaxCostUSD: opts.MaxCost, ID: detachedRunID()})
+		return attempt.Start(ctx, env, attempt.StartOptions{File: file, Tasks: opts.Tasks, MaxCostUSD: opts.MaxCost, ID: opts.ID})
 	})
 }
 
