@@ -55,7 +55,22 @@ func MovedOnCommand(run string) string {
 // died mid-attempt (the agent's edits are expected), a path the attempt's pre tree does not hold
 // as it is now counts only when it changed after the run's last heartbeat, and only once the
 // attempt's own processes are gone.
+//
+// A running attempt whose processes live (the runner died, its agent did not) is in flight: the
+// tree is its, and edits made meanwhile are the attempt's to reset, each named with the command
+// that brings it back (SPEC §2.1, edits made during an attempt).
 func TreeMovedOn(ctx context.Context, repo *snapshot.Repo, db *store.DB, run *store.Run) (string, bool, error) {
+	return treeMovedOn(ctx, repo, db, run, false)
+}
+
+// TreeMovedOnEnded is TreeMovedOn for a caller that owns run and has just ended what its running
+// attempt left running (supervise: EndLeftRunning); inFlight says something was: the attempt
+// was in flight until now, so only a later run counts as work done after it.
+func TreeMovedOnEnded(ctx context.Context, repo *snapshot.Repo, db *store.DB, run *store.Run, inFlight bool) (string, bool, error) {
+	return treeMovedOn(ctx, repo, db, run, inFlight)
+}
+
+func treeMovedOn(ctx context.Context, repo *snapshot.Repo, db *store.DB, run *store.Run, inFlight bool) (string, bool, error) {
 	if run.State == store.RunBlocked && run.Reason == ReasonTreeMovedOn {
 		// supervise found it so (and claimed it, which moved its heartbeat): that stands until
 		// the operator forces it.
@@ -116,9 +131,14 @@ func TreeMovedOn(ctx context.Context, repo *snapshot.Repo, db *store.DB, run *st
 		}
 	}
 	if running != nil && running.PreTree != "" {
-		for _, pg := range groups[fmt.Sprintf("%s@%d", running.TaskID, running.N)] {
-			if syscall.Kill(-pg, 0) == nil {
-				return "", false, nil // the attempt's agent still works on the tree: its edits
+		if inFlight {
+			return "", false, nil
+		}
+		for i := range run.Tasks {
+			for _, a := range run.Tasks[i].Attempts {
+				if a.State == store.AttemptRunning && len(attemptProcs(groups, run.ID, a.TaskID, a.N)) > 0 {
+					return "", false, nil // the attempt's agent still works on the tree: its edits
+				}
 			}
 		}
 		changes, err := repo.DiffTrees(plumbing.NewHash(running.PreTree), cur)

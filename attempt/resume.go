@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"syscall"
 
-	"github.com/mulligan-dev/mulligan/reap"
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
@@ -208,15 +206,9 @@ func (r *runner) recoverInterrupted(ctx context.Context) error {
 			if a.State != store.AttemptRunning {
 				continue
 			}
-			// What the dead agent left in its process group must not go on editing the tree. A pid
-			// is not reused while a process group of that id exists, so the group is still ours.
-			for _, pg := range groups[fmt.Sprintf("%s@%d", t.ID, a.N)] {
-				syscall.Kill(-pg, syscall.SIGKILL)
-			}
-			// And what it setsid'd or double-forked out of that group (SPEC §7.2).
-			for _, pid := range reap.WithEnv("MULLIGAN_RUN="+r.run.ID, "MULLIGAN_TASK="+t.ID, fmt.Sprintf("MULLIGAN_ATTEMPT=%d", a.N)) {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
+			// What the dead agent left (its group, and what setsid'd out of it) must not go on
+			// editing the tree: ended, and gone, before the tree is kept as the attempt's.
+			endAttemptProcs(groups, r.run.ID, t.ID, a.N)
 			if err := r.recordRunnerDied(ctx, t, a); err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mulligan-dev/mulligan/snapshot"
@@ -32,7 +33,9 @@ type SuperviseOptions struct {
 	Spawn func(run *store.Run, epoch int64) (int, error)
 	// MovedOn says whether the run's working tree moved on since it stopped (TreeMovedOn); such
 	// a run is held blocked (tree-moved-on) instead of resumed. nil: not checked.
-	MovedOn func(run *store.Run) (why string, moved bool, err error)
+	// inFlight says the run's running attempt still had processes, which supervise ended just
+	// before asking (TreeMovedOnEnded).
+	MovedOn func(run *store.Run, inFlight bool) (why string, moved bool, err error)
 	// OpenRepo opens a run's worktree, to end what a run held resume-exhausted left running
 	// (nil: the attempts are left to the operator's resume).
 	OpenRepo func(worktree string) (*snapshot.Repo, error)
@@ -44,7 +47,8 @@ type SuperviseOptions struct {
 // SuperviseDecision is one line of supervise's output.
 type SuperviseDecision struct {
 	Run string `json:"run"`
-	// Action: resume (a detached resume started), block (held resume-exhausted), skip (left
+	// Action: resume (a detached resume started), block (held resume-exhausted, or tree-moved-on:
+	// its working tree holds work done after it stopped, left alone), skip (left
 	// alone: owner alive, claimed by another supervisor, quota not reset yet), wait (no slot
 	// left this sweep), error.
 	Action string `json:"action"`
@@ -103,19 +107,7 @@ func Supervise(ctx context.Context, db *store.DB, opts SuperviseOptions) ([]Supe
 			continue
 		}
 		exhausted := opts.MaxResumes > 0 && run.ResumesWithoutProgress >= opts.MaxResumes
-		movedWhy, moved := "", false
-		if opts.MovedOn != nil && !exhausted {
-			var err error
-			if movedWhy, moved, err = opts.MovedOn(run); err != nil {
-				d.Action, d.Reason = "error", fmt.Sprintf("%s; could not compare the working tree: %v", why, err)
-				out = append(out, d)
-				continue
-			}
-		}
 		switch {
-		case moved:
-			d.Action = "block"
-			d.Reason = fmt.Sprintf("%s: %s; left alone: %s", ReasonTreeMovedOn, movedWhy, MovedOnCommand(run.ID))
 		case exhausted:
 			d.Action = "block"
 			d.Reason = fmt.Sprintf("%s; resumed %d times in a row without finishing an attempt", why, run.ResumesWithoutProgress)
@@ -128,6 +120,16 @@ func Supervise(ctx context.Context, db *store.DB, opts SuperviseOptions) ([]Supe
 			d.Action = "resume"
 		}
 		if opts.DryRun {
+			if !exhausted && opts.MovedOn != nil {
+				// Nothing is ended in a dry run: an agent still running counts as in flight.
+				movedWhy, moved, err := opts.MovedOn(run, false)
+				switch {
+				case err != nil:
+					d.Action, d.Reason = "error", fmt.Sprintf("%s; could not compare the working tree: %v", why, err)
+				case moved:
+					d.Action, d.Reason = "block", movedOnReason(run.ID, movedWhy)
+				}
+			}
 			out = append(out, d)
 			continue
 		}
@@ -140,18 +142,11 @@ func Supervise(ctx context.Context, db *store.DB, opts SuperviseOptions) ([]Supe
 			if epoch, err = tx.ClaimRun(run.ID, run.Epoch, self); err != nil {
 				return err
 			}
-			if !exhausted && !moved {
+			if !exhausted {
 				return nil
 			}
-			tr := store.RunTransition{To: store.RunBlocked, Reason: ReasonResumeExhausted,
-				Event: store.RunStateChanged{ResumesWithoutProgress: store.Ptr(run.ResumesWithoutProgress)}}
-			if moved {
-				tr.Reason, tr.Event = ReasonTreeMovedOn, store.RunStateChanged{Why: movedWhy, Command: MovedOnCommand(run.ID)}
-			}
-			if _, err := tx.TransitionRun(run.ID, tr); err != nil {
-				return err
-			}
-			return tx.ReleaseWorktreeLock(run.Worktree, run.ID)
+			return holdRun(tx, run, epoch, store.RunTransition{Reason: ReasonResumeExhausted,
+				Event: store.RunStateChanged{ResumesWithoutProgress: store.Ptr(run.ResumesWithoutProgress)}})
 		})
 		switch {
 		case errors.Is(err, store.ErrFenced):
@@ -167,19 +162,90 @@ func Supervise(ctx context.Context, db *store.DB, opts SuperviseOptions) ([]Supe
 			if err := endExhausted(ctx, db, opts, run, epoch); err != nil {
 				d.Reason += fmt.Sprintf("; could not end its attempts: %v", err)
 			}
+			out = append(out, d)
+			continue
 		}
-		if d.Action == "resume" {
-			pid, err := opts.Spawn(run, epoch)
-			if err != nil {
-				d.Action, d.Reason = "error", fmt.Sprintf("%s; could not start the resume: %v", why, err)
-			} else {
-				d.PID = pid
-				opts.Slots--
+		if opts.MovedOn != nil {
+			// Work done after the run stopped is not the run's to reset (SPEC §2.1). This
+			// supervisor owns the run now: what its dead runner's agent still runs is ended first,
+			// so the comparison sees what that agent did as the attempt's own (in flight until
+			// now), not as someone else's later work.
+			var ended []string
+			if local(run, self) {
+				if ended, err = EndLeftRunning(ctx, db, run); err != nil {
+					d.Action, d.Reason = "error", fmt.Sprintf("%s; could not end what its agent left running: %v", why, err)
+					out = append(out, d)
+					continue
+				}
 			}
+			movedWhy, moved, err := opts.MovedOn(run, len(ended) > 0)
+			if err != nil {
+				d.Action, d.Reason = "error", fmt.Sprintf("%s; could not compare the working tree: %v", why, err)
+				out = append(out, d)
+				continue
+			}
+			endedNote := ""
+			if len(ended) > 0 {
+				endedNote = "; ended what its dead runner's agent left running: " + strings.Join(ended, ", ")
+				why += endedNote
+				d.Reason = why
+			}
+			if moved {
+				err := db.Update(ctx, func(tx *store.Tx) error {
+					if err := tx.CheckOwner(run.ID, epoch); err != nil {
+						return err
+					}
+					return holdRun(tx, run, epoch, store.RunTransition{Reason: ReasonTreeMovedOn,
+						Event: store.RunStateChanged{Why: movedWhy, Command: MovedOnCommand(run.ID)}})
+				})
+				switch {
+				case errors.Is(err, store.ErrFenced):
+					d.Action, d.Reason = "skip", "claimed by another process first"
+				case err != nil:
+					return out, err
+				default:
+					d.Action, d.Reason = "block", movedOnReason(run.ID, movedWhy)+endedNote
+				}
+				out = append(out, d)
+				continue
+			}
+		}
+		pid, err := opts.Spawn(run, epoch)
+		if err != nil {
+			d.Action, d.Reason = "error", fmt.Sprintf("%s; could not start the resume: %v", why, err)
+		} else {
+			d.PID = pid
+			opts.Slots--
 		}
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// movedOnReason is the decision's reason for a run held tree-moved-on.
+func movedOnReason(run, why string) string {
+	return fmt.Sprintf("%s: %s; left alone: %s", ReasonTreeMovedOn, why, MovedOnCommand(run))
+}
+
+// holdRun holds run, which this supervisor claimed at epoch, blocked (reason and the rest of
+// the run.state_changed event in tr): it leaves the run without an owner process and the
+// worktree unlocked, so the operator's resume, cancel or revert does not take this supervisor
+// for a process acting on it.
+func holdRun(tx *store.Tx, run *store.Run, epoch int64, tr store.RunTransition) error {
+	tr.To = store.RunBlocked
+	if _, err := tx.TransitionRun(run.ID, tr); err != nil {
+		return err
+	}
+	if err := tx.DisownRun(run.ID, epoch); err != nil {
+		return err
+	}
+	return tx.ReleaseWorktreeLock(run.Worktree, run.ID)
+}
+
+// local reports whether run's owner ran on this host (its processes can be seen from here).
+func local(run *store.Run, self store.Owner) bool {
+	o := run.Owner
+	return o == nil || o.Host == "" || self.Host == "" || o.Host == self.Host
 }
 
 // endExhausted ends the attempts of a run supervise just held resume-exhausted (it owns the run at

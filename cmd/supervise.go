@@ -131,6 +131,9 @@ func runSupervise(c *cli.Context, g *globals, refs []string) error {
 			Runs: ids, StaleThreshold: c.Duration("stale-threshold"), MaxResumes: c.Int("max-resumes"),
 			Slots: c.Int("max-concurrent") - int(running.Load()), DryRun: c.Bool("dry-run"), Spawn: spawn,
 			OpenRepo: snapshot.Open,
+			MovedOn: func(run *store.Run, inFlight bool) (string, bool, error) {
+				return movedOn(ctx, st, run, inFlight)
+			},
 		})
 		for _, d := range decisions {
 			// A loop repeats a decision that did not change (a healthy run, a quota not reset
@@ -141,6 +144,9 @@ func runSupervise(c *cli.Context, g *globals, refs []string) error {
 			}
 		}
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil // SIGINT/SIGTERM ended the sweep: the usual way to stop a loop
+			}
 			return err
 		}
 		if !c.Bool("dry-run") && !once {
@@ -175,9 +181,9 @@ func printDecision(g *globals, d attempt.SuperviseDecision) {
 	fmt.Fprintln(g.io.Out, line)
 }
 
-// movedOn compares a run's working tree with the one it left (attempt.TreeMovedOn), opening the
-// run's own worktree when it is not this one.
-func movedOn(ctx context.Context, st *state, run *store.Run) (string, bool, error) {
+// movedOn compares a run's working tree with the one it left (attempt.TreeMovedOnEnded), opening
+// the run's own worktree when it is not this one.
+func movedOn(ctx context.Context, st *state, run *store.Run, inFlight bool) (string, bool, error) {
 	repo := st.repo
 	if run.Worktree != "" && run.Worktree != repo.Root() {
 		other, err := snapshot.Open(run.Worktree)
@@ -187,5 +193,5 @@ func movedOn(ctx context.Context, st *state, run *store.Run) (string, bool, erro
 		defer other.Close()
 		repo = other
 	}
-	return attempt.TreeMovedOn(ctx, repo, st.db, run)
+	return attempt.TreeMovedOnEnded(ctx, repo, st.db, run, inFlight)
 }

@@ -154,6 +154,14 @@ func WithEnv(kvs ...string) []int {
 	})
 }
 
+// InGroup lists the live members of process group pgid (zombies are gone) and their descendants.
+func InGroup(pgid int) []int {
+	if pgid <= 1 {
+		return nil
+	}
+	return members(readProcs(), func(p procInfo) bool { return p.pgid == pgid })
+}
+
 func zombie(pid int) bool {
 	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {

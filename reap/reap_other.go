@@ -24,4 +24,12 @@ func (t *Tree) reapAdopted(seen map[int]bool) []int { return sortedKeys(seen) }
 // WithEnv finds nothing on this platform.
 func WithEnv(kvs ...string) []int { return nil }
 
+// InGroup is the group's id while any process of it exists (zombies included) on this platform.
+func InGroup(pgid int) []int {
+	if pgid <= 1 || syscall.Kill(-pgid, 0) != nil {
+		return nil
+	}
+	return []int{pgid}
+}
+
 func zombie(pid int) bool { return false }

@@ -80,6 +80,24 @@ func (tx *Tx) Heartbeat(run string, epoch int64) error {
 	return tx.CheckOwner(run, epoch) // says which: not found or fenced
 }
 
+// DisownRun leaves the run without an owner process, if the caller still owns it at epoch: a
+// supervisor that claimed a run only to hold it (blocked) must not look like a live process
+// acting on it to the operator's resume, revert or cancel. The epoch stays: the next claim
+// compares against it.
+func (tx *Tx) DisownRun(run string, epoch int64) error {
+	res, err := tx.exec(`UPDATE runs SET owner_pid = NULL, owner_host = NULL, owner_start_ticks = NULL
+		WHERE id = ? AND owner_epoch = ?`, run, epoch)
+	if err != nil {
+		return fmt.Errorf("disown run %s: %w", run, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("disown run %s: %w", run, err)
+	} else if n == 1 {
+		return nil
+	}
+	return tx.CheckOwner(run, epoch)
+}
+
 // FenceRun bumps the run's epoch without naming a new owner (kill): the old owner can no
 // longer commit. The owner columns keep naming the process that was fenced, so kill can
 // still signal it. It returns the new epoch.
