@@ -88,6 +88,8 @@ type StartOptions struct {
 	ID string
 	// MaxCostUSD is `run --max-cost`: the run's spend limit (nil: none).
 	MaxCostUSD *float64
+	// Isolate is `run --isolate`: every task runs in a worktree of its own (isolate.go).
+	Isolate bool
 }
 
 // Outcome is how a run (or the part of it this process ran) ended.
@@ -121,6 +123,9 @@ type runner struct {
 	// tree still holds until another task runs (held.go).
 	heldHere map[string]bool
 	heldTree plumbing.Hash
+	// inWorktree is true while an isolated task's attempts run: env.Repo is then the task's
+	// worktree, not the user's working tree (isolate.go).
+	inWorktree bool
 }
 
 // ErrActive is returned when another live process runs in this worktree; it wraps the store's
@@ -178,6 +183,7 @@ func Start(ctx context.Context, env Env, opts StartOptions) (*Outcome, error) {
 		State:           store.RunRunning,
 		Owner:           &owner,
 		MaxCostUSD:      opts.MaxCostUSD,
+		Options:         runOptionsJSON(RunOptions{Isolate: opts.Isolate}),
 	}
 	if opts.File.Path == "" {
 		// An ad-hoc run keeps its definition as the JSON of the file it was built from.

@@ -49,6 +49,7 @@ func TestParseSpecExample(t *testing.T) {
 		Deadline:               2 * time.Hour,
 		MaxConsecutiveFailures: 3,
 		MaxIdenticalFailures:   2,
+		Isolation:              IsolationInPlace,
 		NonRetryable:           []Class{ClassAgentExit},
 		RetryOn:                []Class{ClassQualityRejection},
 		Verify:                 &Verify{Command: []string{"go", "test", "./..."}, Timeout: 10 * time.Minute},
@@ -127,7 +128,7 @@ func TestAuthoringErrors(t *testing.T) {
 		{"unknown key prefix", tfAgentsA + "  - {id: t, prompt: p, agent: a, timeout_seconds: 2}\n",
 			[]string{"f.yaml:4:34: unknown key `timeout_seconds` in task `t`"}, "did you mean `timeout`?"},
 		{"unknown key, nothing close", tfAgentsA + "  - {id: t, prompt: p, agent: a, zzzzzz: 2}\n",
-			[]string{"f.yaml:4:34: unknown key `zzzzzz` in task `t`"}, "known keys: id, needs, prompt, prompt_file, agent, on_failure, retries, backoff, timeout, heartbeat, deadline, max_consecutive_failures, non_retryable, retry_on, carry_over, verify, output_schema, max_schema_retries, result_contract, classify, max_cost_usd, side_effects, git, effects, hooks, allow_fail, needs_approval, approval_schema, silence, max_identical_failures"},
+			[]string{"f.yaml:4:34: unknown key `zzzzzz` in task `t`"}, "known keys: id, needs, prompt, prompt_file, agent, on_failure, retries, backoff, timeout, heartbeat, deadline, max_consecutive_failures, non_retryable, retry_on, carry_over, verify, output_schema, max_schema_retries, result_contract, classify, max_cost_usd, side_effects, git, effects, hooks, allow_fail, needs_approval, approval_schema, silence, max_identical_failures, isolation, worktree"},
 		{"wrong types", "version: 1\nagents:\n  a: {command: claude -p}\ntasks:\n  - {id: t, prompt: p, agent: {x: 1}, needs: b}\n",
 			[]string{
 				"f.yaml:3:16: `command` must be a list, not a string",
