@@ -27,7 +27,13 @@ type TimetravelOptions struct {
 	Restored bool
 	UndoRef  string
 	FromTree string // the tree before (the undo snapshot's), "" when unknown
+	// DryRun computes the result in a transaction that is rolled back: what a timetravel would
+	// change, nothing changed (the plan's preview).
+	DryRun bool
 }
+
+// errDryRun rolls back a dry run's transaction.
+var errDryRun = errors.New("dry run")
 
 // TaskChange is one task whose recorded state timetravel changed.
 type TaskChange struct {
@@ -260,8 +266,17 @@ func Timetravel(ctx context.Context, db *store.DB, opts TimetravelOptions) (*Tim
 		if _, err := tx.AppendEvent(run.ID, opts.Task, opts.N, EventTimetravel, payload); err != nil {
 			return err
 		}
-		return pauseRun(tx, run, ReasonTimetravel, nil)
+		if err := pauseRun(tx, run, ReasonTimetravel, nil); err != nil {
+			return err
+		}
+		if opts.DryRun {
+			return errDryRun
+		}
+		return nil
 	})
+	if errors.Is(err, errDryRun) {
+		err = nil
+	}
 	return res, err
 }
 

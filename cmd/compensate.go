@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -25,105 +24,20 @@ type compensationJSON struct {
 	Error      any    `json:"error"`
 }
 
-// effectsAfter returns the effects of run that going back to just after task@n (before it
-// when pre; to the run's base when task is "") crosses, newest first: the effects of every
-// attempt that started later (and, with pre, of task@n itself) and are not compensated.
-func effectsAfter(ctx context.Context, st *state, run *store.Run, task string, n int, pre bool) ([]store.Effect, error) {
-	all, err := runEffects(ctx, st, run.ID)
-	if err != nil {
-		return nil, err
-	}
-	started := map[string]int64{}
-	var target int64 = -1
-	for _, t := range run.Tasks {
-		for _, a := range t.Attempts {
-			started[fmt.Sprintf("%s@%d", t.ID, a.N)] = a.StartedAt.UnixMilli()
-			if t.ID == task && a.N == n {
-				target = a.StartedAt.UnixMilli()
-			}
-		}
-	}
-	return compensate.CrossedBy(all, func(e store.Effect) bool {
-		if task == "" {
-			return true
-		}
-		if e.TaskID == task && e.Attempt == n {
-			return pre
-		}
-		s, ok := started[fmt.Sprintf("%s@%d", e.TaskID, e.Attempt)]
-		return ok && s > target
-	}), nil
-}
-
-// refuseUncompensable is the check before anything changes: crossing a non-idempotent effect
-// with no compensation is refused (exit 6) unless --force.
-func refuseUncompensable(crossed []store.Effect, force bool, command string) error {
-	bad := compensate.Uncompensable(crossed)
-	if len(bad) == 0 || force {
-		return nil
-	}
-	names := make([]string, len(bad))
-	for i, e := range bad {
-		names[i] = describeEffect(e, "")
-	}
-	return &Error{Code: ExitRefused,
-		Msg: fmt.Sprintf("%s would cross %d non-idempotent side effect%s with no compensation: %s; nothing was changed",
-			command, len(bad), plural(len(bad)), strings.Join(names, ", ")),
-		Hints: []string{"undo them by hand, then pass --force (they are left unresolved); `mulligan effects` lists them"}}
-}
-
 // compensateAll runs the compensations of crossed and reports each on stderr; failed is set
 // when one failed (the command then exits 1 after printing its result).
 func compensateAll(ctx context.Context, g *globals, st *state, crossed []store.Effect, noCompensate bool) (list []compensationJSON, failed bool, err error) {
 	results, err := compensate.Compensate(ctx, st.db, st.repo.Root(), crossed, noCompensate)
-	list = []compensationJSON{}
-	for _, r := range results {
-		if r.State == "" {
-			continue
-		}
-		j := compensationJSON{ID: r.Effect.ID, Task: r.Effect.TaskID, Attempt: r.Effect.Attempt, Name: r.Effect.Name,
-			State: r.State, DeliveryID: r.Effect.DeliveryID, Output: r.Output}
-		switch r.State {
-		case store.EffectCompensated:
-			fmt.Fprintf(g.io.ErrOut, "compensated %s\n", describeEffect(r.Effect, ", delivery id "+r.Effect.DeliveryID))
-		case store.EffectCompensationFailed:
-			failed = true
-			j.Error = r.Err.Error()
-			fmt.Fprintf(g.io.ErrOut, "mulligan: error: compensation of %s failed: %v\n", describeEffect(r.Effect, ""), r.Err)
-			if out := strings.TrimSpace(r.Output); out != "" {
-				fmt.Fprintf(g.io.ErrOut, "%s\n", indentLines(out))
-			}
-		case store.EffectUnresolved:
-			fmt.Fprintf(g.io.ErrOut, "left %s unresolved %s\n", effectName(r.Effect), effectRef(r.Effect, ""))
-		}
-		list = append(list, j)
-	}
-	if failed {
-		fmt.Fprintf(g.io.ErrOut, "hint: fix the cause, then `mulligan compensate %s` runs the failed ones again (same delivery ids)\n", crossed[0].RunID)
-	}
+	list, failed = compensationList(g.io.ErrOut, results)
 	return list, failed, err
 }
 
-// describeEffect names an effect in a message: `push (effect 1 of a@1…)`, and for the implicit
-// effect of an attempt of a task marked side_effects: non_idempotent, what it stands for. extra
-// goes inside the parentheses.
-func describeEffect(e store.Effect, extra string) string {
-	return effectName(e) + " " + effectRef(e, extra)
-}
+// describeEffect names an effect in a message (compensate.Describe).
+func describeEffect(e store.Effect, extra string) string { return compensate.Describe(e, extra) }
 
-func effectName(e store.Effect) string {
-	if e.Implicit {
-		return fmt.Sprintf("whatever %s@%d did", e.TaskID, e.Attempt)
-	}
-	return e.Name
-}
+func effectName(e store.Effect) string { return compensate.Name(e) }
 
-func effectRef(e store.Effect, extra string) string {
-	if e.Implicit {
-		return fmt.Sprintf("(effect %d: the task is marked side_effects: non_idempotent%s)", e.ID, extra)
-	}
-	return fmt.Sprintf("(effect %d of %s@%d%s)", e.ID, e.TaskID, e.Attempt, extra)
-}
+func effectRef(e store.Effect, extra string) string { return compensate.Ref(e, extra) }
 
 func indentLines(s string) string {
 	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
@@ -245,31 +159,4 @@ func runEffects(ctx context.Context, st *state, run string) (es []store.Effect, 
 		return err
 	})
 	return es, err
-}
-
-// refuseReplayEffects refuses (exit 6) to replay tasks whose non-idempotent side effects (of
-// es, the run's ledger) are still out in the world (not compensated), unless --force: the
-// replay would do them again. settled says which effects the command itself compensates before
-// the replay (nil: none).
-func refuseReplayEffects(es []store.Effect, run string, tasks []string, settled func(store.Effect) bool, force bool) error {
-	if force || len(tasks) == 0 {
-		return nil
-	}
-	var names []string
-	for _, e := range es {
-		if slices.Contains(tasks, e.TaskID) && !e.Idempotent && compensate.Pending(e) && (settled == nil || !settled(e)) {
-			names = append(names, describeEffect(e, ", "+e.State))
-		}
-	}
-	if len(names) == 0 {
-		return nil
-	}
-	what := "task " + tasks[0] + " has"
-	if len(tasks) > 1 {
-		what = "tasks " + strings.Join(tasks, ", ") + " (replayed) have"
-	}
-	return &Error{Code: ExitRefused,
-		Msg: fmt.Sprintf("%s non-idempotent side effects that were not compensated: %s; replaying would do them again; nothing was changed",
-			what, strings.Join(names, ", ")),
-		Hints: []string{fmt.Sprintf("undo them (`mulligan compensate %s --unresolved` runs the compensations they have; the others by hand), or pass --force to replay anyway", run)}}
 }

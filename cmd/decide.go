@@ -2,13 +2,14 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
-	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/attempt/plan"
 )
 
 func promptCommand(g *globals) *cli.Command {
@@ -36,13 +37,14 @@ func stopCommand(g *globals) *cli.Command {
 		Name:      "stop",
 		Usage:     "decide a blocked task: give up on it (failed, operator-stop) and let the rest of the run finish",
 		ArgsUsage: "ADDR",
-		Flags:     []cli.Flag{&cli.BoolFlag{Name: "detach", Usage: detachUsage}, noAutopsyFlag},
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "detach", Usage: detachUsage},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print what it would change (the tree, the task), change nothing"}, noAutopsyFlag},
 		Action: func(c *cli.Context) error {
 			g.noAutopsy = c.Bool("no-autopsy")
 			if c.NArg() != 1 {
 				return usageError("e.g. mulligan stop fix-tests", "stop takes one address")
 			}
-			return runStop(c.Context, g, c.Args().First(), c.Bool("detach"))
+			return runStop(c.Context, g, c.Args().First(), c.Bool("detach"), c.Bool("dry-run"))
 		},
 	}
 }
@@ -89,30 +91,40 @@ func runPrompt(ctx context.Context, g *globals, addr, text string, detach bool) 
 	return continueRun(ctx, g, st, id, continueOptions{Detach: detach})
 }
 
-func runStop(ctx context.Context, g *globals, addr string, detach bool) error {
+func runStop(ctx context.Context, g *globals, addr string, detach, dryRun bool) error {
 	st, err := openState()
 	if err != nil {
 		return err
+	}
+	if dryRun {
+		st.errOut = nil // a dry run acts on nothing, hooks included
 	}
 	defer st.Close()
 	id, task, err := decisionTarget(ctx, st, "stop", addr)
 	if err != nil {
 		return err
 	}
-	base, err := attempt.StopTask(ctx, st.db, id, task)
+	p, err := plan.PlanStop(ctx, st.planEnv(), plan.StopOptions{Run: id, Task: task})
+	if err != nil {
+		return refuseActive(err, id)
+	}
+	if dryRun {
+		return printPlan(g, p)
+	}
+	res, err := p.Execute(ctx)
+	var step *plan.StepError
+	if errors.As(err, &step) && step.Step == plan.StepTree {
+		return &Error{Code: exitCode(mapError(step.Err)), Msg: err.Error(), Err: err, Hints: []string{
+			fmt.Sprintf("nothing was decided: task %s is still blocked and the tree could not be put back to its base; fix the path, then `mulligan stop %s` again", task, addr)}}
+	}
 	if err != nil {
 		return refuseActive(err, id)
 	}
 	fmt.Fprintf(g.io.ErrOut, "stop: task %s failed (operator-stop); its dependents will be skipped\n", task)
-	if base != "" {
+	if res.Restore != nil {
 		// A failed task leaves no edits behind; its attempts' trees stay in their refs.
-		res, err := restoreWithUndo(ctx, st.repo, snapshot.NewHash(base), fmt.Sprintf("stop %s/%s", id, task), false)
-		if err != nil {
-			return &Error{Code: exitCode(mapError(err)), Msg: err.Error(), Err: err, Hints: []string{
-				fmt.Sprintf("the task is stopped but the tree could not be put back to its base; fix the path, then `mulligan resume %s`", id)}}
-		}
 		fmt.Fprintf(g.io.ErrOut, "stop: the tree is back at task %s's base (%d path%s changed); undo point %s\n",
-			task, len(res.Changes), plural(len(res.Changes)), res.Undo.Ref)
+			task, len(res.Restore.Changes), plural(len(res.Restore.Changes)), res.UndoRef)
 	}
 	return continueRun(ctx, g, st, id, continueOptions{Detach: detach})
 }

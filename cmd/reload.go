@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
-	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
@@ -108,23 +106,4 @@ func printReload(w io.Writer, command string, f *taskfile.File, p *attempt.Reloa
 		what = append(what, "no task changed")
 	}
 	fmt.Fprintf(w, "%s: reloaded %s (%.12s): %s\n", command, f.Path, f.Hash, strings.Join(what, "; "))
-}
-
-// reloadGraft returns the function that carries the reloaded task file into a task's recorded
-// base tree, so the reset to that base keeps the edited file instead of putting back the one the
-// task started with; nil when the file lies outside the worktree (no reset touches it). The file
-// is taken as the working tree holds it now (one snapshot, with git's clean conversions).
-func reloadGraft(ctx context.Context, st *state, f *taskfile.File) (func(string) (string, error), error) {
-	if filepath.IsAbs(f.Path) {
-		return nil, nil
-	}
-	cur, err := st.repo.WriteTree(ctx)
-	if err != nil {
-		return nil, err
-	}
-	path := filepath.ToSlash(f.Path)
-	return func(base string) (string, error) {
-		t, err := st.repo.GraftPath(snapshot.NewHash(base), cur.Tree, path)
-		return t.String(), err
-	}, nil
 }

@@ -114,6 +114,14 @@ type changeJSON struct {
 	Action string `json:"action"`
 }
 
+func changesJSON(changes []snapshot.Change) []changeJSON {
+	out := make([]changeJSON, 0, len(changes))
+	for _, ch := range changes {
+		out = append(out, changeJSON{Path: ch.Path, Action: ch.Action.String()})
+	}
+	return out
+}
+
 // printRestore prints a restore; compensated is what revert undid on the way (nil: nothing).
 func printRestore(g *globals, tree snapshot.Hash, res *snapshot.RestoreResult, dryRun bool, compensated []compensationJSON) error {
 	var undoRef any
@@ -121,10 +129,7 @@ func printRestore(g *globals, tree snapshot.Hash, res *snapshot.RestoreResult, d
 		undoRef = res.Undo.Ref
 	}
 	if g.json() {
-		changed := make([]changeJSON, 0, len(res.Changes))
-		for _, ch := range res.Changes {
-			changed = append(changed, changeJSON{Path: ch.Path, Action: ch.Action.String()})
-		}
+		changed := changesJSON(res.Changes)
 		spared := make([]string, 0, len(res.Spared))
 		for _, ch := range res.Spared {
 			spared = append(spared, ch.Path)

@@ -118,7 +118,7 @@ func resumeRun(ctx context.Context, g *globals, opts resumeOptions) error {
 		if reload, err = prepareReload(ctx, g, st, id, opts.File); err != nil {
 			return err
 		}
-		if graft, err = reloadGraft(ctx, st, reload); err != nil {
+		if graft, err = attempt.ReloadGraft(ctx, st.repo, reload); err != nil {
 			return err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/attempt/plan"
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
 )
@@ -117,84 +118,31 @@ func runRevert(ctx context.Context, g *globals, opts revertOptions) error {
 		st.errOut = nil // a dry run acts on nothing, hooks included
 	}
 	defer st.Close()
-	var (
-		runID, tree, target string
-		task                string
-		n                   int
-		run                 *store.Run
-	)
+	po := plan.RevertOptions{Base: opts.Base, Pre: opts.Pre, Force: opts.Force, NoCompensate: opts.NoCompensate}
 	if opts.Base {
-		if runID, err = st.resolveRun(ctx, opts.Target); err != nil {
+		if po.Run, err = st.resolveRun(ctx, opts.Target); err != nil {
 			return err
-		}
-		run, err = st.getRun(ctx, runID)
-		if err != nil {
-			return err
-		}
-		if err := notPruned(run); err != nil {
-			return err
-		}
-		tree, target = run.BaseTree, run.ID+" --base"
-		if tree == "" {
-			return &Error{Code: ExitFailed, Msg: fmt.Sprintf("run %s has no base tree recorded", run.ID)}
 		}
 	} else {
-		r, a, err := st.resolveAddress(ctx, opts.Target)
+		run, a, err := st.resolveAddress(ctx, opts.Target)
 		if err != nil {
 			return err
 		}
-		run = r
-		if err := notPruned(run); err != nil {
-			return err
-		}
-		runID, task, n = run.ID, a.TaskID, a.N
-		target = fmt.Sprintf("%s/%s@%d", run.ID, a.TaskID, a.N)
-		tree = a.Tree
-		if opts.Pre {
-			tree, target = a.PreTree, target+" --pre"
-		}
-		if err := attempt.CheckIdleRun(ctx, st.db, runID, opts.Force); err != nil {
-			return refuseActive(err, runID)
-		}
-		if tree == "" {
-			return &Error{Code: ExitFailed, Msg: fmt.Sprintf("%s has no tree recorded yet (it is still running)", target),
-				Hints: []string{fmt.Sprintf("`mulligan revert %s/%s@%d --pre` sets the tree it started from", run.ID, a.TaskID, a.N)}}
-		}
+		po.Run, po.Task, po.N = run.ID, a.TaskID, a.N
 	}
-	if err := attempt.CheckIdleRun(ctx, st.db, runID, opts.Force); err != nil {
-		return refuseActive(err, runID)
+	p, err := plan.PlanRevert(ctx, st.planEnv(), po)
+	if err != nil {
+		return refuseActive(err, po.Run)
 	}
-	// The side effects it crosses are checked before anything changes.
-	crossed, err := effectsAfter(ctx, st, run, task, n, opts.Pre)
+	if opts.DryRun {
+		return printPlan(g, p)
+	}
+	res, err := p.Execute(ctx)
+	compensated, failed := compensationList(g.io.ErrOut, res.Compensations)
 	if err != nil {
 		return err
 	}
-	if err := refuseUncompensable(crossed, opts.Force, "revert "+target); err != nil {
-		return err
-	}
-	h := snapshot.NewHash(tree)
-	res, err := restoreWithUndo(ctx, st.repo, h, "revert "+target, opts.DryRun)
-	if res != nil && res.Undo != nil && !opts.DryRun {
-		// Audited even when the restore stopped half-way: the tree changed.
-		payload := map[string]any{
-			"who": attempt.Who(), "target": target, "from": res.UndoTree.String(), "to": tree,
-			"undo_ref": res.Undo.Ref, "changed": len(res.Changes), "complete": err == nil, "force": opts.Force,
-		}
-		if rerr := attempt.RecordEvent(context.WithoutCancel(ctx), st.db, runID, task, n, "revert", payload); rerr != nil && err == nil {
-			err = rerr
-		}
-	}
-	if err != nil {
-		return err
-	}
-	var compensated []compensationJSON
-	failed := false
-	if !opts.DryRun && len(crossed) > 0 {
-		if compensated, failed, err = compensateAll(ctx, g, st, crossed, opts.NoCompensate); err != nil {
-			return err
-		}
-	}
-	if err := printRestore(g, h, res, opts.DryRun, compensated); err != nil {
+	if err := printRestore(g, p.Tree, res.Restore, false, compensated); err != nil {
 		return err
 	}
 	if failed {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/attempt/plan"
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
@@ -187,3 +188,6 @@ func authoringOne(e *taskfile.AuthoringError) *Error {
 	}
 	return out
 }
+
+// planEnv is what the operator's plans (attempt/plan) read and change.
+func (s *state) planEnv() plan.Env { return plan.Env{DB: s.db, Repo: s.repo} }

@@ -2,14 +2,15 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/attempt/plan"
 	"github.com/mulligan-dev/mulligan/snapshot"
-	"github.com/mulligan-dev/mulligan/store"
 )
 
 type timetravelOptions struct {
@@ -20,6 +21,7 @@ type timetravelOptions struct {
 	Force     bool
 	// NoCompensate leaves the side effects it crosses unresolved instead of undoing them.
 	NoCompensate bool
+	DryRun       bool
 }
 
 func timetravelCommand(g *globals) *cli.Command {
@@ -33,6 +35,7 @@ func timetravelCommand(g *globals) *cli.Command {
 			&cli.BoolFlag{Name: "no-restore", Usage: "reset the recorded state only; leave the working tree as it is"},
 			&cli.BoolFlag{Name: "force", Usage: "even while the run is active in this worktree, or across side effects with no compensation"},
 			&cli.BoolFlag{Name: "no-compensate", Usage: "do not run the compensations of the side effects it crosses: leave them unresolved"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print what it would change (tree, side effects, attempts and tasks), change nothing"},
 			noAutopsyFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -44,7 +47,7 @@ func timetravelCommand(g *globals) *cli.Command {
 				return usageError("continue in the background: mulligan timetravel "+c.Args().First()+" --resume --detach", "--detach needs --resume")
 			}
 			return runTimetravel(c.Context, g, timetravelOptions{Addr: c.Args().First(), Resume: c.Bool("resume"), Detach: c.Bool("detach"),
-				NoRestore: c.Bool("no-restore"), Force: c.Bool("force"), NoCompensate: c.Bool("no-compensate")})
+				NoRestore: c.Bool("no-restore"), Force: c.Bool("force"), NoCompensate: c.Bool("no-compensate"), DryRun: c.Bool("dry-run")})
 		},
 	}
 }
@@ -54,75 +57,35 @@ func runTimetravel(ctx context.Context, g *globals, opts timetravelOptions) (err
 	if err != nil {
 		return err
 	}
+	if opts.DryRun {
+		st.errOut = nil // a dry run acts on nothing, hooks included
+	}
 	defer st.Close()
 	run, a, err := st.resolveAddress(ctx, opts.Addr)
 	if err != nil {
 		return err
 	}
-	addr := fmt.Sprintf("%s/%s@%d", run.ID, a.TaskID, a.N)
-	if err := notPruned(run); err != nil && !opts.NoRestore {
-		return err
-	}
-	if a.Tree == "" {
-		return &Error{Code: ExitFailed, Msg: fmt.Sprintf("%s has no tree recorded yet: %v", addr, attempt.ErrAttemptRunning)}
-	}
-	if err := inRunWorktree(st, run, "timetravel "+addr); err != nil {
-		return err
-	}
-	if err := attempt.CheckIdleRun(ctx, st.db, run.ID, opts.Force); err != nil {
+	p, err := plan.PlanTimetravel(ctx, st.planEnv(), plan.TimetravelOptions{Run: run.ID, Task: a.TaskID, N: a.N,
+		Resume: opts.Resume, NoRestore: opts.NoRestore, Force: opts.Force, NoCompensate: opts.NoCompensate})
+	if err != nil {
 		return refuseActive(err, run.ID)
 	}
-	// The side effects it crosses are checked before anything changes.
-	crossed, err := effectsAfter(ctx, st, run, a.TaskID, a.N, false)
+	if opts.DryRun {
+		return printPlan(g, p)
+	}
+	res, err := p.Execute(ctx)
+	compensated, failed := compensationList(g.io.ErrOut, res.Compensations)
+	var step *plan.StepError
+	if errors.As(err, &step) && step.Step == plan.StepRecord && res.Restore != nil {
+		return &Error{Code: exitCode(mapError(step.Err)), Msg: err.Error(), Err: err, Hints: []string{
+			"the working tree was restored but the run's state was not changed; `mulligan undo` puts the tree back"}}
+	}
 	if err != nil {
-		return err
-	}
-	if err := refuseUncompensable(crossed, opts.Force, "timetravel "+addr); err != nil {
-		return err
-	}
-	if opts.Resume {
-		// --resume replays the target's task (unless its attempt succeeded) and every task after
-		// it; the effects this command compensates on the way back are not in the way.
-		compensated := map[int64]bool{}
-		for _, e := range crossed {
-			compensated[e.ID] = len(e.Compensate) > 0 && !opts.NoCompensate
-		}
-		all, err := runEffects(ctx, st, run.ID)
-		if err != nil {
-			return err
-		}
-		if err := refuseReplayEffects(all, run.ID, replayedAfter(run, a),
-			func(e store.Effect) bool { return compensated[e.ID] }, opts.Force); err != nil {
-			return err
-		}
-	}
-	tree := snapshot.NewHash(a.Tree)
-	var res *snapshot.RestoreResult
-	tt := attempt.TimetravelOptions{RunID: run.ID, Task: a.TaskID, N: a.N, Force: opts.Force}
-	if !opts.NoRestore {
-		res, err = restoreWithUndo(ctx, st.repo, tree, "timetravel "+addr, false)
-		if err != nil {
-			return err
-		}
-		tt.Restored, tt.UndoRef, tt.FromTree = true, res.Undo.Ref, res.UndoTree.String()
-	}
-	out, err := attempt.Timetravel(ctx, st.db, tt)
-	if err != nil {
-		if res != nil {
-			return &Error{Code: exitCode(mapError(err)), Msg: err.Error(), Err: err, Hints: []string{
-				"the working tree was restored but the run's state was not changed; `mulligan undo` puts the tree back"}}
-		}
 		return refuseActive(err, run.ID)
 	}
-	var compensated []compensationJSON
-	failed := false
-	if len(crossed) > 0 {
-		if compensated, failed, err = compensateAll(ctx, g, st, crossed, opts.NoCompensate); err != nil {
-			return err
-		}
-	}
+	out := res.Timetravel
 	if opts.Resume && !failed {
-		printTimetravel(g.io.ErrOut, run.ID, addr, tree, res, out, false)
+		printTimetravel(g.io.ErrOut, run.ID, p.Target, p.Tree, res.Restore, out, false)
 		return continueRun(ctx, g, st, run.ID, continueOptions{Force: opts.Force, Detach: opts.Detach})
 	}
 	if failed {
@@ -134,41 +97,18 @@ func runTimetravel(ctx context.Context, g *globals, opts timetravelOptions) (err
 	}
 	if g.json() {
 		var undo, changed any
-		if res != nil {
-			undo = res.Undo.Ref
-			list := make([]changeJSON, 0, len(res.Changes))
-			for _, ch := range res.Changes {
-				list = append(list, changeJSON{Path: ch.Path, Action: ch.Action.String()})
-			}
-			changed = list
+		if res.Restore != nil {
+			undo = res.UndoRef
+			changed = changesJSON(res.Restore.Changes)
 		}
 		return writeJSON(g.io.Out, map[string]any{
-			"run": run.ID, "to": addr, "tree": tree.String(), "restored": res != nil, "undo_ref": undo,
+			"run": run.ID, "to": p.Target, "tree": snapshot.NewHash(a.Tree).String(), "restored": res.Restore != nil, "undo_ref": undo,
 			"changed": changed, "compensated": nonNil(compensated), "superseded": nonNil(out.Superseded),
 			"unsuperseded": nonNil(out.Restored), "tasks": out.Tasks, "state": "paused",
 		})
 	}
-	printTimetravel(g.io.Out, run.ID, addr, tree, res, out, true)
+	printTimetravel(g.io.Out, run.ID, p.Target, snapshot.NewHash(a.Tree), res.Restore, out, true)
 	return nil
-}
-
-// replayedAfter lists the tasks that run again when run continues from just after attempt a:
-// its task, unless a succeeded, and every task after it in the run's order.
-func replayedAfter(run *store.Run, a *store.Attempt) []string {
-	var out []string
-	after := false
-	for _, t := range run.Tasks {
-		if t.ID == a.TaskID {
-			after = true
-			if a.State == store.AttemptSucceeded {
-				continue
-			}
-		}
-		if after {
-			out = append(out, t.ID)
-		}
-	}
-	return out
 }
 
 func nonNil[T any](s []T) []T {

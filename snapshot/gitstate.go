@@ -6,15 +6,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"golang.org/x/sys/unix"
 )
 
 // What an agent can change besides the working tree: HEAD, the refs, the stash and the index.
@@ -115,28 +118,145 @@ func (r *Repo) ReadGitState(keepIndex bool) (*GitState, error) {
 	r.idxMu.Lock()
 	cached, hit := r.idxState, stamp.present && !stamp.sum.IsZero() && stamp == r.idxStamp
 	r.idxMu.Unlock()
+	if !hit && stamp.present && !stamp.sum.IsZero() {
+		cached, hit = r.loadIndexState(stamp)
+	}
 	if hit {
 		st.Index = cached
 		if _, err := os.Stat(r.indexCopyPath(cached.Sum)); !keepIndex || err == nil {
 			return st, nil
 		}
 	}
-	idx, err := os.ReadFile(r.indexFile)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("read the index: %w", err)
-	}
-	if err == nil {
+	err = withFileData(r.indexFile, func(idx []byte) error {
 		st.Index = r.indexState(idx)
 		if keepIndex {
-			if err := r.keepIndexCopy(st.Index.Sum, idx); err != nil {
-				return nil, err
-			}
+			return r.keepIndexCopy(st.Index.Sum, idx)
 		}
-		r.idxMu.Lock()
-		r.idxStamp, r.idxState = stamp, st.Index
-		r.idxMu.Unlock()
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the index: %w", err)
+	}
+	r.idxMu.Lock()
+	r.idxStamp, r.idxState = stamp, st.Index
+	r.idxMu.Unlock()
+	if again, err := stampUserIndex(r.indexFile); err == nil && again == stamp && !stamp.sum.IsZero() {
+		r.saveIndexState(stamp, st.Index) // the file read is the one stamped
 	}
 	return st, nil
+}
+
+// The user's index state is also kept on disk (<git-dir>/mulligan/index-state), with the index
+// file's path, stat data and checksum trailer: the next process (the next run) finds the same
+// index by its stamp and does not read and hash megabytes again. git rewrites the index through
+// a new file (new inode, new ctime) and its trailer is a hash of the content, so a stamp that
+// matches names the same content; an index without a trailer (index.skipHash) is never cached.
+
+func (r *Repo) indexStatePath() string { return filepath.Join(r.gitDir, "mulligan", "index-state") }
+
+const indexStateVersion = "mulligan index-state 1"
+
+func formatIndexStamp(path string, s userIndexStamp) string {
+	st := s.st
+	return fmt.Sprintf("%s\n%s\n%d %d %d %d %d %d %d %d %d %d %s\n", indexStateVersion, strconv.Quote(path),
+		st.ctimeS, st.ctimeNs, st.mtimeS, st.mtimeNs, st.dev, st.ino, st.uid, st.gid, st.size, st.mode, s.sum)
+}
+
+func (r *Repo) loadIndexState(stamp userIndexStamp) (IndexState, bool) {
+	data, err := os.ReadFile(r.indexStatePath())
+	if err != nil {
+		return IndexState{}, false
+	}
+	head := formatIndexStamp(r.indexFile, stamp)
+	rest, ok := strings.CutPrefix(string(data), head)
+	if !ok {
+		return IndexState{}, false
+	}
+	f := strings.Fields(rest)
+	if len(f) != 2 || len(f[0]) != 64 || len(f[1]) != 64 {
+		return IndexState{}, false
+	}
+	return IndexState{Sum: f[0], Entries: f[1]}, true
+}
+
+// saveIndexState records the state of the index with this stamp; a failure only costs the next
+// process a read.
+func (r *Repo) saveIndexState(stamp userIndexStamp, st IndexState) {
+	if len(st.Sum) != 64 || len(st.Entries) != 64 {
+		return
+	}
+	path := r.indexStatePath()
+	content := formatIndexStamp(r.indexFile, stamp) + st.Sum + " " + st.Entries + "\n"
+	if old, err := os.ReadFile(path); err == nil && string(old) == content {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "index-state-*")
+	if err != nil {
+		return
+	}
+	_, werr := f.WriteString(content)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(f.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+	}
+}
+
+// withFileData calls fn with the content of the file at path, mapped read-only rather than
+// copied into the heap (the user's index of a big tree is megabytes, read once per run; a copy
+// would stay in the heap until the next collection and make it grow by as much). fn must keep
+// no reference into the data. Reading a mapped page of a file that was truncated in place
+// meanwhile faults (git never does that: it writes a new index and renames it over the old);
+// the fault is turned into a panic, recovered here, and fn is called again on a copy.
+func withFileData(path string, fn func([]byte) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if size := fi.Size(); size > 0 && size < 1<<31 && fi.Mode().IsRegular() {
+		if m, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED); err == nil {
+			faulted, err := callOnMapped(m, fn)
+			unix.Munmap(m)
+			if !faulted {
+				return err
+			}
+		}
+	}
+	data, err := io.ReadAll(io.NewSectionReader(f, 0, 1<<62))
+	if err != nil {
+		return err
+	}
+	return fn(data)
+}
+
+// callOnMapped calls fn(m), reporting a memory fault in m as faulted instead of crashing.
+func callOnMapped(m []byte, fn func([]byte) error) (faulted bool, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			if e, ok := p.(interface{ Addr() uintptr }); ok && e != nil {
+				faulted = true
+				return
+			}
+			panic(p)
+		}
+	}()
+	return false, fn(m)
 }
 
 func sha(b []byte) string {

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -51,4 +52,98 @@ func TestIndexStateStreamedMatchesDecoded(t *testing.T) {
 			t.Errorf("index v%s: Entries %s, the fmt format over decoded entries gives %s", v, got.Entries, want)
 		}
 	}
+}
+
+// A file truncated in place while withFileData has it mapped faults on the next read of a lost
+// page: that is recovered and fn sees a copy of what the file now holds, instead of the process
+// dying of SIGBUS.
+func TestWithFileDataSurvivesTruncation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "index")
+	if err := os.WriteFile(path, bytes.Repeat([]byte("x"), 1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	err := withFileData(path, func(data []byte) error {
+		if len(sizes) == 0 {
+			if err := os.Truncate(path, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, c := range data { // faults on the first page read after the truncation
+			faultSink += int(c)
+		}
+		sizes = append(sizes, len(data))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sizes) != 1 || sizes[0] != 0 {
+		t.Fatalf("fn saw %v bytes; want one complete call on the truncated (empty) copy", sizes)
+	}
+}
+
+var faultSink int
+
+// The index state is kept on disk under the index's stamp: a new Repo (the next process) finds
+// it there and agrees with a computation from the file; a changed index, a damaged record or a
+// record of another index file is not used.
+func TestIndexStateKeptAcrossProcesses(t *testing.T) {
+	dir := newGitRepo(t)
+	writeFile(t, filepath.Join(dir, "a"), "a\n")
+	runGit(t, dir, "add", "a")
+	first, err := openRepo(t, dir).ReadGitState(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := openRepo(t, dir)
+	stamp, err := stampUserIndex(r.indexFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := r.loadIndexState(stamp); !ok || got != first.Index {
+		t.Fatalf("kept %+v, %v; computed %+v", got, ok, first.Index)
+	}
+	if again, err := r.ReadGitState(true); err != nil || again.Index != first.Index {
+		t.Fatalf("from the record: %+v, %v; want %+v", again, err, first.Index)
+	}
+
+	// Another index file (GIT_INDEX_FILE) does not match the record.
+	other := openRepo(t, dir)
+	other.indexFile = filepath.Join(t.TempDir(), "index")
+	data, _ := os.ReadFile(r.indexFile)
+	os.WriteFile(other.indexFile, data, 0o644)
+	ost, _ := stampUserIndex(other.indexFile)
+	if _, ok := other.loadIndexState(ost); ok {
+		t.Error("the record of .git/index was used for another index file")
+	}
+
+	// A changed index is computed again, and recorded.
+	writeFile(t, filepath.Join(dir, "b"), "b\n")
+	runGit(t, dir, "add", "b")
+	changed, err := openRepo(t, dir).ReadGitState(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := openRepoNoRecord(t, dir)
+	if changed.Index == first.Index || changed.Index != want {
+		t.Fatalf("after git add: %+v (before %+v), computed from the file %+v", changed.Index, first.Index, want)
+	}
+
+	// A damaged record is not used.
+	os.WriteFile(r.indexStatePath(), []byte("garbage"), 0o644)
+	if got, err := openRepo(t, dir).ReadGitState(false); err != nil || got.Index != want {
+		t.Fatalf("with a damaged record: %+v, %v; want %+v", got, err, want)
+	}
+}
+
+// openRepoNoRecord computes the index state from the file alone.
+func openRepoNoRecord(t *testing.T, dir string) IndexState {
+	t.Helper()
+	r := openRepo(t, dir)
+	data, err := os.ReadFile(r.indexFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.indexState(data)
 }

@@ -48,6 +48,9 @@ func newObjectStore(dir string) *objectStore {
 func (s *objectStore) close() error {
 	s.packMu.Lock()
 	defer s.packMu.Unlock()
+	for _, p := range s.packs {
+		p.close()
+	}
 	s.packs = nil
 	s.loaded = false
 	for _, a := range s.alts {
@@ -157,6 +160,9 @@ func (s *objectStore) loadPacksLocked() {
 			continue
 		}
 		packs = append(packs, p)
+	}
+	for _, p := range have {
+		p.close() // its pack is gone
 	}
 	s.packs = packs
 	s.loaded = true
@@ -300,12 +306,18 @@ func (zeroReader) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// packIndex is a version-2 pack .idx file read into memory once: the fan-out table and the sorted
-// object names, enough for binary search.
+// packIndex is a version-2 pack .idx file, mapped read-only (git writes a pack's index once and
+// never changes it; a repack writes new ones and unlinks the old, which stays readable while
+// mapped): the fan-out table, the sorted object names for binary search and the offsets that
+// readPacked reads an object at. Only the pages a search touches are read.
 type packIndex struct {
 	path   string
 	fanout [256]uint32
+	mapped []byte // the whole file when mapped (nil when read into memory)
 	names  []byte // count*20
+	offs   []byte // count*4: the offset, or (high bit set) an index into large
+	large  []byte // 8 bytes each
+	pack   *os.File
 }
 
 func openPackIndex(path string) (*packIndex, error) {
@@ -314,23 +326,72 @@ func openPackIndex(path string) (*packIndex, error) {
 		return nil, err
 	}
 	defer f.Close()
-	var hdr [8 + 256*4]byte
-	if _, err := io.ReadFull(f, hdr[:]); err != nil {
+	fi, err := f.Stat()
+	if err != nil {
 		return nil, err
 	}
-	if !bytes.Equal(hdr[:4], []byte{0xff, 't', 'O', 'c'}) || binary.BigEndian.Uint32(hdr[4:8]) != 2 {
-		return nil, fmt.Errorf("%s: unsupported pack index version", path)
+	const hdrLen = 8 + 256*4
+	size := fi.Size()
+	if size < hdrLen+40 {
+		return nil, fmt.Errorf("%s: truncated pack index", path)
 	}
 	p := &packIndex{path: path}
+	var data []byte
+	if m, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED); err == nil {
+		data, p.mapped = m, m
+	} else {
+		data = make([]byte, size)
+		if _, err := io.ReadFull(f, data); err != nil {
+			return nil, err
+		}
+	}
+	if !bytes.Equal(data[:4], []byte{0xff, 't', 'O', 'c'}) || binary.BigEndian.Uint32(data[4:8]) != 2 {
+		p.close()
+		return nil, fmt.Errorf("%s: unsupported pack index version", path)
+	}
 	for i := 0; i < 256; i++ {
-		p.fanout[i] = binary.BigEndian.Uint32(hdr[8+4*i:])
+		p.fanout[i] = binary.BigEndian.Uint32(data[8+4*i:])
+		if i > 0 && p.fanout[i] < p.fanout[i-1] {
+			p.close()
+			return nil, fmt.Errorf("%s: damaged pack index", path)
+		}
 	}
-	n := int(p.fanout[255])
-	p.names = make([]byte, n*20)
-	if _, err := io.ReadFull(f, p.names); err != nil {
-		return nil, err
+	n := int64(p.fanout[255])
+	end := hdrLen + n*(20+4+4)
+	if end+40 > size {
+		p.close()
+		return nil, fmt.Errorf("%s: truncated pack index", path)
 	}
+	p.names = data[hdrLen : hdrLen+n*20]
+	p.offs = data[hdrLen+n*24 : end]
+	p.large = data[end : size-40]
 	return p, nil
+}
+
+// close unmaps the index and closes the pack (packMu held, or the index is no one else's).
+func (p *packIndex) close() {
+	if p.mapped != nil {
+		unix.Munmap(p.mapped)
+		p.mapped = nil
+	}
+	p.names, p.offs, p.large = nil, nil, nil
+	if p.pack != nil {
+		p.pack.Close()
+		p.pack = nil
+	}
+}
+
+// offset is the pack offset of the i-th object.
+func (p *packIndex) offset(i int) uint64 {
+	o := binary.BigEndian.Uint32(p.offs[4*i:])
+	if o&0x80000000 == 0 {
+		return uint64(o)
+	}
+	j := int(o & 0x7fffffff)
+	if 8*j+8 > len(p.large) {
+		return 0 // damaged: reading at 0 fails on the pack's header
+	}
+	return binary.BigEndian.Uint64(p.large[8*j:])
 }
 
 func (p *packIndex) bounds(first byte) (int, int) {
@@ -342,11 +403,17 @@ func (p *packIndex) bounds(first byte) (int, int) {
 }
 
 func (p *packIndex) contains(h plumbing.Hash) bool {
+	_, ok := p.find(h)
+	return ok
+}
+
+// find returns the position of h in the index.
+func (p *packIndex) find(h plumbing.Hash) (int, bool) {
 	lo, hi := p.bounds(h[0])
 	i := lo + sort.Search(hi-lo, func(i int) bool {
 		return bytes.Compare(p.names[(lo+i)*20:(lo+i)*20+20], h[:]) >= 0
 	})
-	return i < hi && bytes.Equal(p.names[i*20:i*20+20], h[:])
+	return i, i < hi && bytes.Equal(p.names[i*20:i*20+20], h[:])
 }
 
 func (p *packIndex) withPrefix(prefix string) []plumbing.Hash {

@@ -34,7 +34,7 @@ var ErrTooLarge = errors.New("too large")
 func (r *Repo) ReadBlob(h Hash, limit int64) ([]byte, error) {
 	r.storMu.Lock()
 	defer r.storMu.Unlock()
-	obj, err := r.storage().EncodedObject(plumbing.BlobObject, h)
+	obj, err := r.encodedObject(plumbing.BlobObject, h)
 	if err != nil {
 		return nil, fmt.Errorf("read blob %s: %w", h, err)
 	}

@@ -296,6 +296,17 @@ func (r *Repo) storage() *filesystem.Storage {
 // concurrent `git gc`/`git repack` moved the object into a new pack (and pruned the loose file or
 // the old pack), the lookup fails: the storage is then opened afresh and asked once more.
 func (r *Repo) encodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	// A packed object of moderate size is read without go-git (packread.go); anything else (loose,
+	// large, in an alternate, unreadable here) goes through go-git.
+	if pt, data, err := r.objs.readPacked(h); err == nil {
+		if t != plumbing.AnyObject && pt != t {
+			return nil, plumbing.ErrObjectNotFound
+		}
+		obj := &plumbing.MemoryObject{}
+		obj.SetType(pt)
+		obj.Write(data)
+		return obj, nil
+	}
 	obj, err := r.storage().EncodedObject(t, h)
 	if err == nil {
 		return obj, nil

@@ -1,0 +1,109 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
+)
+
+// RevertOptions are the inputs of `mulligan revert`.
+type RevertOptions struct {
+	Run string
+	// Task and N name the attempt whose tree is restored (its post tree; with Pre, its pre tree).
+	Task string
+	N    int
+	Pre  bool
+	// Base restores the run's base tree instead (Task and N are not used).
+	Base bool
+	// Force reverts even while the run is active in this worktree, or across side effects with
+	// no compensation (left unresolved).
+	Force bool
+	// NoCompensate leaves the side effects revert crosses unresolved instead of undoing them.
+	NoCompensate bool
+}
+
+// PlanRevert plans setting the working tree to an attempt's tree (or the run's base): the side
+// effects recorded after that point are crossed and compensated; the run's state is not
+// changed, the revert is audited (a revert event).
+func PlanRevert(ctx context.Context, env Env, opts RevertOptions) (*Plan, error) {
+	run, err := getRun(ctx, env.DB, opts.Run)
+	if err != nil {
+		return nil, err
+	}
+	if err := notPruned(run); err != nil {
+		return nil, err
+	}
+	var tree, target string
+	if opts.Base {
+		tree, target = run.BaseTree, run.ID+" --base"
+		if tree == "" {
+			return nil, &NoTreeError{Run: run.ID, Base: true, Target: target}
+		}
+	} else {
+		a, err := findAttempt(run, opts.Task, opts.N)
+		if err != nil {
+			return nil, err
+		}
+		target, tree = fmt.Sprintf("%s/%s@%d", run.ID, a.TaskID, a.N), a.Tree
+		if opts.Pre {
+			tree, target = a.PreTree, target+" --pre"
+		}
+		if err := attempt.CheckIdleRun(ctx, env.DB, run.ID, opts.Force); err != nil {
+			return nil, err
+		}
+		if tree == "" {
+			return nil, &NoTreeError{Run: run.ID, Task: a.TaskID, N: a.N, Target: target}
+		}
+	}
+	if err := attempt.CheckIdleRun(ctx, env.DB, run.ID, opts.Force); err != nil {
+		return nil, err
+	}
+	p := &Plan{Command: "revert " + target, Run: run.ID, Target: target, NoCompensate: opts.NoCompensate, env: env, auditPartial: true}
+	p.undoWhat = p.Command
+	all, err := runEffects(ctx, env.DB, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	task, n := opts.Task, opts.N
+	if opts.Base {
+		task, n = "", 0
+	}
+	p.Crossed = effectsAfter(all, run, task, n, opts.Pre)
+	if err := refuseUncompensable(p.Crossed, opts.Force, p.Command); err != nil {
+		return nil, err
+	}
+	if err := p.diffTree(ctx, snapshot.NewHash(tree)); err != nil {
+		return nil, err
+	}
+	p.record = func(ctx context.Context, res *Result, complete bool) error {
+		payload := map[string]any{
+			"who": attempt.Who(), "target": target, "from": res.Restore.UndoTree.String(), "to": tree,
+			"undo_ref": res.UndoRef, "changed": len(res.Restore.Changes), "complete": complete, "force": opts.Force,
+		}
+		return attempt.RecordEvent(context.WithoutCancel(ctx), env.DB, run.ID, task, n, "revert", payload)
+	}
+	return p, nil
+}
+
+// findAttempt returns attempt task@n of run.
+func findAttempt(run *store.Run, task string, n int) (*store.Attempt, error) {
+	for _, t := range run.Tasks {
+		if t.ID != task {
+			continue
+		}
+		for i := range t.Attempts {
+			if t.Attempts[i].N == n {
+				return &t.Attempts[i], nil
+			}
+		}
+		return nil, fmt.Errorf("run %s has no attempt %s@%d: %w", run.ID, task, n, store.ErrNotFound)
+	}
+	known := make([]string, len(run.Tasks))
+	for i, t := range run.Tasks {
+		known[i] = t.ID
+	}
+	return nil, &attempt.UnknownTaskError{Task: task, Known: known}
+}

@@ -1,0 +1,112 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
+)
+
+// TimetravelOptions are the inputs of `mulligan timetravel`.
+type TimetravelOptions struct {
+	Run, Task string
+	N         int
+	// Resume: the run continues at once (cmd continues it after Execute), so the tasks it
+	// replays must not have non-idempotent effects left out in the world.
+	Resume bool
+	// NoRestore resets the recorded state only; the working tree is left as it is.
+	NoRestore    bool
+	Force        bool
+	NoCompensate bool
+}
+
+// PlanTimetravel plans going back to just after attempt Task@N: its tree restored (unless
+// NoRestore), the side effects recorded after it crossed and compensated, and the run's recorded
+// state reset to that point (attempt.Timetravel: later attempts superseded, tasks as they were,
+// the run paused). The state change is computed in a transaction that is rolled back, so the
+// plan shows exactly what Execute will record.
+func PlanTimetravel(ctx context.Context, env Env, opts TimetravelOptions) (*Plan, error) {
+	run, err := getRun(ctx, env.DB, opts.Run)
+	if err != nil {
+		return nil, err
+	}
+	a, err := findAttempt(run, opts.Task, opts.N)
+	if err != nil {
+		return nil, err
+	}
+	addr := fmt.Sprintf("%s/%s@%d", run.ID, a.TaskID, a.N)
+	if err := notPruned(run); err != nil && !opts.NoRestore {
+		return nil, err
+	}
+	if a.Tree == "" {
+		return nil, fmt.Errorf("%s has no tree recorded yet: %w", addr, attempt.ErrAttemptRunning)
+	}
+	p := &Plan{Command: "timetravel " + addr, Run: run.ID, Target: addr, NoCompensate: opts.NoCompensate, env: env}
+	p.undoWhat = p.Command
+	if err := inWorktree(env, run, p.Command); err != nil {
+		return nil, err
+	}
+	if err := attempt.CheckIdleRun(ctx, env.DB, run.ID, opts.Force); err != nil {
+		return nil, err
+	}
+	all, err := runEffects(ctx, env.DB, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	p.Crossed = effectsAfter(all, run, a.TaskID, a.N, false)
+	if err := refuseUncompensable(p.Crossed, opts.Force, p.Command); err != nil {
+		return nil, err
+	}
+	if opts.Resume {
+		// --resume replays the target's task (unless its attempt succeeded) and every task after
+		// it; the effects this decision compensates on the way back are not in the way.
+		p.Replayed = replayedAfter(run, a)
+		compensated := map[int64]bool{}
+		for _, e := range p.Crossed {
+			compensated[e.ID] = p.Action(e) == ActionCompensate
+		}
+		if err := refuseReplay(all, run.ID, p.Replayed, func(e store.Effect) bool { return compensated[e.ID] }, opts.Force); err != nil {
+			return nil, err
+		}
+	}
+	if !opts.NoRestore {
+		if err := p.diffTree(ctx, snapshot.NewHash(a.Tree)); err != nil {
+			return nil, err
+		}
+	}
+	tt := attempt.TimetravelOptions{RunID: run.ID, Task: a.TaskID, N: a.N, Force: opts.Force, Restored: !opts.NoRestore, DryRun: true}
+	if p.Timetravel, err = attempt.Timetravel(ctx, env.DB, tt); err != nil {
+		return nil, err
+	}
+	p.record = func(ctx context.Context, res *Result, _ bool) error {
+		tt.DryRun = false
+		if res.Restore != nil {
+			tt.UndoRef, tt.FromTree = res.UndoRef, res.Restore.UndoTree.String()
+		}
+		out, err := attempt.Timetravel(ctx, env.DB, tt)
+		res.Timetravel = out
+		return err
+	}
+	return p, nil
+}
+
+// replayedAfter lists the tasks that run again when run continues from just after attempt a:
+// its task, unless a succeeded, and every task after it in the run's order.
+func replayedAfter(run *store.Run, a *store.Attempt) []string {
+	var out []string
+	after := false
+	for _, t := range run.Tasks {
+		if t.ID == a.TaskID {
+			after = true
+			if a.State == store.AttemptSucceeded {
+				continue
+			}
+		}
+		if after {
+			out = append(out, t.ID)
+		}
+	}
+	return out
+}
