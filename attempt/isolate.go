@@ -82,6 +82,26 @@ func taskWorktree(repo *snapshot.Repo, run, task string) (*snapshot.Worktree, er
 	return repo.WorktreeFor(run + "-" + task)
 }
 
+// openTaskWorktree opens the worktree of task in this run when there is one (nil otherwise):
+// where an interrupted isolated attempt left its tree.
+func (r *runWriter) openTaskWorktree(task string) *snapshot.Repo {
+	if r.inWorktree {
+		return nil // the runner's own repository is that worktree already
+	}
+	w, err := taskWorktree(r.env.Repo, r.run.ID, task)
+	if err != nil {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(w.Dir, ".git")); err != nil {
+		return nil
+	}
+	wt, err := snapshot.Open(w.Dir)
+	if err != nil {
+		return nil
+	}
+	return wt
+}
+
 // isolated reports whether def's attempts run in a worktree.
 func (r *runner) isolated(def *taskfile.Task) bool {
 	return def.Isolation == taskfile.IsolationWorktree || readRunOptions(r.run).Isolate
@@ -313,4 +333,48 @@ func copyFile(src, dst string, perm os.FileMode) error {
 		}
 	}
 	return out.Close()
+}
+
+// GCWorktrees removes the worktrees of runs that have finished (whatever their age: every
+// attempt's tree is in the run's refs) and of runs the history does not know. A live or
+// resumable run's worktrees stay. It returns the worktree directories removed (on a dry run,
+// those it would remove).
+func GCWorktrees(ctx context.Context, repo *snapshot.Repo, db *store.DB, dryRun bool) ([]string, error) {
+	ws, err := repo.Worktrees()
+	if err != nil {
+		return nil, err
+	}
+	out := []string{}
+	for _, w := range ws {
+		runID, _, ok := strings.Cut(w.Name, "-")
+		if !ok {
+			continue
+		}
+		var finished bool
+		err := db.View(ctx, func(tx *store.Tx) error {
+			run, err := tx.RunHeader(runID)
+			if errors.Is(err, store.ErrNotFound) {
+				finished = true
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			finished = store.RunFinished(run.State)
+			return nil
+		})
+		if err != nil {
+			return out, err
+		}
+		if !finished {
+			continue
+		}
+		if !dryRun {
+			if err := repo.RemoveWorktree(w); err != nil {
+				return out, fmt.Errorf("gc worktree %s: %w", w.Dir, err)
+			}
+		}
+		out = append(out, w.Dir)
+	}
+	return out, nil
 }

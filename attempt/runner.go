@@ -127,9 +127,6 @@ type runner struct {
 	// tree still holds until another task runs (held.go).
 	heldHere map[string]bool
 	heldTree plumbing.Hash
-	// inWorktree is true while an isolated task's attempts run: env.Repo is then the task's
-	// worktree, not the user's working tree (isolate.go).
-	inWorktree bool
 }
 
 // ErrActive is returned when another live process runs in this worktree; it wraps the store's

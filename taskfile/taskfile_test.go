@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -646,6 +647,50 @@ func TestTaskIDRule(t *testing.T) {
 		src := tfAgentsA + "  - {id: '" + id + "', prompt: p, agent: a}\n"
 		if _, err := Parse("f.yaml", []byte(src)); err != nil {
 			t.Errorf("id %q refused: %v", id, err)
+		}
+	}
+}
+
+// isolation and worktree (SPEC §4.1): the top level's values are the tasks' defaults; a task's
+// own win; bad values are authoring errors at their position.
+func TestIsolationKeys(t *testing.T) {
+	src := `version: 1
+isolation: worktree
+worktree: {copy: [.env, "node_modules"], link: [.venv]}
+agents:
+  a: {command: [x]}
+tasks:
+  - {id: one, prompt: p, agent: a}
+  - {id: two, prompt: p, agent: a, isolation: in-place, worktree: {copy: [vendor/*]}}
+`
+	f, err := Parse("f.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, two := f.Task("one"), f.Task("two")
+	if one.Isolation != IsolationWorktree || !slices.Equal(one.Worktree.Copy, []string{".env", "node_modules"}) || !slices.Equal(one.Worktree.Link, []string{".venv"}) {
+		t.Errorf("one: %q %+v", one.Isolation, one.Worktree)
+	}
+	if two.Isolation != IsolationInPlace || !slices.Equal(two.Worktree.Copy, []string{"vendor/*"}) || two.Worktree.Link != nil {
+		t.Errorf("two: %q %+v", two.Isolation, two.Worktree)
+	}
+	plain, err := Parse("f.yaml", []byte("version: 1\nagents:\n  a: {command: [x]}\ntasks:\n  - {id: t, prompt: p, agent: a}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Task("t").Isolation != IsolationInPlace {
+		t.Errorf("default isolation %q", plain.Task("t").Isolation)
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"isolation: container\n", "f.yaml:2:12: "},
+		{"worktree: {copy: [../secrets]}\n", "is not a path or glob inside the working tree"},
+		{"worktree: {copy: [/etc/passwd]}\n", "is not a path or glob inside the working tree"},
+		{"worktree: {copy: [\"[\"]}\n", "is not a path or glob inside the working tree"},
+		{"worktree: {cpy: [a]}\n", "unknown key `cpy` in `worktree`"},
+	} {
+		_, err := Parse("f.yaml", []byte("version: 1\n"+tc.src+"agents:\n  a: {command: [x]}\ntasks:\n  - {id: t, prompt: p, agent: a}\n"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want one containing %q", tc.src, err, tc.want)
 		}
 	}
 }
