@@ -21,6 +21,9 @@ type PrevAttempt struct {
 	Message    string
 	Output     []byte // the tail of its output
 	VerifyTail []byte // the tail of the verify command's output, when verify failed
+	// Resumed: this prompt continues that attempt's conversation (retry_mode: resume), which
+	// already holds its output. CarryOver: the tree still holds that attempt's edits.
+	Resumed, CarryOver bool
 }
 
 // PromptParts are the pieces of one attempt's prompt, composed in this order.
@@ -38,12 +41,22 @@ func ComposePrompt(p PromptParts) string {
 	b.WriteString("\n")
 	if p.Prev != nil {
 		fmt.Fprintf(&b, "\n## Previous attempt\n\nAttempt %d failed (%s): %s\n", p.Prev.N, p.Prev.Class, oneLine(p.Prev.Message))
-		b.WriteString("The working tree has been reset to where the task started; its edits are not here.\n")
+		switch {
+		case p.Prev.Resumed && p.Prev.CarryOver:
+			b.WriteString("This continues your conversation of that attempt. The working tree still holds its edits.\n")
+		case p.Prev.Resumed:
+			b.WriteString("This continues your conversation of that attempt. Your edits of that attempt were reverted: the working tree is back where the task started, so read the files again before you change them.\n")
+		case p.Prev.CarryOver:
+			b.WriteString("The working tree still holds its edits.\n")
+		default:
+			b.WriteString("The working tree has been reset to where the task started; its edits are not here.\n")
+		}
 		if tail := LastLines(p.Prev.VerifyTail); tail != "" {
 			b.WriteString("\nThe verify command's output ended with:\n\n")
 			b.WriteString(indent(tail))
 		}
-		if tail := LastLines(p.Prev.Output); tail != "" {
+		// A resumed conversation already holds the attempt's output.
+		if tail := LastLines(p.Prev.Output); tail != "" && !p.Prev.Resumed {
 			b.WriteString("\nIts output ended with:\n\n")
 			b.WriteString(indent(tail))
 		}

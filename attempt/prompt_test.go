@@ -56,3 +56,34 @@ func TestLastLinesBounded(t *testing.T) {
 		t.Fatalf("invalid UTF-8 not repaired: %q", s)
 	}
 }
+
+// What a retry's prompt says of the tree and the conversation: cold (reset), carry_over (the
+// edits are still there), resumed (the conversation continues; it already has the output).
+func TestComposePromptRetryModes(t *testing.T) {
+	prev := func(resumed, carry bool) *PrevAttempt {
+		return &PrevAttempt{N: 1, Class: "quality_rejection", Message: "verify failed", Output: []byte("wrote it\n"),
+			VerifyTail: []byte("FAIL hello\n"), Resumed: resumed, CarryOver: carry}
+	}
+	cases := []struct {
+		resumed, carry bool
+		want, not      []string
+	}{
+		{false, false, []string{"has been reset to where the task started", "    wrote it\n", "    FAIL hello\n"}, []string{"continues your conversation"}},
+		{false, true, []string{"still holds its edits", "    wrote it\n"}, []string{"reset", "continues"}},
+		{true, false, []string{"This continues your conversation of that attempt.", "Your edits of that attempt were reverted", "    FAIL hello\n"}, []string{"wrote it"}},
+		{true, true, []string{"This continues your conversation of that attempt.", "still holds its edits"}, []string{"reverted", "wrote it"}},
+	}
+	for _, c := range cases {
+		got := ComposePrompt(PromptParts{Task: "Fix it.", Prev: prev(c.resumed, c.carry)})
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("resumed=%v carry_over=%v: prompt lacks %q:\n%s", c.resumed, c.carry, w, got)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(got, w) {
+				t.Errorf("resumed=%v carry_over=%v: prompt has %q:\n%s", c.resumed, c.carry, w, got)
+			}
+		}
+	}
+}

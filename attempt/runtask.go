@@ -210,6 +210,8 @@ type attemptRun struct {
 	// prepare
 	n, counted int
 	prev       *store.Attempt
+	history    []store.Attempt // the task's attempts so far
+	warm       string          // the session this attempt continues (retry_mode: resume), "" cold
 	operator   string
 	disabled   map[string]store.AgentHealth
 	sp         spend
@@ -318,7 +320,8 @@ func (r *runner) prepareAttempt(ctx context.Context, at *attemptRun) (*attemptRe
 	if err != nil {
 		return nil, err
 	}
-	if at.prompt, err = r.composePrompt(def, at.prev, at.operator, warning); err != nil {
+	at.warm = warmSession(def, at.agent, at.prev)
+	if at.prompt, err = r.composePrompt(def, at.prev, at.operator, warning, at.warm != ""); err != nil {
 		return nil, withClass(taskfile.ClassAuthoring, "prompt_file", err)
 	}
 	if at.dir, err = store.Under(r.logDir, t.ID); err != nil {
@@ -347,6 +350,9 @@ func (r *runner) prepareAttempt(ctx context.Context, at *attemptRun) (*attemptRe
 	if at.argv, at.envv, err = r.agentCommand(at, at.prompt, at.promptFile); err != nil {
 		return nil, err
 	}
+	if at.warm != "" {
+		at.argv = resumeArgs(at.agent.Preset, at.argv, at.warm)
+	}
 	if at.log, err = os.OpenFile(at.logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600); err != nil {
 		return nil, err
 	}
@@ -368,6 +374,7 @@ func (r *runner) loadAttemptState(ctx context.Context, at *attemptRun) error {
 		if at.sp, err = r.loadSpend(tx, at.t.ID); err != nil {
 			return err
 		}
+		at.history = cur.Attempts
 		for i := range cur.Attempts {
 			a := &cur.Attempts[i]
 			if a.Counted && a.State != store.AttemptSuperseded { // timetravel took it back
@@ -726,7 +733,7 @@ func (r *runner) recordOutcome(tx *store.Tx, at *attemptRun) error {
 	a.Ref, a.Tree = at.postRef, at.post.Tree.String()
 	a.FilesChanged = store.Ptr(len(at.changed))
 	a.SchemaRetries = at.schemaRetries
-	a.TokensIn, a.TokensOut, a.CostUSD = at.usage.in, at.usage.out, at.usage.usd
+	a.TokensIn, a.TokensOut, a.CostUSD = at.usage.in, at.usage.out, warmCost(at.usage.usd, at.warm, at.history)
 	a.AgentSession, a.AgentResume = at.usage.session, ResumeCommand(at.agent.Preset, at.usage.session)
 	a.Fingerprint = at.fingerprint
 	if pr.StartErr == nil && pr.ExitCode >= 0 {
@@ -857,7 +864,7 @@ func attemptMessage(run, task string, n int, state string, f *Failure) string {
 }
 
 // composePrompt builds attempt n's prompt from the task's and the previous failed attempt.
-func (r *runner) composePrompt(def *taskfile.Task, prev *store.Attempt, operator, effectsWarning string) (string, error) {
+func (r *runner) composePrompt(def *taskfile.Task, prev *store.Attempt, operator, effectsWarning string, resumed bool) (string, error) {
 	text := def.Prompt
 	if def.PromptFile != "" {
 		p := def.PromptFile
@@ -881,7 +888,7 @@ func (r *runner) composePrompt(def *taskfile.Task, prev *store.Attempt, operator
 		if prev.Log != "" {
 			out = readTail(prev.Log, 64<<10)
 		}
-		parts.Prev = &PrevAttempt{N: prev.N, Class: prev.Class, Message: prev.Message, Output: out}
+		parts.Prev = &PrevAttempt{N: prev.N, Class: prev.Class, Message: prev.Message, Output: out, Resumed: resumed, CarryOver: def.CarryOver}
 		if prev.Class == string(taskfile.ClassQualityRejection) && prev.Log != "" {
 			parts.Prev.VerifyTail = readTail(VerifyLogPath(prev.Log), 64<<10)
 		}

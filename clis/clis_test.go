@@ -284,12 +284,16 @@ stream_max_retries = 0
 //	api script FILE        serve the turns in FILE (a JSON list of modelapi.Turn) from now on
 //	api requests [API]     print the count of conversation requests answered (of that API)
 //	api done               fail unless every scripted turn was reached
+//	api messages N         print how many messages (turns of the conversation) the Nth
+//	                       conversation request (from 1) carried
+//	api spent N            print the uncached input, cache reads and output the fake reported
+//	                       over the conversation requests from the Nth on (from 1)
 //	api resume-at FILE KEY fail unless the time at KEY of the JSON in FILE is the last reset the
 //	                       fake announced (to the minute: CLIs print clock times)
 func apiCmd(ts *testscript.TestScript, neg bool, args []string) {
 	srv := ts.Value(apiKey{}).(*modelapi.Server)
 	if len(args) == 0 {
-		ts.Fatalf("usage: api script FILE | api requests [API] | api done")
+		ts.Fatalf("usage: api script FILE | api requests [API] | api done | api messages N | api spent N | api resume-at FILE KEY")
 	}
 	switch args[0] {
 	case "script":
@@ -313,6 +317,47 @@ func apiCmd(ts *testscript.TestScript, neg bool, args []string) {
 		if left := srv.Remaining(); (left == 0) == neg {
 			ts.Fatalf("api done: %d scripted turns not reached", left)
 		}
+	case "messages", "spent":
+		if len(args) != 2 {
+			ts.Fatalf("usage: api %s N", args[0])
+		}
+		n, err := strconv.Atoi(args[1])
+		if err != nil || n < 1 {
+			ts.Fatalf("api %s: N must be a number from 1", args[0])
+		}
+		var scripted []modelapi.Request
+		for _, r := range srv.Requests() {
+			if r.Scripted {
+				scripted = append(scripted, r)
+			}
+		}
+		if n > len(scripted) {
+			ts.Fatalf("api %s: only %d conversation requests", args[0], len(scripted))
+		}
+		req := scripted[n-1]
+		if args[0] == "spent" {
+			var u modelapi.Usage
+			for _, r := range scripted[n-1:] {
+				if r.Reported != nil {
+					u.Input += r.Reported.Input
+					u.CacheRead += r.Reported.CacheRead
+					u.Output += r.Reported.Output
+				}
+			}
+			fmt.Fprintf(ts.Stdout(), "input %d cache_read %d output %d\n", u.Input, u.CacheRead, u.Output)
+			break
+		}
+		var body map[string]json.RawMessage
+		if err := json.Unmarshal(req.Body, &body); err != nil {
+			ts.Fatalf("api messages: request %d: %v", n, err)
+		}
+		var msgs []json.RawMessage
+		for _, k := range []string{"messages", "input", "contents"} {
+			if json.Unmarshal(body[k], &msgs) == nil && msgs != nil {
+				break
+			}
+		}
+		fmt.Fprintf(ts.Stdout(), "%d\n", len(msgs))
 	case "resume-at":
 		if len(args) != 3 {
 			ts.Fatalf("usage: api resume-at FILE KEY")

@@ -77,6 +77,9 @@ type Task struct {
 
 	NonRetryable, RetryOn []Class
 	CarryOver             bool
+	// RetryMode is how a retry starts: RetryCold (a new conversation, the default) or
+	// RetryResume (the previous attempt's conversation continued, where its CLI can).
+	RetryMode string
 
 	Verify           *Verify
 	OutputSchema     string
@@ -172,6 +175,11 @@ const (
 	GitIsolate = "isolate"
 	// GitAllow keeps every attempt's changes (workflows where agents are meant to commit).
 	GitAllow = "allow"
+
+	// RetryCold starts every attempt in a new conversation of the agent CLI; RetryResume lets
+	// a retry continue the previous attempt's conversation where the preset's CLI can.
+	RetryCold   = "cold"
+	RetryResume = "resume"
 )
 
 // isolation values (SPEC §4.1).
@@ -187,6 +195,9 @@ type WorktreeFiles struct {
 	Copy []string
 	Link []string
 }
+
+// RetryModes lists the values `retry_mode` takes.
+var RetryModes = []string{RetryCold, RetryResume}
 
 // Preset names. The presets' rules live elsewhere; the loader only checks the name.
 const (
@@ -325,7 +336,7 @@ func CheckTaskID(id string) (problem, hint string) {
 var (
 	topKeys            = []string{"version", "agents", "tasks", "hooks", "isolation", "worktree"}
 	agentKeys          = []string{"preset", "command", "env"}
-	taskKeys           = []string{"id", "needs", "prompt", "prompt_file", "agent", "on_failure", "retries", "backoff", "timeout", "heartbeat", "deadline", "max_consecutive_failures", "non_retryable", "retry_on", "carry_over", "verify", "output_schema", "max_schema_retries", "result_contract", "classify", "max_cost_usd", "side_effects", "git", "effects", "hooks", "allow_fail", "needs_approval", "approval_schema", "silence", "max_identical_failures", "isolation", "worktree"}
+	taskKeys           = []string{"id", "needs", "prompt", "prompt_file", "agent", "on_failure", "retries", "backoff", "timeout", "heartbeat", "deadline", "max_consecutive_failures", "non_retryable", "retry_on", "carry_over", "retry_mode", "verify", "output_schema", "max_schema_retries", "result_contract", "classify", "max_cost_usd", "side_effects", "git", "effects", "hooks", "allow_fail", "needs_approval", "approval_schema", "silence", "max_identical_failures", "isolation", "worktree"}
 	backoffKeys        = []string{"kind", "initial", "max", "jitter"}
 	verifyKeys         = []string{"command", "timeout"}
 	resultContractKeys = []string{"failure_field", "message_field"}
@@ -1133,6 +1144,7 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 		MaxIdenticalFailures:   DefaultMaxIdenticalFailures,
 		SideEffects:            SideEffectsNone,
 		Git:                    GitRestore,
+		RetryMode:              RetryCold,
 		Pos:                    l.pos(n),
 	}
 	s := &taskSrc{t: t, idPos: t.Pos}
@@ -1249,6 +1261,9 @@ func (l *loader) taskLimits(t *Task, fs map[string]yamlEntry) {
 	}
 	if e, has := fs["carry_over"]; has {
 		t.CarryOver, _ = l.boolean(e)
+	}
+	if e, has := fs["retry_mode"]; has {
+		t.RetryMode, _ = l.oneOf(e, RetryModes)
 	}
 }
 

@@ -40,11 +40,7 @@ func (s *Server) anthropic(w http.ResponseWriter, body []byte, log *Request) {
 		writeJSON(w, 400, anthropicError("invalid_request_error", "modelapi: "+err.Error()))
 		return
 	}
-	var raw struct {
-		Tools json.RawMessage `json:"tools"`
-	}
-	json.Unmarshal(body, &raw)
-	canon := append(append(append([]byte{}, raw.Tools...), req.System...), req.Messages...)
+	canon := anthropicCanon(body)
 	log.InputTokens = estimate(canon)
 	var tools []string
 	for _, t := range req.Tools {
@@ -57,6 +53,57 @@ func (s *Server) anthropic(w http.ResponseWriter, body []byte, log *Request) {
 	u := s.usageFor(t, canon, log.Scripted)
 	log.Reported = &u
 	s.anthropicAnswer(w, req, t, tools, body, u)
+}
+
+// anthropicCanon is a request's prompt as the provider's cache sees it: tools, system, messages
+// in that order, without the cache_control markers and with a string content written as the one
+// text block it stands for. Claude Code moves its cache_control marker to the newest message on
+// every request and sends the older ones' content as a plain string: the same tokens, and a
+// prefix match of the raw bytes would end at the first of them.
+func anthropicCanon(body []byte) []byte {
+	var req map[string]any
+	if json.Unmarshal(body, &req) != nil {
+		return body
+	}
+	var out []byte
+	for _, k := range []string{"tools", "system", "messages"} {
+		v := withoutCacheControl(req[k])
+		switch x := v.(type) {
+		case string: // a system prompt given as a string
+			v = []any{map[string]any{"type": "text", "text": x}}
+		case []any:
+			if k == "messages" {
+				for _, m := range x {
+					if mm, ok := m.(map[string]any); ok {
+						if c, ok := mm["content"].(string); ok {
+							mm["content"] = []any{map[string]any{"type": "text", "text": c}}
+						}
+					}
+				}
+			}
+		}
+		if v == nil {
+			continue
+		}
+		b, _ := json.Marshal(v) // map keys sorted: one spelling per prompt
+		out = append(out, b...)
+	}
+	return out
+}
+
+func withoutCacheControl(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		delete(x, "cache_control")
+		for k, e := range x {
+			x[k] = withoutCacheControl(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = withoutCacheControl(e)
+		}
+	}
+	return v
 }
 
 func anthropicError(typ, msg string) map[string]any {

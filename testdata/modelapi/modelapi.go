@@ -136,11 +136,12 @@ func Start(script []Turn) (*Server, error) {
 // Close stops the server.
 func (s *Server) Close() error { return s.srv.Close() }
 
-// SetScript replaces the script and starts it from its first turn.
+// SetScript replaces the script and starts it from its first turn, with an empty prompt cache
+// (cacheFor): what comes next is measured as if against a fresh provider.
 func (s *Server) SetScript(script []Turn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.script, s.next, s.used = script, 0, 0
+	s.script, s.next, s.used, s.prompts = script, 0, 0, nil
 }
 
 // LogTo appends every request, as one JSON line, to path as it is answered.
