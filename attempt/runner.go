@@ -220,9 +220,9 @@ func Start(ctx context.Context, env Env, opts StartOptions) (*Outcome, error) {
 	return r.execute(ctx)
 }
 
-func nonNil(s []string) []string {
+func nonNil[T any](s []T) []T {
 	if s == nil {
-		return []string{}
+		return []T{}
 	}
 	return s
 }

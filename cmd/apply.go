@@ -34,7 +34,7 @@ func applyCommand(g *globals) *cli.Command {
 }
 
 func runApply(ctx context.Context, g *globals, opts applyOptions) error {
-	st, err := openState()
+	st, err := openState(g)
 	if err != nil {
 		return err
 	}

@@ -81,7 +81,7 @@ func rejectCommand(g *globals) *cli.Command {
 }
 
 func runApprove(ctx context.Context, g *globals, addr string, payload json.RawMessage, detach bool) error {
-	st, err := openState()
+	st, err := openState(g)
 	if err != nil {
 		return err
 	}
@@ -138,7 +138,7 @@ func runApprove(ctx context.Context, g *globals, addr string, payload json.RawMe
 }
 
 func runReject(ctx context.Context, g *globals, addr, text string, detach bool) error {
-	st, err := openState()
+	st, err := openState(g)
 	if err != nil {
 		return err
 	}

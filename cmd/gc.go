@@ -37,12 +37,12 @@ func gcCommand(g *globals) *cli.Command {
 }
 
 func runGC(ctx context.Context, g *globals, age time.Duration, keepUndo int, dryRun bool) error {
-	st, err := openState()
+	st, err := openState(g)
 	if err != nil {
 		return err
 	}
 	if dryRun {
-		st.errOut = nil // a dry run acts on nothing, hooks included
+		st.noHooks = true // a dry run acts on nothing, hooks included
 	}
 	defer st.Close()
 	now := time.Now()

@@ -30,6 +30,8 @@ type runOptions struct {
 	MaxCost *float64
 	// Isolate is --isolate: every task runs in a worktree of its own (SPEC §4.1).
 	Isolate bool
+	// ID is the run's id when a --detach picked it (attempt.Handoff); "": a fresh one.
+	ID string
 }
 
 func runCommand(g *globals) *cli.Command {
@@ -125,7 +127,7 @@ func parseCount(s string) (int, error) {
 }
 
 func runRun(ctx context.Context, g *globals, opts runOptions) error {
-	st, err := openState()
+	st, err := openState(g)
 	if err != nil {
 		return err
 	}
@@ -153,10 +155,10 @@ func runRun(ctx context.Context, g *globals, opts runOptions) error {
 		return err
 	}
 	if opts.Detach {
-		return detachRun(ctx, g, st)
+		return detachRun(ctx, g, st, opts)
 	}
 	return foreground(ctx, g, st, func(ctx context.Context, env attempt.Env) (*attempt.Outcome, error) {
-		return attempt.Start(ctx, env, attempt.StartOptions{File: file, Tasks: opts.Tasks, MaxCostUSD: opts.MaxCost, ID: detachedRunID(), Isolate: opts.Isolate})
+		return attempt.Start(ctx, env, attempt.StartOptions{File: file, Tasks: opts.Tasks, MaxCostUSD: opts.MaxCost, ID: opts.ID, Isolate: opts.Isolate})
 	})
 }
 
