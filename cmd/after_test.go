@@ -48,7 +48,7 @@ func TestHooksAfterCommandOnItsStreams(t *testing.T) {
 		if err := tx.InsertHooks("r1", []store.HookDef{{Hook: "on_failed", Command: []string{"sh", "-c", "echo >> " + ran + "; exit 3"}}}); err != nil {
 			return err
 		}
-		_, err := tx.AppendEvent("r1", "", 0, "run.state_changed", map[string]any{"from": "running", "to": "failed"})
+		_, err := tx.TransitionRun("r1", store.RunTransition{To: store.RunState(store.RunFailed), Reason: "test"})
 		return err
 	})
 	db.Close()
