@@ -1,6 +1,6 @@
 // Package plan holds the operator's decisions that change the working tree, the world and the
-// run's recorded state at once — revert, retry-task, timetravel and stop — as plans: PlanRevert,
-// PlanRetry, PlanTimetravel and PlanStop read the run, check everything that could refuse the
+// run's recorded state at once — revert, retry-task, timetravel, stop and approve — as plans:
+// PlanRevert, PlanRetry, PlanTimetravel, PlanStop and PlanApprove read the run, check everything that could refuse the
 // decision and return what it will change (the tree it restores and the paths that differ, the
 // side effects it crosses and what becomes of each, the tasks it replays, the state change), or
 // the refusal as a typed error; Plan.Execute then does it, in one order for all of them. A dry
@@ -92,6 +92,8 @@ type Plan struct {
 	ReloadPlan *attempt.ReloadPlan
 	// Stop names the task stop fails (operator-stop).
 	Stop string
+	// Approved is the attempt approve accepts.
+	Approved *store.Attempt
 	// Git is what going back to an attempt's pre puts back of HEAD, refs, the stash and the
 	// index, and what it leaves (SPEC §2.1), as planned; nil when the decision does not go back
 	// to a pre.
