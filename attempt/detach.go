@@ -75,6 +75,7 @@ type Handoff struct {
 	Tasks      []string               `json:"tasks,omitempty"`
 	AdHoc      *taskfile.AdHocOptions `json:"adhoc,omitempty"`
 	MaxCostUSD *float64               `json:"max_cost_usd,omitempty"`
+	Isolate    bool                   `json:"isolate,omitempty"` // run --isolate
 
 	// HandoffResume: the mode, --reload [-f FILE], and --force (resume over a tree that moved
 	// on). For HandoffContinue, Force says the decision fenced a live owner that the background

@@ -83,7 +83,7 @@ func lastLines(path string, n int) string {
 // detachRun starts `run` in the background under an id picked here.
 func detachRun(ctx context.Context, g *globals, st *state, opts runOptions) error {
 	h := &attempt.Handoff{Kind: attempt.HandoffRun, Run: snapshot.NewRunID(),
-		File: opts.File, Tasks: opts.Tasks, AdHoc: opts.AdHoc, MaxCostUSD: opts.MaxCost}
+		File: opts.File, Tasks: opts.Tasks, AdHoc: opts.AdHoc, MaxCostUSD: opts.MaxCost, Isolate: opts.Isolate}
 	return detach(ctx, g, st, h, func(run *store.Run, pid int) bool { return true })
 }
 
@@ -180,7 +180,7 @@ func runHandoff(ctx context.Context, g *globals, h *attempt.Handoff) error {
 	g.output, g.noAutopsy = h.Output, h.NoAutopsy
 	switch h.Kind {
 	case attempt.HandoffRun:
-		return runRun(ctx, g, runOptions{File: h.File, Tasks: h.Tasks, AdHoc: h.AdHoc, MaxCost: h.MaxCostUSD, ID: h.Run})
+		return runRun(ctx, g, runOptions{File: h.File, Tasks: h.Tasks, AdHoc: h.AdHoc, MaxCost: h.MaxCostUSD, ID: h.Run, Isolate: h.Isolate})
 	case attempt.HandoffResume:
 		return resumeRun(ctx, g, resumeOptions{Ref: h.Run, Mode: h.Mode, Reload: h.Reload, File: h.ReloadFile, Force: h.Force, Epoch: h.Epoch})
 	}
