@@ -344,6 +344,7 @@ func (r *runner) prepareAttempt(ctx context.Context, at *attemptRun) (*attemptRe
 	if err != nil {
 		return nil, fmt.Errorf("pre snapshot of %s@%d: %w", t.ID, at.n, err)
 	}
+	r.snapshotSubmodules(ctx, t.ID, at.n, at.preRef, "pre")
 	if at.gitPre, err = r.readGitPre(); err != nil {
 		return nil, fmt.Errorf("git state before %s@%d: %w", t.ID, at.n, err)
 	}
@@ -583,6 +584,8 @@ func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
 	if at.postTree, err = r.currentTree(ctx); err != nil {
 		return fmt.Errorf("post snapshot of %s@%d: %w", t.ID, n, err)
 	}
+	// The submodules' working trees as the agent left them, in their own repositories.
+	r.snapshotSubmodules(ctx, t.ID, n, snapshot.AttemptRef(r.run.ID, t.ID, n, snapshot.Post), "post")
 	// HEAD, refs, the stash and the index as the agent left them, before verify too.
 	if err := r.recordGitPost(ctx, t.ID, n, at.gitPre); err != nil {
 		return err
