@@ -111,6 +111,9 @@ func printPlan(g *globals, p *plan.Plan) error {
 		fmt.Fprintf(w, "%s %s\n", actionLetter(ch.Action), ch.Path)
 	}
 	printSpared(w, p.Spared)
+	if p.Git != nil {
+		printGitRevert(w, p.Git, true)
+	}
 	switch {
 	case !p.Tree.IsZero():
 		differ := fmt.Sprintf("%d paths differ", len(p.Changes))
@@ -184,6 +187,9 @@ func planJSON(p *plan.Plan, crossed []crossedJSON) map[string]any {
 	if tt := p.Timetravel; tt != nil {
 		out["superseded"], out["unsuperseded"], out["tasks"] = nonNil(tt.Superseded), nonNil(tt.Restored), nonNil(tt.Tasks)
 		out["state"] = "paused"
+	}
+	if p.Git != nil {
+		out["git_restored"], out["git_left"] = p.Git.RestoredList(), p.Git.LeftList()
 	}
 	if p.Reload != nil {
 		out["reload"] = map[string]any{"file": p.Reload.Path, "added": nonNil(p.ReloadPlan.Added),

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/snapshot"
 )
 
@@ -106,7 +107,7 @@ func restorePaths(c *cli.Context, g *globals, repo *snapshot.Repo, tree snapshot
 	if err != nil {
 		return err
 	}
-	return printRestore(g, tree, res, dryRun, nil)
+	return printRestore(g, tree, res, dryRun, nil, nil)
 }
 
 type changeJSON struct {
@@ -122,8 +123,9 @@ func changesJSON(changes []snapshot.Change) []changeJSON {
 	return out
 }
 
-// printRestore prints a restore; compensated is what revert undid on the way (nil: nothing).
-func printRestore(g *globals, tree snapshot.Hash, res *snapshot.RestoreResult, dryRun bool, compensated []compensationJSON) error {
+// printRestore prints a restore; compensated is what revert undid on the way (nil: nothing), git
+// what it did to HEAD, refs and the index (nil: not asked to).
+func printRestore(g *globals, tree snapshot.Hash, res *snapshot.RestoreResult, dryRun bool, compensated []compensationJSON, git *attempt.GitRevert) error {
 	var undoRef any
 	if res.Undo != nil {
 		undoRef = res.Undo.Ref
@@ -139,10 +141,14 @@ func printRestore(g *globals, tree snapshot.Hash, res *snapshot.RestoreResult, d
 			subs = append(subs, map[string]any{"path": sm.Path, "commit": sm.Commit.String(), "restored": sm.Skipped == "",
 				"undo_ref": nullable(sm.UndoRef), "reason": nullable(sm.Skipped)})
 		}
-		return writeJSON(g.io.Out, map[string]any{
+		out := map[string]any{
 			"tree": tree.String(), "undo_ref": undoRef, "changed": changed, "kept_ignored": spared, "submodules": subs,
 			"compensated": nonNil(compensated), "dry_run": dryRun,
-		})
+		}
+		if git != nil {
+			out["git_restored"], out["git_left"] = git.RestoredList(), git.LeftList()
+		}
+		return writeJSON(g.io.Out, out)
 	}
 	for _, ch := range res.Changes {
 		fmt.Fprintf(g.io.Out, "%s %s\n", actionLetter(ch.Action), ch.Path)
@@ -156,6 +162,9 @@ func printRestore(g *globals, tree snapshot.Hash, res *snapshot.RestoreResult, d
 			continue
 		}
 		fmt.Fprintf(g.io.Out, "submodule %s set to %s (detached); what its working tree held is in its %s\n", sm.Path, sm.Commit, sm.UndoRef)
+	}
+	if git != nil {
+		printGitRevert(g.io.Out, git, dryRun)
 	}
 	switch {
 	case dryRun:

@@ -97,6 +97,9 @@ func runRetryTask(ctx context.Context, g *globals, opts retryTaskOptions) error 
 	if res.Restore != nil {
 		fmt.Fprintf(g.io.ErrOut, "retry-task: the tree is back at task %s's base (%d path%s changed); undo point %s\n",
 			opts.Task, len(res.Restore.Changes), plural(len(res.Restore.Changes)), res.UndoRef)
+		if res.Git != nil && res.Git.Attempt != "" {
+			printGitRevert(g.io.ErrOut, res.Git, false)
+		}
 	} else {
 		fmt.Fprintf(g.io.ErrOut, "retry-task: starting from the current tree; undo point %s\n", res.UndoRef)
 	}

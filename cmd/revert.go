@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -142,11 +143,59 @@ func runRevert(ctx context.Context, g *globals, opts revertOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := printRestore(g, p.Tree, res.Restore, false, compensated); err != nil {
+	if err := printRestore(g, p.Tree, res.Restore, false, compensated, res.Git); err != nil {
 		return err
 	}
 	if failed {
 		return exitError{ExitFailed}
 	}
 	return nil
+}
+
+// printGitRevert says what going back to an attempt's pre did (or would do) to HEAD, refs, the
+// stash and the index, and what it left as it is.
+func printGitRevert(w io.Writer, git *attempt.GitRevert, dryRun bool) {
+	if git.Attempt == "" {
+		fmt.Fprintln(w, "! git: no HEAD, refs or index were recorded for it: left as they are")
+		return
+	}
+	if len(git.Restored) > 0 {
+		verb := "put back"
+		if dryRun {
+			verb = "would put back"
+		}
+		fmt.Fprintf(w, "git: %s what %s started from: %s\n", verb, git.Attempt, git.DescribeRestored())
+	}
+	for _, l := range git.Left {
+		fmt.Fprintf(w, "! git: left %s: %s\n", describeLeft(l.Change, git.Attempt), l.Reason)
+	}
+	if len(git.Restored) > 0 && !dryRun {
+		fmt.Fprintln(w, "hint: `mulligan undo` brings back the tree only; the refs' previous values are in their reflogs (git reflog REF)")
+	}
+}
+
+// describeLeft names a thing a revert left as it is (c.From: what the attempt started from, c.To:
+// its value now), with the git command that would put it back by hand where there is one.
+func describeLeft(c snapshot.GitChange, attempt string) string {
+	switch {
+	case c.Index:
+		return "the index as it is (it differs from the one " + attempt + " started from)"
+	case c.Stash != "":
+		return "the stash list as it is (it differs from the one " + attempt + " started from)"
+	case c.Ref == "HEAD":
+		return fmt.Sprintf("HEAD at %s (%s started from %s)", shortID(c.To), attempt, shortID(c.From))
+	case c.From == "":
+		return fmt.Sprintf("%s at %s (it did not exist when %s started)", c.Ref, shortID(c.To), attempt)
+	case c.To == "":
+		return fmt.Sprintf("%s deleted (it was at %s when %s started; `git update-ref %s %s` brings it back)", c.Ref, shortID(c.From), attempt, c.Ref, c.From)
+	}
+	return fmt.Sprintf("%s at %s (%s started from %s; `git update-ref %s %s` puts it back)", c.Ref, shortID(c.To), attempt, shortID(c.From), c.Ref, c.From)
+}
+
+// shortID abbreviates an object id as git does; a ref name stays whole.
+func shortID(v string) string {
+	if len(v) == 40 {
+		return v[:7]
+	}
+	return v
 }

@@ -75,6 +75,11 @@ func (tx *Tx) PendingGit(run, task string) ([]AttemptGit, error) {
 	return tx.attemptGits(`WHERE run_id = ? AND task_id = ? AND reset = '' ORDER BY n DESC`, run, task)
 }
 
+// RunGits returns the git rows of every attempt of run.
+func (tx *Tx) RunGits(run string) ([]AttemptGit, error) {
+	return tx.attemptGits(`WHERE run_id = ? ORDER BY task_id, n`, run)
+}
+
 func (tx *Tx) attemptGits(where string, args ...any) ([]AttemptGit, error) {
 	rows, err := tx.query(`SELECT run_id, task_id, n, pre, post, changes, reset FROM attempt_git `+where, args...)
 	if err != nil {

@@ -88,9 +88,15 @@ type Plan struct {
 	ReloadPlan *attempt.ReloadPlan
 	// Stop names the task stop fails (operator-stop).
 	Stop string
+	// Git is what going back to an attempt's pre puts back of HEAD, refs, the stash and the
+	// index, and what it leaves (SPEC §2.1), as planned; nil when the decision does not go back
+	// to a pre.
+	Git *attempt.GitRevert
 
 	env      Env
 	undoWhat string // the command the undo point names
+	// git puts the git state back after the tree (step 3), or says what it would (dry).
+	git func(ctx context.Context, dry bool) (*attempt.GitRevert, error)
 	// record is step 4; complete is false when the tree changed only in part (revert audits it).
 	record func(ctx context.Context, res *Result, complete bool) error
 	// auditPartial records (complete false) even when the restore stopped half-way.
@@ -126,12 +132,14 @@ type Result struct {
 	UndoRef            string
 	Timetravel         *attempt.TimetravelResult
 	Reset              []string // the tasks retry-task reset to pending
+	Git                *attempt.GitRevert
 }
 
 // Steps of Execute, named in a StepError.
 const (
 	StepCompensate = "compensate"
 	StepTree       = "tree"
+	StepGit        = "git"
 	StepRecord     = "record"
 )
 
@@ -158,12 +166,36 @@ func (p *Plan) Execute(ctx context.Context) (*Result, error) {
 		}
 		return res, &StepError{Step: StepTree, Err: err}
 	}
+	// HEAD, refs and the index go back with the tree (by compare-and-swap); a failure there is
+	// reported after the record: the tree did change.
+	var gitErr error
+	if p.git != nil {
+		g, err := p.git(ctx, false)
+		res.Git = g
+		if err != nil {
+			gitErr = &StepError{Step: StepGit, Err: fmt.Errorf("the tree is restored, but putting back HEAD, refs and the index failed: %w", err)}
+		}
+	}
 	if p.record != nil {
 		if err := p.record(ctx, res, true); err != nil {
 			return res, &StepError{Step: StepRecord, Err: err}
 		}
 	}
+	if gitErr != nil {
+		return res, gitErr
+	}
 	return res, nil
+}
+
+// gitBack makes the plan put back the git state attempt task@n of run started from (task "":
+// the run's first attempt) after the tree, and says now what it would do.
+func (p *Plan) gitBack(ctx context.Context, run *store.Run, task string, n int) error {
+	p.git = func(ctx context.Context, dry bool) (*attempt.GitRevert, error) {
+		return attempt.RevertGit(ctx, p.env.Repo, p.env.DB, run, task, n, dry, "mulligan: "+p.Command)
+	}
+	var err error
+	p.Git, err = p.git(ctx, true)
+	return err
 }
 
 func (p *Plan) compensate(ctx context.Context, res *Result) error {

@@ -104,6 +104,12 @@ func PlanRetry(ctx context.Context, env Env, opts RetryOptions) (*Plan, error) {
 		if err := p.diffTree(ctx, snapshot.NewHash(base)); err != nil {
 			return nil, err
 		}
+		// And HEAD, refs and the index back to what its first attempt started from (SPEC §2.1).
+		if first := firstAttempt(run, opts.Task); first > 0 {
+			if err := p.gitBack(ctx, run, opts.Task, first); err != nil {
+				return nil, err
+			}
+		}
 	} else {
 		p.KeepTree = true // the run will change the tree from here
 	}
@@ -129,4 +135,20 @@ func unknownTask(run *store.Run, task string) error {
 		known[i] = t.ID
 	}
 	return &attempt.UnknownTaskError{Task: task, Known: known}
+}
+
+// firstAttempt is the number of the task's first attempt in run, 0 when it has none.
+func firstAttempt(run *store.Run, task string) int {
+	first := 0
+	for _, t := range run.Tasks {
+		if t.ID != task {
+			continue
+		}
+		for _, a := range t.Attempts {
+			if first == 0 || a.N < first {
+				first = a.N
+			}
+		}
+	}
+	return first
 }

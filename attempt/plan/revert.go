@@ -78,10 +78,19 @@ func PlanRevert(ctx context.Context, env Env, opts RevertOptions) (*Plan, error)
 	if err := p.diffTree(ctx, snapshot.NewHash(tree)); err != nil {
 		return nil, err
 	}
+	if opts.Pre || opts.Base {
+		// Back to where an attempt started: HEAD, refs, the stash and the index too (SPEC §2.1).
+		if err := p.gitBack(ctx, run, task, n); err != nil {
+			return nil, err
+		}
+	}
 	p.record = func(ctx context.Context, res *Result, complete bool) error {
 		payload := map[string]any{
 			"who": attempt.Who(), "target": target, "from": res.Restore.UndoTree.String(), "to": tree,
 			"undo_ref": res.UndoRef, "changed": len(res.Restore.Changes), "complete": complete, "force": opts.Force,
+		}
+		if res.Git != nil {
+			payload["git_restored"], payload["git_left"] = res.Git.RestoredList(), res.Git.LeftList()
 		}
 		return attempt.RecordEvent(context.WithoutCancel(ctx), env.DB, run.ID, task, n, "revert", payload)
 	}
