@@ -97,7 +97,7 @@ func Approve(ctx context.Context, db *store.DB, runID, task string, n int, paylo
 			Attempt: n, Event: store.TaskStateChanged{Who: Who()}}); err != nil {
 			return err
 		}
-		return pauseRun(tx, run, ReasonApproved, map[string]any{"for_task": t.ID, "who": Who()})
+		return pauseRun(tx, run, ReasonApproved, store.RunStateChanged{ForTask: t.ID, Who: Who()})
 	})
 }
 
@@ -125,6 +125,6 @@ func Reject(ctx context.Context, db *store.DB, runID, task, text string) error {
 			Event: store.TaskStateChanged{Who: Who()}}); err != nil {
 			return err
 		}
-		return pauseRun(tx, run, ReasonRejected, map[string]any{"for_task": t.ID, "who": Who()})
+		return pauseRun(tx, run, ReasonRejected, store.RunStateChanged{ForTask: t.ID, Who: Who()})
 	})
 }

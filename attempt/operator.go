@@ -2,7 +2,6 @@ package attempt
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -20,14 +19,15 @@ import (
 
 // Reasons and events of the operator's decisions.
 const (
-	ReasonOperatorStop = "operator-stop"
-	ReasonRetryTask    = "retry-task"
-	ReasonTimetravel   = "timetravel"
+	ReasonOperatorStop   = "operator-stop"
+	ReasonOperatorPrompt = "operator-prompt"
+	ReasonRetryTask      = "retry-task"
+	ReasonTimetravel     = "timetravel"
 
 	// EventOperatorPrompt carries the text of `mulligan prompt` to the task's next attempt.
-	EventOperatorPrompt = "task.operator_prompt"
+	EventOperatorPrompt = store.EventOperatorPrompt
 	// EventTaskReset marks a retry-task reset of a task (retry budget back to zero).
-	EventTaskReset = "task.reset"
+	EventTaskReset = store.EventTaskReset
 )
 
 // ErrNotBlocked is returned by prompt and stop for a task that waits for no decision.
@@ -189,22 +189,14 @@ func ResetTasks(ctx context.Context, db *store.DB, opts ResetOptions) ([]string,
 			if err != nil {
 				return err
 			}
-			from := t.State
-			t.State, t.Reason = store.TaskPending, ""
-			t.RetriesUsed = 0
-			t.ResumeAt, t.StartedAt, t.FinishedAt = nil, nil, nil
-			t.BaseTree = ""
-			if err := tx.UpdateTask(t); err != nil {
-				return err
-			}
-			if _, err := tx.AppendEvent(run.ID, id, 0, EventTaskReset, map[string]any{
-				"from": from, "reason": ReasonRetryTask, "consecutive_failures": t.ConsecutiveFailures,
+			if _, err := tx.AppendEvent(run.ID, id, 0, EventTaskReset, store.TaskReset{
+				From: store.TaskState(t.State), Reason: ReasonRetryTask, ConsecutiveFailures: t.ConsecutiveFailures,
 			}); err != nil {
 				return err
 			}
-			if _, err := tx.AppendEvent(run.ID, id, 0, "task.state_changed", map[string]any{
-				"from": from, "to": store.TaskPending, "reason": ReasonRetryTask,
-			}); err != nil {
+			// A fresh budget and base; the consecutive failures stay (the breaker counts on).
+			t.RetriesUsed, t.StartedAt, t.BaseTree = 0, nil, ""
+			if _, err := tx.TransitionTask(run.ID, id, store.TaskTransition{To: store.TaskPending, Cause: ReasonRetryTask, Row: t}); err != nil {
 				return err
 			}
 			if def := file.Task(id); def != nil {
@@ -215,8 +207,8 @@ func ResetTasks(ctx context.Context, db *store.DB, opts ResetOptions) ([]string,
 				}
 			}
 		}
-		return pauseRun(tx, run, ReasonRetryTask, map[string]any{
-			"for_task": opts.Task, "reset": reset, "undo_ref": nullable(opts.UndoRef), "who": Who(),
+		return pauseRun(tx, run, ReasonRetryTask, store.RunStateChanged{
+			ForTask: opts.Task, Reset: reset, UndoRef: store.OptString(opts.UndoRef), Who: Who(),
 		})
 	})
 	return reset, err
@@ -224,30 +216,19 @@ func ResetTasks(ctx context.Context, db *store.DB, opts ResetOptions) ([]string,
 
 // pauseRun sets the run paused (finished_at cleared) and records it, with the worktree lock of a
 // fenced or dead owner released.
-func pauseRun(tx *store.Tx, run *store.Run, reason string, extra map[string]any) error {
-	if err := tx.SetRunState(run.ID, store.RunPaused, reason); err != nil {
-		return err
-	}
-	if err := tx.ParkTasks(run.ID); err != nil {
-		return err
-	}
+func pauseRun(tx *store.Tx, run *store.Run, reason string, ev store.RunStateChanged) error {
 	hdr, err := tx.RunHeader(run.ID)
 	if err != nil {
 		return err
 	}
 	hdr.ResumesWithoutProgress = 0
-	if err := tx.UpdateRun(hdr); err != nil {
+	if _, err := tx.TransitionRun(run.ID, store.RunTransition{To: store.RunPaused, Reason: reason, Row: hdr, Event: ev}); err != nil {
 		return err
 	}
-	if err := tx.ReleaseWorktreeLock(run.Worktree, run.ID); err != nil {
+	if err := tx.ParkTasks(run.ID); err != nil {
 		return err
 	}
-	payload := map[string]any{"from": run.State, "to": store.RunPaused, "reason": reason}
-	for k, v := range extra {
-		payload[k] = v
-	}
-	_, err = tx.AppendEvent(run.ID, "", 0, "run.state_changed", payload)
-	return err
+	return tx.ReleaseWorktreeLock(run.Worktree, run.ID)
 }
 
 func unknownRunTask(run *store.Run, task string) error {
@@ -287,19 +268,14 @@ func PromptTask(ctx context.Context, db *store.DB, runID, task, text string) err
 		if err != nil {
 			return err
 		}
-		from, reason := t.State, t.Reason
-		if err := tx.SetTaskState(run.ID, t.ID, store.TaskPending, "", nil); err != nil {
+		if _, err := tx.AppendEvent(run.ID, t.ID, 0, store.EventOperatorPrompt, store.OperatorPrompt{Text: text, Who: Who()}); err != nil {
 			return err
 		}
-		if _, err := tx.AppendEvent(run.ID, t.ID, 0, EventOperatorPrompt, map[string]any{"text": text, "who": Who()}); err != nil {
+		if _, err := tx.TransitionTask(run.ID, t.ID, store.TaskTransition{To: store.TaskPending, Cause: ReasonOperatorPrompt,
+			Event: store.TaskStateChanged{BlockedReason: t.Reason}}); err != nil {
 			return err
 		}
-		if _, err := tx.AppendEvent(run.ID, t.ID, 0, "task.state_changed", map[string]any{
-			"from": from, "to": store.TaskPending, "reason": "operator-prompt", "blocked_reason": nullable(reason),
-		}); err != nil {
-			return err
-		}
-		return pauseRun(tx, run, "operator-prompt", map[string]any{"for_task": t.ID, "who": Who()})
+		return pauseRun(tx, run, ReasonOperatorPrompt, store.RunStateChanged{ForTask: t.ID, Who: Who()})
 	})
 }
 
@@ -318,15 +294,11 @@ func StopTask(ctx context.Context, db *store.DB, runID, task string) (base strin
 			// work and none of its edits, so there is nothing to put back.
 			base = ""
 		}
-		if err := tx.SetTaskState(run.ID, t.ID, store.TaskFailed, ReasonOperatorStop, nil); err != nil {
+		if _, err := tx.TransitionTask(run.ID, t.ID, store.TaskTransition{To: store.TaskFailed, Reason: ReasonOperatorStop,
+			Event: store.TaskStateChanged{Who: Who()}}); err != nil {
 			return err
 		}
-		if _, err := tx.AppendEvent(run.ID, t.ID, 0, "task.state_changed", map[string]any{
-			"from": t.State, "to": store.TaskFailed, "reason": ReasonOperatorStop, "who": Who(),
-		}); err != nil {
-			return err
-		}
-		return pauseRun(tx, run, ReasonOperatorStop, map[string]any{"for_task": t.ID, "who": Who()})
+		return pauseRun(tx, run, ReasonOperatorStop, store.RunStateChanged{ForTask: t.ID, Who: Who()})
 	})
 	return base, err
 }
@@ -344,13 +316,11 @@ func operatorText(tx *store.Tx, run, task string) (string, error) {
 			continue
 		}
 		switch ev.Type {
-		case "attempt.started":
+		case store.EventAttemptStarted:
 			text = ""
-		case EventOperatorPrompt:
-			var p struct {
-				Text string `json:"text"`
-			}
-			if json.Unmarshal(ev.Payload, &p) == nil {
+		case store.EventOperatorPrompt:
+			var p store.OperatorPrompt
+			if ev.Decode(&p) == nil {
 				text = p.Text
 			}
 		}

@@ -1,7 +1,6 @@
 package attempt
 
 import (
-	"encoding/json"
 	"slices"
 	"testing"
 
@@ -63,46 +62,5 @@ func TestWorkLeft(t *testing.T) {
 		if !slices.EqualFunc(before, run.Tasks, func(a, b store.Task) bool { return a.State == b.State }) {
 			t.Errorf("%s: WorkLeft changed the run's tasks", tc.name)
 		}
-	}
-}
-
-func ev(typ string, attempt int, payload map[string]any) store.Event {
-	b, _ := json.Marshal(payload)
-	return store.Event{Type: typ, Attempt: attempt, Task: "x", Payload: b}
-}
-
-func TestReplayCounters(t *testing.T) {
-	rp := &taskReplay{state: store.TaskPending}
-	for _, e := range []store.Event{
-		ev("task.state_changed", 0, map[string]any{"from": "pending", "to": "running"}),
-		ev("attempt.started", 1, map[string]any{"pre_tree": "base1"}),
-		ev("attempt.failed", 1, map[string]any{"consecutive_failures": 1}),
-		ev("task.state_changed", 1, map[string]any{"from": "running", "to": "backoff", "reason": "retry"}),
-		ev("attempt.started", 2, map[string]any{"pre_tree": "base1"}),
-		ev("attempt.failed", 2, map[string]any{"consecutive_failures": 2}),
-		ev("task.state_changed", 2, map[string]any{"from": "running", "to": "blocked", "reason": "retries-exhausted"}),
-	} {
-		replayEvent(rp, e)
-	}
-	if rp.state != "blocked" || rp.reason != "retries-exhausted" || rp.retries != 1 || rp.consec != 2 || rp.base != "base1" {
-		t.Fatalf("after two failures: %+v", rp)
-	}
-	// retry-task: fresh budget and base, consecutive failures kept.
-	replayEvent(rp, ev(EventTaskReset, 0, map[string]any{"from": "blocked"}))
-	replayEvent(rp, ev("task.state_changed", 0, map[string]any{"from": "blocked", "to": "pending", "reason": ReasonRetryTask}))
-	if rp.state != "pending" || rp.reason != "" || rp.retries != 0 || rp.consec != 2 || rp.base != "" {
-		t.Fatalf("after retry-task: %+v", rp)
-	}
-	replayEvent(rp, ev("attempt.started", 3, map[string]any{"pre_tree": "base2"}))
-	replayEvent(rp, ev("attempt.succeeded", 3, nil))
-	replayEvent(rp, ev("task.state_changed", 3, map[string]any{"from": "running", "to": "succeeded"}))
-	if rp.state != "succeeded" || rp.consec != 0 || rp.base != "base2" || rp.finished == nil {
-		t.Fatalf("after success: %+v", rp)
-	}
-	// A timetravel's record sets the counters it chose.
-	replayEvent(rp, ev("task.state_changed", 0, map[string]any{"from": "succeeded", "to": "backoff",
-		"reason": ReasonTimetravel, "task_reason": nil, "retries_used": 1, "consecutive_failures": 1, "base_tree": "base1"}))
-	if rp.state != "backoff" || rp.retries != 1 || rp.consec != 1 || rp.base != "base1" {
-		t.Fatalf("after timetravel: %+v", rp)
 	}
 }

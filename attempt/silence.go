@@ -102,8 +102,8 @@ func (r *runner) watchSilence(ctx context.Context, def *taskfile.Task, task stri
 				if err := tx.UpdateTask(t); err != nil {
 					return err
 				}
-				return r.event(tx, task, n, "task.silent", map[string]any{
-					"silence_ms": def.Silence.Milliseconds(), "quiet_ms": quiet.Milliseconds(),
+				return r.event(tx, task, n, store.EventTaskSilent, store.TaskSilent{
+					SilenceMS: def.Silence.Milliseconds(), QuietMS: quiet.Milliseconds(),
 				})
 			})
 			r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: task,

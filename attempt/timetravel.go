@@ -2,16 +2,16 @@ package attempt
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mulligan-dev/mulligan/store"
 )
 
 // EventTimetravel is the audit record of a timetravel.
-const EventTimetravel = "timetravel"
+const EventTimetravel = store.EventTimetravel
 
 // ErrAttemptRunning is returned when timetravel targets an attempt that has not finished.
 var ErrAttemptRunning = errors.New("the attempt has not finished")
@@ -49,23 +49,12 @@ type TimetravelResult struct {
 	Tasks      []TaskChange // tasks whose state changed
 }
 
-// ttRecord is the payload of a timetravel event the replay reads back.
-type ttRecord struct {
-	Superseded []ttAttempt `json:"superseded"`
-	Restored   []ttAttempt `json:"restored"`
-}
-
-type ttAttempt struct {
-	Attempt string `json:"attempt"`
-	State   string `json:"state"` // its state before this timetravel
-}
-
 // taskReplay is a task's recorded state at a point of the event stream.
 type taskReplay struct {
-	state, reason     string
-	retries, consec   int
-	base              string
-	started, finished *time.Time
+	state, reason               string
+	retries, consec             int
+	base                        string
+	resumeAt, started, finished *time.Time
 }
 
 // Timetravel resets the run's recorded state to just after attempt TASK@N finished, in one
@@ -73,8 +62,9 @@ type taskReplay struct {
 // timetravel superseded before that point come back), every task takes the state the event
 // stream gave it at that point (tasks not started by then become pending; TASK takes the state
 // its outcome implied), agents disabled later are enabled again, and the run becomes paused.
-// The state at the point is replayed from the run's events, so counters (retries used,
-// consecutive failures) and task bases come back as they were.
+// A task's state at the point is the counters its last state change recorded (retries used,
+// consecutive failures, base, resume and finish times), with the attempt events after it; events
+// written before changes recorded counters are replayed as they were (replayEvent).
 func Timetravel(ctx context.Context, db *store.DB, opts TimetravelOptions) (*TimetravelResult, error) {
 	var res *TimetravelResult
 	err := db.Update(ctx, func(tx *store.Tx) error {
@@ -102,171 +92,31 @@ func Timetravel(ctx context.Context, db *store.DB, opts TimetravelOptions) (*Tim
 		if err != nil {
 			return err
 		}
-		// The point: the last event the runner wrote about the target attempt (operators' audit
-		// records that name it, revert and timetravel, came later and do not count).
-		var point int64
-		started := map[string]int64{}
-		for _, ev := range evs {
-			if ev.Task == opts.Task && ev.Attempt == opts.N && ev.Type != "revert" && ev.Type != EventTimetravel {
-				point = ev.Seq
-			}
-			if ev.Type == "attempt.started" {
-				started[fmt.Sprintf("%s@%d", ev.Task, ev.Attempt)] = ev.Seq
-			}
-		}
-		if point == 0 {
-			return fmt.Errorf("no events of %s@%d in run %s", opts.Task, opts.N, run.ID)
-		}
-
-		// Attempts: superseded as of the point (by earlier timetravels), and their states before.
-		supersededAt := map[string]bool{}
-		orig := map[string]string{}
-		for _, ev := range evs {
-			if ev.Type != EventTimetravel {
-				continue
-			}
-			var rec ttRecord
-			if json.Unmarshal(ev.Payload, &rec) != nil {
-				continue
-			}
-			for _, a := range rec.Superseded {
-				if _, ok := orig[a.Attempt]; !ok {
-					orig[a.Attempt] = a.State
-				}
-				if ev.Seq <= point {
-					supersededAt[a.Attempt] = true
-				}
-			}
-			if ev.Seq <= point {
-				for _, a := range rec.Restored {
-					delete(supersededAt, a.Attempt)
-				}
-			}
-		}
-		var rec ttRecord
-		for i := range run.Tasks {
-			t := &run.Tasks[i]
-			for j := range t.Attempts {
-				a := &t.Attempts[j]
-				addr := fmt.Sprintf("%s@%d", t.ID, a.N)
-				seq, ok := started[addr]
-				later := (ok && seq > point) || (t.ID == opts.Task && a.N > opts.N)
-				want := a.State
-				switch {
-				case later || supersededAt[addr]:
-					want = store.AttemptSuperseded
-				case a.State == store.AttemptSuperseded && orig[addr] != "":
-					want = orig[addr]
-				}
-				if want == a.State {
-					continue
-				}
-				if want == store.AttemptSuperseded {
-					rec.Superseded = append(rec.Superseded, ttAttempt{Attempt: addr, State: a.State})
-					res.Superseded = append(res.Superseded, addr)
-				} else {
-					rec.Restored = append(rec.Restored, ttAttempt{Attempt: addr, State: want})
-					res.Restored = append(res.Restored, addr)
-				}
-				a.State = want
-				if err := tx.UpdateAttempt(a); err != nil {
-					return err
-				}
-			}
-		}
-
-		// Tasks: replayed from the events up to the point.
-		replays := map[string]*taskReplay{}
-		for _, t := range run.Tasks {
-			replays[t.ID] = &taskReplay{state: store.TaskPending}
-		}
-		for _, ev := range evs {
-			if ev.Seq > point {
-				break
-			}
-			rp := replays[ev.Task]
-			if rp == nil {
-				continue
-			}
-			replayEvent(rp, ev)
-		}
-		var changes []map[string]any
-		for i := range run.Tasks {
-			t := &run.Tasks[i]
-			rp := replays[t.ID]
-			state := rp.state
-			if state == store.TaskRunning {
-				state = store.TaskPending // it will start a new attempt
-			}
-			cur, err := tx.GetTask(run.ID, t.ID)
-			if err != nil {
-				return err
-			}
-			from := cur.State
-			next := *cur
-			next.State, next.Reason = state, rp.reason
-			if state == store.TaskPending {
-				next.Reason = ""
-			}
-			next.RetriesUsed, next.ConsecutiveFailures = rp.retries, rp.consec
-			next.ResumeAt = nil
-			if rp.base != cur.BaseTree || rp.base == "" {
-				next.BaseTree, next.StartedAt = rp.base, rp.started
-			}
-			next.FinishedAt = nil
-			if store.TaskFinished(state) {
-				next.FinishedAt = rp.finished
-			}
-			if next.State == cur.State && next.Reason == cur.Reason && next.RetriesUsed == cur.RetriesUsed &&
-				next.ConsecutiveFailures == cur.ConsecutiveFailures && next.BaseTree == cur.BaseTree &&
-				cur.ResumeAt == nil {
-				continue
-			}
-			next.Attempts = nil
-			if err := tx.UpdateTask(&next); err != nil {
-				return err
-			}
-			if from != next.State {
-				res.Tasks = append(res.Tasks, TaskChange{Task: t.ID, From: from, To: next.State})
-			}
-			payload := map[string]any{
-				"from": from, "to": next.State, "reason": ReasonTimetravel, "task_reason": nullable(next.Reason),
-				"retries_used": next.RetriesUsed, "consecutive_failures": next.ConsecutiveFailures,
-				"base_tree": next.BaseTree,
-			}
-			if _, err := tx.AppendEvent(run.ID, t.ID, 0, "task.state_changed", payload); err != nil {
-				return err
-			}
-			changes = append(changes, map[string]any{"task": t.ID, "from": from, "to": next.State})
-		}
-
-		// Agents disabled after the point are enabled again.
-		for _, ev := range evs {
-			if ev.Seq <= point || ev.Type != "agent.disabled" {
-				continue
-			}
-			var p struct {
-				Agent string `json:"agent"`
-			}
-			if json.Unmarshal(ev.Payload, &p) == nil && p.Agent != "" {
-				if err := tx.EnableAgent(run.ID, p.Agent); err != nil {
-					return err
-				}
-			}
-		}
-
-		payload := map[string]any{
-			"who":  Who(),
-			"from": map[string]any{"state": run.State, "tree": nullable(opts.FromTree)},
-			"to": map[string]any{"attempt": fmt.Sprintf("%s@%d", opts.Task, opts.N), "ref": target.Ref,
-				"tree": target.Tree, "seq": point},
-			"superseded": nonNilAttempts(rec.Superseded), "restored": nonNilAttempts(rec.Restored),
-			"tasks": changes, "tree_restored": opts.Restored, "undo_ref": nullable(opts.UndoRef),
-		}
-		if _, err := tx.AppendEvent(run.ID, opts.Task, opts.N, EventTimetravel, payload); err != nil {
+		point, err := timetravelPoint(evs, run.ID, opts.Task, opts.N)
+		if err != nil {
 			return err
 		}
-		if err := pauseRun(tx, run, ReasonTimetravel, nil); err != nil {
+		rec := store.TimetravelRecord{
+			Who:  Who(),
+			From: store.TimetravelFrom{State: store.RunState(run.State), Tree: store.OptString(opts.FromTree)},
+			To: store.TimetravelTo{Attempt: fmt.Sprintf("%s@%d", opts.Task, opts.N), Ref: target.Ref,
+				Tree: target.Tree, Seq: point},
+			TreeRestored: opts.Restored, UndoRef: store.OptString(opts.UndoRef),
+		}
+		if err := supersedeAfter(tx, run, evs, point, opts, &rec, res); err != nil {
+			return err
+		}
+		if err := restoreTasks(tx, run, evs, point, &rec, res); err != nil {
+			return err
+		}
+		if err := enableAgentsAfter(tx, run.ID, evs, point); err != nil {
+			return err
+		}
+		rec.Superseded, rec.Restored = nonNil(rec.Superseded), nonNil(rec.Restored)
+		if _, err := tx.AppendEvent(run.ID, opts.Task, opts.N, EventTimetravel, rec); err != nil {
+			return err
+		}
+		if err := pauseRun(tx, run, ReasonTimetravel, store.RunStateChanged{}); err != nil {
 			return err
 		}
 		if opts.DryRun {
@@ -280,81 +130,258 @@ func Timetravel(ctx context.Context, db *store.DB, opts TimetravelOptions) (*Tim
 	return res, err
 }
 
-func nonNilAttempts(s []ttAttempt) []ttAttempt {
-	if s == nil {
-		return []ttAttempt{}
+// timetravelPoint is the last event the runner wrote about attempt TASK@N (operators' audit
+// records that name it, revert and timetravel, came later and do not count).
+func timetravelPoint(evs []store.Event, run, task string, n int) (int64, error) {
+	var point int64
+	for _, ev := range evs {
+		if ev.Task == task && ev.Attempt == n && ev.Type != "revert" && ev.Type != EventTimetravel {
+			point = ev.Seq
+		}
 	}
-	return s
+	if point == 0 {
+		return 0, fmt.Errorf("no events of %s@%d in run %s", task, n, run)
+	}
+	return point, nil
 }
 
-// replayEvent applies one event to a task's replayed state.
+// supersedeAfter makes the attempts that started after the point superseded, and gives back
+// their own state to the attempts an earlier timetravel superseded that had started by then.
+func supersedeAfter(tx *store.Tx, run *store.Run, evs []store.Event, point int64, opts TimetravelOptions,
+	rec *store.TimetravelRecord, res *TimetravelResult) error {
+	started := map[string]int64{}
+	supersededAt := map[string]bool{} // superseded as of the point, by earlier timetravels
+	orig := map[string]string{}       // an attempt's state before the first timetravel superseded it
+	for _, ev := range evs {
+		switch ev.Type {
+		case store.EventAttemptStarted:
+			started[fmt.Sprintf("%s@%d", ev.Task, ev.Attempt)] = ev.Seq
+		case EventTimetravel:
+			var tr store.TimetravelRecord
+			if ev.Decode(&tr) != nil {
+				continue
+			}
+			for _, a := range tr.Superseded {
+				if _, ok := orig[a.Attempt]; !ok {
+					orig[a.Attempt] = a.State
+				}
+				if ev.Seq <= point {
+					supersededAt[a.Attempt] = true
+				}
+			}
+			if ev.Seq <= point {
+				for _, a := range tr.Restored {
+					delete(supersededAt, a.Attempt)
+				}
+			}
+		}
+	}
+	for i := range run.Tasks {
+		t := &run.Tasks[i]
+		for j := range t.Attempts {
+			a := &t.Attempts[j]
+			addr := fmt.Sprintf("%s@%d", t.ID, a.N)
+			seq, ok := started[addr]
+			later := (ok && seq > point) || (t.ID == opts.Task && a.N > opts.N)
+			want := a.State
+			switch {
+			case later || supersededAt[addr]:
+				want = store.AttemptSuperseded
+			case a.State == store.AttemptSuperseded && orig[addr] != "":
+				want = orig[addr]
+			}
+			if want == a.State {
+				continue
+			}
+			if want == store.AttemptSuperseded {
+				rec.Superseded = append(rec.Superseded, store.TimetravelAttempt{Attempt: addr, State: a.State})
+				res.Superseded = append(res.Superseded, addr)
+			} else {
+				rec.Restored = append(rec.Restored, store.TimetravelAttempt{Attempt: addr, State: want})
+				res.Restored = append(res.Restored, addr)
+			}
+			a.State = want
+			if err := tx.UpdateAttempt(a); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// restoreTasks gives every task the state replayed from the events up to the point, each
+// change recorded through TransitionTask with the counters it restored.
+func restoreTasks(tx *store.Tx, run *store.Run, evs []store.Event, point int64, rec *store.TimetravelRecord, res *TimetravelResult) error {
+	replays := map[string]*taskReplay{}
+	for _, t := range run.Tasks {
+		replays[t.ID] = &taskReplay{state: store.TaskPending}
+	}
+	for _, ev := range evs {
+		if ev.Seq > point {
+			break
+		}
+		if rp := replays[ev.Task]; rp != nil {
+			replayEvent(rp, ev)
+		}
+	}
+	for _, t := range run.Tasks {
+		rp := replays[t.ID]
+		cur, err := tx.GetTask(run.ID, t.ID)
+		if err != nil {
+			return err
+		}
+		next, changed := replayedRow(cur, rp)
+		if !changed {
+			continue
+		}
+		from := cur.State
+		taskReason := &next.Reason
+		if next.Reason == "" {
+			taskReason = nil
+		}
+		row, err := tx.TransitionTask(run.ID, t.ID, store.TaskTransition{
+			To: store.TaskState(next.State), Reason: next.Reason, Cause: ReasonTimetravel, ResumeAt: next.ResumeAt,
+			At: at(next.FinishedAt), Row: next,
+			Event: store.TaskStateChanged{TimetravelCounters: &store.TimetravelCounters{TaskReason: taskReason,
+				RetriesUsed: &next.RetriesUsed, ConsecutiveFailures: &next.ConsecutiveFailures, BaseTree: &next.BaseTree}},
+		})
+		if err != nil {
+			return err
+		}
+		if from != row.State {
+			res.Tasks = append(res.Tasks, TaskChange{Task: t.ID, From: from, To: row.State})
+		}
+		rec.Tasks = append(rec.Tasks, store.TimetravelTask{Task: t.ID, From: store.TaskState(from), To: store.TaskState(row.State)})
+	}
+	return nil
+}
+
+// replayedRow is cur with the replayed state rp, and whether that changes it. A task that was
+// running at the point is pending: it will start a new attempt.
+func replayedRow(cur *store.Task, rp *taskReplay) (*store.Task, bool) {
+	next := *cur
+	next.Attempts = nil
+	next.State, next.Reason = rp.state, rp.reason
+	if next.State == store.TaskRunning {
+		next.State = store.TaskPending
+	}
+	if next.State == store.TaskPending {
+		next.Reason = ""
+	}
+	next.RetriesUsed, next.ConsecutiveFailures = rp.retries, rp.consec
+	next.ResumeAt = nil
+	if next.State == store.TaskBackoff || next.State == store.TaskWaitingQuota {
+		next.ResumeAt = rp.resumeAt
+	}
+	if rp.base != cur.BaseTree || rp.base == "" {
+		next.BaseTree, next.StartedAt = rp.base, rp.started
+	}
+	next.FinishedAt = nil
+	if store.TaskFinished(next.State) {
+		next.FinishedAt = rp.finished
+	}
+	same := next.State == cur.State && next.Reason == cur.Reason && next.RetriesUsed == cur.RetriesUsed &&
+		next.ConsecutiveFailures == cur.ConsecutiveFailures && next.BaseTree == cur.BaseTree &&
+		sameTime(next.ResumeAt, cur.ResumeAt)
+	return &next, !same
+}
+
+func sameTime(a, b *time.Time) bool { return (a == nil) == (b == nil) && (a == nil || a.Equal(*b)) }
+
+func at(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
+}
+
+// enableAgentsAfter enables again the agents disabled after the point.
+func enableAgentsAfter(tx *store.Tx, run string, evs []store.Event, point int64) error {
+	for _, ev := range evs {
+		if ev.Seq <= point || ev.Type != store.EventAgentDisabled {
+			continue
+		}
+		var p store.AgentDisabled
+		if ev.Decode(&p) == nil && p.Agent != "" {
+			if err := tx.EnableAgent(run, p.Agent); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// replayEvent applies one event to a task's replayed state. A state change that recorded its
+// counters gives the task's row exactly as it was written; one written before counters existed
+// is replayed from its keys and the events around it (a backoff used a retry, task.reset gave
+// a fresh budget, the first attempt's pre tree is the base).
 func replayEvent(rp *taskReplay, ev store.Event) {
-	var p struct {
-		To          string  `json:"to"`
-		Reason      *string `json:"reason"`
-		TaskReason  *string `json:"task_reason"`
-		Consecutive *int    `json:"consecutive_failures"`
-		Retries     *int    `json:"retries_used"`
-		BaseTree    *string `json:"base_tree"`
-		PreTree     string  `json:"pre_tree"`
-	}
-	if len(ev.Payload) > 0 && json.Unmarshal(ev.Payload, &p) != nil {
-		return
-	}
-	t := ev.Time
 	switch ev.Type {
-	case "task.state_changed":
-		if p.To == "" {
+	case store.EventTaskStateChanged:
+		var p store.TaskStateChanged
+		if ev.Decode(&p) != nil || p.To == "" {
 			return
 		}
-		rp.state, rp.reason = p.To, ""
-		if p.Reason != nil {
-			rp.reason = *p.Reason
+		if c := p.Counters; c != nil {
+			rp.state, rp.reason, rp.retries, rp.consec = string(p.To), string(c.Reason), c.RetriesUsed, c.ConsecutiveFailures
+			rp.base, rp.resumeAt, rp.started, rp.finished = string(c.BaseTree), c.ResumeAt, c.StartedAt, c.FinishedAt
+			return
 		}
-		if p.To == store.TaskBackoff && ev.Attempt > 0 {
-			rp.retries++
+		replayLegacyChange(rp, ev, p)
+	case store.EventTaskReset:
+		rp.retries, rp.base, rp.started, rp.finished = 0, "", nil, nil
+	case store.EventAttemptStarted:
+		var p store.AttemptStarted
+		if rp.base == "" && ev.Decode(&p) == nil {
+			t := ev.Time
+			rp.base, rp.started = p.PreTree, &t
 		}
-		if p.Reason != nil && *p.Reason == ReasonTimetravel {
-			// A timetravel's own record carries the counters it set.
-			rp.reason = ""
-			if p.TaskReason != nil {
-				rp.reason = *p.TaskReason
+	case store.EventAttemptFailed:
+		var p store.AttemptFailedPayload
+		if ev.Decode(&p) == nil && strings.Contains(string(ev.Payload), `"consecutive_failures"`) {
+			rp.consec = p.ConsecutiveFailures
+		}
+	case store.EventAttemptSucceeded:
+		rp.consec = 0
+	}
+}
+
+// replayLegacyChange applies a task.state_changed written without counters.
+func replayLegacyChange(rp *taskReplay, ev store.Event, p store.TaskStateChanged) {
+	rp.state, rp.reason, rp.resumeAt = string(p.To), string(p.Reason), p.ResumeAt
+	if p.To == store.TaskBackoff && ev.Attempt > 0 {
+		rp.retries++
+	}
+	if p.Reason == ReasonTimetravel {
+		// A timetravel's own record carries the counters it set.
+		rp.reason = ""
+		if c := p.TimetravelCounters; c != nil {
+			if c.TaskReason != nil {
+				rp.reason = *c.TaskReason
 			}
-			if p.Retries != nil {
-				rp.retries = *p.Retries
+			if c.RetriesUsed != nil {
+				rp.retries = *c.RetriesUsed
 			}
-			if p.Consecutive != nil {
-				rp.consec = *p.Consecutive
+			if c.ConsecutiveFailures != nil {
+				rp.consec = *c.ConsecutiveFailures
 			}
-			if p.BaseTree != nil {
-				rp.base = *p.BaseTree
+			if c.BaseTree != nil {
+				rp.base = *c.BaseTree
 				if rp.base == "" {
 					rp.started = nil
 				}
 			}
 		}
-		if p.Reason != nil && (*p.Reason == ReasonRetryTask || *p.Reason == "operator-prompt") {
-			rp.reason = ""
-		}
-		switch p.To {
-		case store.TaskPending, store.TaskRunning, store.TaskBackoff:
-			rp.reason = "" // the runner keeps no reason for these ("retry" only decorates the event)
-		}
-		if store.TaskFinished(p.To) {
-			rp.finished = &t
-		}
-	case EventTaskReset:
-		rp.retries, rp.base, rp.started, rp.finished = 0, "", nil, nil
-	case "attempt.started":
-		if rp.base == "" {
-			rp.base = p.PreTree
-			rp.started = &t
-		}
-	case "attempt.failed":
-		if p.Consecutive != nil {
-			rp.consec = *p.Consecutive
-		}
-	case "attempt.succeeded":
-		rp.consec = 0
+	}
+	if p.Reason == ReasonRetryTask || p.Reason == ReasonOperatorPrompt {
+		rp.reason = ""
+	}
+	switch p.To {
+	case store.TaskPending, store.TaskRunning, store.TaskBackoff:
+		rp.reason = "" // the runner keeps no reason for these ("retry" only decorates the event)
+	}
+	if p.To.Finished() {
+		t := ev.Time
+		rp.finished = &t
 	}
 }

@@ -7,7 +7,6 @@ package autopsy
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -276,11 +275,11 @@ func gather(in Input, run *store.Run, events []store.Event) *facts {
 func taskFailure(events []store.Event, task string) storeAttempt {
 	var out storeAttempt
 	for _, ev := range events {
-		if ev.Type != "task.state_changed" || ev.Task != task || len(ev.Payload) == 0 {
+		if ev.Type != store.EventTaskStateChanged || ev.Task != task {
 			continue
 		}
-		var p struct{ Class, Code, Message string }
-		if json.Unmarshal(ev.Payload, &p) == nil && p.Class != "" {
+		var p store.TaskStateChanged
+		if ev.Decode(&p) == nil && p.Class != "" {
 			out = storeAttempt{TaskID: task, Class: p.Class, Code: p.Code, Message: p.Message}
 		}
 	}

@@ -60,11 +60,11 @@ func newHookFixture(t *testing.T, owner store.Owner, defs ...store.HookDef) *hoo
 func (f *hookFixture) fire(t *testing.T, typ, task, to string) {
 	t.Helper()
 	err := f.db.Update(context.Background(), func(tx *store.Tx) error {
-		n := 1
-		if task == "" {
-			n = 0
+		if typ == store.EventRunStateChanged {
+			_, err := tx.TransitionRun("r1", store.RunTransition{To: store.RunState(to)})
+			return err
 		}
-		_, err := tx.AppendEvent("r1", task, n, typ, map[string]any{"from": "running", "to": to})
+		_, err := tx.TransitionTask("r1", task, store.TaskTransition{To: store.TaskState(to), Attempt: 1})
 		return err
 	})
 	if err != nil {

@@ -16,10 +16,10 @@ import (
 // whose class may fire on_timeout, and task.silent fires on_silent (hooks.go).
 func (tx *Tx) AppendEvent(run, task string, attempt int, typ string, payload any) (int64, error) {
 	switch typ {
-	case EventTaskStateChanged, EventRunStateChanged:
-		return tx.legacyStateChange(run, task, attempt, typ, payload)
-	case EventSupervision:
-		return 0, fmt.Errorf("append event %s: written by TransitionTask", typ)
+	case EventTaskStateChanged, EventSupervision:
+		return 0, fmt.Errorf("append event %s: a task's state changes through TransitionTask", typ)
+	case EventRunStateChanged:
+		return 0, fmt.Errorf("append event %s: a run's state changes through TransitionRun", typ)
 	}
 	seq, err := tx.appendEvent(run, task, attempt, typ, payload)
 	if err != nil {

@@ -71,3 +71,13 @@ func setState(t testing.TB, tx *store.Tx, run, task, state string) {
 		t.Fatal(err)
 	}
 }
+
+func runTo(tx *store.Tx, run, state, reason string) error {
+	_, err := tx.TransitionRun(run, store.RunTransition{To: store.RunState(state), Reason: reason})
+	return err
+}
+
+func taskTo(tx *store.Tx, run, task, state, reason string, resumeAt *time.Time) error {
+	_, err := tx.TransitionTask(run, task, store.TaskTransition{To: store.TaskState(state), Reason: reason, ResumeAt: resumeAt})
+	return err
+}

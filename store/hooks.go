@@ -209,36 +209,6 @@ func (tx *Tx) fireEventHooks(run, task string, attempt int, typ string, payload 
 	return nil
 }
 
-// legacyStateChange appends a state change written by hand (the operator's decisions, until they
-// go through TransitionTask): the hooks it fires are read from its payload.
-func (tx *Tx) legacyStateChange(run, task string, attempt int, typ string, payload any) (int64, error) {
-	seq, err := tx.appendEvent(run, task, attempt, typ, payload)
-	if err != nil || run == "" {
-		return seq, err
-	}
-	p, err := eventPayload(payload)
-	if err != nil || p == nil {
-		return seq, err
-	}
-	var ch TaskStateChanged
-	if json.Unmarshal(p, &ch) != nil || ch.From == ch.To {
-		return seq, nil
-	}
-	if typ == EventRunStateChanged {
-		return seq, tx.queueRunHooks(run, RunState(ch.To), string(ch.Reason), seq)
-	}
-	if task == "" {
-		return seq, nil
-	}
-	if err := tx.queueTaskHooks(run, task, attempt, ch.To, string(ch.Reason), seq); err != nil {
-		return 0, err
-	}
-	if ch.To == TaskBlocked || ch.To == TaskWaitingApproval {
-		return seq, tx.supervisionNeeded(run, task, attempt, ch.To, string(ch.Reason))
-	}
-	return seq, nil
-}
-
 // firing is what a queued hook records of what fired it: the state entered, why, the event.
 type firing struct {
 	to, reason string

@@ -141,7 +141,7 @@ func TestWorktreeLock(t *testing.T) {
 	}
 
 	// a finished run's lock is free even while its process lingers
-	update(t, db, func(tx *store.Tx) error { return tx.FinishRun("run3", store.RunSucceeded, "") })
+	update(t, db, func(tx *store.Tx) error { return runTo(tx, "run3", store.RunSucceeded, "") })
 	liveSet[holder] = true
 	if err := acquire("/w", "run1", holder); err != nil {
 		t.Errorf("lock of a finished run: %v", err)

@@ -198,6 +198,13 @@ type AttemptProcess struct {
 	Pgid int `json:"pgid"`
 }
 
+// TaskSilent is the payload of task.silent: the attempt in flight was quiet for quiet_ms, past
+// the task's silence.
+type TaskSilent struct {
+	SilenceMS int64 `json:"silence_ms"`
+	QuietMS   int64 `json:"quiet_ms"`
+}
+
 // AgentDisabled is the payload of agent.disabled.
 type AgentDisabled struct {
 	Agent  string `json:"agent"`
@@ -228,4 +235,47 @@ func (e Event) Decode(v any) error {
 		return fmt.Errorf("event %d (%s): %w", e.Seq, e.Type, err)
 	}
 	return nil
+}
+
+// EventTimetravel is the operator's audit record of a timetravel.
+const EventTimetravel = "timetravel"
+
+// TimetravelRecord is the payload of a timetravel event. A later timetravel reads back which
+// attempts an earlier one superseded or restored, and the state each had before.
+type TimetravelRecord struct {
+	Who          *Operator           `json:"who"`
+	From         TimetravelFrom      `json:"from"`
+	To           TimetravelTo        `json:"to"`
+	Superseded   []TimetravelAttempt `json:"superseded"`
+	Restored     []TimetravelAttempt `json:"restored"`
+	Tasks        []TimetravelTask    `json:"tasks"`
+	TreeRestored bool                `json:"tree_restored"`
+	UndoRef      OptString           `json:"undo_ref"`
+}
+
+// TimetravelFrom is where a timetravel started: the run's state and the tree before.
+type TimetravelFrom struct {
+	State RunState  `json:"state"`
+	Tree  OptString `json:"tree"`
+}
+
+// TimetravelTo is the point a timetravel went to: the attempt, its tree and the last event of it.
+type TimetravelTo struct {
+	Attempt string `json:"attempt"` // TASK@N
+	Ref     string `json:"ref"`
+	Tree    string `json:"tree"`
+	Seq     int64  `json:"seq"`
+}
+
+// TimetravelAttempt is an attempt a timetravel superseded or restored, with its state before.
+type TimetravelAttempt struct {
+	Attempt string `json:"attempt"` // TASK@N
+	State   string `json:"state"`
+}
+
+// TimetravelTask is a task whose state a timetravel changed.
+type TimetravelTask struct {
+	Task string    `json:"task"`
+	From TaskState `json:"from"`
+	To   TaskState `json:"to"`
 }

@@ -218,29 +218,6 @@ func (tx *Tx) RunsInState(states ...string) ([]Run, error) {
 	return out, rows.Err()
 }
 
-// SetRunState sets the run's state and reason. A finished state (succeeded, failed,
-// cancelled) stamps finished_at; any other clears it, since the run is live again.
-func (tx *Tx) SetRunState(id, state, reason string) error {
-	if err := checkState("run", state, runStates); err != nil {
-		return fmt.Errorf("set run %s state: %w", id, err)
-	}
-	var finished any
-	if RunFinished(state) {
-		finished = ms(tx.now())
-	}
-	res, err := tx.exec(`UPDATE runs SET state = ?, reason = ?, finished_at = ? WHERE id = ?`,
-		state, reason, finished, id)
-	return checkOne(res, err, "set run state", "run "+id)
-}
-
-// FinishRun is SetRunState for a final state; it refuses any other.
-func (tx *Tx) FinishRun(id, state, reason string) error {
-	if !RunFinished(state) {
-		return fmt.Errorf("finish run %s: %q is not a final state", id, state)
-	}
-	return tx.SetRunState(id, state, reason)
-}
-
 // UpdateRun writes every field of r except the owner, epoch and heartbeat, which only
 // ClaimRun, Heartbeat and FenceRun change, and the read-only sums.
 func (tx *Tx) UpdateRun(r *Run) error {

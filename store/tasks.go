@@ -87,26 +87,6 @@ func (tx *Tx) DeleteTask(run, task string) error {
 	return checkOne(res, err, "delete task", "task "+run+"/"+task)
 }
 
-// SetTaskState sets a task's state, reason and resume_at (nil clears it). Entering running
-// stamps started_at the first time; a finished state (succeeded, failed, skipped, cancelled)
-// stamps finished_at and any other clears it.
-func (tx *Tx) SetTaskState(run, task, state, reason string, resumeAt *time.Time) error {
-	if err := checkState("task", state, taskStates); err != nil {
-		return fmt.Errorf("set task %s/%s state: %w", run, task, err)
-	}
-	now := ms(tx.now())
-	var finished any
-	if TaskFinished(state) {
-		finished = now
-	}
-	res, err := tx.exec(`UPDATE tasks SET state = ?, reason = ?, resume_at = ?,
-			started_at = CASE WHEN ? = 'running' THEN coalesce(started_at, ?) ELSE started_at END,
-			finished_at = ?
-		WHERE run_id = ? AND id = ?`,
-		state, reason, msOrNil(resumeAt), state, now, finished, run, task)
-	return checkOne(res, err, "set task state", "task "+run+"/"+task)
-}
-
 // UpdateTask writes every field of t (not its attempts).
 func (tx *Tx) UpdateTask(t *Task) error {
 	if err := checkState("task", t.State, taskStates); err != nil {

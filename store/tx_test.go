@@ -70,33 +70,32 @@ func TestRunState(t *testing.T) {
 	db, clock := openDB(t)
 	insertRun(t, db, newRun("run1"))
 	clock.Advance(time.Minute)
-	update(t, db, func(tx *store.Tx) error { return tx.SetRunState("run1", store.RunBlocked, "retries-exhausted") })
+	update(t, db, func(tx *store.Tx) error { return runTo(tx, "run1", store.RunBlocked, "retries-exhausted") })
 	r := getRun(t, db, "run1")
 	if r.State != store.RunBlocked || r.Reason != "retries-exhausted" || r.FinishedAt != nil {
 		t.Errorf("blocked run: %q %q %v", r.State, r.Reason, r.FinishedAt)
 	}
-	update(t, db, func(tx *store.Tx) error { return tx.FinishRun("run1", store.RunFailed, "task a failed") })
+	update(t, db, func(tx *store.Tx) error { return runTo(tx, "run1", store.RunFailed, "task a failed") })
 	r = getRun(t, db, "run1")
 	if r.State != store.RunFailed || r.FinishedAt == nil || !r.FinishedAt.Equal(t0.Add(time.Minute)) {
 		t.Errorf("finished run: %q %v", r.State, r.FinishedAt)
 	}
 	// retry-task makes it live again
-	update(t, db, func(tx *store.Tx) error { return tx.SetRunState("run1", store.RunRunning, "") })
+	update(t, db, func(tx *store.Tx) error { return runTo(tx, "run1", store.RunRunning, "") })
 	if r = getRun(t, db, "run1"); r.FinishedAt != nil {
 		t.Errorf("running again but finished_at = %v", r.FinishedAt)
 	}
 	for name, fn := range map[string]func(tx *store.Tx) error{
-		"FinishRun(paused)":   func(tx *store.Tx) error { return tx.FinishRun("run1", store.RunPaused, "") },
-		"SetRunState(bogus)":  func(tx *store.Tx) error { return tx.SetRunState("run1", "bogus", "") },
-		"SetRunState(nosuch)": func(tx *store.Tx) error { return tx.SetRunState("nosuch", store.RunFailed, "") },
+		"bogus state": func(tx *store.Tx) error { return runTo(tx, "run1", "bogus", "") },
+		"no such run": func(tx *store.Tx) error { return runTo(tx, "nosuch", store.RunFailed, "") },
 	} {
 		if err := db.Update(ctx, fn); err == nil {
 			t.Errorf("%s succeeded", name)
 		}
 	}
-	err := db.Update(ctx, func(tx *store.Tx) error { return tx.SetRunState("nosuch", store.RunFailed, "") })
+	err := db.Update(ctx, func(tx *store.Tx) error { return runTo(tx, "nosuch", store.RunFailed, "") })
 	if !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("SetRunState of a missing run: %v, want ErrNotFound", err)
+		t.Errorf("TransitionRun of a missing run: %v, want ErrNotFound", err)
 	}
 }
 
@@ -141,34 +140,34 @@ func TestTaskState(t *testing.T) {
 		return *tk
 	}
 	clock.Advance(time.Second)
-	update(t, db, func(tx *store.Tx) error { return tx.SetTaskState("run1", "a", store.TaskRunning, "", nil) })
+	update(t, db, func(tx *store.Tx) error { return taskTo(tx, "run1", "a", store.TaskRunning, "", nil) })
 	if tk := task(); tk.State != store.TaskRunning || tk.StartedAt == nil || !tk.StartedAt.Equal(t0.Add(time.Second)) {
 		t.Errorf("running task: %+v", tk)
 	}
 	clock.Advance(time.Second)
 	reset := t0.Add(time.Hour)
 	update(t, db, func(tx *store.Tx) error {
-		return tx.SetTaskState("run1", "a", store.TaskWaitingQuota, "quota", &reset)
+		return taskTo(tx, "run1", "a", store.TaskWaitingQuota, "quota", &reset)
 	})
 	tk := task()
 	if tk.State != store.TaskWaitingQuota || tk.Reason != "quota" || tk.ResumeAt == nil || !tk.ResumeAt.Equal(reset) {
 		t.Errorf("parked task: %+v", tk)
 	}
 	clock.Advance(time.Second)
-	update(t, db, func(tx *store.Tx) error { return tx.SetTaskState("run1", "a", store.TaskRunning, "", nil) })
+	update(t, db, func(tx *store.Tx) error { return taskTo(tx, "run1", "a", store.TaskRunning, "", nil) })
 	if tk := task(); !tk.StartedAt.Equal(t0.Add(time.Second)) || tk.ResumeAt != nil {
 		t.Errorf("started_at must keep the first start and resume_at clear: %+v", tk)
 	}
-	update(t, db, func(tx *store.Tx) error { return tx.SetTaskState("run1", "a", store.TaskSucceeded, "", nil) })
+	update(t, db, func(tx *store.Tx) error { return taskTo(tx, "run1", "a", store.TaskSucceeded, "", nil) })
 	if tk := task(); tk.FinishedAt == nil || !tk.FinishedAt.Equal(t0.Add(3*time.Second)) {
 		t.Errorf("finished task: %+v", tk)
 	}
-	if err := db.Update(ctx, func(tx *store.Tx) error { return tx.SetTaskState("run1", "a", "nope", "", nil) }); err == nil {
+	if err := db.Update(ctx, func(tx *store.Tx) error { return taskTo(tx, "run1", "a", "nope", "", nil) }); err == nil {
 		t.Error("unknown task state accepted")
 	}
-	err := db.Update(ctx, func(tx *store.Tx) error { return tx.SetTaskState("run1", "zz", store.TaskFailed, "", nil) })
+	err := db.Update(ctx, func(tx *store.Tx) error { return taskTo(tx, "run1", "zz", store.TaskFailed, "", nil) })
 	if !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("SetTaskState of a missing task: %v, want ErrNotFound", err)
+		t.Errorf("TransitionTask of a missing task: %v, want ErrNotFound", err)
 	}
 
 	// UpdateTask writes the whole row
@@ -423,7 +422,7 @@ func TestListRunsAndRunsInState(t *testing.T) {
 			})
 		}
 	}
-	update(t, db, func(tx *store.Tx) error { return tx.FinishRun("run2", store.RunSucceeded, "") })
+	update(t, db, func(tx *store.Tx) error { return runTo(tx, "run2", store.RunSucceeded, "") })
 	var runs, two []store.RunSummary
 	view(t, db, func(tx *store.Tx) (err error) {
 		if runs, err = tx.ListRuns(0); err != nil {
