@@ -301,5 +301,9 @@ func (r *runner) resetTask(ctx context.Context, task string, def *taskfile.Task,
 	if err := r.putBackGit(ctx, task, def, false); err != nil {
 		return err
 	}
-	return r.restore(ctx, base)
+	if err := r.restore(ctx, base); err != nil {
+		return err
+	}
+	r.putBackSubmodules(ctx, task, base)
+	return nil
 }

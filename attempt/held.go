@@ -85,7 +85,9 @@ func (r *runner) allowFail(task string) bool {
 // other task runs, the tree stays as the held attempt left it, for inspection.
 func (r *runner) hold(ctx context.Context, t *store.Task, base plumbing.Hash) error {
 	r.heldHere[t.ID] = true
-	r.heldTree = base
+	if !r.inWorktree { // an isolated task's attempts never touched the working tree
+		r.heldTree = base
+	}
 	// Its parked time does not count against its deadline.
 	return r.update(ctx, func(tx *store.Tx) error { return tx.ParkTask(r.run.ID, t.ID) })
 }

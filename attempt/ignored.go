@@ -38,6 +38,9 @@ func (r *runner) keepIgnored(ctx context.Context) error {
 // putBackIgnored puts back, after a reset to tree, the kept ignored files an attempt deleted or
 // changed (an agent's `git clean -fdx`), and says so; what a changed one held is kept first.
 func (r *runner) putBackIgnored(ctx context.Context, tree plumbing.Hash) {
+	if r.inWorktree {
+		return // the kept files are the working tree's; a worktree gets only what worktree: brings
+	}
 	res, err := r.env.Repo.RestoreIgnored(context.WithoutCancel(ctx), snapshot.IgnoredRef(r.run.ID), tree,
 		snapshot.LocalUndoRef(snapshot.NewID(r.env.Now())))
 	if err != nil {

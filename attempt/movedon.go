@@ -71,6 +71,9 @@ func TreeMovedOnEnded(ctx context.Context, repo *snapshot.Repo, db *store.DB, ru
 }
 
 func treeMovedOn(ctx context.Context, repo *snapshot.Repo, db *store.DB, run *store.Run, inFlight bool) (string, bool, error) {
+	if isolatedRest(run) {
+		return "", false, nil // the rest of the run never resets the working tree (isolate.go)
+	}
 	if run.State == store.RunBlocked && run.Reason == ReasonTreeMovedOn {
 		// supervise found it so (and claimed it, which moved its heartbeat): that stands until
 		// the operator forces it.
@@ -280,6 +283,9 @@ func changedAfter(path string, t time.Time) bool {
 // recordStopTree keeps the tree the run leaves on disk as it stops without finishing (blocked,
 // parked, paused), so a later resume can tell work done since.
 func (r *runner) recordStopTree(ctx context.Context) {
+	if r.inWorktree {
+		return // the working tree is the user's while an isolated task runs: nothing to compare
+	}
 	tree, err := r.currentTree(ctx)
 	if err != nil {
 		return // then resume falls back to the trees the run recorded

@@ -92,6 +92,8 @@ type StartOptions struct {
 	ID string
 	// MaxCostUSD is `run --max-cost`: the run's spend limit (nil: none).
 	MaxCostUSD *float64
+	// Isolate is `run --isolate`: every task runs in a worktree of its own (isolate.go).
+	Isolate bool
 }
 
 // Outcome is how a run (or the part of it this process ran) ended.
@@ -182,6 +184,7 @@ func Start(ctx context.Context, env Env, opts StartOptions) (*Outcome, error) {
 		State:           store.RunRunning,
 		Owner:           &owner,
 		MaxCostUSD:      opts.MaxCostUSD,
+		Options:         runOptionsJSON(RunOptions{Isolate: opts.Isolate}),
 	}
 	if opts.File.Path == "" {
 		// An ad-hoc run keeps its definition as the JSON of the file it was built from.

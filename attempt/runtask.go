@@ -28,6 +28,11 @@ func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
 	// The task's base is the tree as it starts: what every attempt starts from. A task held while
 	// independent tasks went on starts again from the tree they left (held.go).
 	rebase := t.StartedAt == nil || t.BaseTree == "" || workLandedSince(r.run, t)
+	isolated := r.isolated(def)
+	if isolated && rebase {
+		// The user may have edited since the run last looked: an isolated run never owns the tree.
+		r.known = plumbing.ZeroHash
+	}
 	var tree plumbing.Hash
 	if rebase {
 		var err error
@@ -61,8 +66,15 @@ func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
 		}
 	}
 	base := plumbing.NewHash(t.BaseTree)
-	deadlineAt := deadlineOf(def, t)
+	if isolated {
+		return r.runIsolated(ctx, t, def, base)
+	}
+	return r.runAttempts(ctx, t, def, base)
+}
 
+// runAttempts runs the task's attempts from base until the policy ends the task.
+func (r *runner) runAttempts(ctx context.Context, t *store.Task, def *taskfile.Task, base plumbing.Hash) (*Outcome, error) {
+	deadlineAt := deadlineOf(def, t)
 	for {
 		if err := ctx.Err(); err != nil {
 			return r.cancelTask(ctx, t, nil)
@@ -332,6 +344,7 @@ func (r *runner) prepareAttempt(ctx context.Context, at *attemptRun) (*attemptRe
 	if err != nil {
 		return nil, fmt.Errorf("pre snapshot of %s@%d: %w", t.ID, at.n, err)
 	}
+	r.snapshotSubmodules(ctx, t.ID, at.n, at.preRef, "pre")
 	if at.gitPre, err = r.readGitPre(); err != nil {
 		return nil, fmt.Errorf("git state before %s@%d: %w", t.ID, at.n, err)
 	}
@@ -571,6 +584,8 @@ func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
 	if at.postTree, err = r.currentTree(ctx); err != nil {
 		return fmt.Errorf("post snapshot of %s@%d: %w", t.ID, n, err)
 	}
+	// The submodules' working trees as the agent left them, in their own repositories.
+	r.snapshotSubmodules(ctx, t.ID, n, snapshot.AttemptRef(r.run.ID, t.ID, n, snapshot.Post), "post")
 	// HEAD, refs, the stash and the index as the agent left them, before verify too.
 	if err := r.recordGitPost(ctx, t.ID, n, at.gitPre); err != nil {
 		return err

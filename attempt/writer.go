@@ -31,6 +31,10 @@ type runWriter struct {
 	// (filterbound.go); nil: the caller's context, never cancelled.
 	bound func(context.Context) (context.Context, context.CancelFunc)
 
+	// inWorktree is true while an isolated task's attempts run: env.Repo is then the task's
+	// worktree, not the user's working tree (isolate.go).
+	inWorktree bool
+
 	mu     sync.Mutex
 	fenced bool
 	// hooks delivers the hooks the run's state changes fire, while execute runs; nil otherwise.
@@ -126,7 +130,19 @@ func (r *runWriter) recordInterrupted(ctx context.Context, t *store.Task, a *sto
 		if c, err := r.env.Repo.Ref(a.PreRef); err == nil {
 			pre = c
 		}
-		res, err := r.snapshot(ctx, postRef, attemptMessage(r.run.ID, t.ID, a.N, state, f), pre)
+		var res *snapshot.Result
+		var err error
+		if wt := r.openTaskWorktree(t.ID); wt != nil {
+			// An isolated task's attempt ran in its worktree: that is the tree it left.
+			tr, werr := wt.WriteTree(context.WithoutCancel(ctx))
+			wt.Close()
+			if werr != nil {
+				return fmt.Errorf("post snapshot of interrupted %s@%d in its worktree: %w", t.ID, a.N, werr)
+			}
+			res, err = r.commitSnapshot(postRef, tr.Tree, attemptMessage(r.run.ID, t.ID, a.N, state, f), pre)
+		} else {
+			res, err = r.snapshot(ctx, postRef, attemptMessage(r.run.ID, t.ID, a.N, state, f), pre)
+		}
 		if err != nil {
 			return fmt.Errorf("post snapshot of interrupted %s@%d: %w", t.ID, a.N, err)
 		}

@@ -40,6 +40,7 @@ const (
 	cAuthoring   = "authoring"
 	cInternal    = "internal"
 	reasonResume = "resume-exhausted"
+	reasonApply  = "apply-conflict"
 )
 
 // Rules is the verdict table, in order. The rules read the evidence a person would: the classes,
@@ -81,6 +82,21 @@ var Rules = []Rule{
 			}
 			cmds = append(cmds, f.retry())
 			return Suggestion{Text: "this is a mulligan bug: write the bug bundle (nothing is sent) and report it, then try the task again", Commands: cmds}
+		},
+	},
+	{
+		// An isolated task succeeded in its worktree, but the working tree changed a path of its
+		// change meanwhile (SPEC §4.1): nothing failed; the change waits to be applied by hand.
+		Name: "apply-conflict", Category: Environment, Confidence: 0.95,
+		Match: func(f *facts) bool { return f.task.State == "blocked" && f.task.Reason == reasonApply },
+		Why: func(f *facts) string {
+			return fmt.Sprintf("task %s succeeded in its own worktree (%s), but the working tree changed a path of its change meanwhile: nothing was applied, so neither side's version was lost",
+				f.task.ID, f.applyAddr())
+		},
+		Suggest: func(f *facts) Suggestion {
+			addr := f.applyAddr()
+			return Suggestion{Text: "see which paths conflict; put back your version of those you want the attempt's for (or keep yours and restore the attempt's others by hand), then apply it and resume",
+				Commands: []string{"mulligan apply " + addr + " --dry-run", "mulligan apply " + addr, "mulligan resume " + f.run.ID}}
 		},
 	},
 	{

@@ -104,6 +104,11 @@ func TestRules(t *testing.T) {
 			f.commands["bug"] = true
 			return f
 		}, ToolBug, []string{"mulligan bug k3f9abcd", "mulligan run fix"}, "mulligan bug"},
+		{"apply-conflict", func(t *testing.T) *facts {
+			f := mkFacts(t, reasonApply, att{class: cAgentExit, msg: "exit 1"}, att{ok: true, files: 2})
+			f.task.State = store.TaskBlocked
+			return f
+		}, Environment, []string{"mulligan apply k3f9abcd/fix@2 --dry-run", "mulligan apply k3f9abcd/fix@2", "mulligan resume k3f9abcd"}, "apply it"},
 		{"runner-died-repeatedly", func(t *testing.T) *facts {
 			return mkFacts(t, reasonResume, att{class: cRunnerDied, msg: "the mulligan process died during the attempt"})
 		}, ToolBug, []string{"mulligan events k3f9abcd"}, "what killed mulligan"},

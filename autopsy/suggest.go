@@ -225,3 +225,15 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// applyAddr is the address of the decisive task's successful attempt (the one an apply-conflict
+// holds back): RUN/TASK@N.
+func (f *facts) applyAddr() string {
+	n := 0
+	for _, a := range f.task.Attempts {
+		if a.State == "succeeded" {
+			n = a.N
+		}
+	}
+	return fmt.Sprintf("%s/%s@%d", f.run.ID, f.task.ID, n)
+}

@@ -34,7 +34,7 @@ func applyCommand(g *globals) *cli.Command {
 }
 
 func runApply(ctx context.Context, g *globals, opts applyOptions) error {
-	st, err := openState()
+	st, err := openState(g)
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,18 @@ func runApply(ctx context.Context, g *globals, opts applyOptions) error {
 	case err != nil:
 		return err
 	}
-	return printApply(g, addr, plan, res, false)
+	if err := printApply(g, addr, plan, res, false); err != nil {
+		return err
+	}
+	// An isolated task held because its change conflicted is done once its change is in.
+	settled, err := attempt.SettleApplied(context.WithoutCancel(ctx), st.db, run.ID, a.TaskID, a.N)
+	if err != nil {
+		return err
+	}
+	if settled {
+		fmt.Fprintf(g.io.Out, "task %s of run %s succeeded (applied by hand); continue the run: mulligan resume %s\n", a.TaskID, run.ID, run.ID)
+	}
+	return nil
 }
 
 func printApply(g *globals, addr string, p *attempt.ApplyPlan, res *snapshot.RestoreResult, dryRun bool) error {

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/attempt/plan"
 	"github.com/mulligan-dev/mulligan/store"
 )
 
@@ -81,7 +82,7 @@ func rejectCommand(g *globals) *cli.Command {
 }
 
 func runApprove(ctx context.Context, g *globals, addr string, payload json.RawMessage, detach bool) error {
-	st, err := openState()
+	st, err := openState(g)
 	if err != nil {
 		return err
 	}
@@ -116,29 +117,31 @@ func runApprove(ctx context.Context, g *globals, addr string, payload json.RawMe
 			return usageError("fix the payload and approve again", "--payload does not satisfy %s: %s", def.ApprovalSchema, msg)
 		}
 	}
-	plan, err := attempt.PlanApproval(ctx, st.db, st.repo, id, task)
+	p, err := plan.PlanApprove(ctx, st.planEnv(), plan.ApproveOptions{Run: id, Task: task, Payload: payload})
 	if err != nil {
 		return refuseLive(err, id)
 	}
-	if err := attempt.Approve(ctx, st.db, id, task, plan.Attempt.N, payload); err != nil {
+	res, err := p.Execute(ctx)
+	var step *plan.StepError
+	if errors.As(err, &step) && step.Step == plan.StepTree {
+		return &Error{Code: exitCode(mapError(step.Err)), Msg: err.Error(), Err: err, Hints: []string{
+			fmt.Sprintf("nothing was decided: task %s still waits for approval and its change could not be carried into the tree; fix the path, then `mulligan approve %s` again", task, addr)}}
+	}
+	if err != nil {
 		return refuseLive(err, id)
 	}
-	fmt.Fprintf(g.io.ErrOut, "approve: %s@%d accepted; task %s succeeded\n", task, plan.Attempt.N, task)
-	if plan.Tree != plan.Current {
-		// Independent tasks went on (or the tree was reset) after it: carry its change in.
-		res, err := restoreWithUndo(ctx, st.repo, plan.Tree, fmt.Sprintf("approve %s/%s@%d", id, task, plan.Attempt.N), false)
-		if err != nil {
-			return &Error{Code: exitCode(mapError(err)), Msg: err.Error(), Err: err, Hints: []string{
-				fmt.Sprintf("the approval is recorded but its change could not be carried into the tree; bring it in with `mulligan restore %s -- PATH`, then `mulligan resume %s`", plan.Attempt.Ref, id)}}
-		}
+	n := p.Approved.N
+	fmt.Fprintf(g.io.ErrOut, "approve: %s@%d accepted; task %s succeeded\n", task, n, task)
+	if res.Restore != nil {
+		// Independent tasks went on (or the tree was reset) after it: its change was carried in.
 		fmt.Fprintf(g.io.ErrOut, "approve: %s@%d's change is in the tree (%d path%s changed); undo point %s\n",
-			task, plan.Attempt.N, len(res.Changes), plural(len(res.Changes)), res.Undo.Ref)
+			task, n, len(res.Restore.Changes), plural(len(res.Restore.Changes)), res.UndoRef)
 	}
 	return continueRun(ctx, g, st, id, continueOptions{Detach: detach})
 }
 
 func runReject(ctx context.Context, g *globals, addr, text string, detach bool) error {
-	st, err := openState()
+	st, err := openState(g)
 	if err != nil {
 		return err
 	}

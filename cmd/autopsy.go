@@ -28,7 +28,7 @@ func autopsyCommand(g *globals) *cli.Command {
 			if c.NArg() > 1 {
 				return usageError("e.g. mulligan autopsy k3f9", "autopsy takes one run")
 			}
-			st, id, err := openRun(c.Context, c.Args().First())
+			st, id, err := openRun(c.Context, g, c.Args().First())
 			if err != nil {
 				return err
 			}

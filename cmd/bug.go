@@ -23,7 +23,7 @@ func bugCommand(g *globals) *cli.Command {
 			if c.NArg() > 1 {
 				return usageError("e.g. mulligan bug k3f9 --bundle /tmp/k3f9.tar.gz", "bug takes one run")
 			}
-			st, id, err := openRun(c.Context, c.Args().First())
+			st, id, err := openRun(c.Context, g, c.Args().First())
 			if err != nil {
 				return err
 			}

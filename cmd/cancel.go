@@ -15,7 +15,7 @@ func cancelCommand(g *globals) *cli.Command {
 			if c.NArg() != 1 {
 				return usageError("e.g. mulligan cancel k3f9 (or: mulligan cancel last)", "cancel takes one run")
 			}
-			env, id, done, err := openRunEnv(c.Context, c.Args().First())
+			env, id, done, err := openRunEnv(c.Context, g, c.Args().First())
 			if err != nil {
 				return err
 			}

@@ -82,7 +82,7 @@ func owed(e store.Effect, unresolved bool) bool {
 }
 
 func runCompensate(ctx context.Context, g *globals, opts compensateOptions) error {
-	st, id, err := openRun(ctx, opts.Run)
+	st, id, err := openRun(ctx, g, opts.Run)
 	if err != nil {
 		return err
 	}

@@ -75,7 +75,7 @@ func decisionTarget(ctx context.Context, st *state, command, text string) (runID
 }
 
 func runPrompt(ctx context.Context, g *globals, addr, text string, detach bool) error {
-	st, err := openState()
+	st, err := openState(g)
 	if err != nil {
 		return err
 	}
@@ -92,12 +92,12 @@ func runPrompt(ctx context.Context, g *globals, addr, text string, detach bool) 
 }
 
 func runStop(ctx context.Context, g *globals, addr string, detach, dryRun bool) error {
-	st, err := openState()
+	st, err := openState(g)
 	if err != nil {
 		return err
 	}
 	if dryRun {
-		st.errOut = nil // a dry run acts on nothing, hooks included
+		st.noHooks = true // a dry run acts on nothing, hooks included
 	}
 	defer st.Close()
 	id, task, err := decisionTarget(ctx, st, "stop", addr)

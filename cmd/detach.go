@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
+
+	"github.com/urfave/cli/v2"
 	"time"
 
 	"github.com/mulligan-dev/mulligan/attempt"
@@ -15,61 +16,23 @@ import (
 	"github.com/mulligan-dev/mulligan/store"
 )
 
-// detachRunIDEnv hands `run --detach`'s background process the id the foreground one printed.
-const detachRunIDEnv = "MULLIGAN_DETACH_RUN_ID"
-
-// detachedRunID reads (and removes from the environment agents inherit) the id picked by the
-// `run --detach` that started this process; "" when none.
-func detachedRunID() string {
-	v := os.Getenv(detachRunIDEnv)
-	os.Unsetenv(detachRunIDEnv)
-	return v
-}
-
-// detachArgs is this command line for the background process: the same arguments without
-// --detach and without -C (the background process starts in the directory -C chose, passed as
-// an absolute -C). Nothing after `--` is touched.
-func detachArgs(args []string) ([]string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil, err
-	}
-	out := []string{"-C", wd}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-			return append(out, args[i:]...), nil
-		case a == "--detach" || a == "-detach" || a == "--detach=true" || a == "-detach=true":
-			continue
-		case a == "-C" || a == "--C":
-			i++ // and its value
-			continue
-		case strings.HasPrefix(a, "-C=") || strings.HasPrefix(a, "--C="):
-			continue
-		}
-		out = append(out, a)
-	}
-	return out, nil
-}
-
-// detach starts mulligan with args in the background (its own session, output appended to
-// <common>/mulligan/logs/<run>/detach.log) and returns once the background process has taken
+// detach hands h to a mulligan process started in the background (its own session, output
+// appended to <common>/mulligan/logs/<run>/detach.log) and returns once that process has taken
 // the run (started is true for it), printing the run id and how to follow it.
-func detach(ctx context.Context, g *globals, st *state, runID string, args, env []string, started func(run *store.Run, pid int) bool) error {
+func detach(ctx context.Context, g *globals, st *state, h *attempt.Handoff, started func(run *store.Run, pid int) bool) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	logDir, err := attempt.LogDir(st.repo.CommonDir(), runID)
-	if err != nil {
+	if h.Dir, err = os.Getwd(); err != nil {
 		return err
 	}
-	logPath := filepath.Join(logDir, "detach.log")
-	cmd, err := attempt.StartDetached(exe, append([]string{os.Args[0]}, args...), append(os.Environ(), env...), "", logPath)
+	h.Output, h.NoAutopsy = g.output, g.noAutopsy
+	cmd, logPath, err := h.Start(exe, "mulligan", st.repo.CommonDir(), "detach.log", os.Environ())
 	if err != nil {
 		return fmt.Errorf("start the background process: %w", err)
 	}
+	runID := h.Run
 	pid := cmd.Process.Pid
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -118,18 +81,15 @@ func lastLines(path string, n int) string {
 }
 
 // detachRun starts `run` in the background under an id picked here.
-func detachRun(ctx context.Context, g *globals, st *state) error {
-	args, err := detachArgs(os.Args[1:])
-	if err != nil {
-		return err
-	}
-	id := snapshot.NewRunID()
-	return detach(ctx, g, st, id, args, []string{detachRunIDEnv + "=" + id}, func(run *store.Run, pid int) bool { return true })
+func detachRun(ctx context.Context, g *globals, st *state, opts runOptions) error {
+	h := &attempt.Handoff{Kind: attempt.HandoffRun, Run: snapshot.NewRunID(),
+		File: opts.File, Tasks: opts.Tasks, AdHoc: opts.AdHoc, MaxCostUSD: opts.MaxCost, Isolate: opts.Isolate}
+	return detach(ctx, g, st, h, func(run *store.Run, pid int) bool { return true })
 }
 
 // detachResume starts `resume RUN` in the background.
-func detachResume(ctx context.Context, g *globals, ref string) error {
-	st, id, err := openRun(ctx, ref)
+func detachResume(ctx context.Context, g *globals, opts resumeOptions) error {
+	st, id, err := openRun(ctx, g, opts.Ref)
 	if err != nil {
 		return err
 	}
@@ -141,11 +101,8 @@ func detachResume(ctx context.Context, g *globals, ref string) error {
 	if store.RunFinished(run.State) {
 		return fmt.Errorf("run %s %s: %w", run.ID, run.State, attempt.ErrRunFinished)
 	}
-	args, err := detachArgs(os.Args[1:])
-	if err != nil {
-		return err
-	}
-	return detach(ctx, g, st, id, args, nil, claimedBy(run.Epoch))
+	h := &attempt.Handoff{Kind: attempt.HandoffResume, Run: id, Mode: opts.Mode, Reload: opts.Reload, ReloadFile: opts.File, Force: opts.Force}
+	return detach(ctx, g, st, h, claimedBy(run.Epoch))
 }
 
 // claimedBy is true once the background process has claimed the run: a newer owner epoch than
@@ -154,18 +111,6 @@ func claimedBy(epoch int64) func(run *store.Run, pid int) bool {
 	return func(run *store.Run, pid int) bool {
 		return run.Epoch > epoch && run.Owner != nil && run.Owner.PID == pid
 	}
-}
-
-// detachContinueEnv tells the background `resume RUN` started by detachContinue that the run
-// continues after an operator's decision this process recorded: "decided", or "force" when the
-// decision was taken with --force (a live owner was fenced and is taken over).
-const detachContinueEnv = "MULLIGAN_DETACH_CONTINUE"
-
-// detachedContinue reads (and removes from the environment agents inherit) detachContinueEnv.
-func detachedContinue() (set, force bool) {
-	v := os.Getenv(detachContinueEnv)
-	os.Unsetenv(detachContinueEnv)
-	return v != "", v == "force"
 }
 
 // detachUsage is the --detach flag of the commands that decide and then continue a run.
@@ -200,30 +145,49 @@ func continueRun(ctx context.Context, g *globals, st *state, id string, opts con
 	return refuseActive(err, id)
 }
 
-// detachContinue starts `resume RUN` in the background for a run whose operator's decision is
-// recorded; that process continues it as the deciding command would have (continueRun).
+// detachContinue hands the rest of a run whose operator's decision is recorded to a background
+// process, which continues it as the deciding command would have (continueRun).
 func detachContinue(ctx context.Context, g *globals, st *state, run *store.Run, force bool) error {
-	wd, err := os.Getwd()
-	if err != nil {
-		return err
-	}
-	how := "decided"
-	if force {
-		how = "force"
-	}
-	args := []string{"-C", wd, "-o", g.output, "resume", run.ID}
-	if g.noAutopsy {
-		args = append(args, "--no-autopsy")
-	}
-	return detach(ctx, g, st, run.ID, args, []string{detachContinueEnv + "=" + how}, claimedBy(run.Epoch))
+	return detach(ctx, g, st, &attempt.Handoff{Kind: attempt.HandoffContinue, Run: run.ID, Force: force}, claimedBy(run.Epoch))
 }
 
-// resumeDecided is the background half of detachContinue.
-func resumeDecided(ctx context.Context, g *globals, ref string, force bool) error {
-	st, id, err := openRun(ctx, ref)
+// handoffCommand is the background half of every --detach (and of supervise's resumes): it
+// takes the work a foreground process handed it (attempt.Handoff) and does it as that command
+// would have in the foreground. Hidden: only mulligan starts it.
+func handoffCommand(g *globals) *cli.Command {
+	return &cli.Command{
+		Name:      "__handoff",
+		Hidden:    true,
+		Usage:     "do the work a --detach or supervise handed to this background process",
+		ArgsUsage: "FILE",
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageError("it is started by mulligan itself (run --detach, resume --detach, supervise)", "handoff takes the hand-off file")
+			}
+			h, err := attempt.ReadHandoff(c.Args().First())
+			if err != nil {
+				return err
+			}
+			return runHandoff(c.Context, g, h)
+		},
+	}
+}
+
+func runHandoff(ctx context.Context, g *globals, h *attempt.Handoff) error {
+	if err := os.Chdir(h.Dir); err != nil {
+		return err
+	}
+	g.output, g.noAutopsy = h.Output, h.NoAutopsy
+	switch h.Kind {
+	case attempt.HandoffRun:
+		return runRun(ctx, g, runOptions{File: h.File, Tasks: h.Tasks, AdHoc: h.AdHoc, MaxCost: h.MaxCostUSD, ID: h.Run, Isolate: h.Isolate})
+	case attempt.HandoffResume:
+		return resumeRun(ctx, g, resumeOptions{Ref: h.Run, Mode: h.Mode, Reload: h.Reload, File: h.ReloadFile, Force: h.Force, Epoch: h.Epoch})
+	}
+	st, id, err := openRun(ctx, g, h.Run)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	return continueRun(ctx, g, st, id, continueOptions{Force: force})
+	return continueRun(ctx, g, st, id, continueOptions{Force: h.Force})
 }

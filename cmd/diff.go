@@ -39,7 +39,7 @@ func diffCommand(g *globals) *cli.Command {
 }
 
 func runDiff(ctx context.Context, g *globals, opts diffOptions) error {
-	st, err := openState()
+	st, err := openState(g)
 	if err != nil {
 		return err
 	}

@@ -64,11 +64,11 @@ func effectRecord(c *cli.Context, g *globals) error {
 		}
 		e.Data = json.RawMessage(d)
 	}
-	st, err := openState()
+	st, err := openState(g)
 	if err != nil {
 		return err
 	}
-	st.errOut = nil // inside an attempt: hooks are the business of the run's own process
+	st.noHooks = true // inside an attempt: hooks are the business of the run's own process
 	defer st.Close()
 	r, err := st.getRun(c.Context, run)
 	if err != nil {
@@ -185,7 +185,7 @@ func quoteArgv(argv []string) string {
 // readRunList reads one list of RUN's history (RUN as `c`'s first argument) and, with -o json,
 // prints it (an empty one as []): the caller prints the text form.
 func readRunList[T any](c *cli.Context, g *globals, read func(tx *store.Tx, run string) ([]T, error)) (string, []T, error) {
-	st, id, err := openRun(c.Context, c.Args().First())
+	st, id, err := openRun(c.Context, g, c.Args().First())
 	if err != nil {
 		return "", nil, err
 	}

@@ -25,7 +25,7 @@ func eventsCommand(g *globals) *cli.Command {
 			if c.NArg() > 1 {
 				return usageError("e.g. mulligan events k3f9", "events takes one run")
 			}
-			st, err := openState()
+			st, err := openState(g)
 			if err != nil {
 				return err
 			}

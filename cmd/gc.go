@@ -37,12 +37,12 @@ func gcCommand(g *globals) *cli.Command {
 }
 
 func runGC(ctx context.Context, g *globals, age time.Duration, keepUndo int, dryRun bool) error {
-	st, err := openState()
+	st, err := openState(g)
 	if err != nil {
 		return err
 	}
 	if dryRun {
-		st.errOut = nil // a dry run acts on nothing, hooks included
+		st.noHooks = true // a dry run acts on nothing, hooks included
 	}
 	defer st.Close()
 	now := time.Now()
@@ -51,8 +51,12 @@ func runGC(ctx context.Context, g *globals, age time.Duration, keepUndo int, dry
 	if err == nil {
 		undo, err = attempt.GCUndoRefs(st.repo, age, keepUndo, now, dryRun)
 	}
+	var worktrees []string
+	if err == nil {
+		worktrees, err = attempt.GCWorktrees(ctx, st.repo, st.db, dryRun)
+	}
 	if g.json() && err == nil {
-		return writeJSON(g.io.Out, map[string]any{"dry_run": dryRun, "runs": runs, "undo_refs": undo})
+		return writeJSON(g.io.Out, map[string]any{"dry_run": dryRun, "runs": runs, "undo_refs": undo, "worktrees": worktrees})
 	}
 	verb := "pruned"
 	if dryRun {
@@ -78,6 +82,13 @@ func runGC(ctx context.Context, g *globals, age time.Duration, keepUndo int, dry
 		}
 		fmt.Fprintf(g.io.Out, "%s %d undo ref%s older than %s (the newest %d are kept whatever their age)\n",
 			undoVerb, len(undo), plural(len(undo)), ageString(age), keepUndo)
+	}
+	for _, w := range worktrees {
+		if dryRun {
+			fmt.Fprintf(g.io.Out, "would remove the worktree %s (its run has finished)\n", w)
+		} else {
+			fmt.Fprintf(g.io.Out, "removed the worktree %s (its run has finished)\n", w)
+		}
 	}
 	switch {
 	case len(runs) == 0:

@@ -29,7 +29,7 @@ func hooksCommand(g *globals) *cli.Command {
 				return usageError("e.g. mulligan hooks k3f9", "hooks takes one run")
 			}
 			if c.Bool("redeliver") {
-				st, id, err := openRun(c.Context, c.Args().First())
+				st, id, err := openRun(c.Context, g, c.Args().First())
 				if err != nil {
 					return err
 				}

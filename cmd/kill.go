@@ -20,7 +20,7 @@ func killCommand(g *globals) *cli.Command {
 			if c.NArg() != 1 {
 				return usageError("e.g. mulligan kill k3f9 (or: mulligan kill last)", "kill takes one run")
 			}
-			env, id, done, err := openRunEnv(c.Context, c.Args().First())
+			env, id, done, err := openRunEnv(c.Context, g, c.Args().First())
 			if err != nil {
 				return err
 			}
@@ -58,8 +58,8 @@ func killCommand(g *globals) *cli.Command {
 // openRunEnv opens the run ref names (as openRun) and an attempt.Env for acting on it from this
 // process (kill, cancel): its Repo is the run's own worktree, which may be another worktree of
 // this repository. done closes all it opened.
-func openRunEnv(ctx context.Context, ref string) (env attempt.Env, id string, done func(), err error) {
-	st, id, err := openRun(ctx, ref)
+func openRunEnv(ctx context.Context, g *globals, ref string) (env attempt.Env, id string, done func(), err error) {
+	st, id, err := openRun(ctx, g, ref)
 	if err != nil {
 		return attempt.Env{}, "", nil, err
 	}

@@ -28,7 +28,7 @@ func logsCommand(g *globals) *cli.Command {
 			if c.NArg() != 1 {
 				return usageError("e.g. mulligan logs fix-tests@2", "logs takes one address [RUN/]TASK[@N]")
 			}
-			st, err := openState()
+			st, err := openState(g)
 			if err != nil {
 				return err
 			}

@@ -20,7 +20,7 @@ func lsCommand(g *globals) *cli.Command {
 			if c.Args().Present() {
 				return usageError("", "ls takes no arguments")
 			}
-			st, err := openState()
+			st, err := openState(g)
 			if err != nil {
 				return err
 			}

@@ -28,6 +28,8 @@ type globals struct {
 	// noAutopsy is --no-autopsy (run, resume, retry-task, prompt, stop, timetravel --resume):
 	// foreground writes no autopsy when the run fails.
 	noAutopsy bool
+	// after is the state a command left open for the step after it (afterCommand).
+	after *state
 }
 
 func (g *globals) json() bool { return g.output == "json" }
@@ -48,6 +50,9 @@ func Run(ctx context.Context, args []string, ios *IOStreams) int {
 			err = app.RunContext(ctx, norm.Args)
 		}
 	}
+	// After the command, a step of its own: the hooks left pending are delivered, on this
+	// command's streams, before its error (if any) is printed.
+	afterCommand(ctx, g)
 	if err != nil {
 		err = mapError(err)
 		printError(ios.ErrOut, err)
@@ -168,6 +173,7 @@ func commands(g *globals) []*cli.Command {
 		versionCommand(g),
 		completionCommand(g),
 		completeCommand(g),
+		handoffCommand(g),
 		presetsCommand(g),
 	}
 }

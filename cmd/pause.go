@@ -24,7 +24,7 @@ func pauseCommand(g *globals) *cli.Command {
 			if err != nil {
 				return usageError("--mode drain (the default) or --mode cancel", "%s", err)
 			}
-			st, id, err := openRun(c.Context, c.Args().First())
+			st, id, err := openRun(c.Context, g, c.Args().First())
 			if err != nil {
 				return err
 			}

@@ -30,9 +30,6 @@ func resumeCommand(g *globals) *cli.Command {
 				return usageError("e.g. mulligan resume k3f9", "resume takes one run")
 			}
 			g.noAutopsy = c.Bool("no-autopsy")
-			if decided, force := detachedContinue(); decided {
-				return resumeDecided(c.Context, g, c.Args().First(), force)
-			}
 			opts := resumeOptions{Ref: c.Args().First(), Mode: c.String("mode"), Now: c.Bool("now"), Force: c.Bool("force")}
 			switch opts.Mode {
 			case attempt.ResumePlain, attempt.ResumeResetAttempts, attempt.ResumeImmediate:
@@ -55,11 +52,11 @@ func resumeCommand(g *globals) *cli.Command {
 				}
 				if !opts.Force {
 					// Refused here, not in the background's log.
-					if err := refuseMovedOn(c.Context, opts.Ref); err != nil {
+					if err := refuseMovedOn(c.Context, g, opts.Ref); err != nil {
 						return err
 					}
 				}
-				return detachResume(c.Context, g, opts.Ref)
+				return detachResume(c.Context, g, opts)
 			}
 			return resumeRun(c.Context, g, opts)
 		},
@@ -73,6 +70,8 @@ type resumeOptions struct {
 	Reload    bool   // take the edited task file
 	File      string // -f: the task file to take (with Reload)
 	Force     bool   // resume over a working tree that moved on (undo ref first)
+	// Epoch is the owner epoch a supervisor handed the run over at (attempt.Handoff); 0: none.
+	Epoch int64
 }
 
 func init() {
@@ -86,8 +85,8 @@ func init() {
 }
 
 // refuseMovedOn refuses (exit 6) a run whose working tree moved on since it stopped.
-func refuseMovedOn(ctx context.Context, ref string) error {
-	st, id, err := openRun(ctx, ref)
+func refuseMovedOn(ctx context.Context, g *globals, ref string) error {
+	st, id, err := openRun(ctx, g, ref)
 	if err != nil {
 		return err
 	}
@@ -107,7 +106,7 @@ func refuseMovedOn(ctx context.Context, ref string) error {
 }
 
 func resumeRun(ctx context.Context, g *globals, opts resumeOptions) error {
-	st, id, err := openRun(ctx, opts.Ref)
+	st, id, err := openRun(ctx, g, opts.Ref)
 	if err != nil {
 		return err
 	}
@@ -126,7 +125,7 @@ func resumeRun(ctx context.Context, g *globals, opts resumeOptions) error {
 		return err
 	}
 	return foreground(ctx, g, st, func(ctx context.Context, env attempt.Env) (*attempt.Outcome, error) {
-		return attempt.Resume(ctx, env, attempt.ResumeOptions{RunID: id, Load: loadStoredFile, Mode: opts.Mode, HandoverEpoch: handoverEpoch(), Reload: reload, Graft: graft, Force: opts.Force})
+		return attempt.Resume(ctx, env, attempt.ResumeOptions{RunID: id, Load: loadStoredFile, Mode: opts.Mode, HandoverEpoch: opts.Epoch, Reload: reload, Graft: graft, Force: opts.Force})
 	})
 }
 
@@ -153,7 +152,7 @@ func prepareReload(ctx context.Context, g *globals, st *state, id, file string) 
 
 // checkReload is prepareReload in a state of its own, for resume --detach.
 func checkReload(ctx context.Context, g *globals, opts resumeOptions) error {
-	st, id, err := openRun(ctx, opts.Ref)
+	st, id, err := openRun(ctx, g, opts.Ref)
 	if err != nil {
 		return err
 	}

@@ -59,12 +59,12 @@ func retryTaskCommand(g *globals) *cli.Command {
 }
 
 func runRetryTask(ctx context.Context, g *globals, opts retryTaskOptions) error {
-	st, err := openState()
+	st, err := openState(g)
 	if err != nil {
 		return err
 	}
 	if opts.DryRun {
-		st.errOut = nil // a dry run acts on nothing, hooks included
+		st.noHooks = true // a dry run acts on nothing, hooks included
 	}
 	defer st.Close()
 	id, err := st.resolveRun(ctx, opts.Run)

@@ -65,13 +65,6 @@ func undoPoint(what string) (ref, message string) {
 		fmt.Sprintf("mulligan undo %s\n\nThe working tree just before `mulligan %s`.\n", id, what)
 }
 
-// restoreWithUndo sets the working tree to tree through the snapshot engine, with an undo ref
-// first (none on a dry run).
-func restoreWithUndo(ctx context.Context, repo *snapshot.Repo, tree snapshot.Hash, what string, dryRun bool) (*snapshot.RestoreResult, error) {
-	ref, msg := undoPoint(what)
-	return repo.Restore(ctx, tree, snapshot.RestoreOptions{UndoRef: ref, UndoMessage: msg, DryRun: dryRun})
-}
-
 type revertOptions struct {
 	Target string
 	Pre    bool
@@ -111,12 +104,12 @@ func revertCommand(g *globals) *cli.Command {
 }
 
 func runRevert(ctx context.Context, g *globals, opts revertOptions) error {
-	st, err := openState()
+	st, err := openState(g)
 	if err != nil {
 		return err
 	}
 	if opts.DryRun {
-		st.errOut = nil // a dry run acts on nothing, hooks included
+		st.noHooks = true // a dry run acts on nothing, hooks included
 	}
 	defer st.Close()
 	po := plan.RevertOptions{Base: opts.Base, Pre: opts.Pre, Force: opts.Force, NoCompensate: opts.NoCompensate}

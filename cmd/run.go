@@ -28,6 +28,10 @@ type runOptions struct {
 	Detach bool
 	// MaxCost is --max-cost: the run's spend limit in USD.
 	MaxCost *float64
+	// Isolate is --isolate: every task runs in a worktree of its own (SPEC §4.1).
+	Isolate bool
+	// ID is the run's id when a --detach picked it (attempt.Handoff); "": a fresh one.
+	ID string
 }
 
 func runCommand(g *globals) *cli.Command {
@@ -50,10 +54,11 @@ func runCommand(g *globals) *cli.Command {
 			&cli.StringFlag{Name: "verify", Usage: "ad hoc: a quality gate `CMD` run after the agent exits 0 (split like a shell, never run by one)"},
 			&cli.StringFlag{Name: "preset", Usage: "ad hoc: the agent CLI's `PRESET` (claude, codex, gemini, aider, opencode, generic)"},
 			&cli.StringFlag{Name: "max-cost", Usage: "stop before the next attempt once the run's reported spend reaches `USD`"},
+			&cli.BoolFlag{Name: "isolate", Usage: "run every task in a worktree of its own; a success is applied to the working tree by a three-way merge, so you can keep editing"},
 			noAutopsyFlag,
 		},
 		Action: func(c *cli.Context) error {
-			opts := runOptions{File: c.String("file"), Tasks: c.Args().Slice(), Detach: c.Bool("detach")}
+			opts := runOptions{File: c.String("file"), Tasks: c.Args().Slice(), Detach: c.Bool("detach"), Isolate: c.Bool("isolate")}
 			if c.IsSet("max-cost") {
 				v, err := strconv.ParseFloat(strings.TrimPrefix(strings.TrimSpace(c.String("max-cost")), "$"), 64)
 				if err != nil || v <= 0 || math.IsInf(v, 0) || math.IsNaN(v) {
@@ -122,7 +127,7 @@ func parseCount(s string) (int, error) {
 }
 
 func runRun(ctx context.Context, g *globals, opts runOptions) error {
-	st, err := openState()
+	st, err := openState(g)
 	if err != nil {
 		return err
 	}
@@ -150,10 +155,10 @@ func runRun(ctx context.Context, g *globals, opts runOptions) error {
 		return err
 	}
 	if opts.Detach {
-		return detachRun(ctx, g, st)
+		return detachRun(ctx, g, st, opts)
 	}
 	return foreground(ctx, g, st, func(ctx context.Context, env attempt.Env) (*attempt.Outcome, error) {
-		return attempt.Start(ctx, env, attempt.StartOptions{File: file, Tasks: opts.Tasks, MaxCostUSD: opts.MaxCost, ID: detachedRunID()})
+		return attempt.Start(ctx, env, attempt.StartOptions{File: file, Tasks: opts.Tasks, MaxCostUSD: opts.MaxCost, ID: opts.ID, Isolate: opts.Isolate})
 	})
 }
 

@@ -23,7 +23,7 @@ func showCommand(g *globals) *cli.Command {
 			if c.NArg() > 1 {
 				return usageError("e.g. mulligan show k3f9", "show takes one run")
 			}
-			st, id, err := openRun(c.Context, c.Args().First())
+			st, id, err := openRun(c.Context, g, c.Args().First())
 			if err != nil {
 				return err
 			}

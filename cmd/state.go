@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/mulligan-dev/mulligan/attempt"
@@ -23,12 +21,13 @@ func init() {
 type state struct {
 	repo *snapshot.Repo
 	db   *store.DB
-	// errOut is where Close reports hooks it delivered for a process that stopped; nil: Close
-	// delivers none (effect record, which runs inside an attempt).
-	errOut io.Writer
+	g    *globals
+	// noHooks: the command delivers no pending hooks after it (a dry run acts on nothing; effect
+	// record runs inside an attempt, whose hooks are its run's process's business).
+	noHooks bool
 }
 
-func openState() (*state, error) {
+func openState(g *globals) (*state, error) {
 	repo, err := openRepo()
 	if err != nil {
 		return nil, err
@@ -38,22 +37,44 @@ func openState() (*state, error) {
 		repo.Close()
 		return nil, err
 	}
-	return &state{repo: repo, db: db, errOut: os.Stderr}, nil
+	return &state{repo: repo, db: db, g: g}, nil
 }
 
-// Close delivers the hooks earlier processes left pending (SPEC §5: the next mulligan process
-// delivers them), then closes the database and the repository.
+// Close ends the command's use of the repository and database. The first state a command
+// closes that may deliver hooks stays open for the step after the command (afterCommand:
+// the hooks earlier processes left pending), which closes it.
 func (s *state) Close() {
-	if s.errOut != nil {
-		s.deliverOrphanHooks(context.Background(), s.errOut)
+	if !s.noHooks && s.g != nil && s.g.after == nil {
+		s.g.after = s
+		return
 	}
+	s.close()
+}
+
+func (s *state) close() {
 	s.db.Close()
 	s.repo.Close()
 }
 
+// afterCommand is the step Run takes after every command that opened the repository: it
+// delivers the hooks earlier processes left pending (SPEC §5: at least once, by the next
+// mulligan process — a process that crashed, was killed, or a command that changed a run's
+// state without running it), reporting on the command's stderr, then closes what the command
+// left open. A hook runs for up to its timeout, so this step can take that long, after the
+// command's own output.
+func afterCommand(ctx context.Context, g *globals) {
+	st := g.after
+	if st == nil {
+		return
+	}
+	g.after = nil
+	defer st.close()
+	st.deliverOrphanHooks(ctx, g.io.ErrOut)
+}
+
 // openRun opens the repository and database and resolves a RUN argument; the caller closes st.
-func openRun(ctx context.Context, ref string) (st *state, id string, err error) {
-	if st, err = openState(); err != nil {
+func openRun(ctx context.Context, g *globals, ref string) (st *state, id string, err error) {
+	if st, err = openState(g); err != nil {
 		return nil, "", err
 	}
 	if id, err = st.resolveRun(ctx, ref); err != nil {

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strconv"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -17,20 +15,6 @@ import (
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
 )
-
-// superviseEpochEnv carries, from supervise to the `mulligan resume` it starts, the owner epoch
-// the supervisor claimed the run at: resume takes the run over from the (live) supervisor only
-// at that epoch.
-const superviseEpochEnv = "MULLIGAN_SUPERVISE_EPOCH"
-
-// handoverEpoch reads (and removes from the environment the agents inherit) the epoch a
-// supervisor handed this process.
-func handoverEpoch() int64 {
-	v := os.Getenv(superviseEpochEnv)
-	os.Unsetenv(superviseEpochEnv)
-	n, _ := strconv.ParseInt(v, 10, 64)
-	return n
-}
 
 func superviseCommand(g *globals) *cli.Command {
 	return &cli.Command{
@@ -69,12 +53,12 @@ func superviseCommand(g *globals) *cli.Command {
 }
 
 func runSupervise(c *cli.Context, g *globals, refs []string) error {
-	st, err := openState()
+	st, err := openState(g)
 	if err != nil {
 		return err
 	}
 	if c.Bool("dry-run") {
-		st.errOut = nil // a dry run acts on nothing, hooks included
+		st.noHooks = true // a dry run acts on nothing, hooks included
 	}
 	defer st.Close()
 	var ids []string
@@ -95,13 +79,9 @@ func runSupervise(c *cli.Context, g *globals, refs []string) error {
 	var running atomic.Int64 // detached resumes this supervisor started that still run
 	once := c.Bool("once")
 	spawn := func(run *store.Run, epoch int64) (int, error) {
-		logDir, err := attempt.LogDir(st.repo.CommonDir(), run.ID)
-		if err != nil {
-			return 0, err
-		}
-		logPath := filepath.Join(logDir, "supervise.log")
-		env := append(os.Environ(), fmt.Sprintf("%s=%d", superviseEpochEnv, epoch))
-		cmd, err := attempt.StartDetached(exe, []string{os.Args[0], "-C", run.Worktree, "resume", run.ID}, env, run.Worktree, logPath)
+		// The resume claims the run from the epoch this supervisor holds.
+		h := &attempt.Handoff{Kind: attempt.HandoffResume, Run: run.ID, Dir: run.Worktree, Output: "text", Mode: attempt.ResumePlain, Epoch: epoch}
+		cmd, _, err := h.Start(exe, "mulligan", st.repo.CommonDir(), "supervise.log", os.Environ())
 		if err != nil {
 			return 0, err
 		}

@@ -47,7 +47,7 @@ func tasksCommand(g *globals) *cli.Command {
 			if limit < 1 || limit > tasksMaxLimit {
 				return usageError(fmt.Sprintf("e.g. --limit %d", tasksDefaultLimit), "--limit takes 1 to %d, not %d", tasksMaxLimit, limit)
 			}
-			st, err := openState()
+			st, err := openState(g)
 			if err != nil {
 				return err
 			}

@@ -53,12 +53,12 @@ func timetravelCommand(g *globals) *cli.Command {
 }
 
 func runTimetravel(ctx context.Context, g *globals, opts timetravelOptions) (err error) {
-	st, err := openState()
+	st, err := openState(g)
 	if err != nil {
 		return err
 	}
 	if opts.DryRun {
-		st.errOut = nil // a dry run acts on nothing, hooks included
+		st.noHooks = true // a dry run acts on nothing, hooks included
 	}
 	defer st.Close()
 	run, a, err := st.resolveAddress(ctx, opts.Addr)

@@ -426,6 +426,13 @@ func (x *restorer) write(c Change) error {
 			return &ConflictError{Path: c.Path, Reason: "an untracked or ignored file is where the submodule goes"}
 		}
 		if head, _, ok := nestedHead(x.r.abs(c.Path)); !ok || head != c.To.Hash {
+			if sm, ok := x.r.submoduleAt(c.Path); ok && x.r.checkOutAgain(sm) == nil {
+				// A submodule directory an agent deleted, whose git directory the superproject
+				// keeps: checked out again at the gitlink's commit, as `git submodule update` would.
+				x.subs = append(x.subs, x.restoreSubmodule(c))
+				x.done[c.Path] = nil
+				return nil
+			}
 			// Never claim it: a snapshot holds a nested repository's commit id, not its files.
 			x.subs = append(x.subs, SubmoduleResult{Path: c.Path, Commit: c.To.Hash,
 				Skipped: "a snapshot holds only the commit a nested repository or submodule had checked out, not its files or history; its directory is empty"})

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -35,6 +36,9 @@ type File struct {
 	AgentOrder []string // file order
 	Tasks      []*Task  // file order
 	Hooks      Hooks    // run-level hooks
+	// Isolation and Worktree are the top level's defaults for the tasks that set none.
+	Isolation string
+	Worktree  WorktreeFiles
 }
 
 // Task returns the task with the given id, or nil.
@@ -87,9 +91,14 @@ type Task struct {
 	SideEffects string  // none | non_idempotent
 	// Git is what becomes of the agent's changes to HEAD, refs, the stash and the index:
 	// restore (default), isolate or allow (SPEC §2.1).
-	Git     string
-	Effects []EffectDecl
-	Hooks   Hooks
+	Git string
+	// Isolation is where the attempts run: in-place (the working tree) or worktree (a linked
+	// worktree of mulligan's own, its change applied to the working tree on success; SPEC §4.1).
+	Isolation string
+	// Worktree says which ignored files of the working tree an isolated attempt gets.
+	Worktree WorktreeFiles
+	Effects  []EffectDecl
+	Hooks    Hooks
 
 	// AllowFail: the task may fail; its dependents still run and the run can succeed.
 	AllowFail bool
@@ -172,6 +181,20 @@ const (
 	RetryCold   = "cold"
 	RetryResume = "resume"
 )
+
+// isolation values (SPEC §4.1).
+const (
+	IsolationInPlace  = "in-place"
+	IsolationWorktree = "worktree"
+)
+
+// WorktreeFiles are the ignored files of the working tree an isolated attempt's worktree gets:
+// Copy globs are copied (reflinks where the filesystem has them), Link globs symlinked. Globs are
+// relative to the working tree root (path.Match syntax per component).
+type WorktreeFiles struct {
+	Copy []string
+	Link []string
+}
 
 // RetryModes lists the values `retry_mode` takes.
 var RetryModes = []string{RetryCold, RetryResume}
@@ -311,9 +334,9 @@ func CheckTaskID(id string) (problem, hint string) {
 
 // Keys of each mapping, in the order the docs list them.
 var (
-	topKeys            = []string{"version", "agents", "tasks", "hooks"}
+	topKeys            = []string{"version", "agents", "tasks", "hooks", "isolation", "worktree"}
 	agentKeys          = []string{"preset", "command", "env"}
-	taskKeys           = []string{"id", "needs", "prompt", "prompt_file", "agent", "on_failure", "retries", "backoff", "timeout", "heartbeat", "deadline", "max_consecutive_failures", "non_retryable", "retry_on", "carry_over", "retry_mode", "verify", "output_schema", "max_schema_retries", "result_contract", "classify", "max_cost_usd", "side_effects", "git", "effects", "hooks", "allow_fail", "needs_approval", "approval_schema", "silence", "max_identical_failures"}
+	taskKeys           = []string{"id", "needs", "prompt", "prompt_file", "agent", "on_failure", "retries", "backoff", "timeout", "heartbeat", "deadline", "max_consecutive_failures", "non_retryable", "retry_on", "carry_over", "retry_mode", "verify", "output_schema", "max_schema_retries", "result_contract", "classify", "max_cost_usd", "side_effects", "git", "effects", "hooks", "allow_fail", "needs_approval", "approval_schema", "silence", "max_identical_failures", "isolation", "worktree"}
 	backoffKeys        = []string{"kind", "initial", "max", "jitter"}
 	verifyKeys         = []string{"command", "timeout"}
 	resultContractKeys = []string{"failure_field", "message_field"}
@@ -497,6 +520,13 @@ func (l *loader) file() *File {
 	if e, ok := fields["hooks"]; ok {
 		f.Hooks = l.hooks(e)
 	}
+	f.Isolation = IsolationInPlace
+	if e, ok := fields["isolation"]; ok {
+		f.Isolation, _ = l.oneOf(e, []string{IsolationInPlace, IsolationWorktree})
+	}
+	if e, ok := fields["worktree"]; ok {
+		f.Worktree = l.worktreeFiles(e)
+	}
 
 	var srcs []*taskSrc
 	if e, ok := fields["tasks"]; !ok {
@@ -512,8 +542,44 @@ func (l *loader) file() *File {
 			}
 		}
 	}
+	for _, t := range f.Tasks {
+		if t.Isolation == "" {
+			t.Isolation = f.Isolation
+		}
+		if t.Worktree.Copy == nil && t.Worktree.Link == nil {
+			t.Worktree = f.Worktree
+		}
+	}
 	l.crossCheck(f, srcs)
 	return f
+}
+
+// worktreeFiles reads `worktree: {copy: [GLOB…], link: [GLOB…]}`.
+func (l *loader) worktreeFiles(e yamlEntry) WorktreeFiles {
+	var w WorktreeFiles
+	entries, ok := l.mapping(e.value, "`worktree`")
+	if !ok {
+		return w
+	}
+	fs := l.fields(entries, []string{"copy", "link"}, "in `worktree`", false)
+	for _, k := range []struct {
+		key string
+		dst *[]string
+	}{{"copy", &w.Copy}, {"link", &w.Link}} {
+		ke, has := fs[k.key]
+		if !has {
+			continue
+		}
+		globs, nodes, _ := l.strList(ke, true, "a list of paths or globs from the working tree root, like [node_modules, .env]")
+		for j, g := range globs {
+			if _, err := path.Match(g, ""); err != nil || g == "" || strings.HasPrefix(g, "/") || slices.Contains(strings.Split(g, "/"), "..") {
+				l.errorf(nodes[j], "write a path or glob inside the working tree, like node_modules or .env*", "`%s`: %q is not a path or glob inside the working tree", k.key, g)
+				continue
+			}
+			*k.dst = append(*k.dst, g)
+		}
+	}
+	return w
 }
 
 // parseYAML returns the single document's body (nil when empty).
@@ -1252,6 +1318,12 @@ func (l *loader) taskChecks(t *Task, fs map[string]yamlEntry) {
 	}
 	if e, has := fs["max_identical_failures"]; has {
 		t.MaxIdenticalFailures, _ = l.integer(e, 1)
+	}
+	if e, has := fs["isolation"]; has {
+		t.Isolation, _ = l.oneOf(e, []string{IsolationInPlace, IsolationWorktree})
+	}
+	if e, has := fs["worktree"]; has {
+		t.Worktree = l.worktreeFiles(e)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +50,7 @@ func TestParseSpecExample(t *testing.T) {
 		Deadline:               2 * time.Hour,
 		MaxConsecutiveFailures: 3,
 		MaxIdenticalFailures:   2,
+		Isolation:              IsolationInPlace,
 		NonRetryable:           []Class{ClassAgentExit},
 		RetryOn:                []Class{ClassQualityRejection},
 		RetryMode:              RetryCold,
@@ -128,7 +130,7 @@ func TestAuthoringErrors(t *testing.T) {
 		{"unknown key prefix", tfAgentsA + "  - {id: t, prompt: p, agent: a, timeout_seconds: 2}\n",
 			[]string{"f.yaml:4:34: unknown key `timeout_seconds` in task `t`"}, "did you mean `timeout`?"},
 		{"unknown key, nothing close", tfAgentsA + "  - {id: t, prompt: p, agent: a, zzzzzz: 2}\n",
-			[]string{"f.yaml:4:34: unknown key `zzzzzz` in task `t`"}, "known keys: id, needs, prompt, prompt_file, agent, on_failure, retries, backoff, timeout, heartbeat, deadline, max_consecutive_failures, non_retryable, retry_on, carry_over, retry_mode, verify, output_schema, max_schema_retries, result_contract, classify, max_cost_usd, side_effects, git, effects, hooks, allow_fail, needs_approval, approval_schema, silence, max_identical_failures"},
+			[]string{"f.yaml:4:34: unknown key `zzzzzz` in task `t`"}, "known keys: id, needs, prompt, prompt_file, agent, on_failure, retries, backoff, timeout, heartbeat, deadline, max_consecutive_failures, non_retryable, retry_on, carry_over, retry_mode, verify, output_schema, max_schema_retries, result_contract, classify, max_cost_usd, side_effects, git, effects, hooks, allow_fail, needs_approval, approval_schema, silence, max_identical_failures, isolation, worktree"},
 		{"wrong types", "version: 1\nagents:\n  a: {command: claude -p}\ntasks:\n  - {id: t, prompt: p, agent: {x: 1}, needs: b}\n",
 			[]string{
 				"f.yaml:3:16: `command` must be a list, not a string",
@@ -648,6 +650,50 @@ func TestTaskIDRule(t *testing.T) {
 		src := tfAgentsA + "  - {id: '" + id + "', prompt: p, agent: a}\n"
 		if _, err := Parse("f.yaml", []byte(src)); err != nil {
 			t.Errorf("id %q refused: %v", id, err)
+		}
+	}
+}
+
+// isolation and worktree (SPEC §4.1): the top level's values are the tasks' defaults; a task's
+// own win; bad values are authoring errors at their position.
+func TestIsolationKeys(t *testing.T) {
+	src := `version: 1
+isolation: worktree
+worktree: {copy: [.env, "node_modules"], link: [.venv]}
+agents:
+  a: {command: [x]}
+tasks:
+  - {id: one, prompt: p, agent: a}
+  - {id: two, prompt: p, agent: a, isolation: in-place, worktree: {copy: [vendor/*]}}
+`
+	f, err := Parse("f.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, two := f.Task("one"), f.Task("two")
+	if one.Isolation != IsolationWorktree || !slices.Equal(one.Worktree.Copy, []string{".env", "node_modules"}) || !slices.Equal(one.Worktree.Link, []string{".venv"}) {
+		t.Errorf("one: %q %+v", one.Isolation, one.Worktree)
+	}
+	if two.Isolation != IsolationInPlace || !slices.Equal(two.Worktree.Copy, []string{"vendor/*"}) || two.Worktree.Link != nil {
+		t.Errorf("two: %q %+v", two.Isolation, two.Worktree)
+	}
+	plain, err := Parse("f.yaml", []byte("version: 1\nagents:\n  a: {command: [x]}\ntasks:\n  - {id: t, prompt: p, agent: a}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Task("t").Isolation != IsolationInPlace {
+		t.Errorf("default isolation %q", plain.Task("t").Isolation)
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"isolation: container\n", "f.yaml:2:12: "},
+		{"worktree: {copy: [../secrets]}\n", "is not a path or glob inside the working tree"},
+		{"worktree: {copy: [/etc/passwd]}\n", "is not a path or glob inside the working tree"},
+		{"worktree: {copy: [\"[\"]}\n", "is not a path or glob inside the working tree"},
+		{"worktree: {cpy: [a]}\n", "unknown key `cpy` in `worktree`"},
+	} {
+		_, err := Parse("f.yaml", []byte("version: 1\n"+tc.src+"agents:\n  a: {command: [x]}\ntasks:\n  - {id: t, prompt: p, agent: a}\n"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want one containing %q", tc.src, err, tc.want)
 		}
 	}
 }

@@ -1,6 +1,6 @@
 // Package plan holds the operator's decisions that change the working tree, the world and the
-// run's recorded state at once — revert, retry-task, timetravel and stop — as plans: PlanRevert,
-// PlanRetry, PlanTimetravel and PlanStop read the run, check everything that could refuse the
+// run's recorded state at once — revert, retry-task, timetravel, stop and approve — as plans:
+// PlanRevert, PlanRetry, PlanTimetravel, PlanStop and PlanApprove read the run, check everything that could refuse the
 // decision and return what it will change (the tree it restores and the paths that differ, the
 // side effects it crosses and what becomes of each, the tasks it replays, the state change), or
 // the refusal as a typed error; Plan.Execute then does it, in one order for all of them. A dry
@@ -23,6 +23,8 @@
 //  3. Change the tree: Restore takes its undo point (refs/mulligan/undo/<id>) of the tree as it
 //     is at that moment — after the compensations, so whatever they or the user left on disk is
 //     in it — and only then writes; retry-task from the current tree takes the undo point alone.
+//     Going back to where an attempt started (revert --pre or --base, retry-task --from-base)
+//     then puts HEAD, refs and the index back too, by compare-and-swap (attempt.RevertGit).
 //     Killed here: the undo ref holds the tree replaced, the run's state is unchanged, and the
 //     same command again finds the tree already in place and goes on to the record.
 //  4. Record the state change in the database, naming the undo ref (timetravel's paused state,
@@ -35,6 +37,8 @@ package plan
 import (
 	"context"
 	"fmt"
+	"os"
+	"syscall"
 	"time"
 
 	"github.com/mulligan-dev/mulligan/attempt"
@@ -88,6 +92,8 @@ type Plan struct {
 	ReloadPlan *attempt.ReloadPlan
 	// Stop names the task stop fails (operator-stop).
 	Stop string
+	// Approved is the attempt approve accepts.
+	Approved *store.Attempt
 	// Git is what going back to an attempt's pre puts back of HEAD, refs, the stash and the
 	// index, and what it leaves (SPEC §2.1), as planned; nil when the decision does not go back
 	// to a pre.
@@ -166,6 +172,7 @@ func (p *Plan) Execute(ctx context.Context) (*Result, error) {
 		}
 		return res, &StepError{Step: StepTree, Err: err}
 	}
+	crashPoint("plan-after-tree")
 	// HEAD, refs and the index go back with the tree (by compare-and-swap); a failure there is
 	// reported after the record: the tree did change.
 	var gitErr error
@@ -239,6 +246,14 @@ func (p *Plan) changeTree(ctx context.Context, res *Result) error {
 		res.UndoRef = r.Ref
 	}
 	return nil
+}
+
+// crashPoint kills this process with SIGKILL when MULLIGAN_TEST_CRASH_AT names the point: the
+// scripts that check a rerun of the same command completes after a kill between two steps.
+func crashPoint(name string) {
+	if os.Getenv("MULLIGAN_TEST_CRASH_AT") == name {
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	}
 }
 
 // undoPoint is the name and message of a new undo ref for `mulligan WHAT`.

@@ -421,3 +421,49 @@ func TestPlanRevertPruned(t *testing.T) {
 		t.Fatalf("PlanRevert of a pruned run: %v", err)
 	}
 }
+
+// TestPlanApprove: the gate's change is carried into a tree that moved on (tree first, undo
+// point first), then the approval recorded; a kill between the two leaves the task waiting,
+// and planning the same approve again finds the change in place and only records.
+func TestPlanApprove(t *testing.T) {
+	f := newFixture(t)
+	run := f.run("r7", `version: 1
+agents:
+  gate: {command: [sh, -c, "echo gated > gate.txt"]}
+  side: {command: [sh, -c, "echo side > side.txt"]}
+tasks:
+  - {id: gate, prompt: p, agent: gate, needs_approval: true}
+  - {id: side, prompt: p, agent: side}
+`)
+	if run.Tasks[0].State != store.TaskWaitingApproval || f.exists("gate.txt") || !f.exists("side.txt") {
+		t.Fatalf("setup: gate %s, gate.txt there %v, side.txt there %v", run.Tasks[0].State, f.exists("gate.txt"), f.exists("side.txt"))
+	}
+	ctx := context.Background()
+	p, err := PlanApprove(ctx, f.env, ApproveOptions{Run: run.ID, Task: "gate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Tree.IsZero() || len(p.Changes) != 1 || p.Changes[0].Path != "gate.txt" || p.Approved.N != 1 {
+		t.Fatalf("plan: tree %s changes %v approved %+v", p.Tree, p.Changes, p.Approved)
+	}
+	// Killed after the tree step: the change is in, the task still waits.
+	if err := p.changeTree(ctx, &Result{}); err != nil {
+		t.Fatal(err)
+	}
+	if !f.exists("gate.txt") || !f.exists("side.txt") || f.get(run.ID).Tasks[0].State != store.TaskWaitingApproval {
+		t.Fatal("the tree step did not carry the change in, or recorded something")
+	}
+	p, err = PlanApprove(ctx, f.env, ApproveOptions{Run: run.ID, Task: "gate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Tree.IsZero() {
+		t.Errorf("planned again, the approval would restore %s (%v); the change is in place", p.Tree, p.Changes)
+	}
+	if _, err := p.Execute(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.get(run.ID).Tasks[0]; got.State != store.TaskSucceeded || got.Reason != attempt.ReasonApproved {
+		t.Errorf("gate %s (%s); want succeeded (approved)", got.State, got.Reason)
+	}
+}

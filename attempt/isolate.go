@@ -1,0 +1,380 @@
+package attempt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"golang.org/x/sys/unix"
+
+	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
+)
+
+// Isolation (SPEC §4.1): a task with `isolation: worktree` (or every task of a run started with
+// `run --isolate`) runs its attempts in a linked worktree of mulligan's own, set to the task's
+// base; the user's working tree is not touched while it runs. When the task succeeds, its change
+// (base → the successful attempt's post) is applied to the working tree as it is then, by a
+// three-way merge of paths: a path the user changed meanwhile is never overwritten, and a
+// conflict holds the task blocked (apply-conflict) with the command that applies it by hand.
+//
+// The runner runs an isolated task's attempts exactly as in place, with the worktree as its
+// repository: snapshots, resets, the git guard and the agent's directory are the worktree's.
+
+// ReasonApplyConflict holds an isolated task whose change the working tree conflicts with.
+const ReasonApplyConflict = "apply-conflict"
+
+// ReasonApplied is the reason of a task an operator's `mulligan apply` settled.
+const ReasonApplied = "applied"
+
+// RunOptions are a run's options kept with it (store.Run.Options), read again on resume.
+type RunOptions struct {
+	// Isolate runs every task in a worktree (`run --isolate`).
+	Isolate bool `json:"isolate,omitempty"`
+}
+
+func runOptionsJSON(o RunOptions) []byte {
+	if o == (RunOptions{}) {
+		return nil
+	}
+	b, _ := json.Marshal(o) // a struct of plain fields always marshals
+	return b
+}
+
+func readRunOptions(run *store.Run) RunOptions {
+	var o RunOptions
+	if len(run.Options) > 0 {
+		_ = json.Unmarshal(run.Options, &o) // written by this package; unreadable means none
+	}
+	return o
+}
+
+// isolatedRest reports whether every unfinished task of run runs in a worktree: then the run
+// never resets the working tree, and the user's work since it stopped is not its to compare.
+func isolatedRest(run *store.Run) bool {
+	if readRunOptions(run).Isolate {
+		return true
+	}
+	file, err := taskfile.Parse(run.TaskFile, run.TaskFileContent)
+	if err != nil || run.TaskFile == "" {
+		return false // an ad-hoc run's definition is JSON of its flags: it has no isolation key
+	}
+	for _, t := range run.Tasks {
+		if store.TaskFinished(t.State) {
+			continue
+		}
+		if def := file.Task(t.ID); def == nil || def.Isolation != taskfile.IsolationWorktree {
+			return false
+		}
+	}
+	return true
+}
+
+// taskWorktree is the name of task's worktree in run: <run>-<task>.
+func taskWorktree(repo *snapshot.Repo, run, task string) (*snapshot.Worktree, error) {
+	return repo.WorktreeFor(run + "-" + task)
+}
+
+// openTaskWorktree opens the worktree of task in this run when there is one (nil otherwise):
+// where an interrupted isolated attempt left its tree.
+func (r *runWriter) openTaskWorktree(task string) *snapshot.Repo {
+	if r.inWorktree {
+		return nil // the runner's own repository is that worktree already
+	}
+	w, err := taskWorktree(r.env.Repo, r.run.ID, task)
+	if err != nil {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(w.Dir, ".git")); err != nil {
+		return nil
+	}
+	wt, err := snapshot.Open(w.Dir)
+	if err != nil {
+		return nil
+	}
+	return wt
+}
+
+// isolated reports whether def's attempts run in a worktree.
+func (r *runner) isolated(def *taskfile.Task) bool {
+	return def.Isolation == taskfile.IsolationWorktree || readRunOptions(r.run).Isolate
+}
+
+// runIsolated sets up the task's worktree at base (a reused one gets only what differs), runs
+// the attempts there, and applies a success to the working tree.
+func (r *runner) runIsolated(ctx context.Context, t *store.Task, def *taskfile.Task, base plumbing.Hash) (*Outcome, error) {
+	home := r.env.Repo
+	w, err := taskWorktree(home, r.run.ID, t.ID)
+	if err != nil {
+		return nil, err
+	}
+	commit, err := home.CommitTree(base, 0, snapshot.SnapshotOptions{Parent: r.baseCommit(),
+		Message: fmt.Sprintf("mulligan %s %s: base\n\nThe tree task %s starts from in its worktree (run %s).\n", r.run.ID, t.ID, t.ID, r.run.ID)})
+	if err != nil {
+		return nil, fmt.Errorf("worktree of task %s: %w", t.ID, err)
+	}
+	wt, err := home.SetWorktree(context.WithoutCancel(ctx), w, commit.Commit)
+	if err != nil {
+		return nil, err
+	}
+	defer wt.Close()
+	brought, err := bringIgnored(home.Root(), w.Dir, def.Worktree)
+	if err != nil {
+		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: "worktree: " + err.Error()})
+	}
+	msg := fmt.Sprintf("task %s runs in its own worktree %s; your working tree is not touched until it succeeds", t.ID, w.Dir)
+	if len(brought) > 0 {
+		msg += " (brought in: " + strings.Join(brought, ", ") + ")"
+	}
+	r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: msg})
+
+	r.env.Repo, r.known, r.inWorktree = wt, base, true
+	out, err := r.runAttempts(ctx, t, def, base)
+	r.env.Repo, r.known, r.inWorktree = home, plumbing.ZeroHash, false // the user may have changed anything
+	if out != nil || err != nil || t.State != store.TaskSucceeded {
+		return out, err // a held or failed task keeps its worktree, for a look (gc removes it)
+	}
+	return r.applyIsolated(ctx, t, base, w)
+}
+
+// baseCommit is the run's base commit (the parent of a worktree's HEAD), zero when unknown.
+func (r *runner) baseCommit() plumbing.Hash {
+	c, err := r.env.Repo.Ref(snapshot.BaseRef(r.run.ID))
+	if err != nil {
+		return plumbing.ZeroHash
+	}
+	return c
+}
+
+// applyIsolated applies the task's change to the working tree, or holds the task
+// apply-conflict. A worktree whose change is in is removed (its trees are in the attempt refs).
+func (r *runner) applyIsolated(ctx context.Context, t *store.Task, base plumbing.Hash, w *snapshot.Worktree) (*Outcome, error) {
+	var a *store.Attempt
+	if err := r.env.DB.View(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		cur, err := tx.GetTask(r.run.ID, t.ID)
+		if err != nil {
+			return err
+		}
+		for i := range cur.Attempts {
+			if cur.Attempts[i].State == store.AttemptSucceeded {
+				a = &cur.Attempts[i]
+			}
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if a == nil {
+		return nil, fmt.Errorf("task %s succeeded without a successful attempt to apply", t.ID)
+	}
+	change := *a
+	change.PreTree = base.String() // the task's whole change, carry_over attempts included
+	plan, err := PlanApply(ctx, r.env.Repo, r.run.ID, change)
+	if err != nil {
+		return nil, err
+	}
+	addr := fmt.Sprintf("%s/%s@%d", r.run.ID, t.ID, a.N)
+	if len(plan.Conflicts) > 0 {
+		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: fmt.Sprintf(
+			"%s's change conflicts with %d path(s) you changed meanwhile (%s): nothing applied; its tree is in %s. Apply it by hand: mulligan apply %s",
+			addr, len(plan.Conflicts), strings.Join(plan.Conflicts, ", "), a.Ref, addr)})
+		if err := r.setTaskState(ctx, t, store.TaskBlocked, ReasonApplyConflict, nil); err != nil {
+			return nil, err
+		}
+		r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskBlocked, Reason: ReasonApplyConflict})
+		r.heldHere[t.ID] = true // held; the working tree never held its attempts (no heldTree)
+		return nil, r.update(ctx, func(tx *store.Tx) error { return tx.ParkTask(r.run.ID, t.ID) })
+	}
+	id := snapshot.NewID(r.env.Now())
+	res, err := plan.Execute(ctx, r.env.Repo, r.env.DB, snapshot.UndoRef(id),
+		fmt.Sprintf("mulligan undo %s\n\nThe working tree just before run %s applied %s.\n", id, r.run.ID, addr))
+	if err != nil {
+		return nil, fmt.Errorf("apply %s to the working tree: %w", addr, err)
+	}
+	if res != nil && len(res.Changes) > 0 {
+		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: fmt.Sprintf(
+			"applied %s to your working tree: %d path(s) changed; undo point %s", addr, len(res.Changes), res.Undo.Ref)})
+	}
+	if err := r.env.Repo.RemoveWorktree(w); err != nil {
+		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: "could not remove the worktree " + w.Dir + ": " + err.Error()})
+	}
+	return nil, nil
+}
+
+// SettleApplied makes a task held apply-conflict succeeded once its attempt n was applied by
+// hand (`mulligan apply`); it reports whether it did. Any other task is left as it is.
+func SettleApplied(ctx context.Context, db *store.DB, runID, task string, n int) (bool, error) {
+	settled := false
+	err := db.Update(ctx, func(tx *store.Tx) error {
+		t, err := tx.GetTask(runID, task)
+		if err != nil {
+			return err
+		}
+		if t.State != store.TaskBlocked || t.Reason != ReasonApplyConflict {
+			return nil
+		}
+		won := 0
+		for _, a := range t.Attempts {
+			if a.State == store.AttemptSucceeded {
+				won = a.N
+			}
+		}
+		if won != n {
+			return nil
+		}
+		if _, err := tx.TransitionTask(runID, task, store.TaskTransition{To: store.TaskSucceeded, Reason: ReasonApplied, Attempt: n}); err != nil {
+			return err
+		}
+		settled = true
+		return nil
+	})
+	return settled, err
+}
+
+// bringIgnored copies (Copy globs) or links (Link globs) the user's files into a task's worktree,
+// where the worktree has nothing at that path. It returns what it brought.
+func bringIgnored(home, dir string, files taskfile.WorktreeFiles) ([]string, error) {
+	var brought []string
+	var errs []error
+	for _, k := range []struct {
+		globs []string
+		link  bool
+	}{{files.Copy, false}, {files.Link, true}} {
+		for _, g := range k.globs {
+			matches, err := filepath.Glob(filepath.Join(home, filepath.FromSlash(g)))
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			for _, src := range matches {
+				rel, err := filepath.Rel(home, src)
+				if err != nil || rel == ".git" || strings.HasPrefix(rel, ".git"+string(filepath.Separator)) {
+					continue
+				}
+				dst := filepath.Join(dir, rel)
+				if _, err := os.Lstat(dst); err == nil {
+					continue // the worktree has it: the tree's version wins
+				}
+				if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				if k.link {
+					err = os.Symlink(src, dst)
+				} else {
+					err = copyTree(src, dst)
+				}
+				if err != nil {
+					errs = append(errs, fmt.Errorf("bring %s: %w", rel, err))
+					continue
+				}
+				brought = append(brought, filepath.ToSlash(rel))
+			}
+		}
+	}
+	return brought, errors.Join(errs...)
+}
+
+// copyTree copies a file, symlink or directory, cloning file data where the filesystem can
+// (reflinks on btrfs, XFS), else copying it.
+func copyTree(src, dst string) error {
+	fi, err := os.Lstat(src)
+	if err != nil {
+		return err
+	}
+	switch {
+	case fi.Mode()&os.ModeSymlink != 0:
+		target, err := os.Readlink(src)
+		if err != nil {
+			return err
+		}
+		return os.Symlink(target, dst)
+	case fi.IsDir():
+		if err := os.Mkdir(dst, fi.Mode().Perm()|0o700); err != nil {
+			return err
+		}
+		ents, err := os.ReadDir(src)
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			if err := copyTree(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+				return err
+			}
+		}
+		return nil
+	case fi.Mode().IsRegular():
+		return copyFile(src, dst, fi.Mode().Perm())
+	}
+	return nil // sockets, devices, fifos: not brought
+}
+
+func copyFile(src, dst string, perm os.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
+	if err != nil {
+		return err
+	}
+	if unix.IoctlFileClone(int(out.Fd()), int(in.Fd())) != nil {
+		if _, err := io.Copy(out, in); err != nil {
+			out.Close()
+			return err
+		}
+	}
+	return out.Close()
+}
+
+// GCWorktrees removes the worktrees of runs that have finished (whatever their age: every
+// attempt's tree is in the run's refs) and of runs the history does not know. A live or
+// resumable run's worktrees stay. It returns the worktree directories removed (on a dry run,
+// those it would remove).
+func GCWorktrees(ctx context.Context, repo *snapshot.Repo, db *store.DB, dryRun bool) ([]string, error) {
+	ws, err := repo.Worktrees()
+	if err != nil {
+		return nil, err
+	}
+	out := []string{}
+	for _, w := range ws {
+		runID, _, ok := strings.Cut(w.Name, "-")
+		if !ok {
+			continue
+		}
+		var finished bool
+		err := db.View(ctx, func(tx *store.Tx) error {
+			run, err := tx.RunHeader(runID)
+			if errors.Is(err, store.ErrNotFound) {
+				finished = true
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			finished = store.RunFinished(run.State)
+			return nil
+		})
+		if err != nil {
+			return out, err
+		}
+		if !finished {
+			continue
+		}
+		if !dryRun {
+			if err := repo.RemoveWorktree(w); err != nil {
+				return out, fmt.Errorf("gc worktree %s: %w", w.Dir, err)
+			}
+		}
+		out = append(out, w.Dir)
+	}
+	return out, nil
+}

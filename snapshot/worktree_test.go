@@ -1,0 +1,126 @@
+package snapshot
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A worktree of mulligan's own is an ordinary linked worktree to git: listed on a detached HEAD,
+// clean in `git status` (its index matches the files), reused by writing only what differs, and
+// gone for `git worktree list` / `prune` once removed.
+func TestWorktreeIsGitsOwn(t *testing.T) {
+	ctx := context.Background()
+	dir := newGitRepo(t)
+	write := func(root, name, content string, mode os.FileMode) {
+		t.Helper()
+		p := filepath.Join(root, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(dir, "a.txt", "a\n", 0o644)
+	write(dir, "sub/b.txt", "b\n", 0o644)
+	write(dir, "run.sh", "#!/bin/sh\n", 0o755)
+	write(dir, ".gitignore", "*.log\n", 0o644)
+	if err := os.Symlink("a.txt", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-qm", "init")
+	write(dir, "untracked.txt", "u\n", 0o644) // a snapshot holds untracked files too
+	write(dir, "debug.log", "ignored\n", 0o644)
+
+	r := openRepo(t, dir)
+	base, err := r.Snapshot(ctx, SnapshotOptions{Ref: "refs/mulligan/test/base", Message: "base"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := r.WorktreeFor("r1-fix")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wr, err := r.SetWorktree(ctx, w, base.Commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wr.Close()
+
+	list := runGit(t, dir, "worktree", "list", "--porcelain")
+	if !strings.Contains(list, "worktree "+w.Dir+"\nHEAD "+base.Commit.String()+"\ndetached") {
+		t.Fatalf("git worktree list does not show %s detached at %s:\n%s", w.Dir, base.Commit, list)
+	}
+	if st := runGit(t, w.Dir, "status", "--porcelain"); st != "" {
+		t.Fatalf("git status in the new worktree is not clean:\n%s", st)
+	}
+	if got := runGit(t, w.Dir, "rev-parse", "HEAD^{tree}"); got != base.Tree.String() {
+		t.Fatalf("HEAD's tree %s, want the base %s", got, base.Tree)
+	}
+	if _, err := os.Stat(filepath.Join(w.Dir, "untracked.txt")); err != nil {
+		t.Fatalf("the base's untracked file is not in the worktree: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(w.Dir, "debug.log")); err == nil {
+		t.Fatal("an ignored file came into the worktree without being asked for")
+	}
+	if fi, err := os.Stat(filepath.Join(w.Dir, "run.sh")); err != nil || fi.Mode()&0o100 == 0 {
+		t.Fatalf("run.sh lost its executable bit: %v", fi)
+	}
+	// The worktree's own snapshot is the base tree; the user's tree is untouched.
+	if got := writeTree(t, wr).Tree; got != base.Tree {
+		t.Fatalf("the worktree snapshots as %s, want %s", got, base.Tree)
+	}
+
+	// An agent works there: git sees its edits; then the worktree is reused for another tree.
+	write(w.Dir, "a.txt", "agent\n", 0o644)
+	write(w.Dir, "new.txt", "n\n", 0o644)
+	if st := runGit(t, w.Dir, "status", "--porcelain"); !strings.Contains(st, "M a.txt") || !strings.Contains(st, "?? new.txt") {
+		t.Fatalf("git status after the agent's edits:\n%s", st)
+	}
+	write(dir, "a.txt", "user a\n", 0o644)
+	next, err := r.Snapshot(ctx, SnapshotOptions{Ref: "refs/mulligan/test/next", Message: "next"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wr2, err := r.SetWorktree(ctx, w, next.Commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wr2.Close()
+	if st := runGit(t, w.Dir, "status", "--porcelain"); st != "" {
+		t.Fatalf("git status in the reused worktree is not clean:\n%s", st)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.Dir, "a.txt")); string(b) != "user a\n" {
+		t.Fatalf("reused worktree a.txt = %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(w.Dir, "new.txt")); err == nil {
+		t.Fatal("the reused worktree kept a file the new tree does not have")
+	}
+	if ws, err := r.Worktrees(); err != nil || len(ws) != 1 || ws[0].Name != "r1-fix" {
+		t.Fatalf("Worktrees() = %v, %v", ws, err)
+	}
+
+	if err := r.RemoveWorktree(w); err != nil {
+		t.Fatal(err)
+	}
+	if out := runGit(t, dir, "worktree", "prune", "-n", "-v"); out != "" {
+		t.Fatalf("git worktree prune has something to do after RemoveWorktree:\n%s", out)
+	}
+	if list := runGit(t, dir, "worktree", "list", "--porcelain"); strings.Contains(list, w.Dir) {
+		t.Fatalf("git worktree list still shows %s:\n%s", w.Dir, list)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "user a\n" {
+		t.Fatal("the user's tree changed")
+	}
+}
+
+func TestWorktreeNames(t *testing.T) {
+	r := openRepo(t, newGitRepo(t))
+	for _, bad := range []string{"", ".", "..", "a/b", ".hidden", "a\x00b"} {
+		if _, err := r.WorktreeFor(bad); err == nil {
+			t.Errorf("WorktreeFor(%q) accepted", bad)
+		}
+	}
+}
