@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -77,4 +78,32 @@ func TestTreeEndsEscapedProcesses(t *testing.T) {
 			t.Errorf("sleeper %d left as a zombie of this process", pid)
 		}
 	}
+}
+
+// InGroup lists a process group's live members and their descendants; once they are killed and
+// reaped (or only zombies are left), the group has none.
+func TestInGroup(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 60 & sleep 60")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pg := cmd.Process.Pid
+	var got []int
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if got = InGroup(pg); len(got) >= 2 {
+			break
+		}
+	}
+	if len(got) < 2 || !slices.Contains(got, pg) {
+		t.Fatalf("InGroup(%d) = %v, want the shell (or the sleeper it became) and the one in the background", pg, got)
+	}
+	syscall.Kill(-pg, syscall.SIGKILL)
+	cmd.Wait()
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if got = InGroup(pg); len(got) == 0 {
+			return
+		}
+	}
+	t.Errorf("InGroup(%d) = %v after the group was killed", pg, got)
 }
