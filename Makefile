@@ -23,6 +23,7 @@ test-short:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	MULLIGAN_BENCH=1 $(GO) test -count=1 -timeout 60m -run '^TestCompareWithGit$$' -v ./snapshot/
+	MULLIGAN_BENCH=1 $(GO) test -count=1 -timeout 60m -run '^TestWorktreeSetupCost$$' -v ./snapshot/
 	MULLIGAN_BENCH=1 $(GO) test -count=1 -timeout 60m -run '^TestRunOverhead$$' -v .
 
 # The crash loop: a run with retries, hooks and side effects killed with SIGKILL at random

@@ -2,6 +2,7 @@ package attempt
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -42,6 +43,8 @@ func GC(ctx context.Context, repo *snapshot.Repo, db *store.DB, opts GCOptions) 
 	}
 	cutoff := opts.Now.Add(-opts.OlderThan)
 	out := []GCRun{}
+	modules := repo.ModuleRepos()
+	defer closeAll(modules)
 	for _, run := range runs {
 		if run.Pruned || run.FinishedAt == nil || !run.FinishedAt.Before(cutoff) {
 			continue
@@ -60,6 +63,18 @@ func GC(ctx context.Context, repo *snapshot.Repo, db *store.DB, opts GCOptions) 
 		g := GCRun{ID: run.ID, State: run.State, FinishedAt: *run.FinishedAt, Refs: []string{}}
 		for _, r := range refs {
 			g.Refs = append(g.Refs, r.Name)
+		}
+		// The submodules' working trees kept with its attempts, in their own repositories.
+		subRefs := map[*snapshot.Repo][]snapshot.RefEntry{}
+		for name, sub := range modules {
+			rs, err := sub.Refs(prefix)
+			if err != nil {
+				return out, err
+			}
+			subRefs[sub] = rs
+			for _, r := range rs {
+				g.Refs = append(g.Refs, "modules/"+name+":"+r.Name)
+			}
 		}
 		logs, err := store.LogDir(repo.CommonDir(), run.ID)
 		if err != nil {
@@ -102,6 +117,13 @@ func GC(ctx context.Context, repo *snapshot.Repo, db *store.DB, opts GCOptions) 
 				return out, fmt.Errorf("gc run %s: %w", run.ID, err)
 			}
 		}
+		for sub, rs := range subRefs {
+			for _, r := range rs {
+				if err := sub.DeleteRef(r.Name, r.Hash); err != nil && !errors.Is(err, snapshot.ErrRefNotFound) {
+					return out, fmt.Errorf("gc run %s: %w", run.ID, err)
+				}
+			}
+		}
 		if g.Logs != "" {
 			if err := os.RemoveAll(g.Logs); err != nil {
 				return out, fmt.Errorf("gc run %s: %w", run.ID, err)
@@ -118,11 +140,48 @@ type GCUndo struct {
 	Taken time.Time `json:"taken"`
 }
 
-// GCUndoRefs deletes the undo refs (refs/mulligan/undo/*) taken more than olderThan before now,
-// always keeping the keep newest, so the last few destructive steps stay undoable however old.
-// A ref that moved since it was listed is left alone.
+// GCUndoRefs deletes the undo refs taken more than olderThan before now — refs/mulligan/undo/*,
+// refs/mulligan-local/undo/* (what a reset replaced of the ignored files) and the undo refs in
+// the submodules' own repositories — always keeping the keep newest of each, so the last few
+// destructive steps stay undoable however old. A ref that moved since it was listed is left
+// alone.
 func GCUndoRefs(repo *snapshot.Repo, olderThan time.Duration, keep int, now time.Time, dryRun bool) ([]GCUndo, error) {
-	refs, err := repo.Refs(snapshot.UndoPrefix)
+	out, err := gcUndo(repo, "", snapshot.UndoPrefix, olderThan, keep, now, dryRun)
+	if err != nil {
+		return out, err
+	}
+	local, err := gcUndo(repo, "", snapshot.LocalUndo, olderThan, keep, now, dryRun)
+	out = append(out, local...)
+	if err != nil {
+		return out, err
+	}
+	modules := repo.ModuleRepos()
+	defer closeAll(modules)
+	names := make([]string, 0, len(modules))
+	for name := range modules {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		sub, err := gcUndo(modules[name], "modules/"+name+":", snapshot.UndoPrefix, olderThan, keep, now, dryRun)
+		out = append(out, sub...)
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+func closeAll(repos map[string]*snapshot.Repo) {
+	for _, r := range repos {
+		r.Close()
+	}
+}
+
+// gcUndo deletes the refs under prefix of repo taken before now-olderThan but the keep newest;
+// label prefixes the names it reports.
+func gcUndo(repo *snapshot.Repo, label, prefix string, olderThan time.Duration, keep int, now time.Time, dryRun bool) ([]GCUndo, error) {
+	refs, err := repo.Refs(prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +209,48 @@ func GCUndoRefs(repo *snapshot.Repo, olderThan time.Duration, keep int, now time
 				return out, fmt.Errorf("gc %s: %w", d.ref.Name, err)
 			}
 		}
-		out = append(out, GCUndo{Ref: d.ref.Name, Taken: d.taken})
+		out = append(out, GCUndo{Ref: label + d.ref.Name, Taken: d.taken})
+	}
+	return out, nil
+}
+
+// indexCopyGrace is how long a kept index copy no run refers to is left alone: a run may have
+// just kept it, before the attempt that names it is recorded.
+const indexCopyGrace = time.Hour
+
+// GCIndexCopies deletes the copies of the user's index (kept with the attempts' git states, under
+// <git-dir>/mulligan/user-index/) that no attempt of a run gc has not pruned refers to, once
+// they are an hour old. It returns their sums.
+func GCIndexCopies(ctx context.Context, repo *snapshot.Repo, db *store.DB, now time.Time, dryRun bool) ([]string, error) {
+	copies, err := repo.IndexCopies()
+	if err != nil || len(copies) == 0 {
+		return []string{}, err
+	}
+	var pres [][]byte
+	if err := db.View(ctx, func(tx *store.Tx) (err error) {
+		pres, err = tx.LiveGitPres()
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	used := map[string]bool{}
+	for _, p := range pres {
+		var st snapshot.GitState
+		if json.Unmarshal(p, &st) == nil && st.Index.Sum != "" {
+			used[st.Index.Sum] = true
+		}
+	}
+	out := []string{}
+	for _, c := range copies {
+		if used[c.Sum] || now.Sub(c.Kept) < indexCopyGrace {
+			continue
+		}
+		if !dryRun {
+			if err := repo.RemoveIndexCopy(c.Sum); err != nil {
+				return out, fmt.Errorf("gc index copy %s: %w", c.Sum, err)
+			}
+		}
+		out = append(out, c.Sum)
 	}
 	return out, nil
 }

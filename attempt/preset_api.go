@@ -68,9 +68,13 @@ const contextHint = "the task does not fit the model's context window: split it 
 // time.
 func opencodeVerdict(exitCode int, output []byte) *Failure {
 	var ev map[string]any
+	after := 0 // steps opencode finished after the error
 	for _, v := range jsonValues(output) {
-		if v["type"] == "error" {
-			ev = v
+		switch v["type"] {
+		case "error":
+			ev, after = v, 0
+		case "step_finish":
+			after++
 		}
 	}
 	if ev == nil {
@@ -86,7 +90,13 @@ func opencodeVerdict(exitCode int, output []byte) *Failure {
 	credit := specificRules[0]
 	switch {
 	case name == "ContextOverflowError":
-		return &Failure{Class: taskfile.ClassAgentExit, Code: CodeContextWindow, Message: line, Hint: contextHint, NoRetry: true}
+		hint := contextHint
+		if after > 0 {
+			// opencode compacts the conversation and goes on; it still exits 1
+			line += " (opencode compacted the conversation and went on, then exited 1)"
+			hint = "opencode went on after compacting the conversation: the attempt's post tree has what it did; " + contextHint
+		}
+		return &Failure{Class: taskfile.ClassAgentExit, Code: CodeContextWindow, Message: line, Hint: hint, NoRetry: true}
 	case credit.re.MatchString(msg + "\n" + body):
 		return &Failure{Class: credit.cls, Code: credit.code, Message: line, Hint: credit.hint, NoRetry: credit.noRetry}
 	case status == 429:

@@ -3,6 +3,7 @@ package attempt
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,6 +49,8 @@ func TestPresetAPIFixtures(t *testing.T) {
 		{"opencode_api_server.jsonl", taskfile.PresetOpencode, 1, taskfile.ClassTransport, "server_error"},
 		{"opencode_api_auth.jsonl", taskfile.PresetOpencode, 1, taskfile.ClassAuth, "invalid_key"},
 		{"opencode_api_prompt_too_long.jsonl", taskfile.PresetOpencode, 1, taskfile.ClassAgentExit, CodeContextWindow},
+		// it compacted the conversation, wrote the file and answered, and still exited 1
+		{"opencode_api_prompt_too_long_recovered.jsonl", taskfile.PresetOpencode, 1, taskfile.ClassAgentExit, CodeContextWindow},
 		{"opencode_api_usage_limit.jsonl", taskfile.PresetOpencode, 1, taskfile.ClassQuota, "usage_limit"},
 		{"opencode_api_credit.jsonl", taskfile.PresetOpencode, 1, taskfile.ClassQuota, CodeCredit},
 	}
@@ -117,6 +120,13 @@ func TestOpencodeResets(t *testing.T) {
 		if f == nil || !f.ResetAt.Equal(c.want) {
 			t.Errorf("%s: got %+v, want reset %v", c.file, f, c.want.UTC())
 		}
+	}
+	out, err := os.ReadFile(filepath.Join("testdata", "presets", "opencode_api_prompt_too_long_recovered.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := Classify(Observation{ExitCode: 1, Output: out}, nil, PresetFor(taskfile.PresetOpencode)); f == nil || !strings.Contains(f.Message, "compacted the conversation and went on") || !strings.Contains(f.Hint, "post tree") {
+		t.Errorf("an overflow opencode went on after: %+v", f)
 	}
 	if f := Classify(Observation{ExitCode: 0, Output: []byte(`{"type":"text","sessionID":"ses_1","part":{"type":"text","text":"a 429 is a rate limit"}}` + "\n")}, nil, PresetFor(taskfile.PresetOpencode)); f != nil {
 		t.Errorf("an answer that talks of a 429: %+v", f)

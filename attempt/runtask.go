@@ -736,7 +736,7 @@ func (r *runner) recordOutcome(tx *store.Tx, at *attemptRun) error {
 	a.Ref, a.Tree = at.postRef, at.post.Tree.String()
 	a.FilesChanged = store.Ptr(len(at.changed))
 	a.SchemaRetries = at.schemaRetries
-	a.TokensIn, a.TokensOut, a.CostUSD = at.usage.in, at.usage.out, warmCost(at.usage.usd, at.warm, at.history)
+	a.TokensIn, a.TokensOut, a.CostUSD = at.usage.in, at.usage.out, warmCost(at.usage.usd, at.agent.Preset, at.warm, at.history)
 	a.AgentSession, a.AgentResume = at.usage.session, ResumeCommand(at.agent.Preset, at.usage.session)
 	a.Fingerprint = at.fingerprint
 	if pr.StartErr == nil && pr.ExitCode >= 0 {

@@ -10,11 +10,11 @@ import (
 // that its edits were reverted.
 
 // resumeArgs turns a preset CLI's command into the one that continues session id; nil when the
-// preset cannot. Only claude is taken warm: its `--resume` was checked against the model API to
-// re-send the earlier turns (as cache reads) and to report the new turn's tokens, while its
-// total_cost_usd becomes the session's (warmCost takes the earlier attempts' share off). codex
-// (`codex exec resume ID`) reported cumulative-looking input on a resumed turn and gemini resumes
-// by index only: both stay cold.
+// preset cannot. claude (`--resume ID`) and opencode (`run … --session ID`) were checked against
+// the model API to re-send the earlier turns (as cache reads), to keep the session's id and to
+// report the new turn's tokens; claude's total_cost_usd becomes the session's (warmCost takes
+// the earlier attempts' share off). codex (`codex exec resume ID`) reported cumulative-looking
+// input on a resumed turn and gemini resumes by index only: both stay cold.
 func resumeArgs(preset string, argv []string, id string) []string {
 	if id == "" || len(argv) == 0 {
 		return nil
@@ -22,6 +22,8 @@ func resumeArgs(preset string, argv []string, id string) []string {
 	switch preset {
 	case taskfile.PresetClaude:
 		return append(append([]string{}, argv...), "--resume", id)
+	case taskfile.PresetOpencode:
+		return append(append([]string{}, argv...), "--session", id)
 	}
 	return nil
 }
@@ -39,9 +41,10 @@ func warmSession(def *taskfile.Task, agent *taskfile.Agent, prev *store.Attempt)
 }
 
 // warmCost is a resumed attempt's own cost: claude reports the whole session's, so the cost the
-// earlier attempts of that session recorded is taken off.
-func warmCost(usd *float64, session string, history []store.Attempt) *float64 {
-	if usd == nil || session == "" {
+// earlier attempts of that session recorded is taken off. opencode prints the steps of the
+// resumed run only, each with its own cost: nothing to take off.
+func warmCost(usd *float64, preset, session string, history []store.Attempt) *float64 {
+	if usd == nil || session == "" || preset != taskfile.PresetClaude {
 		return usd
 	}
 	c := *usd

@@ -29,6 +29,7 @@ func TestWarmSession(t *testing.T) {
 		{"another agent", resume, &taskfile.Agent{Name: "d", Preset: taskfile.PresetClaude}, prev, ""},
 		{"no session", resume, claude, &store.Attempt{N: 1, Agent: "c"}, ""},
 		{"a CLI taken cold", resume, codex, &store.Attempt{N: 1, Agent: "x", AgentSession: "t-1"}, ""},
+		{"opencode", resume, &taskfile.Agent{Name: "o", Preset: taskfile.PresetOpencode}, &store.Attempt{N: 1, Agent: "o", AgentSession: "ses_1"}, "ses_1"},
 	}
 	for _, c := range cases {
 		if got := warmSession(c.def, c.agent, c.prev); got != c.want {
@@ -40,18 +41,26 @@ func TestWarmSession(t *testing.T) {
 		t.Errorf("claude resume argv: %q", argv)
 	}
 
+	argv = resumeArgs(taskfile.PresetOpencode, []string{"opencode", "run", "--format", "json", "x"}, "ses_1")
+	if len(argv) != 7 || argv[5] != "--session" || argv[6] != "ses_1" {
+		t.Errorf("opencode resume argv: %q", argv)
+	}
+
 	f := func(v float64) *float64 { return &v }
 	history := []store.Attempt{{AgentSession: "s-1", CostUSD: f(0.06)}, {AgentSession: "s-0", CostUSD: f(1)}, {AgentSession: "s-1"}}
-	if got := warmCost(f(0.07), "s-1", history); got == nil || *got < 0.0099 || *got > 0.0101 {
+	if got := warmCost(f(0.07), taskfile.PresetClaude, "s-1", history); got == nil || *got < 0.0099 || *got > 0.0101 {
 		t.Errorf("warm cost: %v, want 0.01", got)
 	}
-	if got := warmCost(f(0.07), "", history); *got != 0.07 {
+	if got := warmCost(f(0.07), taskfile.PresetClaude, "", history); *got != 0.07 {
 		t.Errorf("cold cost: %v, want 0.07", *got)
 	}
-	if got := warmCost(f(0.01), "s-1", history); *got != 0 {
+	if got := warmCost(f(0.01), taskfile.PresetClaude, "s-1", history); *got != 0 {
 		t.Errorf("cost below the earlier share: %v, want 0", *got)
 	}
-	if warmCost(nil, "s-1", history) != nil {
+	if got := warmCost(f(0.002), taskfile.PresetOpencode, "s-1", history); *got != 0.002 {
+		t.Errorf("opencode's resumed run: %v, want its own 0.002", *got)
+	}
+	if warmCost(nil, taskfile.PresetClaude, "s-1", history) != nil {
 		t.Errorf("no cost reported: want none")
 	}
 }

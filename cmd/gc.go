@@ -14,7 +14,7 @@ import (
 func gcCommand(g *globals) *cli.Command {
 	return &cli.Command{
 		Name:  "gc",
-		Usage: "delete the refs and logs of runs that finished long ago (their rows stay, marked pruned) and old undo refs",
+		Usage: "delete the refs and logs of runs that finished long ago (their rows stay, marked pruned), old undo refs and the index copies no kept run refers to",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "older-than", Value: "30d", Usage: "prune runs that finished longer ago than `AGE` (e.g. 30d, 12h, 0)"},
 			&cli.IntFlag{Name: "keep-undo", Value: 10, Usage: "keep the `N` newest undo refs (refs/mulligan/undo/*) whatever their age"},
@@ -51,12 +51,16 @@ func runGC(ctx context.Context, g *globals, age time.Duration, keepUndo int, dry
 	if err == nil {
 		undo, err = attempt.GCUndoRefs(st.repo, age, keepUndo, now, dryRun)
 	}
+	var copies []string
+	if err == nil {
+		copies, err = attempt.GCIndexCopies(ctx, st.repo, st.db, now, dryRun)
+	}
 	var worktrees []string
 	if err == nil {
 		worktrees, err = attempt.GCWorktrees(ctx, st.repo, st.db, dryRun)
 	}
 	if g.json() && err == nil {
-		return writeJSON(g.io.Out, map[string]any{"dry_run": dryRun, "runs": runs, "undo_refs": undo, "worktrees": worktrees})
+		return writeJSON(g.io.Out, map[string]any{"dry_run": dryRun, "runs": runs, "undo_refs": undo, "index_copies": copies, "worktrees": worktrees})
 	}
 	verb := "pruned"
 	if dryRun {
@@ -82,6 +86,13 @@ func runGC(ctx context.Context, g *globals, age time.Duration, keepUndo int, dry
 		}
 		fmt.Fprintf(g.io.Out, "%s %d undo ref%s older than %s (the newest %d are kept whatever their age)\n",
 			undoVerb, len(undo), plural(len(undo)), ageString(age), keepUndo)
+	}
+	if len(copies) > 0 {
+		copyVerb := "removed"
+		if dryRun {
+			copyVerb = "would remove"
+		}
+		fmt.Fprintf(g.io.Out, "%s %d cop%s of the index that no kept run's attempt refers to\n", copyVerb, len(copies), pluralY(len(copies)))
 	}
 	for _, w := range worktrees {
 		if dryRun {
@@ -112,4 +123,11 @@ func ageString(d time.Duration) string {
 		return fmt.Sprintf("%dh", d/time.Hour)
 	}
 	return d.String()
+}
+
+func pluralY(n int) string {
+	if n == 1 {
+		return "y"
+	}
+	return "ies"
 }

@@ -310,6 +310,9 @@ func (r *Repo) indexCopyPath(sum string) string {
 func (r *Repo) keepIndexCopy(sum string, data []byte) error {
 	path := r.indexCopyPath(sum)
 	if _, err := os.Stat(path); err == nil {
+		// Kept again: gc, which removes copies no run refers to, leaves a fresh one alone.
+		now := time.Now()
+		_ = os.Chtimes(path, now, now)
 		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {

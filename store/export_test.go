@@ -46,3 +46,14 @@ func (tx *Tx) QueryPlanForTest(q string, args ...any) ([]string, error) {
 }
 
 func SetOnBusyRetryForTest(f func()) { onBusyRetry = f }
+
+// SetTaskStateForTest puts a task in state without a transition (no event, no hook): the state a
+// test starts a transition from.
+func (tx *Tx) SetTaskStateForTest(run, task, state string) error {
+	t, err := tx.GetTask(run, task)
+	if err != nil {
+		return err
+	}
+	t.State = state
+	return tx.writeTask(t)
+}

@@ -80,6 +80,25 @@ func (tx *Tx) RunGits(run string) ([]AttemptGit, error) {
 	return tx.attemptGits(`WHERE run_id = ? ORDER BY task_id, n`, run)
 }
 
+// LiveGitPres returns the recorded pre states (JSON) of the attempts of every run gc has not
+// pruned: the index copies they name must stay.
+func (tx *Tx) LiveGitPres() ([][]byte, error) {
+	rows, err := tx.query(`SELECT g.pre FROM attempt_git g JOIN runs r ON r.id = g.run_id WHERE NOT r.pruned`)
+	if err != nil {
+		return nil, fmt.Errorf("read git states: %w", err)
+	}
+	defer rows.Close()
+	var out [][]byte
+	for rows.Next() {
+		var pre string
+		if err := rows.Scan(&pre); err != nil {
+			return nil, err
+		}
+		out = append(out, []byte(pre))
+	}
+	return out, rows.Err()
+}
+
 func (tx *Tx) attemptGits(where string, args ...any) ([]AttemptGit, error) {
 	rows, err := tx.query(`SELECT run_id, task_id, n, pre, post, changes, reset FROM attempt_git `+where, args...)
 	if err != nil {

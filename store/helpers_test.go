@@ -62,12 +62,7 @@ var ctx = context.Background()
 // starts a transition from.
 func setState(t testing.TB, tx *store.Tx, run, task, state string) {
 	t.Helper()
-	cur, err := tx.GetTask(run, task)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cur.State = state
-	if err := tx.UpdateTask(cur); err != nil {
+	if err := tx.SetTaskStateForTest(run, task, state); err != nil {
 		t.Fatal(err)
 	}
 }

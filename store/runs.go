@@ -220,7 +220,25 @@ func (tx *Tx) RunsInState(states ...string) ([]Run, error) {
 
 // UpdateRun writes every field of r except the owner, epoch and heartbeat, which only
 // ClaimRun, Heartbeat and FenceRun change, and the read-only sums.
+//
+// It refuses to change the run's state (ErrStateChange): that goes through TransitionRun.
 func (tx *Tx) UpdateRun(r *Run) error {
+	var stored string
+	if err := tx.queryRow(`SELECT state FROM runs WHERE id = ?`, r.ID).Scan(&stored); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("update run %s: %w", r.ID, ErrNotFound)
+		}
+		return fmt.Errorf("update run %s: %w", r.ID, err)
+	}
+	if stored != r.State {
+		return fmt.Errorf("update run %s from %s to %s: %w", r.ID, stored, r.State, ErrStateChange)
+	}
+	return tx.writeRun(r)
+}
+
+// writeRun writes the run's header: TransitionRun's, and UpdateRun's once it checked the state
+// stays.
+func (tx *Tx) writeRun(r *Run) error {
 	if err := checkState("run", r.State, runStates); err != nil {
 		return fmt.Errorf("update run %s: %w", r.ID, err)
 	}

@@ -87,8 +87,26 @@ func (tx *Tx) DeleteTask(run, task string) error {
 	return checkOne(res, err, "delete task", "task "+run+"/"+task)
 }
 
-// UpdateTask writes every field of t (not its attempts).
+// UpdateTask writes every field of t (not its attempts) but its state, which must be the stored
+// one: a state change goes through TransitionTask (its event, its hooks), and UpdateTask refuses
+// one with ErrStateChange.
 func (tx *Tx) UpdateTask(t *Task) error {
+	var stored string
+	if err := tx.queryRow(`SELECT state FROM tasks WHERE run_id = ? AND id = ?`, t.RunID, t.ID).Scan(&stored); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("update task %s/%s: %w", t.RunID, t.ID, ErrNotFound)
+		}
+		return fmt.Errorf("update task %s/%s: %w", t.RunID, t.ID, err)
+	}
+	if stored != t.State {
+		return fmt.Errorf("update task %s/%s from %s to %s: %w", t.RunID, t.ID, stored, t.State, ErrStateChange)
+	}
+	return tx.writeTask(t)
+}
+
+// writeTask writes every field of t (not its attempts); TransitionTask's, and UpdateTask's once
+// it checked the state stays.
+func (tx *Tx) writeTask(t *Task) error {
 	if err := checkState("task", t.State, taskStates); err != nil {
 		return fmt.Errorf("update task %s/%s: %w", t.RunID, t.ID, err)
 	}

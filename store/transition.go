@@ -67,7 +67,7 @@ func (tx *Tx) TransitionTask(run, task string, tr TaskTransition) (*Task, error)
 		row.FinishedAt = msTime(&at)
 	}
 	row.StartedAt = msTime(row.StartedAt)
-	if err := tx.UpdateTask(&row); err != nil {
+	if err := tx.writeTask(&row); err != nil {
 		return nil, err
 	}
 	ev := tr.Event
@@ -142,7 +142,7 @@ func (tx *Tx) TransitionRun(run string, tr RunTransition) (RunState, error) {
 	if tr.To.Finished() {
 		hdr.FinishedAt = msTime(Ptr(tx.now()))
 	}
-	if err := tx.UpdateRun(hdr); err != nil {
+	if err := tx.writeRun(hdr); err != nil {
 		return "", err
 	}
 	ev := tr.Event

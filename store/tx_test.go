@@ -170,16 +170,23 @@ func TestTaskState(t *testing.T) {
 		t.Errorf("TransitionTask of a missing task: %v, want ErrNotFound", err)
 	}
 
-	// UpdateTask writes the whole row
+	// UpdateTask writes the whole row but the state, which it refuses to change
 	tk = task()
 	tk.ConsecutiveFailures, tk.RetriesUsed, tk.BaseTree = 2, 3, "abc"
 	tk.Needs = []string{"x", "y"}
-	tk.State, tk.Reason = store.TaskBlocked, "circuit-tripped"
+	tk.Reason = "circuit-tripped"
 	update(t, db, func(tx *store.Tx) error { return tx.UpdateTask(&tk) })
 	got := task()
 	got.Attempts, tk.Attempts = nil, nil
 	if !reflect.DeepEqual(got, tk) {
 		t.Errorf("after UpdateTask:\n got %+v\nwant %+v", got, tk)
+	}
+	tk.State = store.TaskBlocked
+	if err := db.Update(ctx, func(tx *store.Tx) error { return tx.UpdateTask(&tk) }); !errors.Is(err, store.ErrStateChange) {
+		t.Errorf("UpdateTask changing the state: %v, want ErrStateChange", err)
+	}
+	if got := task(); got.State != store.TaskSucceeded {
+		t.Errorf("state after a refused UpdateTask: %s", got.State)
 	}
 	// a task added by resume --reload
 	update(t, db, func(tx *store.Tx) error {

@@ -99,6 +99,9 @@ var (
 	ErrFenced = errors.New("run is owned by another process")
 	// ErrLocked: the worktree is in use by another live run; the error is a *LockedError.
 	ErrLocked = errors.New("worktree is in use")
+	// ErrStateChange: UpdateTask or UpdateRun was asked to change a state, which only
+	// TransitionTask and TransitionRun do.
+	ErrStateChange = errors.New("a state changes through its transition")
 	// ErrHasAttempts: a task with recorded attempts cannot be deleted.
 	ErrHasAttempts = errors.New("the task has recorded attempts")
 )

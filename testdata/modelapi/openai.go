@@ -80,6 +80,22 @@ func openaiFail(w http.ResponseWriter, e *Error) {
 	}
 }
 
+// promptCanon is a request's prompt in the provider's cache order (tools, then the system
+// text, then the conversation): the request's fields of those names, raw, one after another. The
+// body's own order puts the conversation first, so a longer conversation would end the prefix
+// match before the tools.
+func promptCanon(body []byte, fields ...string) []byte {
+	var req map[string]json.RawMessage
+	if json.Unmarshal(body, &req) != nil {
+		return body
+	}
+	var out []byte
+	for _, f := range fields {
+		out = append(out, req[f]...)
+	}
+	return out
+}
+
 // patchAdd is an apply_patch envelope that adds one file.
 func patchAdd(path, content string) string {
 	var b strings.Builder
@@ -121,7 +137,7 @@ func (s *Server) responses(w http.ResponseWriter, body []byte, log *Request) {
 	if !ok {
 		return
 	}
-	u := s.usageFor(t, body, log.Scripted)
+	u := s.usageFor(t, promptCanon(body, "tools", "instructions", "input"), log.Scripted)
 	log.Reported = &u
 	var item map[string]any
 	switch {
@@ -210,7 +226,7 @@ func (s *Server) chat(w http.ResponseWriter, body []byte, log *Request) {
 	if !ok {
 		return
 	}
-	u := s.usageFor(t, body, log.Scripted)
+	u := s.usageFor(t, promptCanon(body, "tools", "messages"), log.Scripted)
 	log.Reported = &u
 	var call map[string]any
 	finish := "stop"
