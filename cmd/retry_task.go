@@ -97,6 +97,7 @@ func runRetryTask(ctx context.Context, g *globals, opts retryTaskOptions) error 
 	if res.Restore != nil {
 		fmt.Fprintf(g.io.ErrOut, "retry-task: the tree is back at task %s's base (%d path%s changed); undo point %s\n",
 			opts.Task, len(res.Restore.Changes), plural(len(res.Restore.Changes)), res.UndoRef)
+		printSubmoduleTrees(g.io.ErrOut, p.SubmoduleRef, res.Submodules)
 		if res.Git != nil && res.Git.Attempt != "" {
 			printGitRevert(g.io.ErrOut, res.Git, false)
 		}

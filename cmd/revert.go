@@ -136,6 +136,7 @@ func runRevert(ctx context.Context, g *globals, opts revertOptions) error {
 	if err != nil {
 		return err
 	}
+	printSubmoduleTrees(g.io.ErrOut, p.SubmoduleRef, res.Submodules)
 	if err := printRestore(g, p.Tree, res.Restore, false, compensated, res.Git); err != nil {
 		return err
 	}
@@ -191,4 +192,17 @@ func shortID(v string) string {
 		return v[:7]
 	}
 	return v
+}
+
+// printSubmoduleTrees says which submodules' working trees a decision set back as ref kept them
+// (in their own repositories), and where what they held is kept.
+func printSubmoduleTrees(w io.Writer, ref string, subs []snapshot.SubmoduleResult) {
+	for _, sm := range subs {
+		if sm.Skipped != "" {
+			fmt.Fprintf(w, "! submodule %s: its working tree was not set back as %s kept it: %s\n", sm.Path, ref, sm.Skipped)
+			continue
+		}
+		fmt.Fprintf(w, "submodule %s: working tree set back as %s kept it (%d path%s changed); what it held is in its %s (git -C %s show %s)\n",
+			sm.Path, ref, len(sm.Changes), plural(len(sm.Changes)), sm.UndoRef, sm.Path, sm.UndoRef)
+	}
 }

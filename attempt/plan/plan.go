@@ -101,6 +101,9 @@ type Plan struct {
 
 	env      Env
 	undoWhat string // the command the undo point names
+	// SubmoduleRef names the snapshot of the submodules' working trees (in their own
+	// repositories) that goes with the tree: RestoreSubmodules after the tree ("": none).
+	SubmoduleRef string
 	// git puts the git state back after the tree (step 3), or says what it would (dry).
 	git func(ctx context.Context, dry bool) (*attempt.GitRevert, error)
 	// record is step 4; complete is false when the tree changed only in part (revert audits it).
@@ -139,6 +142,8 @@ type Result struct {
 	Timetravel         *attempt.TimetravelResult
 	Reset              []string // the tasks retry-task reset to pending
 	Git                *attempt.GitRevert
+	// Submodules are the submodules whose working tree was set back as SubmoduleRef kept it.
+	Submodules []snapshot.SubmoduleResult
 }
 
 // Steps of Execute, named in a StepError.
@@ -173,6 +178,10 @@ func (p *Plan) Execute(ctx context.Context) (*Result, error) {
 		return res, &StepError{Step: StepTree, Err: err}
 	}
 	crashPoint("plan-after-tree")
+	// The submodules' working trees go with the tree (the superproject's holds only their commit).
+	if p.SubmoduleRef != "" {
+		res.Submodules = p.env.Repo.RestoreSubmodules(ctx, p.SubmoduleRef)
+	}
 	// HEAD, refs and the index go back with the tree (by compare-and-swap); a failure there is
 	// reported after the record: the tree did change.
 	var gitErr error

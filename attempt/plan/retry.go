@@ -109,6 +109,7 @@ func PlanRetry(ctx context.Context, env Env, opts RetryOptions) (*Plan, error) {
 			if err := p.gitBack(ctx, run, opts.Task, first); err != nil {
 				return nil, err
 			}
+			p.SubmoduleRef = snapshot.AttemptRef(run.ID, opts.Task, first, snapshot.Pre)
 		}
 	} else {
 		p.KeepTree = true // the run will change the tree from here

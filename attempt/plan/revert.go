@@ -78,6 +78,18 @@ func PlanRevert(ctx context.Context, env Env, opts RevertOptions) (*Plan, error)
 	if err := p.diffTree(ctx, snapshot.NewHash(tree)); err != nil {
 		return nil, err
 	}
+	// The submodules' working trees kept with that attempt's pre or post (the run's first
+	// attempt's pre for --base).
+	switch {
+	case opts.Base:
+		if ft, fn := firstOfRun(run); ft != "" {
+			p.SubmoduleRef = snapshot.AttemptRef(run.ID, ft, fn, snapshot.Pre)
+		}
+	case opts.Pre:
+		p.SubmoduleRef = snapshot.AttemptRef(run.ID, task, n, snapshot.Pre)
+	default:
+		p.SubmoduleRef = snapshot.AttemptRef(run.ID, task, n, snapshot.Post)
+	}
 	if opts.Pre || opts.Base {
 		// Back to where an attempt started: HEAD, refs, the stash and the index too (SPEC §2.1).
 		if err := p.gitBack(ctx, run, task, n); err != nil {
@@ -115,4 +127,20 @@ func findAttempt(run *store.Run, task string, n int) (*store.Attempt, error) {
 		known[i] = t.ID
 	}
 	return nil, &attempt.UnknownTaskError{Task: task, Known: known}
+}
+
+// firstOfRun is the run's first attempt (by start), "" when it has none.
+func firstOfRun(run *store.Run) (string, int) {
+	var first *store.Attempt
+	for _, t := range run.Tasks {
+		for i := range t.Attempts {
+			if a := &t.Attempts[i]; first == nil || a.StartedAt.Before(first.StartedAt) {
+				first = a
+			}
+		}
+	}
+	if first == nil {
+		return "", 0
+	}
+	return first.TaskID, first.N
 }
