@@ -45,6 +45,7 @@ func approveCommand(g *globals) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "payload", Usage: "a `JSON` value recorded with the approval (checked against the task's approval_schema)"},
 			&cli.BoolFlag{Name: "detach", Usage: detachUsage},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print what it would change (the attempt's change carried into the tree, the task), change nothing"},
 			noAutopsyFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -59,7 +60,7 @@ func approveCommand(g *globals) *cli.Command {
 					return usageError(`quote it for the shell: --payload '{"ok": true}'`, "--payload is not JSON: %s", c.String("payload"))
 				}
 			}
-			return runApprove(c.Context, g, c.Args().First(), payload, c.Bool("detach"))
+			return runApprove(c.Context, g, c.Args().First(), payload, c.Bool("detach"), c.Bool("dry-run"))
 		},
 	}
 }
@@ -81,11 +82,12 @@ func rejectCommand(g *globals) *cli.Command {
 	}
 }
 
-func runApprove(ctx context.Context, g *globals, addr string, payload json.RawMessage, detach bool) error {
+func runApprove(ctx context.Context, g *globals, addr string, payload json.RawMessage, detach, dryRun bool) error {
 	st, err := openState(g)
 	if err != nil {
 		return err
 	}
+	st.noHooks = dryRun // a dry run acts on nothing, hooks included
 	defer st.Close()
 	id, task, err := decisionTarget(ctx, st, "approve", addr)
 	if err != nil {
@@ -120,6 +122,9 @@ func runApprove(ctx context.Context, g *globals, addr string, payload json.RawMe
 	p, err := plan.PlanApprove(ctx, st.planEnv(), plan.ApproveOptions{Run: id, Task: task, Payload: payload})
 	if err != nil {
 		return refuseLive(err, id)
+	}
+	if dryRun {
+		return printPlan(g, p)
 	}
 	res, err := p.Execute(ctx)
 	var step *plan.StepError

@@ -163,6 +163,9 @@ func printPlanState(w io.Writer, p *plan.Plan) {
 	if p.Stop != "" {
 		fmt.Fprintf(w, "task %s would fail (operator-stop); its dependents would be skipped\n", p.Stop)
 	}
+	if a := p.Approved; a != nil {
+		fmt.Fprintf(w, "%s@%d would be accepted: task %s would succeed (approved)\n", a.TaskID, a.N, a.TaskID)
+	}
 	if len(p.Replayed) > 0 {
 		fmt.Fprintf(w, "would run %s again\n", joinList(p.Replayed))
 	}
@@ -183,6 +186,9 @@ func planJSON(p *plan.Plan, crossed []crossedJSON) map[string]any {
 		"keep_tree": p.KeepTree, "changed": changed, "kept_ignored": spared, "submodules": []any{},
 		"undo_ref": nil, "compensated": []compensationJSON{}, "crossed": crossed,
 		"replayed": nonNil(p.Replayed), "stop": nullable(p.Stop),
+	}
+	if a := p.Approved; a != nil {
+		out["approve"] = fmt.Sprintf("%s@%d", a.TaskID, a.N)
 	}
 	if tt := p.Timetravel; tt != nil {
 		out["superseded"], out["unsuperseded"], out["tasks"] = nonNil(tt.Superseded), nonNil(tt.Restored), nonNil(tt.Tasks)

@@ -169,19 +169,11 @@ func TestTransitionTask(t *testing.T) {
 		t.Error("pending kept finished_at")
 	}
 
-	for name, fn := range map[string]func(tx *store.Tx) error{
-		"unknown state": func(tx *store.Tx) error {
-			_, err := tx.TransitionTask("run1", "a", store.TaskTransition{To: "done"})
-			return err
-		},
-		"run state": func(tx *store.Tx) error {
-			_, err := tx.TransitionTask("run1", "a", store.TaskTransition{To: store.TaskState(store.RunWaitingApproval + "x")})
-			return err
-		},
-	} {
-		if err := db.Update(ctx, fn); err == nil {
-			t.Errorf("%s accepted", name)
-		}
+	if err := db.Update(ctx, func(tx *store.Tx) error {
+		_, err := tx.TransitionTask("run1", "a", store.TaskTransition{To: "done"})
+		return err
+	}); err == nil {
+		t.Error("unknown task state accepted")
 	}
 	err := db.Update(ctx, func(tx *store.Tx) error {
 		_, err := tx.TransitionTask("run1", "zz", store.TaskTransition{To: store.TaskFailed})
