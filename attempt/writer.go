@@ -132,6 +132,7 @@ func (r *runWriter) recordInterrupted(ctx context.Context, t *store.Task, a *sto
 		}
 		var res *snapshot.Result
 		var err error
+		inPlace := false
 		if wt := r.openTaskWorktree(t.ID); wt != nil {
 			// An isolated task's attempt ran in its worktree: that is the tree it left.
 			tr, werr := wt.WriteTree(context.WithoutCancel(ctx))
@@ -142,11 +143,15 @@ func (r *runWriter) recordInterrupted(ctx context.Context, t *store.Task, a *sto
 			res, err = r.commitSnapshot(postRef, tr.Tree, attemptMessage(r.run.ID, t.ID, a.N, state, f), pre)
 		} else {
 			res, err = r.snapshot(ctx, postRef, attemptMessage(r.run.ID, t.ID, a.N, state, f), pre)
+			inPlace = true
 		}
 		if err != nil {
 			return fmt.Errorf("post snapshot of interrupted %s@%d: %w", t.ID, a.N, err)
 		}
 		tree = res.Tree
+		if inPlace {
+			r.snapshotSubmodules(ctx, t.ID, a.N, postRef, "post") // what it left in the submodules
+		}
 	}
 	files := 0
 	if a.PreTree != "" {
