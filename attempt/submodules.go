@@ -19,7 +19,7 @@ import (
 
 // snapshotSubmodules keeps the submodules' working trees with the attempt's ref; a failure is a
 // note (the superproject's snapshot stands, the reset cannot put that submodule back).
-func (r *runner) snapshotSubmodules(ctx context.Context, task string, n int, ref, what string) {
+func (r *runWriter) snapshotSubmodules(ctx context.Context, task string, n int, ref, what string) {
 	msg := fmt.Sprintf("mulligan %s %s@%d: %s (submodule)\n\nThe submodule's working tree with the superproject's %s.\n", r.run.ID, task, n, what, ref)
 	if _, err := r.env.Repo.SnapshotSubmodules(context.WithoutCancel(ctx), ref, msg); err != nil {
 		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: task, N: n,

@@ -303,6 +303,11 @@ func (r *Repo) checkOutAgain(s submodule) error {
 	if _, err := os.Lstat(filepath.Join(dir, ".git")); !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("%s/.git is not a checkout of %s: not replaced", s.path, s.gitDir)
 	}
+	// The git directory is shared by the superproject's worktrees but checked out in one: its
+	// core.worktree. Checking it out anywhere else would move that checkout's HEAD and index.
+	if wt := moduleWorktree(s.gitDir); wt == "" || !samePath(wt, dir) {
+		return fmt.Errorf("its git directory %s is the checkout of %q, not of this directory: not checked out here", s.gitDir, wt)
+	}
 	if fi, err := os.Lstat(dir); err == nil && !fi.IsDir() {
 		return fmt.Errorf("%s is not a directory: not replaced", s.path)
 	}
@@ -332,4 +337,35 @@ func (r *Repo) submoduleAt(path string) (submodule, bool) {
 		return submodule{name: path, path: path, gitDir: gd}, true
 	}
 	return submodule{}, false
+}
+
+// moduleWorktree is a submodule git directory's core.worktree, absolute ("" when unset).
+func moduleWorktree(gitDir string) string {
+	l := &configLoader{cfg: &gitConfig{}, gitDir: gitDir}
+	if err := l.loadFile(filepath.Join(gitDir, "config")); err != nil {
+		return ""
+	}
+	wt := l.cfg.str("core.worktree")
+	if wt == "" {
+		return ""
+	}
+	if !filepath.IsAbs(wt) {
+		wt = filepath.Join(gitDir, wt)
+	}
+	return filepath.Clean(wt)
+}
+
+// samePath reports whether a and b name the same directory (b may not exist yet: its parent is
+// resolved instead).
+func samePath(a, b string) bool {
+	real := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		if r, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+			return filepath.Join(r, filepath.Base(p))
+		}
+		return filepath.Clean(p)
+	}
+	return real(a) == real(b)
 }

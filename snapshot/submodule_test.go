@@ -197,4 +197,19 @@ func TestSubmoduleDeletedDirectoryCheckedOutAgain(t *testing.T) {
 	if got := runGit(t, sub, "status", "--porcelain"); got != "?? wip.c" {
 		t.Errorf("submodule status after rm -rf:\n%s", got)
 	}
+
+	// A git directory whose core.worktree is another checkout (a linked worktree's submodule,
+	// say) is not checked out here: that would move the other checkout's HEAD and index.
+	gd := strings.TrimSpace(runGit(t, sub, "rev-parse", "--absolute-git-dir"))
+	runGit(t, dir, "config", "-f", filepath.Join(gd, "config"), "core.worktree", t.TempDir())
+	if err := os.RemoveAll(sub); err != nil {
+		t.Fatal(err)
+	}
+	subs = r.RestoreSubmodules(context.Background(), ref)
+	if len(subs) != 1 || !strings.Contains(subs[0].Skipped, "not checked out here") {
+		t.Fatalf("RestoreSubmodules with another checkout's git directory: %+v", subs)
+	}
+	if _, err := os.Stat(filepath.Join(sub, ".git")); !os.IsNotExist(err) {
+		t.Errorf("sub/.git was written: %v", err)
+	}
 }
