@@ -72,6 +72,25 @@ func Supervise(ctx context.Context, db *store.DB, opts SuperviseOptions) ([]Supe
 	if opts.StaleThreshold <= 0 {
 		opts.StaleThreshold = 30 * time.Second
 	}
+	runs, err := supervised(ctx, db, opts)
+	if err != nil {
+		return nil, err
+	}
+	self := store.Self()
+	now := opts.Now()
+	var out []SuperviseDecision
+	for i := range runs {
+		d, err := superviseRun(ctx, db, &opts, &runs[i], self, now)
+		out = append(out, d)
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// supervised reads the runs a sweep looks at: running or parked, of opts.Runs when given.
+func supervised(ctx context.Context, db *store.DB, opts SuperviseOptions) ([]store.Run, error) {
 	var runs []store.Run
 	err := db.View(ctx, func(tx *store.Tx) error {
 		hdrs, err := tx.RunsInState(store.RunRunning, store.RunWaitingQuota)
@@ -90,136 +109,124 @@ func Supervise(ctx context.Context, db *store.DB, opts SuperviseOptions) ([]Supe
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
+	return runs, err
+}
+
+// superviseRun decides on one run and acts: skip, wait for a slot, block (resume-exhausted,
+// tree-moved-on) or claim and resume it in the background.
+func superviseRun(ctx context.Context, db *store.DB, opts *SuperviseOptions, run *store.Run, self store.Owner, now time.Time) (SuperviseDecision, error) {
+	d := SuperviseDecision{Run: run.ID, State: run.State, DryRun: opts.DryRun}
+	why, ok := resumable(run, *opts, self, now)
+	d.Reason = why
+	if !ok {
+		d.Action = "skip"
+		return d, nil
 	}
-	self := store.Self()
-	now := opts.Now()
-	var out []SuperviseDecision
-	for i := range runs {
-		run := &runs[i]
-		d := SuperviseDecision{Run: run.ID, State: run.State, DryRun: opts.DryRun}
-		why, ok := resumable(run, opts, self, now)
-		d.Reason = why
-		if !ok {
-			d.Action = "skip"
-			out = append(out, d)
-			continue
-		}
-		exhausted := opts.MaxResumes > 0 && run.ResumesWithoutProgress >= opts.MaxResumes
-		switch {
-		case exhausted:
-			d.Action = "block"
-			d.Reason = fmt.Sprintf("%s; resumed %d times in a row without finishing an attempt", why, run.ResumesWithoutProgress)
-		case opts.Slots <= 0:
-			d.Action = "wait"
-			d.Reason = why + "; --max-concurrent resumes already running"
-			out = append(out, d)
-			continue
-		default:
-			d.Action = "resume"
-		}
-		if opts.DryRun {
-			if !exhausted && opts.MovedOn != nil {
-				// Nothing is ended in a dry run: an agent still running counts as in flight.
-				movedWhy, moved, err := opts.MovedOn(run, false)
-				switch {
-				case err != nil:
-					d.Action, d.Reason = "error", fmt.Sprintf("%s; could not compare the working tree: %v", why, err)
-				case moved:
-					d.Action, d.Reason = "block", movedOnReason(run.ID, movedWhy)
-				}
-			}
-			out = append(out, d)
-			continue
-		}
-		if opts.beforeClaim != nil {
-			opts.beforeClaim(run.ID)
-		}
-		var epoch int64
-		err := db.Update(ctx, func(tx *store.Tx) error {
-			var err error
-			if epoch, err = tx.ClaimRun(run.ID, run.Epoch, self); err != nil {
-				return err
-			}
-			if !exhausted {
-				return nil
-			}
-			return holdRun(tx, run, epoch, store.RunTransition{Reason: ReasonResumeExhausted,
-				Event: store.RunStateChanged{ResumesWithoutProgress: store.Ptr(run.ResumesWithoutProgress)}})
-		})
-		switch {
-		case errors.Is(err, store.ErrFenced):
-			d.Action, d.Reason = "skip", "claimed by another process first"
-			out = append(out, d)
-			continue
-		case err != nil:
-			return out, err
-		}
-		if exhausted {
-			// As resume does: end what the dead process's agent left running, record its attempt
-			// runner_died, and hold the tasks it ran with the run.
-			if err := endExhausted(ctx, db, opts, run, epoch); err != nil {
-				d.Reason += fmt.Sprintf("; could not end its attempts: %v", err)
-			}
-			out = append(out, d)
-			continue
-		}
-		if opts.MovedOn != nil {
-			// Work done after the run stopped is not the run's to reset (SPEC §2.1). This
-			// supervisor owns the run now: what its dead runner's agent still runs is ended first,
-			// so the comparison sees what that agent did as the attempt's own (in flight until
-			// now), not as someone else's later work.
-			var ended []string
-			if local(run, self) {
-				if ended, err = EndLeftRunning(ctx, db, run); err != nil {
-					d.Action, d.Reason = "error", fmt.Sprintf("%s; could not end what its agent left running: %v", why, err)
-					out = append(out, d)
-					continue
-				}
-			}
-			movedWhy, moved, err := opts.MovedOn(run, len(ended) > 0)
-			if err != nil {
+	exhausted := opts.MaxResumes > 0 && run.ResumesWithoutProgress >= opts.MaxResumes
+	switch {
+	case exhausted:
+		d.Action = "block"
+		d.Reason = fmt.Sprintf("%s; resumed %d times in a row without finishing an attempt", why, run.ResumesWithoutProgress)
+	case opts.Slots <= 0:
+		d.Action = "wait"
+		d.Reason = why + "; --max-concurrent resumes already running"
+		return d, nil
+	default:
+		d.Action = "resume"
+	}
+	if opts.DryRun {
+		if !exhausted && opts.MovedOn != nil {
+			// Nothing is ended in a dry run: an agent still running counts as in flight.
+			movedWhy, moved, err := opts.MovedOn(run, false)
+			switch {
+			case err != nil:
 				d.Action, d.Reason = "error", fmt.Sprintf("%s; could not compare the working tree: %v", why, err)
-				out = append(out, d)
-				continue
-			}
-			endedNote := ""
-			if len(ended) > 0 {
-				endedNote = "; ended what its dead runner's agent left running: " + strings.Join(ended, ", ")
-				why += endedNote
-				d.Reason = why
-			}
-			if moved {
-				err := db.Update(ctx, func(tx *store.Tx) error {
-					if err := tx.CheckOwner(run.ID, epoch); err != nil {
-						return err
-					}
-					return holdRun(tx, run, epoch, store.RunTransition{Reason: ReasonTreeMovedOn,
-						Event: store.RunStateChanged{Why: movedWhy, Command: MovedOnCommand(run.ID)}})
-				})
-				switch {
-				case errors.Is(err, store.ErrFenced):
-					d.Action, d.Reason = "skip", "claimed by another process first"
-				case err != nil:
-					return out, err
-				default:
-					d.Action, d.Reason = "block", movedOnReason(run.ID, movedWhy)+endedNote
-				}
-				out = append(out, d)
-				continue
+			case moved:
+				d.Action, d.Reason = "block", movedOnReason(run.ID, movedWhy)
 			}
 		}
-		pid, err := opts.Spawn(run, epoch)
-		if err != nil {
-			d.Action, d.Reason = "error", fmt.Sprintf("%s; could not start the resume: %v", why, err)
-		} else {
-			d.PID = pid
-			opts.Slots--
-		}
-		out = append(out, d)
+		return d, nil
 	}
-	return out, nil
+	if opts.beforeClaim != nil {
+		opts.beforeClaim(run.ID)
+	}
+	var epoch int64
+	err := db.Update(ctx, func(tx *store.Tx) error {
+		var err error
+		if epoch, err = tx.ClaimRun(run.ID, run.Epoch, self); err != nil {
+			return err
+		}
+		if !exhausted {
+			return nil
+		}
+		return holdRun(tx, run, epoch, store.RunTransition{Reason: ReasonResumeExhausted,
+			Event: store.RunStateChanged{ResumesWithoutProgress: store.Ptr(run.ResumesWithoutProgress)}})
+	})
+	switch {
+	case errors.Is(err, store.ErrFenced):
+		d.Action, d.Reason = "skip", "claimed by another process first"
+		return d, nil
+	case err != nil:
+		return d, err
+	}
+	if exhausted {
+		// As resume does: end what the dead process's agent left running, record its attempt
+		// runner_died, and hold the tasks it ran with the run.
+		if err := endExhausted(ctx, db, *opts, run, epoch); err != nil {
+			d.Reason += fmt.Sprintf("; could not end its attempts: %v", err)
+		}
+		return d, nil
+	}
+	if opts.MovedOn != nil {
+		// Work done after the run stopped is not the run's to reset (SPEC §2.1). This
+		// supervisor owns the run now: what its dead runner's agent still runs is ended first,
+		// so the comparison sees what that agent did as the attempt's own (in flight until
+		// now), not as someone else's later work.
+		var ended []string
+		if local(run, self) {
+			if ended, err = EndLeftRunning(ctx, db, run); err != nil {
+				d.Action, d.Reason = "error", fmt.Sprintf("%s; could not end what its agent left running: %v", why, err)
+				return d, nil
+			}
+		}
+		movedWhy, moved, err := opts.MovedOn(run, len(ended) > 0)
+		if err != nil {
+			d.Action, d.Reason = "error", fmt.Sprintf("%s; could not compare the working tree: %v", why, err)
+			return d, nil
+		}
+		endedNote := ""
+		if len(ended) > 0 {
+			endedNote = "; ended what its dead runner's agent left running: " + strings.Join(ended, ", ")
+			why += endedNote
+			d.Reason = why
+		}
+		if moved {
+			err := db.Update(ctx, func(tx *store.Tx) error {
+				if err := tx.CheckOwner(run.ID, epoch); err != nil {
+					return err
+				}
+				return holdRun(tx, run, epoch, store.RunTransition{Reason: ReasonTreeMovedOn,
+					Event: store.RunStateChanged{Why: movedWhy, Command: MovedOnCommand(run.ID)}})
+			})
+			switch {
+			case errors.Is(err, store.ErrFenced):
+				d.Action, d.Reason = "skip", "claimed by another process first"
+			case err != nil:
+				return d, err
+			default:
+				d.Action, d.Reason = "block", movedOnReason(run.ID, movedWhy)+endedNote
+			}
+			return d, nil
+		}
+	}
+	pid, err := opts.Spawn(run, epoch)
+	if err != nil {
+		d.Action, d.Reason = "error", fmt.Sprintf("%s; could not start the resume: %v", why, err)
+	} else {
+		d.PID = pid
+		opts.Slots--
+	}
+	return d, nil
 }
 
 // movedOnReason is the decision's reason for a run held tree-moved-on.
