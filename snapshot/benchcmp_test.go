@@ -42,25 +42,7 @@ func TestCompareWithGit(t *testing.T) {
 	if os.Getenv("MULLIGAN_BENCH") != "1" {
 		t.Skip("set MULLIGAN_BENCH=1 (make bench) to compare mulligan with git")
 	}
-	runs := 5
-	if s := os.Getenv("MULLIGAN_BENCH_RUNS"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 5 {
-			t.Fatalf("MULLIGAN_BENCH_RUNS=%q: want an integer >= 5", s)
-		}
-		runs = v
-	}
-	sizes := []int{10000, 100000}
-	if s := os.Getenv("MULLIGAN_BENCH_SIZES"); s != "" {
-		sizes = nil
-		for _, f := range strings.Split(s, ",") {
-			v, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || v < 1000 {
-				t.Fatalf("MULLIGAN_BENCH_SIZES=%q: want comma-separated integers >= 1000", s)
-			}
-			sizes = append(sizes, v)
-		}
-	}
+	runs, sizes := benchScale(t)
 	b := &bench{t: t, runs: runs}
 	b.build() // before HOME moves: the go command finds its caches through it
 	hermeticHome(t, "")
@@ -73,6 +55,31 @@ func TestCompareWithGit(t *testing.T) {
 		rows = append(rows, b.runSize(dir, n)...)
 	}
 	b.report(rows, sizes)
+}
+
+// benchScale reads MULLIGAN_BENCH_RUNS (runs per case, at least 5) and MULLIGAN_BENCH_SIZES
+// (comma-separated file counts, at least 1000 each; default 10k and 100k).
+func benchScale(t *testing.T) (runs int, sizes []int) {
+	runs = 5
+	if s := os.Getenv("MULLIGAN_BENCH_RUNS"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 5 {
+			t.Fatalf("MULLIGAN_BENCH_RUNS=%q: want an integer >= 5", s)
+		}
+		runs = v
+	}
+	sizes = []int{10000, 100000}
+	if s := os.Getenv("MULLIGAN_BENCH_SIZES"); s != "" {
+		sizes = nil
+		for _, f := range strings.Split(s, ",") {
+			v, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || v < 1000 {
+				t.Fatalf("MULLIGAN_BENCH_SIZES=%q: want comma-separated integers >= 1000", s)
+			}
+			sizes = append(sizes, v)
+		}
+	}
+	return runs, sizes
 }
 
 type bench struct {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -28,23 +27,7 @@ func TestWorktreeSetupCost(t *testing.T) {
 	if os.Getenv("MULLIGAN_BENCH") != "1" {
 		t.Skip("set MULLIGAN_BENCH=1 (make bench) to measure worktree set-up against git")
 	}
-	runs := 5
-	if s := os.Getenv("MULLIGAN_BENCH_RUNS"); s != "" {
-		if v, err := strconv.Atoi(s); err == nil && v >= 5 {
-			runs = v
-		}
-	}
-	sizes := []int{10000, 100000}
-	if s := os.Getenv("MULLIGAN_BENCH_SIZES"); s != "" {
-		sizes = nil
-		for _, f := range strings.Split(s, ",") {
-			v, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || v < 1000 {
-				t.Fatalf("MULLIGAN_BENCH_SIZES=%q: want comma-separated integers >= 1000", s)
-			}
-			sizes = append(sizes, v)
-		}
-	}
+	runs, sizes := benchScale(t)
 	hermeticHome(t, "")
 	var lines []string
 	for _, n := range sizes {
