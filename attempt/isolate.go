@@ -205,6 +205,7 @@ func (r *runner) applyIsolated(ctx context.Context, t *store.Task, base plumbing
 	if err := r.env.Repo.RemoveWorktree(w); err != nil {
 		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: "could not remove the worktree " + w.Dir + ": " + err.Error()})
 	}
+	r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskSucceeded})
 	return nil, nil
 }
 

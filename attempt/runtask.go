@@ -100,7 +100,9 @@ func (r *runner) runAttempts(ctx context.Context, t *store.Task, def *taskfile.T
 				r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskWaitingApproval, Reason: ReasonNeedsApproval})
 				return nil, r.hold(ctx, t, base)
 			}
-			r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskSucceeded})
+			if !r.inWorktree { // an isolated task has succeeded once its change is applied (isolate.go)
+				r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskSucceeded})
+			}
 			return nil, nil
 		case ActRetry:
 			r.env.Progress.Event(ProgressEvent{Kind: KindRetry, Task: t.ID, N: res.n + 1, Delay: res.decision.Delay})
