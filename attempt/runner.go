@@ -419,6 +419,12 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 		if out, err := r.resetHeldTree(ctx, task); out != nil || err != nil {
 			return out, err
 		}
+		if batch := r.parallelBatch(run, task); len(batch) > 1 {
+			if stop, err := r.runBatch(ctx, batch); stop != nil || err != nil {
+				return stop, err
+			}
+			continue
+		}
 		stop, err := r.runTask(ctx, task)
 		if err != nil {
 			return nil, err

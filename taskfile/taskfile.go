@@ -39,7 +39,12 @@ type File struct {
 	// Isolation and Worktree are the top level's defaults for the tasks that set none.
 	Isolation string
 	Worktree  WorktreeFiles
+	// Parallel is how many isolated tasks run at once (SPEC §4.1; default DefaultParallel).
+	Parallel int
 }
+
+// DefaultParallel is how many independent isolated tasks run at once when the file says nothing.
+const DefaultParallel = 2
 
 // Task returns the task with the given id, or nil.
 func (f *File) Task(id string) *Task {
@@ -334,7 +339,7 @@ func CheckTaskID(id string) (problem, hint string) {
 
 // Keys of each mapping, in the order the docs list them.
 var (
-	topKeys            = []string{"version", "agents", "tasks", "hooks", "isolation", "worktree"}
+	topKeys            = []string{"version", "agents", "tasks", "hooks", "isolation", "worktree", "parallel"}
 	agentKeys          = []string{"preset", "command", "env"}
 	taskKeys           = []string{"id", "needs", "prompt", "prompt_file", "agent", "on_failure", "retries", "backoff", "timeout", "heartbeat", "deadline", "max_consecutive_failures", "non_retryable", "retry_on", "carry_over", "retry_mode", "verify", "output_schema", "max_schema_retries", "result_contract", "classify", "max_cost_usd", "side_effects", "git", "effects", "hooks", "allow_fail", "needs_approval", "approval_schema", "silence", "max_identical_failures", "isolation", "worktree"}
 	backoffKeys        = []string{"kind", "initial", "max", "jitter"}
@@ -521,6 +526,10 @@ func (l *loader) file() *File {
 		f.Hooks = l.hooks(e)
 	}
 	f.Isolation = IsolationInPlace
+	f.Parallel = DefaultParallel
+	if e, ok := fields["parallel"]; ok {
+		f.Parallel, _ = l.integer(e, 1)
+	}
 	if e, ok := fields["isolation"]; ok {
 		f.Isolation, _ = l.oneOf(e, []string{IsolationInPlace, IsolationWorktree})
 	}

@@ -681,8 +681,11 @@ tasks:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plain.Task("t").Isolation != IsolationInPlace {
-		t.Errorf("default isolation %q", plain.Task("t").Isolation)
+	if plain.Task("t").Isolation != IsolationInPlace || plain.Parallel != DefaultParallel {
+		t.Errorf("default isolation %q, parallel %d", plain.Task("t").Isolation, plain.Parallel)
+	}
+	if f, err := Parse("f.yaml", []byte("version: 1\nparallel: 4\nagents:\n  a: {command: [x]}\ntasks:\n  - {id: t, prompt: p, agent: a}\n")); err != nil || f.Parallel != 4 {
+		t.Errorf("parallel: 4 gave %v, %v", f, err)
 	}
 	for _, tc := range []struct{ src, want string }{
 		{"isolation: container\n", "f.yaml:2:12: "},
@@ -690,6 +693,8 @@ tasks:
 		{"worktree: {copy: [/etc/passwd]}\n", "is not a path or glob inside the working tree"},
 		{"worktree: {copy: [\"[\"]}\n", "is not a path or glob inside the working tree"},
 		{"worktree: {cpy: [a]}\n", "unknown key `cpy` in `worktree`"},
+		{"parallel: 0\n", "f.yaml:2:11: "},
+		{"parallel: many\n", "must be a whole number"},
 	} {
 		_, err := Parse("f.yaml", []byte("version: 1\n"+tc.src+"agents:\n  a: {command: [x]}\ntasks:\n  - {id: t, prompt: p, agent: a}\n"))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
