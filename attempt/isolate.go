@@ -64,7 +64,7 @@ func isolatedRest(run *store.Run) bool {
 	}
 	file, err := taskfile.Parse(run.TaskFile, run.TaskFileContent)
 	if err != nil || run.TaskFile == "" {
-		return false // an ad-hoc run's definition is JSON of its flags: it has no isolation key
+		return false // an ad-hoc run isolates only through --isolate, in its options (above)
 	}
 	for _, t := range run.Tasks {
 		if store.TaskFinished(t.State) {
