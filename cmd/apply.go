@@ -62,14 +62,8 @@ func runApply(ctx context.Context, g *globals, opts applyOptions) error {
 	var conflict *attempt.ConflictPathsError
 	switch {
 	case errors.As(err, &conflict):
-		hints := []string{"nothing was applied; the working tree changed these paths of the attempt's change otherwise since. Take the attempt's version of one by hand:"}
-		for i, p := range conflict.Paths {
-			if i == 5 {
-				hints = append(hints, fmt.Sprintf("  … and %d more (mulligan apply %s --dry-run lists them)", len(conflict.Paths)-5, addr))
-				break
-			}
-			hints = append(hints, fmt.Sprintf("  mulligan restore %s -- %s", conflict.Ref, p))
-		}
+		hints := append([]string{"nothing was applied; the working tree changed these paths of the attempt's change otherwise since. Take the attempt's version of one by hand:"},
+			restoreHints(conflict, fmt.Sprintf(" (mulligan apply %s --dry-run lists them)", addr))...)
 		hints = append(hints, fmt.Sprintf("or see both sides: mulligan diff %s", addr))
 		return &Error{Code: ExitRefused, Msg: fmt.Sprintf("apply %s: %s", addr, err), Err: err, Hints: hints}
 	case errors.Is(err, attempt.ErrActive):

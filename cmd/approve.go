@@ -24,17 +24,25 @@ func mapApprovalError(err error) error {
 	case errors.Is(err, attempt.ErrNotWaitingApproval):
 		return withHint(ExitFailed, err, "approve and reject decide a task waiting for approval; `mulligan tasks --state waiting_approval` lists them")
 	case errors.As(err, &conflict):
-		hints := []string{"nothing was applied or recorded; bring the attempt's version of a path back by hand, then approve again:"}
-		for i, p := range conflict.Paths {
-			if i == 5 {
-				hints = append(hints, fmt.Sprintf("  … and %d more", len(conflict.Paths)-5))
-				break
-			}
-			hints = append(hints, fmt.Sprintf("  mulligan restore %s -- %s", conflict.Ref, p))
-		}
+		hints := append([]string{"nothing was applied or recorded; bring the attempt's version of a path back by hand, then approve again:"},
+			restoreHints(conflict, "")...)
 		return &Error{Code: ExitRefused, Msg: err.Error(), Err: err, Hints: hints}
 	}
 	return nil
+}
+
+// restoreHints names, for the first five conflicting paths, the restore that takes the attempt's
+// version of it; more says how to list the rest ("" for nothing).
+func restoreHints(conflict *attempt.ConflictPathsError, more string) []string {
+	var hints []string
+	for i, p := range conflict.Paths {
+		if i == 5 {
+			hints = append(hints, fmt.Sprintf("  … and %d more%s", len(conflict.Paths)-5, more))
+			break
+		}
+		hints = append(hints, fmt.Sprintf("  mulligan restore %s -- %s", conflict.Ref, p))
+	}
+	return hints
 }
 
 func approveCommand(g *globals) *cli.Command {
@@ -126,12 +134,7 @@ func runApprove(ctx context.Context, g *globals, addr string, payload json.RawMe
 	if dryRun {
 		return printPlan(g, p)
 	}
-	res, err := p.Execute(ctx)
-	var step *plan.StepError
-	if errors.As(err, &step) && step.Step == plan.StepTree {
-		return &Error{Code: exitCode(mapError(step.Err)), Msg: err.Error(), Err: err, Hints: []string{
-			fmt.Sprintf("nothing was decided: task %s still waits for approval and its change could not be carried into the tree; fix the path, then `mulligan approve %s` again", task, addr)}}
-	}
+	res, err := executeDecision(ctx, p, fmt.Sprintf("nothing was decided: task %s still waits for approval and its change could not be carried into the tree; fix the path, then `mulligan approve %s` again", task, addr))
 	if err != nil {
 		return refuseLive(err, id)
 	}

@@ -50,6 +50,18 @@ func stopCommand(g *globals) *cli.Command {
 }
 
 // decisionTarget resolves ADDR to its run and task (the attempt number does not matter).
+// executeDecision executes a decision's plan (stop, approve). When its tree step fails nothing
+// was recorded: the error keeps the tree error's exit code and says so with undecided as hint.
+// Other errors are the caller's to map.
+func executeDecision(ctx context.Context, p *plan.Plan, undecided string) (*plan.Result, error) {
+	res, err := p.Execute(ctx)
+	var step *plan.StepError
+	if errors.As(err, &step) && step.Step == plan.StepTree {
+		return nil, &Error{Code: exitCode(mapError(step.Err)), Msg: err.Error(), Err: err, Hints: []string{undecided}}
+	}
+	return res, err
+}
+
 func decisionTarget(ctx context.Context, st *state, command, text string) (runID, task string, err error) {
 	addr, err := attempt.ParseAddress(text)
 	if err != nil {
@@ -111,12 +123,7 @@ func runStop(ctx context.Context, g *globals, addr string, detach, dryRun bool) 
 	if dryRun {
 		return printPlan(g, p)
 	}
-	res, err := p.Execute(ctx)
-	var step *plan.StepError
-	if errors.As(err, &step) && step.Step == plan.StepTree {
-		return &Error{Code: exitCode(mapError(step.Err)), Msg: err.Error(), Err: err, Hints: []string{
-			fmt.Sprintf("nothing was decided: task %s is still blocked and the tree could not be put back to its base; fix the path, then `mulligan stop %s` again", task, addr)}}
-	}
+	res, err := executeDecision(ctx, p, fmt.Sprintf("nothing was decided: task %s is still blocked and the tree could not be put back to its base; fix the path, then `mulligan stop %s` again", task, addr))
 	if err != nil {
 		return refuseActive(err, id)
 	}
