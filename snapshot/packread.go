@@ -109,14 +109,12 @@ func (s *objectStore) readAt(p *packIndex, off uint64, depth int) (plumbing.Obje
 			if err != nil || rel == 0 || rel > off {
 				return plumbing.InvalidObject, nil, fmt.Errorf("%s at %d: bad delta base offset", p.path, off)
 			}
-			d, err := inflateExactly(r, size)
+			d, err := inflateDelta(r, size, len(deltas) == 0)
+			if errors.Is(err, errPackedTooLarge) {
+				return plumbing.InvalidObject, nil, err
+			}
 			if err != nil {
 				return plumbing.InvalidObject, nil, fmt.Errorf("%s at %d: %w", p.path, off, err)
-			}
-			if len(deltas) == 0 {
-				if _, dst, _, err := deltaSizes(d); err != nil || dst > maxPackedRead {
-					return plumbing.InvalidObject, nil, errPackedTooLarge
-				}
 			}
 			deltas = append(deltas, d)
 			off -= rel
@@ -125,14 +123,12 @@ func (s *objectStore) readAt(p *packIndex, off uint64, depth int) (plumbing.Obje
 			if _, err := io.ReadFull(r, base[:]); err != nil {
 				return plumbing.InvalidObject, nil, fmt.Errorf("%s at %d: %w", p.path, off, err)
 			}
-			d, err := inflateExactly(r, size)
+			d, err := inflateDelta(r, size, len(deltas) == 0)
+			if errors.Is(err, errPackedTooLarge) {
+				return plumbing.InvalidObject, nil, err
+			}
 			if err != nil {
 				return plumbing.InvalidObject, nil, fmt.Errorf("%s at %d: %w", p.path, off, err)
-			}
-			if len(deltas) == 0 {
-				if _, dst, _, err := deltaSizes(d); err != nil || dst > maxPackedRead {
-					return plumbing.InvalidObject, nil, errPackedTooLarge
-				}
 			}
 			deltas = append(deltas, d)
 			t, data, err := s.readPackedLocked(base, depth+1)
@@ -191,6 +187,21 @@ func ofsDeltaOffset(r io.ByteReader) (uint64, error) {
 }
 
 // inflateExactly inflates the zlib stream at r, which must hold exactly size bytes.
+// inflateDelta inflates one delta of a chain. The first one met (outermost: it makes the object)
+// says how large the object is: one over maxPackedRead is errPackedTooLarge, left to go-git.
+func inflateDelta(r io.Reader, size uint64, outermost bool) ([]byte, error) {
+	d, err := inflateExactly(r, size)
+	if err != nil {
+		return nil, err
+	}
+	if outermost {
+		if _, dst, _, err := deltaSizes(d); err != nil || dst > maxPackedRead {
+			return nil, errPackedTooLarge
+		}
+	}
+	return d, nil
+}
+
 func inflateExactly(r io.Reader, size uint64) ([]byte, error) {
 	zr, err := zlib.NewReader(r)
 	if err != nil {
