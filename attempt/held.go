@@ -49,26 +49,36 @@ func nextTask(run *store.Run, allowFail func(task string) bool, heldHere map[str
 				continue
 			}
 		}
-		wait := false
-		for _, n := range t.Needs {
-			d := byID[n]
-			if d == nil {
-				continue
-			}
-			switch {
-			case d.State == store.TaskSucceeded:
-			case (d.State == store.TaskFailed || d.State == store.TaskSkipped) && allowFail(n):
-			case d.State == store.TaskFailed || d.State == store.TaskSkipped || d.State == store.TaskCancelled:
-				return t, true, nil
-			default:
-				wait = true // pending, running, held, in backoff or paused: not yet
-			}
-		}
-		if !wait {
+		switch met, skip := needsMet(t, byID, allowFail); {
+		case skip:
+			return t, true, nil
+		case met:
 			return t, false, nil
 		}
 	}
 	return nil, false, held
+}
+
+// needsMet reports whether every dependency of t is done with its work (succeeded, or failed or
+// skipped with allow_fail), and skip when one ended without it (failed, skipped, cancelled). A
+// dependency the run does not hold is not waited for.
+func needsMet(t *store.Task, byID map[string]*store.Task, allowFail func(task string) bool) (met, skip bool) {
+	met = true
+	for _, n := range t.Needs {
+		d := byID[n]
+		if d == nil {
+			continue
+		}
+		switch {
+		case d.State == store.TaskSucceeded:
+		case (d.State == store.TaskFailed || d.State == store.TaskSkipped) && allowFail(n):
+		case d.State == store.TaskFailed || d.State == store.TaskSkipped || d.State == store.TaskCancelled:
+			return false, true
+		default:
+			met = false // pending, running, held, in backoff or paused: not yet
+		}
+	}
+	return met, false
 }
 
 // allowFail reports whether the task may fail without its dependents being skipped.

@@ -25,13 +25,9 @@ func (r *runner) parallelBatch(run *store.Run, first *store.Task) []*store.Task 
 		return nil
 	}
 	batch := []*store.Task{first}
-	done := func(id string) bool {
-		for i := range run.Tasks {
-			if d := &run.Tasks[i]; d.ID == id {
-				return d.State == store.TaskSucceeded || (d.State == store.TaskFailed || d.State == store.TaskSkipped) && r.allowFail(id)
-			}
-		}
-		return true // not in the run: not waited for (nextTask does the same)
+	byID := map[string]*store.Task{}
+	for i := range run.Tasks {
+		byID[run.Tasks[i].ID] = &run.Tasks[i]
 	}
 	now := r.env.Now()
 	for i := range run.Tasks {
@@ -48,11 +44,7 @@ func (r *runner) parallelBatch(run *store.Run, first *store.Task) []*store.Task 
 		if d := r.file.Task(t.ID); d == nil || !r.isolated(d) {
 			continue
 		}
-		ready := true
-		for _, n := range t.Needs {
-			ready = ready && done(n)
-		}
-		if ready {
+		if met, _ := needsMet(t, byID, r.allowFail); met {
 			batch = append(batch, t)
 		}
 	}
