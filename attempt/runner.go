@@ -127,6 +127,9 @@ type runner struct {
 	// tree still holds until another task runs (held.go).
 	heldHere map[string]bool
 	heldTree plumbing.Hash
+
+	// lane is the lane of a race this runner runs (bestof.go); nil outside a race.
+	lane *laneRun
 }
 
 // ErrActive is returned when another live process runs in this worktree; it wraps the store's

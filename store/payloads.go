@@ -42,6 +42,8 @@ const (
 	EventTaskSilent       = "task.silent"
 	EventOperatorPrompt   = "task.operator_prompt"
 	EventTaskReset        = "task.reset"
+	// EventAttemptSuperseded: a racing lane's attempt lost to another lane's (best_of).
+	EventAttemptSuperseded = "attempt.superseded"
 )
 
 // OptString is a string that is null in JSON when empty (SPEC §9: absent values are null).
@@ -170,6 +172,7 @@ type AttemptStarted struct {
 	PreRef  string `json:"pre_ref"`
 	PreTree string `json:"pre_tree"`
 	Argv0   string `json:"argv0"`
+	Lane    int    `json:"lane,omitempty"` // a racing lane (best_of)
 }
 
 // AttemptFailedPayload is the payload of attempt.failed: the failure as classified, before the policy
@@ -189,6 +192,16 @@ type AttemptFailedPayload struct {
 
 // AttemptSucceededPayload is the payload of attempt.succeeded.
 type AttemptSucceededPayload struct {
+	Ref          string `json:"ref"`
+	FilesChanged int    `json:"files_changed"`
+}
+
+// AttemptSupersededPayload is the payload of attempt.superseded: a racing lane's attempt that
+// another lane's attempt beat, with the tree it left in Ref.
+type AttemptSupersededPayload struct {
+	Lane         int    `json:"lane"`
+	WinnerLane   int    `json:"winner_lane"`
+	Winner       int    `json:"winner"` // the winning attempt's number
 	Ref          string `json:"ref"`
 	FilesChanged int    `json:"files_changed"`
 }
