@@ -253,14 +253,19 @@ func (r *runner) runRace(ctx context.Context, t *store.Task, def *taskfile.Task,
 
 	if winner, n := rc.won(); winner != 0 {
 		var w *snapshot.Worktree
-		for _, lr := range runners {
-			if lr.end.lane == winner {
-				w = lr.w
+		for l := 1; l <= def.BestOf; l++ {
+			lw, err := laneWorktree(home, r.run.ID, t.ID, l)
+			if err != nil {
+				return nil, err
+			}
+			if l == winner {
+				w = lw // applied, then removed
 				continue
 			}
-			// A loser's trees are in its attempts' refs: its worktree goes.
-			if err := home.RemoveWorktree(lr.w); err != nil {
-				r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: "could not remove the worktree " + lr.w.Dir + ": " + err.Error()})
+			// Every other lane's trees are in its attempts' refs (an earlier race's too): its
+			// worktree goes.
+			if err := home.RemoveWorktree(lw); err != nil {
+				r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: "could not remove the worktree " + lw.Dir + ": " + err.Error()})
 			}
 		}
 		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: fmt.Sprintf(

@@ -154,6 +154,11 @@ func (r *runner) park(ctx context.Context, t *store.Task, n int, resumeAt time.T
 	resumeAt = resumeAt.UTC()
 	if r.lane != nil {
 		// Only this lane waits: the others race on, and the race parks the task if none wins.
+		if err := r.update(ctx, func(tx *store.Tx) error {
+			return r.event(tx, t.ID, n, store.EventLaneParked, store.LaneParked{Lane: r.lane.n, ResumeAt: resumeAt})
+		}); err != nil {
+			return nil, err
+		}
 		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: fmt.Sprintf(
 			"lane %d: every agent it can run is behind a quota wall until %s: the lane stops, the others race on", r.lane.n, resumeAt.Format(time.RFC3339))})
 		return &attemptResult{n: n, decision: Decision{Action: ActPark, Reason: ReasonQuota}, resumeAt: resumeAt}, nil

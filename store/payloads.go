@@ -44,6 +44,8 @@ const (
 	EventTaskReset        = "task.reset"
 	// EventAttemptSuperseded: a racing lane's attempt lost to another lane's (best_of).
 	EventAttemptSuperseded = "attempt.superseded"
+	// EventLaneParked: a racing lane stopped behind a quota wall while the others race on.
+	EventLaneParked = "task.lane_parked"
 )
 
 // OptString is a string that is null in JSON when empty (SPEC §9: absent values are null).
@@ -204,6 +206,12 @@ type AttemptSupersededPayload struct {
 	Winner       int    `json:"winner"` // the winning attempt's number
 	Ref          string `json:"ref"`
 	FilesChanged int    `json:"files_changed"`
+}
+
+// LaneParked is the payload of task.lane_parked: the lane, and when its earliest wall lifts.
+type LaneParked struct {
+	Lane     int       `json:"lane"`
+	ResumeAt time.Time `json:"resume_at"`
 }
 
 // AttemptProcess is the payload of attempt.process: the agent's process group.
