@@ -163,13 +163,7 @@ func (r *runner) runRace(ctx context.Context, t *store.Task, def *taskfile.Task,
 		if from, err = tx.NextAttemptNumber(r.run.ID, t.ID); err != nil {
 			return err
 		}
-		row, err := tx.TransitionTask(r.run.ID, t.ID, store.TaskTransition{To: store.TaskRunning, Cause: "race"})
-		if err != nil {
-			return err
-		}
-		row.Attempts = t.Attempts
-		*t = *row
-		return nil
+		return r.transitionTask(tx, t, store.TaskTransition{To: store.TaskRunning, Cause: "race"})
 	}); err != nil {
 		return nil, err
 	}
@@ -337,13 +331,7 @@ func (r *runner) endRace(ctx context.Context, t *store.Task, ends []laneEnd) (*O
 			if f != nil {
 				tr.Event = store.TaskStateChanged{Class: string(f.Class), Code: f.Code, Message: fmt.Sprintf("every lane failed; lane %d: %s", failed.lane, f.Message)}
 			}
-			row, err := tx.TransitionTask(r.run.ID, t.ID, tr)
-			if err != nil {
-				return err
-			}
-			row.Attempts = t.Attempts
-			*t = *row
-			return nil
+			return r.transitionTask(tx, t, tr)
 		}); err != nil {
 			return nil, err
 		}

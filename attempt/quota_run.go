@@ -185,14 +185,8 @@ func (r *runner) failBeforeAttempt(ctx context.Context, t *store.Task, base plum
 		return r.blockOnRestore(ctx, t, n-1, err)
 	}
 	if err := r.update(ctx, func(tx *store.Tx) error {
-		row, err := tx.TransitionTask(r.run.ID, t.ID, store.TaskTransition{To: store.TaskFailed, Reason: string(f.Class),
+		return r.transitionTask(tx, t, store.TaskTransition{To: store.TaskFailed, Reason: string(f.Class),
 			Event: store.TaskStateChanged{Class: string(f.Class), Code: f.Code, Message: f.Message}})
-		if err != nil {
-			return err
-		}
-		row.Attempts = t.Attempts
-		*t = *row
-		return nil
 	}); err != nil {
 		return nil, err
 	}

@@ -459,6 +459,18 @@ func (r *runner) takeBase(ctx context.Context) error {
 	})
 }
 
+// transitionTask moves t through the one door (store.TransitionTask) in tx and takes the row as
+// written into t, keeping the attempts t holds.
+func (r *runner) transitionTask(tx *store.Tx, t *store.Task, tr store.TaskTransition) error {
+	row, err := tx.TransitionTask(r.run.ID, t.ID, tr)
+	if err != nil {
+		return err
+	}
+	row.Attempts = t.Attempts
+	*t = *row
+	return nil
+}
+
 func (r *runner) setTaskState(ctx context.Context, t *store.Task, state store.TaskState, reason string, resumeAt *time.Time) error {
 	return r.update(ctx, func(tx *store.Tx) error {
 		if _, err := tx.TransitionTask(r.run.ID, t.ID, store.TaskTransition{To: state, Reason: reason, ResumeAt: resumeAt}); err != nil {
