@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,7 +61,7 @@ func (s *objectStore) newLooseWriter() (*looseWriter, error) {
 		return nil, err
 	}
 	w := &looseWriter{s: s, f: f, path: path, h: sha1.New()}
-	if c, ok := compressors.Get().(*compressor); ok {
+	if c := takeCompressor(); c != nil {
 		w.buf, w.zw = c.buf, c.zw
 		w.buf.Reset(f)
 		w.zw.Reset(w.buf)
@@ -71,14 +72,33 @@ func (s *objectStore) newLooseWriter() (*looseWriter, error) {
 	return w, nil
 }
 
-// compressor is a writer's buffer and zlib state (some 400 KB), reused by the next writer: a run
-// writes a few hundred objects (trees, commits, changed files).
+// compressor is a writer's buffer and zlib state (some 1.2 MB: compress/flate's tables are the
+// same size at every level), reused by the next writer: a run writes a few hundred objects
+// (trees, commits, changed files).
 type compressor struct {
 	buf *bufio.Writer
 	zw  *zlib.Writer
 }
 
-var compressors sync.Pool
+// compressors are the idle ones, at most one per processor (writers run in the walk's workers).
+// Not a sync.Pool: that is emptied by every other collection, and a run collects often (GOGC=25),
+// so each object written after one made a new 1.2 MB state, garbage that grew the heap.
+var compressors struct {
+	mu   sync.Mutex
+	idle []*compressor
+}
+
+func takeCompressor() *compressor {
+	compressors.mu.Lock()
+	defer compressors.mu.Unlock()
+	n := len(compressors.idle)
+	if n == 0 {
+		return nil
+	}
+	c := compressors.idle[n-1]
+	compressors.idle = compressors.idle[:n-1]
+	return c
+}
 
 // release hands the writer's buffer and compressor to the next one.
 func (w *looseWriter) release() {
@@ -86,7 +106,11 @@ func (w *looseWriter) release() {
 		return
 	}
 	w.buf.Reset(nil)
-	compressors.Put(&compressor{buf: w.buf, zw: w.zw})
+	compressors.mu.Lock()
+	if len(compressors.idle) < runtime.GOMAXPROCS(0) {
+		compressors.idle = append(compressors.idle, &compressor{buf: w.buf, zw: w.zw})
+	}
+	compressors.mu.Unlock()
 	w.buf, w.zw = nil, nil
 }
 
