@@ -10,10 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -61,44 +59,28 @@ func (s *objectStore) newLooseWriter() (*looseWriter, error) {
 		return nil, err
 	}
 	w := &looseWriter{s: s, f: f, path: path, h: sha1.New()}
-	if c := takeCompressor(); c != nil {
+	select {
+	case c := <-compressors:
 		w.buf, w.zw = c.buf, c.zw
 		w.buf.Reset(f)
 		w.zw.Reset(w.buf)
-	} else {
+	default:
 		w.buf = bufio.NewWriterSize(f, 64<<10)
 		w.zw, _ = zlib.NewWriterLevel(w.buf, zlib.BestSpeed) // git's core.looseCompression default
 	}
 	return w, nil
 }
 
-// compressor is a writer's buffer and zlib state (some 1.2 MB: compress/flate's tables are the
-// same size at every level), reused by the next writer: a run writes a few hundred objects
-// (trees, commits, changed files).
+// compressor is a writer's buffer and zlib state (some 400 KB, and a tenth of a millisecond to
+// set up), reused by the next writer: a run writes a few hundred objects (trees, commits, changed
+// files). A free list of two, not a sync.Pool: the pool is emptied by every garbage collection,
+// which a run under GOGC=25 has between most writes.
 type compressor struct {
 	buf *bufio.Writer
 	zw  *zlib.Writer
 }
 
-// compressors are the idle ones, at most one per processor (writers run in the walk's workers).
-// Not a sync.Pool: that is emptied by every other collection, and a run collects often (GOGC=25),
-// so each object written after one made a new 1.2 MB state, garbage that grew the heap.
-var compressors struct {
-	mu   sync.Mutex
-	idle []*compressor
-}
-
-func takeCompressor() *compressor {
-	compressors.mu.Lock()
-	defer compressors.mu.Unlock()
-	n := len(compressors.idle)
-	if n == 0 {
-		return nil
-	}
-	c := compressors.idle[n-1]
-	compressors.idle = compressors.idle[:n-1]
-	return c
-}
+var compressors = make(chan compressor, 2)
 
 // release hands the writer's buffer and compressor to the next one.
 func (w *looseWriter) release() {
@@ -106,11 +88,10 @@ func (w *looseWriter) release() {
 		return
 	}
 	w.buf.Reset(nil)
-	compressors.mu.Lock()
-	if len(compressors.idle) < runtime.GOMAXPROCS(0) {
-		compressors.idle = append(compressors.idle, &compressor{buf: w.buf, zw: w.zw})
+	select {
+	case compressors <- compressor{buf: w.buf, zw: w.zw}:
+	default:
 	}
-	compressors.mu.Unlock()
 	w.buf, w.zw = nil, nil
 }
 
