@@ -56,6 +56,23 @@ func readRunOptions(run *store.Run) RunOptions {
 	return o
 }
 
+// TaskIsolated reports whether task of run runs its attempts in a worktree of its own (the
+// run's --isolate, or the task's isolation in the task file the run stored).
+func TaskIsolated(run *store.Run, task string) bool {
+	if readRunOptions(run).Isolate {
+		return true
+	}
+	if run.TaskFile == "" {
+		return false
+	}
+	file, err := taskfile.Parse(run.TaskFile, run.TaskFileContent)
+	if err != nil {
+		return false
+	}
+	def := file.Task(task)
+	return def != nil && def.Isolation == taskfile.IsolationWorktree
+}
+
 // isolatedRest reports whether every unfinished task of run runs in a worktree: then the run
 // never resets the working tree, and the user's work since it stopped is not its to compare.
 func isolatedRest(run *store.Run) bool {

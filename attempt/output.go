@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
@@ -73,11 +74,12 @@ func decodeJSON(raw []byte) (any, bool) {
 	if len(t) == 0 {
 		return nil, false
 	}
-	if v, err := jsonschema.UnmarshalJSON(bytes.NewReader(t)); err == nil {
+	var v any
+	if err := json.Unmarshal(t, &v); err == nil {
 		return v, true
 	}
 	if inner := lastJSONValue(t); inner != nil {
-		if v, err := jsonschema.UnmarshalJSON(bytes.NewReader(inner)); err == nil {
+		if err := json.Unmarshal(inner, &v); err == nil {
 			return v, true
 		}
 	}
@@ -168,7 +170,7 @@ func truthy(v any) bool {
 // Schema is a compiled output_schema.
 type Schema struct {
 	path string
-	s    *jsonschema.Schema
+	s    *jsonschema.Resolved
 }
 
 // CompileSchema reads the task's output_schema (relative to the working tree root).
@@ -181,17 +183,61 @@ func CompileApprovalSchema(root, file string) (*Schema, error) {
 	return compileSchema(root, file, "approval_schema")
 }
 
+// compileSchema loads and resolves a schema file; a $ref to another file is read relative to
+// the file that holds it. Draft 2020-12 (the default) and draft-07 are the dialects validated
+// (google/jsonschema-go: unlike the validator it replaced, it builds nothing at process start).
 func compileSchema(root, file, key string) (*Schema, error) {
 	p := file
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(root, p)
 	}
-	c := jsonschema.NewCompiler()
-	s, err := c.Compile(p)
+	fail := func(err error) (*Schema, error) { return nil, fmt.Errorf("%s %s: %w", key, file, err) }
+	s, err := loadSchemaFile(p)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", key, file, err)
+		return fail(err)
 	}
-	return &Schema{path: file, s: s}, nil
+	dialect, ok := schemaDialect(s.Schema)
+	if !ok {
+		return fail(fmt.Errorf("$schema %q is not supported: use draft 2020-12 or draft-07", s.Schema))
+	}
+	s.Schema = dialect
+	base := url.URL{Scheme: "file", Path: filepath.ToSlash(p)}
+	loader := func(u *url.URL) (*jsonschema.Schema, error) {
+		if u.Scheme != "file" {
+			return nil, fmt.Errorf("$ref %s: only files are read, not the network", u)
+		}
+		return loadSchemaFile(filepath.FromSlash(u.Path))
+	}
+	rs, err := s.Resolve(&jsonschema.ResolveOptions{BaseURI: base.String(), Loader: loader})
+	if err != nil {
+		return fail(err)
+	}
+	return &Schema{path: file, s: rs}, nil
+}
+
+func loadSchemaFile(path string) (*jsonschema.Schema, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("%s is not a JSON Schema: %w", filepath.Base(path), err)
+	}
+	return &s, nil
+}
+
+// schemaDialect is the validator's spelling of a supported $schema ("" is draft 2020-12).
+func schemaDialect(schema string) (string, bool) {
+	switch strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(schema, "http://"), "https://"), "#") {
+	case "":
+		return "", true
+	case "json-schema.org/draft-07/schema":
+		return "http://json-schema.org/draft-07/schema#", true
+	case "json-schema.org/draft/2020-12/schema":
+		return "https://json-schema.org/draft/2020-12/schema", true
+	}
+	return "", false
 }
 
 // Check validates raw against the schema; "" means valid, otherwise the validation errors as

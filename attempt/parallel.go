@@ -2,7 +2,6 @@ package attempt
 
 import (
 	"context"
-	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -10,32 +9,42 @@ import (
 )
 
 // Parallel isolated tasks (SPEC §4.1): independent tasks that run in worktrees of their own run
-// at the same time, up to the file's `parallel` (default 2). The runner starts a batch — the next
-// task and the other ready isolated tasks after it in the run's order — each on a runner of its
-// own (its own worktree, known tree, held tasks; the same run, epoch, kill channel and hooks),
-// waits for all of them, then picks the next batch. Each applies its change to the working tree
-// when it succeeds (the user's tree is one: the repository serialises the applies), so a later
-// one sees an earlier one's change as the tree's and conflicts only on the same paths.
+// at the same time, up to the file's `parallel` (default 2). The runner's loop becomes a scheduler
+// over the DAG: it starts the next task and the other ready isolated tasks after it in the run's
+// order, each on a runner of its own (its own worktree, known tree, held tasks; the same run,
+// epoch, kill channel and hooks), and whenever one ends it starts what is ready then — a task
+// whose dependency just succeeded, or the next independent one — in the freed slot. Each applies
+// its change to the working tree when it succeeds (the user's tree is one: the repository
+// serialises the applies), so a later one sees an earlier one's change as the tree's and
+// conflicts only on the same paths. When none is left running (and none ready) the loop goes on
+// in place: a task that is not isolated runs alone.
 
 // parallelBatch returns first and the ready isolated tasks after it, up to the file's parallel;
-// a batch of one (first not isolated, nothing else ready) runs as before.
+// nil when first is not isolated or parallel is 1 (it runs as before).
 func (r *runner) parallelBatch(run *store.Run, first *store.Task) []*store.Task {
 	def := r.file.Task(first.ID)
 	if def == nil || !r.isolated(def) || r.file.Parallel < 2 {
 		return nil
 	}
-	batch := []*store.Task{first}
+	return append([]*store.Task{first}, r.readyIsolated(run, map[string]bool{first.ID: true}, r.file.Parallel-1)...)
+}
+
+// readyIsolated returns up to limit isolated tasks of run, in its order, that can start now: not
+// finished, not held (a quota wall whose reset passed is over), not in running, every
+// dependency done.
+func (r *runner) readyIsolated(run *store.Run, running map[string]bool, limit int) []*store.Task {
 	byID := map[string]*store.Task{}
 	for i := range run.Tasks {
 		byID[run.Tasks[i].ID] = &run.Tasks[i]
 	}
 	now := r.env.Now()
+	var ready []*store.Task
 	for i := range run.Tasks {
-		if len(batch) >= r.file.Parallel {
+		if len(ready) >= limit {
 			break
 		}
 		t := &run.Tasks[i]
-		if t == first || t.ID == first.ID || store.TaskFinished(t.State) {
+		if running[t.ID] || store.TaskFinished(t.State) || t.State == store.TaskRunning {
 			continue
 		}
 		if store.TaskHeld(t.State) && !(t.State == store.TaskWaitingQuota && t.ResumeAt != nil && !now.Before(*t.ResumeAt)) {
@@ -45,34 +54,41 @@ func (r *runner) parallelBatch(run *store.Run, first *store.Task) []*store.Task 
 			continue
 		}
 		if met, _ := needsMet(t, byID, r.allowFail); met {
-			batch = append(batch, t)
+			ready = append(ready, t)
 		}
 	}
-	return batch
+	return ready
 }
 
-// runBatch runs the batch's tasks at once and waits for all of them. The first error, else the
-// first outcome that stops the run, is the batch's.
+// runBatch runs the batch's tasks at once and, as each ends, starts the isolated tasks ready
+// then in the freed slots, until none is running. After an error or an outcome that stops the
+// run (cancel, pause, a tripped breaker) it starts nothing more and waits for the ones running;
+// the first error, else the first such outcome, is the batch's.
 func (r *runner) runBatch(ctx context.Context, batch []*store.Task) (*Outcome, error) {
 	type result struct {
-		sub *runner
-		out *Outcome
-		err error
+		task string
+		sub  *runner
+		out  *Outcome
+		err  error
 	}
-	res := make([]result, len(batch))
-	var wg sync.WaitGroup
-	for i, t := range batch {
+	done := make(chan result)
+	running := map[string]bool{}
+	start := func(t *store.Task) {
 		sub, own := r.fork(t.ID)
-		res[i].sub = sub
-		wg.Add(1)
+		running[t.ID] = true
 		go func() {
-			defer wg.Done()
-			res[i].out, res[i].err = sub.runTask(ctx, own)
+			out, err := sub.runTask(ctx, own)
+			done <- result{task: t.ID, sub: sub, out: out, err: err}
 		}()
 	}
-	wg.Wait()
-	r.known = plumbing.ZeroHash // the batch applied its changes to the working tree
-	for _, x := range res {
+	for _, t := range batch {
+		start(t)
+	}
+	var stop *Outcome
+	var firstErr error
+	for len(running) > 0 {
+		x := <-done
+		delete(running, x.task)
 		for id := range x.sub.heldHere {
 			r.heldHere[id] = true
 		}
@@ -81,18 +97,45 @@ func (r *runner) runBatch(ctx context.Context, batch []*store.Task) (*Outcome, e
 			r.sigSeen = x.sub.sigSeen
 			r.mu.Unlock()
 		}
-	}
-	for _, x := range res {
-		if x.err != nil {
-			return nil, x.err
+		switch {
+		case x.err != nil && firstErr == nil:
+			firstErr = x.err
+		case x.out != nil && stop == nil:
+			stop = x.out
+		}
+		if firstErr != nil || stop != nil || ctx.Err() != nil {
+			continue // start nothing more: wait for the ones running
+		}
+		run, err := r.reload(ctx)
+		if err != nil {
+			firstErr = err
+			continue
+		}
+		for _, t := range r.readyIsolated(run, running, r.file.Parallel-len(running)) {
+			start(t)
 		}
 	}
-	for _, x := range res {
-		if x.out != nil {
-			return x.out, nil
-		}
+	r.known = plumbing.ZeroHash // the tasks applied their changes to the working tree
+	if firstErr != nil {
+		return nil, firstErr
 	}
-	return nil, nil
+	return stop, nil
+}
+
+// reload reads the run's rows again (siblings write theirs while others run) and keeps them as
+// the ones the next fork copies.
+func (r *runner) reload(ctx context.Context) (*store.Run, error) {
+	var run *store.Run
+	err := r.env.DB.View(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		var err error
+		run, err = tx.GetRun(r.run.ID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.run = run
+	return run, nil
 }
 
 // fork is a runner for task of a batch, and that task in its own copy of the run: the same run,

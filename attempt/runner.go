@@ -395,15 +395,10 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 		}
 	}
 	for {
-		var run *store.Run
-		if err := r.env.DB.View(context.WithoutCancel(ctx), func(tx *store.Tx) error {
-			var err error
-			run, err = tx.GetRun(r.run.ID)
-			return err
-		}); err != nil {
+		run, err := r.reload(ctx)
+		if err != nil {
 			return nil, err
 		}
-		r.run = run
 		task, skip, held := nextTask(run, r.allowFail, r.heldHere, r.env.Now())
 		if task == nil {
 			if len(held) > 0 {

@@ -27,6 +27,7 @@ func mapPlanError(err error) error {
 		noBase   *plan.NoBaseError
 		wrongWT  *plan.WorktreeError
 		compFail *plan.CompensationFailedError
+		unapply  *plan.UnapplyConflictError
 	)
 	switch {
 	case errors.As(err, &uncomp):
@@ -43,6 +44,8 @@ func mapPlanError(err error) error {
 		return withHint(ExitFailed, err, fmt.Sprintf("`mulligan retry-task %s %s` starts it from the current tree", noBase.Run, noBase.Task))
 	case errors.As(err, &wrongWT):
 		return withHint(ExitUsage, err, fmt.Sprintf("run it there: mulligan -C %s %s", wrongWT.Worktree, wrongWT.Command))
+	case errors.As(err, &unapply):
+		return withHint(ExitRefused, err, "put those paths back by hand (`mulligan diff` shows the attempt's change), or pass --no-restore to reset the run's record and leave the tree as it is")
 	case errors.As(err, &compFail):
 		return withHint(ExitFailed, err, fmt.Sprintf("when `mulligan compensate %s` has undone it, run `mulligan %s` again", compFail.Run, compFail.Command))
 	}

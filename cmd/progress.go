@@ -18,28 +18,54 @@ import (
 
 // progress renders a run as it happens on standard error: on a terminal one live status line
 // per running attempt (task, attempt n/max, agent, elapsed, last output line) above which
-// finished steps scroll; elsewhere plain lines, the agent's output prefixed with its address.
+// finished steps scroll — tasks that run at once (parallel isolated tasks, racing lanes) each
+// have their own; elsewhere plain lines, the agent's output prefixed with its address.
 type progress struct {
 	w     io.Writer
 	tty   bool
 	quiet bool // -o json: no agent output echoed, only the step lines
 
-	mu       sync.Mutex
+	mu      sync.Mutex
+	running []*liveAttempt // in the order they started
+	stop    chan struct{}
+
+	termWidth  func() int // the terminal's width now; nil: 80
+	drawnCells []int      // display cells of each status line drawn last (nil: none drawn)
+}
+
+// liveAttempt is one running attempt's status line, and its unfinished output line (plain mode).
+type liveAttempt struct {
 	task     string
 	n, max   int
 	agent    string
 	started  time.Time
 	lastLine string
-	partial  []byte // an unfinished output line (plain mode)
-	drawn    bool
-	stop     chan struct{}
-
-	termWidth  func() int // the terminal's width now; nil: 80
-	drawnCells int        // display cells of the status line drawn last
+	partial  []byte
 }
 
 func newProgress(ios *IOStreams, quiet bool) *progress {
 	return &progress{w: ios.ErrOut, tty: ios.IsStderrTTY(), quiet: quiet, termWidth: ios.StderrWidth}
+}
+
+// attempt is the running attempt task@n, or nil.
+func (p *progress) attempt(task string, n int) *liveAttempt {
+	for _, a := range p.running {
+		if a.task == task && a.n == n {
+			return a
+		}
+	}
+	return nil
+}
+
+// finish forgets the running attempt task@n, printing its unfinished output line first.
+func (p *progress) finish(task string, n int) {
+	for i, a := range p.running {
+		if a.task == task && a.n == n {
+			p.flushPartial(a)
+			p.running = append(p.running[:i], p.running[i+1:]...)
+			return
+		}
+	}
 }
 
 func (p *progress) Event(ev attempt.ProgressEvent) {
@@ -47,8 +73,8 @@ func (p *progress) Event(ev attempt.ProgressEvent) {
 	defer p.mu.Unlock()
 	switch ev.Kind {
 	case attempt.KindAttemptStarted:
-		p.flushPartial()
-		p.task, p.n, p.max, p.agent, p.started, p.lastLine = ev.Task, ev.N, ev.Max, ev.Agent, time.Now(), ""
+		p.finish(ev.Task, ev.N)
+		p.running = append(p.running, &liveAttempt{task: ev.Task, n: ev.N, max: ev.Max, agent: ev.Agent, started: time.Now()})
 		if p.tty {
 			p.startTicker()
 			p.draw()
@@ -56,8 +82,10 @@ func (p *progress) Event(ev attempt.ProgressEvent) {
 			p.line("%s %s@%d started (%sagent %s%s)", bullet("▶"), ev.Task, ev.N, laneOf(ev.Lane), ev.Agent, retriesLeft(ev.Max-ev.N))
 		}
 	case attempt.KindAttemptFinished:
-		p.flushPartial()
-		p.stopTicker()
+		p.finish(ev.Task, ev.N)
+		if len(p.running) == 0 {
+			p.stopTicker()
+		}
 		switch {
 		case ev.State == store.AttemptSuperseded:
 			p.line("%s %s@%d superseded after %s (%s%d file%s changed, kept in its ref): %s", bullet("⊘"), ev.Task, ev.N, roundDuration(ev.Duration),
@@ -72,7 +100,6 @@ func (p *progress) Event(ev attempt.ProgressEvent) {
 			p.line("%s %s@%d failed in %s%s: %s: %s", color.RedString("✗"), ev.Task, ev.N, roundDuration(ev.Duration), lane,
 				color.New(color.Bold).Sprint(ev.Failure.Class), firstLine(ev.Failure.Message))
 		}
-		p.task = ""
 	case attempt.KindRetry:
 		if ev.Lane > 0 { // the lanes share the task's numbers: the next one is not known yet
 			p.line("%s retrying %s in lane %d in %s", bullet("↻"), ev.Task, ev.Lane, roundDuration(ev.Delay))
@@ -86,6 +113,10 @@ func (p *progress) Event(ev attempt.ProgressEvent) {
 			p.line("%s task %s %s", bullet("•"), ev.Task, stateColor(ev.State))
 		}
 	case attempt.KindRunState:
+		for _, a := range p.running {
+			p.flushPartial(a)
+		}
+		p.running = nil
 		p.stopTicker()
 	case attempt.KindVerify:
 		p.line("%s %s: verify: %s", bullet("…"), ev.Task, ev.Message)
@@ -101,8 +132,13 @@ func (p *progress) Event(ev attempt.ProgressEvent) {
 func (p *progress) Output(task string, n int, chunk []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	a := p.attempt(task, n)
+	if a == nil { // output after its attempt was recorded finished: shown, not kept
+		a = &liveAttempt{task: task, n: n}
+		defer p.flushPartial(a)
+	}
 	if l := lastNonEmptyLine(chunk); l != "" {
-		p.lastLine = l
+		a.lastLine = l
 	}
 	if p.tty {
 		p.draw()
@@ -111,7 +147,8 @@ func (p *progress) Output(task string, n int, chunk []byte) {
 	if p.quiet {
 		return
 	}
-	data := append(p.partial, chunk...)
+	// Line by line per attempt, so attempts that run at once never share a line.
+	data := append(a.partial, chunk...)
 	for {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
@@ -120,61 +157,80 @@ func (p *progress) Output(task string, n int, chunk []byte) {
 		fmt.Fprintf(p.w, "%s@%d | %s\n", task, n, strings.TrimRight(string(data[:i]), "\r"))
 		data = data[i+1:]
 	}
-	p.partial = append([]byte(nil), data...)
-	if len(p.partial) > 4096 { // a line that never ends is still shown
-		fmt.Fprintf(p.w, "%s@%d | %s\n", task, n, p.partial)
-		p.partial = nil
+	a.partial = append([]byte(nil), data...)
+	if len(a.partial) > 4096 { // a line that never ends is still shown
+		fmt.Fprintf(p.w, "%s@%d | %s\n", task, n, a.partial)
+		a.partial = nil
 	}
 }
 
-func (p *progress) flushPartial() {
-	if len(p.partial) > 0 && !p.tty && !p.quiet {
-		fmt.Fprintf(p.w, "%s@%d | %s\n", p.task, p.n, p.partial)
+func (p *progress) flushPartial(a *liveAttempt) {
+	if len(a.partial) > 0 && !p.tty && !p.quiet {
+		fmt.Fprintf(p.w, "%s@%d | %s\n", a.task, a.n, a.partial)
 	}
-	p.partial = nil
+	a.partial = nil
 }
 
-// line prints a finished step, above the live status line on a terminal.
+// line prints a finished step, above the live status lines on a terminal.
 func (p *progress) line(format string, args ...any) {
-	if p.tty && p.drawn {
+	if p.tty {
 		fmt.Fprint(p.w, p.erase(p.width()))
-		p.drawn = false
+		p.drawnCells = nil
 	}
 	fmt.Fprintf(p.w, format+"\n", args...)
-	if p.tty && p.task != "" {
+	if p.tty {
 		p.draw()
 	}
 }
 
-// draw redraws the live status line. It never prints more than the terminal's width less one
-// column (a line that fills the last column wraps on some terminals, and every redraw would then
-// leave a stale copy behind), measured in display cells, with the agent's output stripped of
-// escape sequences and control characters first.
+// draw redraws the live status lines, one per running attempt. None is ever longer than the
+// terminal's width less one column (a line that fills the last column wraps on some terminals,
+// and every redraw would then leave a stale copy behind), measured in display cells, with the
+// agent's output stripped of escape sequences and control characters first. The cursor stays at
+// the end of the last line.
 func (p *progress) draw() {
-	if p.task == "" {
+	if len(p.running) == 0 {
 		return
 	}
-	elapsed := time.Since(p.started).Truncate(time.Second)
-	head := fmt.Sprintf("%s@%d %s %s", p.task, p.n, p.agent, elapsed)
-	if left := retriesLeft(p.max - p.n); left != "" {
-		head += " (" + strings.TrimPrefix(left, ", ") + ")"
-	}
 	width := p.width()
-	line := statusLine(head, p.lastLine, width)
-	fmt.Fprint(p.w, p.erase(width)+line)
-	p.drawn = true
-	p.drawnCells = runewidth.StringWidth(ansiEscape.ReplaceAllString(line, ""))
+	var b strings.Builder
+	b.WriteString(p.erase(width))
+	cells := make([]int, 0, len(p.running))
+	for i, a := range p.running {
+		elapsed := time.Since(a.started).Truncate(time.Second)
+		head := fmt.Sprintf("%s@%d %s %s", a.task, a.n, a.agent, elapsed)
+		if left := retriesLeft(a.max - a.n); left != "" {
+			head += " (" + strings.TrimPrefix(left, ", ") + ")"
+		}
+		line := statusLine(head, a.lastLine, width)
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(line)
+		cells = append(cells, runewidth.StringWidth(ansiEscape.ReplaceAllString(line, "")))
+	}
+	fmt.Fprint(p.w, b.String())
+	p.drawnCells = cells
 }
 
-// erase returns the sequence that removes the status line drawn last. After the terminal was made
-// narrower, terminals that reflow (tmux, VTE, iTerm2, kitty, Windows Terminal) have wrapped that line
-// onto several rows: go up over them and clear to the end of the screen.
+// erase returns the sequence that removes the status lines drawn last: back to the first one's
+// row and clear to the end of the screen. After the terminal was made narrower, terminals that
+// reflow (tmux, VTE, iTerm2, kitty, Windows Terminal) have wrapped each line onto several rows:
+// those rows are climbed too.
 func (p *progress) erase(width int) string {
-	if !p.drawn || p.drawnCells < width {
+	if len(p.drawnCells) == 0 {
+		return ""
+	}
+	up := len(p.drawnCells) - 1
+	for _, c := range p.drawnCells {
+		if c >= width {
+			up += c / width
+		}
+	}
+	if up == 0 {
 		return "\r\033[K"
 	}
-	rows := p.drawnCells/width + 1
-	return fmt.Sprintf("\r\033[%dA\033[J", rows-1)
+	return fmt.Sprintf("\r\033[%dA\033[J", up)
 }
 
 // width is the terminal's width in columns, read again at each redraw so a resized window
@@ -264,9 +320,9 @@ func (p *progress) stopTicker() {
 		close(p.stop)
 		p.stop = nil
 	}
-	if p.tty && p.drawn {
+	if p.tty {
 		fmt.Fprint(p.w, p.erase(p.width()))
-		p.drawn = false
+		p.drawnCells = nil
 	}
 }
 

@@ -123,6 +123,11 @@ func (t *Tree) Signal(sig syscall.Signal) []int {
 func (t *Tree) Terminate(grace time.Duration) []int {
 	seen := map[int]bool{}
 	t.signalSeen(syscall.SIGTERM, seen)
+	if len(seen) == 0 {
+		// Nothing was alive (the usual end: the leader exited and left nothing behind), and
+		// nothing can appear without a live member to start it: no second look at /proc.
+		return nil
+	}
 	if !t.waitGone(grace, seen) {
 		t.signalSeen(syscall.SIGKILL, seen)
 		t.waitGone(time.Second, seen)

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -60,25 +59,28 @@ func (s *objectStore) newLooseWriter() (*looseWriter, error) {
 		return nil, err
 	}
 	w := &looseWriter{s: s, f: f, path: path, h: sha1.New()}
-	if c, ok := compressors.Get().(*compressor); ok {
+	select {
+	case c := <-compressors:
 		w.buf, w.zw = c.buf, c.zw
 		w.buf.Reset(f)
 		w.zw.Reset(w.buf)
-	} else {
+	default:
 		w.buf = bufio.NewWriterSize(f, 64<<10)
 		w.zw, _ = zlib.NewWriterLevel(w.buf, zlib.BestSpeed) // git's core.looseCompression default
 	}
 	return w, nil
 }
 
-// compressor is a writer's buffer and zlib state (some 400 KB), reused by the next writer: a run
-// writes a few hundred objects (trees, commits, changed files).
+// compressor is a writer's buffer and zlib state (some 400 KB, and a tenth of a millisecond to
+// set up), reused by the next writer: a run writes a few hundred objects (trees, commits, changed
+// files). A free list of two, not a sync.Pool: the pool is emptied by every garbage collection,
+// which a run under GOGC=25 has between most writes.
 type compressor struct {
 	buf *bufio.Writer
 	zw  *zlib.Writer
 }
 
-var compressors sync.Pool
+var compressors = make(chan compressor, 2)
 
 // release hands the writer's buffer and compressor to the next one.
 func (w *looseWriter) release() {
@@ -86,7 +88,10 @@ func (w *looseWriter) release() {
 		return
 	}
 	w.buf.Reset(nil)
-	compressors.Put(&compressor{buf: w.buf, zw: w.zw})
+	select {
+	case compressors <- compressor{buf: w.buf, zw: w.zw}:
+	default:
+	}
 	w.buf, w.zw = nil, nil
 }
 

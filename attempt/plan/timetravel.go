@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/snapshot"
@@ -71,14 +72,20 @@ func PlanTimetravel(ctx context.Context, env Env, opts TimetravelOptions) (*Plan
 			return nil, err
 		}
 	}
-	if !opts.NoRestore {
-		if err := p.diffTree(ctx, snapshot.NewHash(a.Tree)); err != nil {
-			return nil, err
-		}
-	}
 	tt := attempt.TimetravelOptions{RunID: run.ID, Task: a.TaskID, N: a.N, Force: opts.Force, Restored: !opts.NoRestore, DryRun: true}
 	if p.Timetravel, err = attempt.Timetravel(ctx, env.DB, tt); err != nil {
 		return nil, err
+	}
+	if !opts.NoRestore {
+		target := snapshot.NewHash(a.Tree)
+		if attempt.TaskIsolated(run, a.TaskID) {
+			if target, err = unappliedTree(ctx, env, run, p.Timetravel.Superseded); err != nil {
+				return nil, err
+			}
+		}
+		if err := p.diffTree(ctx, target); err != nil {
+			return nil, err
+		}
 	}
 	p.record = func(ctx context.Context, res *Result, _ bool) error {
 		tt.DryRun = false
@@ -109,4 +116,66 @@ func replayedAfter(run *store.Run, a *store.Attempt) []string {
 		}
 	}
 	return out
+}
+
+// unappliedTree is the working tree as it is now without what the superseded attempts applied to
+// it (SPEC §4.1): an isolated attempt's tree was never the working tree's, so going back to just
+// after it takes back the changes the attempts after it carried in — each one's pre → post
+// reversed, the last applied first — and keeps everything else, the user's edits included. A
+// path changed again since an attempt applied it is a conflict: nothing is planned, and
+// --no-restore resets the record alone.
+func unappliedTree(ctx context.Context, env Env, run *store.Run, superseded []string) (snapshot.Hash, error) {
+	cur, err := env.Repo.WriteTree(ctx)
+	if err != nil {
+		return snapshot.Hash{}, err
+	}
+	gone := map[string]bool{}
+	for _, addr := range superseded {
+		gone[addr] = true
+	}
+	var applied []*store.Attempt // in the order they were applied
+	err = env.DB.View(ctx, func(tx *store.Tx) error {
+		evs, err := tx.Events(run.ID, 0, 0)
+		if err != nil {
+			return err
+		}
+		for _, ev := range evs {
+			if ev.Type != attempt.EventApply || !gone[fmt.Sprintf("%s@%d", ev.Task, ev.Attempt)] {
+				continue
+			}
+			if a, err := findAttempt(run, ev.Task, ev.Attempt); err == nil && a.PreTree != "" && a.Tree != "" {
+				applied = append(applied, a)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return snapshot.Hash{}, err
+	}
+	tree := cur.Tree
+	for i := len(applied) - 1; i >= 0; i-- {
+		a := applied[i]
+		next, conflicts, err := env.Repo.ApplyChange(snapshot.NewHash(a.Tree), snapshot.NewHash(a.PreTree), tree)
+		if err != nil {
+			return snapshot.Hash{}, err
+		}
+		if len(conflicts) > 0 {
+			return snapshot.Hash{}, &UnapplyConflictError{Run: run.ID, Task: a.TaskID, N: a.N, Paths: conflicts}
+		}
+		tree = next
+	}
+	return tree, nil
+}
+
+// UnapplyConflictError: a change a superseded attempt applied cannot be taken back, because the
+// working tree changed those paths again since.
+type UnapplyConflictError struct {
+	Run, Task string
+	N         int
+	Paths     []string
+}
+
+func (e *UnapplyConflictError) Error() string {
+	return fmt.Sprintf("%s/%s@%d applied its change to the working tree, and %d of its path(s) changed again since (%s): taking it back would overwrite them",
+		e.Run, e.Task, e.N, len(e.Paths), strings.Join(e.Paths, ", "))
 }
