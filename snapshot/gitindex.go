@@ -1,11 +1,14 @@
 package snapshot
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -38,24 +41,43 @@ func decodeUserIndex(data []byte) (*userIndex, error) {
 // decodeIndexFile decodes an index; gitDir is where a split index finds its shared index ("" when
 // data is itself a shared index).
 func decodeIndexFile(data []byte, gitDir string) (*userIndex, error) {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("read index: "+format, args...)
+	return decodeIndex(bufio.NewReaderSize(bytes.NewReader(data), indexReadBuf), int64(len(data)), gitDir)
+}
+
+// readIndexFile decodes the index file at path as it streams in, so that the file is never held
+// whole (megabytes for a big tree) beside its decoded entries.
+func readIndexFile(path, gitDir string) (*userIndex, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
 	}
-	if len(data) < 12+20 || !bytes.Equal(data[:4], []byte("DIRC")) {
-		return nil, bad("bad signature")
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
 	}
-	version := binary.BigEndian.Uint32(data[4:8])
-	if version < 2 || version > 4 {
-		return nil, bad("unsupported version %d", version)
+	return decodeIndex(bufio.NewReaderSize(f, indexReadBuf), fi.Size(), gitDir)
+}
+
+// indexReadBuf is the buffer an index streams through: far above any entry git writes.
+const indexReadBuf = 64 << 10
+
+func badIndex(format string, args ...any) error {
+	return fmt.Errorf("read index: "+format, args...)
+}
+
+// decodeIndex decodes the index of size bytes that br reads.
+func decodeIndex(br *bufio.Reader, size int64, gitDir string) (*userIndex, error) {
+	version, count, err := readIndexHeader(br, size)
+	if err != nil {
+		return nil, err
 	}
-	count := int(binary.BigEndian.Uint32(data[8:12]))
-	end := len(data) - 20 // trailing checksum
 	ui := &userIndex{entries: make([]userEntry, count)}
 	// Names go into one arena so that decoding costs one allocation, not one per entry.
-	arena := make([]byte, 0, len(data)/2)
+	arena := make([]byte, 0, size/2)
 	type span struct{ off, n int }
 	spans := make([]span, count)
-	off, err := scanIndexEntries(data, func(i int, u *userEntry, name []byte) {
+	off, err := scanIndexEntries(br, version, count, size, func(i int, u *userEntry, name []byte) {
 		ui.entries[i] = *u
 		spans[i] = span{len(arena), len(name)}
 		arena = append(arena, name...)
@@ -67,59 +89,104 @@ func decodeIndexFile(data []byte, gitDir string) (*userIndex, error) {
 	for i := range ui.entries {
 		ui.entries[i].name = names[spans[i].off : spans[i].off+spans[i].n]
 	}
-	for off+8 <= end {
-		sig := data[off : off+4]
-		n := int(binary.BigEndian.Uint32(data[off+4:]))
-		if off+8+n > end {
-			return nil, bad("truncated extension %q", sig)
-		}
-		body := data[off+8 : off+8+n]
+	err = scanIndexExtensions(br, off, size, func(sig []byte, n int) error {
 		switch string(sig) {
-		case "TREE":
-			ui.trees = map[string]plumbing.Hash{}
-			if _, err := parseCacheTree(body, "", ui.trees); err != nil {
-				ui.trees = nil // only an optimisation: ignore a cache tree we cannot read
+		case "TREE", "link":
+			body := make([]byte, n)
+			if _, err := io.ReadFull(br, body); err != nil {
+				return badIndex("truncated extension %q", sig)
 			}
-		case "link":
+			if string(sig) == "TREE" {
+				ui.trees = map[string]plumbing.Hash{}
+				if _, err := parseCacheTree(body, "", ui.trees); err != nil {
+					ui.trees = nil // only an optimisation: ignore a cache tree we cannot read
+				}
+				return nil
+			}
 			if gitDir == "" {
-				return nil, bad("split index link inside a shared index")
+				return badIndex("split index link inside a shared index")
 			}
 			merged, err := mergeSplitIndex(ui, body, gitDir)
 			if err != nil {
-				return nil, bad("split index: %v", err)
+				return badIndex("split index: %v", err)
 			}
 			ui.entries = merged
+			return nil
 		case "sdir":
 			// Sparse index: directory entries ("dir/", mode 040000, skip-worktree) stand for
 			// whole trees; they are kept as they are.
 		default:
 			if sig[0] < 'A' || sig[0] > 'Z' {
-				return nil, bad("unknown required extension %q", sig)
+				return badIndex("unknown required extension %q", sig)
 			}
 		}
-		off += 8 + n
+		_, err := br.Discard(n)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return ui, nil
 }
 
-// scanIndexEntries reads the entries of an index whose header decodeIndexFile checked, handing
-// each to fn in file order (u.name unset: name is the full path, valid during the call only), and
-// returns the offset of the first extension.
-func scanIndexEntries(data []byte, fn func(i int, u *userEntry, name []byte)) (int, error) {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("read index: "+format, args...)
+// readIndexHeader reads and checks the 12-byte header of an index of size bytes.
+func readIndexHeader(br *bufio.Reader, size int64) (version uint32, count int, err error) {
+	if size < 12+20 {
+		return 0, 0, badIndex("bad signature")
 	}
-	version := binary.BigEndian.Uint32(data[4:8])
-	count := int(binary.BigEndian.Uint32(data[8:12]))
-	end := len(data) - 20 // trailing checksum
-	var name []byte       // the current path (index v4 compresses each against the one before)
-	var u userEntry       // one for all entries: fn sees it only during its call
-	off := 12
+	b, err := br.Peek(12)
+	if err != nil || !bytes.Equal(b[:4], []byte("DIRC")) {
+		return 0, 0, badIndex("bad signature")
+	}
+	version = binary.BigEndian.Uint32(b[4:8])
+	if version < 2 || version > 4 {
+		return 0, 0, badIndex("unsupported version %d", version)
+	}
+	count = int(binary.BigEndian.Uint32(b[8:12]))
+	br.Discard(12)
+	return version, count, nil
+}
+
+// scanIndexExtensions hands each extension after the entries (which end at off) to fn, which
+// must consume exactly its n bytes of body from the reader.
+func scanIndexExtensions(br *bufio.Reader, off, size int64, fn func(sig []byte, n int) error) error {
+	end := size - 20 // trailing checksum
+	for off+8 <= end {
+		h, err := br.Peek(8)
+		if err != nil {
+			return badIndex("truncated extension")
+		}
+		var sig [4]byte
+		copy(sig[:], h)
+		n := int64(binary.BigEndian.Uint32(h[4:]))
+		if off+8+n > end {
+			return badIndex("truncated extension %q", sig[:])
+		}
+		br.Discard(8)
+		if err := fn(sig[:], int(n)); err != nil {
+			return err
+		}
+		off += 8 + n
+	}
+	return nil
+}
+
+// scanIndexEntries reads the count entries that follow the header of an index of size bytes,
+// handing each to fn in file order (u.name unset: name is the full path, valid during the call
+// only), and returns the offset of the first extension.
+func scanIndexEntries(br *bufio.Reader, version uint32, count int, size int64, fn func(i int, u *userEntry, name []byte)) (int64, error) {
+	end := size - 20 // trailing checksum
+	var name []byte  // the current path (index v4 compresses each against the one before)
+	var u userEntry  // one for all entries: fn sees it only during its call
+	off := int64(12)
 	for i := 0; i < count; i++ {
 		if off+62 > end {
-			return 0, bad("truncated entry %d", i)
+			return 0, badIndex("truncated entry %d", i)
 		}
-		b := data[off:]
+		b, err := br.Peek(62)
+		if err != nil {
+			return 0, badIndex("truncated entry %d", i)
+		}
 		u = userEntry{}
 		u.st = statData{
 			ctimeS: be32(b[0:]), ctimeNs: be32(b[4:]),
@@ -139,10 +206,14 @@ func scanIndexEntries(data []byte, fn func(i int, u *userEntry, name []byte)) (i
 		if flags&0x8000 != 0 {
 			u.flags |= fAssumeValid
 		}
-		hdr := 62
+		hdr := int64(62)
 		if flags&0x4000 != 0 {
 			if version < 3 || off+64 > end {
-				return 0, bad("extended flags in entry %d", i)
+				return 0, badIndex("extended flags in entry %d", i)
+			}
+			b, err := br.Peek(64)
+			if err != nil {
+				return 0, badIndex("extended flags in entry %d", i)
 			}
 			ext := binary.BigEndian.Uint16(b[62:])
 			if ext&0x4000 != 0 {
@@ -153,85 +224,93 @@ func scanIndexEntries(data []byte, fn func(i int, u *userEntry, name []byte)) (i
 			}
 			hdr = 64
 		}
-		p := off + hdr
+		br.Discard(int(hdr))
+		off += hdr
 		if version == 4 {
-			strip, n := decodeVarint(data[p:end])
-			if n <= 0 || int(strip) > len(name) {
-				return 0, bad("bad name compression in entry %d", i)
+			strip, n, err := readVarint(br)
+			if err != nil || int(strip) > len(name) {
+				return 0, badIndex("bad name compression in entry %d", i)
 			}
-			p += n
-			z := bytes.IndexByte(data[p:end], 0)
-			if z < 0 {
-				return 0, bad("unterminated name in entry %d", i)
+			off += int64(n)
+			name = name[:len(name)-int(strip)]
+			k := len(name)
+			if name, err = readName(br, name, end-off); err != nil {
+				return 0, badIndex("unterminated name in entry %d", i)
 			}
-			name = append(name[:len(name)-int(strip)], data[p:p+z]...)
-			off = p + z + 1
+			off += int64(len(name)-k) + 1
 		} else {
-			nameLen := int(flags & 0xfff)
+			nameLen := int64(flags & 0xfff)
+			name = name[:0]
+			var read int64
 			if nameLen == 0xfff {
-				z := bytes.IndexByte(data[p:end], 0)
-				if z < 0 {
-					return 0, bad("unterminated name in entry %d", i)
+				if name, err = readName(br, name, end-off); err != nil {
+					return 0, badIndex("unterminated name in entry %d", i)
 				}
-				nameLen = z
+				nameLen, read = int64(len(name)), int64(len(name))+1
+			} else {
+				if off+nameLen > end {
+					return 0, badIndex("truncated name in entry %d", i)
+				}
+				name = slices.Grow(name, int(nameLen))[:nameLen]
+				if _, err := io.ReadFull(br, name); err != nil {
+					return 0, badIndex("truncated name in entry %d", i)
+				}
+				read = nameLen
 			}
-			if p+nameLen > end {
-				return 0, bad("truncated name in entry %d", i)
-			}
-			name = data[p : p+nameLen]
 			// Entries are NUL-padded to a multiple of eight bytes (at least one NUL).
-			off += (hdr + nameLen + 8) &^ 7
+			pad := (hdr+nameLen+8)&^7 - hdr - read
+			if off+read+pad > end {
+				return 0, badIndex("truncated name in entry %d", i)
+			}
+			br.Discard(int(pad))
+			off += read + pad
 		}
 		fn(i, &u, name)
-		if version != 4 {
-			name = nil // data's own bytes: never appended to
-		}
 	}
 	return off, nil
 }
 
-// indexVersion is the version an index file's header gives (0 when it is not an index).
-func indexVersion(data []byte) uint32 {
-	if len(data) < 12+20 || !bytes.Equal(data[:4], []byte("DIRC")) {
-		return 0
+// readName appends to name the bytes up to the next NUL (consumed, not appended), of at most
+// limit bytes with the NUL.
+func readName(br *bufio.Reader, name []byte, limit int64) ([]byte, error) {
+	start := len(name)
+	for {
+		chunk, err := br.ReadSlice(0)
+		if int64(len(name)-start+len(chunk)) > limit {
+			return nil, errCorruptName
+		}
+		switch err {
+		case nil:
+			return append(name, chunk[:len(chunk)-1]...), nil
+		case bufio.ErrBufferFull:
+			name = append(name, chunk...)
+		default:
+			return nil, err
+		}
 	}
-	return binary.BigEndian.Uint32(data[4:8])
 }
 
-// hasSplitLink reports whether the index's extensions (from off) include a split-index link,
-// whose entries only a merge with the shared index gives.
-func hasSplitLink(data []byte, off int) bool {
-	end := len(data) - 20
-	for off+8 <= end {
-		n := int(binary.BigEndian.Uint32(data[off+4:]))
-		if string(data[off:off+4]) == "link" {
-			return true
-		}
-		off += 8 + n
-	}
-	return false
-}
+var errCorruptName = errors.New("unterminated name")
 
 func be32(b []byte) uint32 { return binary.BigEndian.Uint32(b) }
 
-// decodeVarint is git's offset varint (varint.c), used by index v4 name compression.
-func decodeVarint(b []byte) (uint64, int) {
-	if len(b) == 0 {
-		return 0, 0
+// readVarint reads git's offset varint (varint.c, index v4 name compression) from br, returning
+// it and its length.
+func readVarint(br *bufio.Reader) (uint64, int, error) {
+	c, err := br.ReadByte()
+	if err != nil {
+		return 0, 0, err
 	}
-	c := b[0]
-	val := uint64(c & 127)
-	i := 1
+	val, n := uint64(c&127), 1
 	for c&128 != 0 {
-		if i >= len(b) {
-			return 0, 0
-		}
 		val++
-		c = b[i]
-		i++
+		if c, err = br.ReadByte(); err != nil || n >= 10 {
+			return 0, 0, errCorruptName
+		}
+		n++
 		val = val<<7 + uint64(c&127)
 	}
-	return val, i
+	return val, n, nil
 }
 
 var errCacheTree = errors.New("bad cache tree")

@@ -1,23 +1,24 @@
 package snapshot
 
 import (
+	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"golang.org/x/sys/unix"
 )
 
 // What an agent can change besides the working tree: HEAD, the refs, the stash and the index.
@@ -127,19 +128,14 @@ func (r *Repo) ReadGitState(keepIndex bool) (*GitState, error) {
 			return st, nil
 		}
 	}
-	err = withFileData(r.indexFile, func(idx []byte) error {
-		st.Index = r.indexState(idx)
-		if keepIndex {
-			return r.keepIndexCopy(st.Index.Sum, idx)
-		}
-		return nil
-	})
+	idx, err := r.readIndexState(keepIndex)
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read the index: %w", err)
 	}
+	st.Index = idx
 	r.idxMu.Lock()
 	r.idxStamp, r.idxState = stamp, st.Index
 	r.idxMu.Unlock()
@@ -212,51 +208,56 @@ func (r *Repo) saveIndexState(stamp userIndexStamp, st IndexState) {
 	}
 }
 
-// withFileData calls fn with the content of the file at path, mapped read-only rather than
-// copied into the heap (the user's index of a big tree is megabytes, read once per run; a copy
-// would stay in the heap until the next collection and make it grow by as much). fn must keep
-// no reference into the data. Reading a mapped page of a file that was truncated in place
-// meanwhile faults (git never does that: it writes a new index and renames it over the old);
-// the fault is turned into a panic, recovered here, and fn is called again on a copy.
-func withFileData(path string, fn func([]byte) error) error {
-	f, err := os.Open(path)
+// readIndexState computes the state of the user's index as the file streams in (it is megabytes
+// for a big tree, read once per run: neither a copy in the heap nor a mapping, which counts in the
+// process's resident memory as much), with keepIndex writing the copy PutBackGit needs on the way.
+func (r *Repo) readIndexState(keepIndex bool) (IndexState, error) {
+	f, err := os.Open(r.indexFile)
 	if err != nil {
-		return err
+		return IndexState{}, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return err
+		return IndexState{}, err
 	}
-	if size := fi.Size(); size > 0 && size < 1<<31 && fi.Mode().IsRegular() {
-		if m, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED); err == nil {
-			faulted, err := callOnMapped(m, fn)
-			unix.Munmap(m)
-			if !faulted {
-				return err
-			}
+	var rd io.Reader = f
+	var tmp *os.File
+	if keepIndex {
+		dir := filepath.Dir(r.indexCopyPath("x"))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return IndexState{}, fmt.Errorf("keep a copy of the index: %w", err)
 		}
+		if tmp, err = os.CreateTemp(dir, "tmp-*"); err != nil {
+			return IndexState{}, fmt.Errorf("keep a copy of the index: %w", err)
+		}
+		defer func() {
+			if tmp != nil {
+				tmp.Close()
+				os.Remove(tmp.Name())
+			}
+		}()
+		rd = io.TeeReader(f, tmp)
 	}
-	data, err := io.ReadAll(io.NewSectionReader(f, 0, 1<<62))
+	st, split, err := hashIndex(rd, fi.Size())
 	if err != nil {
-		return err
+		return IndexState{}, err
 	}
-	return fn(data)
-}
-
-// callOnMapped calls fn(m), reporting a memory fault in m as faulted instead of crashing.
-func callOnMapped(m []byte, fn func([]byte) error) (faulted bool, err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if p := recover(); p != nil {
-			if e, ok := p.(interface{ Addr() uintptr }); ok && e != nil {
-				faulted = true
-				return
-			}
-			panic(p)
+	if split {
+		data, err := io.ReadAll(io.NewSectionReader(f, 0, 1<<62))
+		if err != nil {
+			return IndexState{}, err
 		}
-	}()
-	return false, fn(m)
+		st = r.splitIndexState(st, data)
+	}
+	if tmp != nil {
+		err := r.keepIndexCopy(st.Sum, tmp)
+		tmp = nil
+		if err != nil {
+			return IndexState{}, err
+		}
+	}
+	return st, nil
 }
 
 func sha(b []byte) string {
@@ -264,13 +265,49 @@ func sha(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
+// indexState is the state of the index whose content is data.
 func (r *Repo) indexState(data []byte) IndexState {
-	st := IndexState{Sum: sha(data)}
-	st.Entries = st.Sum
+	st, split, err := hashIndex(bytes.NewReader(data), int64(len(data)))
+	if err == nil && split {
+		st = r.splitIndexState(st, data)
+	}
+	return st
+}
+
+// hashIndex reads an index of size bytes from rd to its end: Sum is the hash of all of it, Entries
+// the hash of its entries as they stream by (Sum when it cannot be decoded: such an index is
+// compared byte for byte). A split index's entries are only known merged with its shared index
+// (split, for splitIndexState).
+func hashIndex(rd io.Reader, size int64) (st IndexState, split bool, err error) {
+	sum := sha256.New()
+	br := bufio.NewReaderSize(io.TeeReader(rd, sum), indexReadBuf)
 	h := sha256.New()
+	decoded := false
+	if version, count, err := readIndexHeader(br, size); err == nil {
+		if off, err := scanIndexEntries(br, version, count, size, indexEntryHasher(h)); err == nil {
+			decoded = scanIndexExtensions(br, off, size, func(sig []byte, n int) error {
+				split = split || string(sig) == "link"
+				_, err := br.Discard(n)
+				return err
+			}) == nil
+		}
+	}
+	if _, err := io.Copy(io.Discard, br); err != nil {
+		return IndexState{}, false, err
+	}
+	st.Sum = hex.EncodeToString(sum.Sum(nil))
+	st.Entries = st.Sum
+	if decoded && !split {
+		st.Entries = hex.EncodeToString(h.Sum(nil))
+	}
+	return st, split, nil
+}
+
+// indexEntryHasher writes each entry to h in the format runs recorded: "%o %s %d %d %s\x00" of
+// mode, hash, stage, flags and name, without fmt's allocations.
+func indexEntryHasher(h hash.Hash) func(int, *userEntry, []byte) {
 	var b []byte
-	add := func(_ int, e *userEntry, name []byte) {
-		// "%o %s %d %d %s\x00" of mode, hash, stage, flags and name, without fmt's allocations.
+	return func(_ int, e *userEntry, name []byte) {
 		b = strconv.AppendUint(b[:0], uint64(e.mode), 8)
 		b = append(b, ' ')
 		b = hex.AppendEncode(b, e.hash[:])
@@ -283,19 +320,17 @@ func (r *Repo) indexState(data []byte) IndexState {
 		b = append(b, 0)
 		h.Write(b)
 	}
-	// The entries are hashed as they are read; only a split index needs them all decoded (and
-	// merged with its shared index) first.
-	if v := indexVersion(data); v >= 2 && v <= 4 {
-		if off, err := scanIndexEntries(data, add); err == nil && !hasSplitLink(data, off) {
-			st.Entries = hex.EncodeToString(h.Sum(nil))
-			return st
-		}
-		h.Reset()
-	}
+}
+
+// splitIndexState hashes the entries of a split index (data) merged with its shared index.
+func (r *Repo) splitIndexState(st IndexState, data []byte) IndexState {
+	st.Entries = st.Sum
 	ui, err := decodeIndexFile(data, r.gitDir)
 	if err != nil {
 		return st // an index mulligan cannot decode is compared byte for byte
 	}
+	h := sha256.New()
+	add := indexEntryHasher(h)
 	for i := range ui.entries {
 		add(i, &ui.entries[i], []byte(ui.entries[i].name))
 	}
@@ -307,32 +342,24 @@ func (r *Repo) indexCopyPath(sum string) string {
 	return filepath.Join(r.gitDir, "mulligan", "user-index", sum)
 }
 
-func (r *Repo) keepIndexCopy(sum string, data []byte) error {
+// keepIndexCopy moves tmp, a complete copy of the index whose Sum is sum, to its place, or
+// removes it when that copy is already kept.
+func (r *Repo) keepIndexCopy(sum string, tmp *os.File) error {
 	path := r.indexCopyPath(sum)
-	if _, err := os.Stat(path); err == nil {
+	err := tmp.Close()
+	if _, serr := os.Stat(path); serr == nil {
+		os.Remove(tmp.Name())
 		// Kept again: gc, which removes copies no run refers to, leaves a fresh one alone.
 		now := time.Now()
 		_ = os.Chtimes(path, now, now)
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("keep a copy of the index: %w", err)
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "tmp-*")
 	if err != nil {
+		os.Remove(tmp.Name())
 		return fmt.Errorf("keep a copy of the index: %w", err)
-	}
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(f.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("keep a copy of the index: %w", werr)
 	}
 	return nil
 }

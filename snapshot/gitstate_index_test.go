@@ -54,36 +54,40 @@ func TestIndexStateStreamedMatchesDecoded(t *testing.T) {
 	}
 }
 
-// A file truncated in place while withFileData has it mapped faults on the next read of a lost
-// page: that is recovered and fn sees a copy of what the file now holds, instead of the process
-// dying of SIGBUS.
-func TestWithFileDataSurvivesTruncation(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "index")
-	if err := os.WriteFile(path, bytes.Repeat([]byte("x"), 1<<20), 0o644); err != nil {
-		t.Fatal(err)
+// Streaming the index: the state is the one computed from the file's bytes, the copy kept for
+// PutBackGit is the file byte for byte, and keeping it again leaves one copy and no temporary.
+func TestReadIndexStateStreamsAndKeepsCopy(t *testing.T) {
+	dir := newGitRepo(t)
+	for i := 0; i < 300; i++ {
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("d%d/f%03d", i%9, i)), fmt.Sprint(i))
 	}
-	var sizes []int
-	err := withFileData(path, func(data []byte) error {
-		if len(sizes) == 0 {
-			if err := os.Truncate(path, 0); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for _, c := range data { // faults on the first page read after the truncation
-			faultSink += int(c)
-		}
-		sizes = append(sizes, len(data))
-		return nil
-	})
+	runGit(t, dir, "add", "-A")
+	r := openRepo(t, dir)
+	data, err := os.ReadFile(r.indexFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sizes) != 1 || sizes[0] != 0 {
-		t.Fatalf("fn saw %v bytes; want one complete call on the truncated (empty) copy", sizes)
+	for round := 0; round < 2; round++ {
+		st, err := r.readIndexState(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := r.indexState(data); st != want {
+			t.Fatalf("round %d: streamed %+v, from the bytes %+v", round, st, want)
+		}
+		if sum := sha256.Sum256(data); st.Sum != hex.EncodeToString(sum[:]) {
+			t.Fatalf("Sum %s is not the file's sha256", st.Sum)
+		}
+		kept, err := os.ReadFile(r.indexCopyPath(st.Sum))
+		if err != nil || !bytes.Equal(kept, data) {
+			t.Fatalf("round %d: kept copy differs from the index (%v)", round, err)
+		}
+		ents, _ := os.ReadDir(filepath.Dir(r.indexCopyPath(st.Sum)))
+		if len(ents) != 1 {
+			t.Fatalf("round %d: user-index holds %d files, want the one copy", round, len(ents))
+		}
 	}
 }
-
-var faultSink int
 
 // The index state is kept on disk under the index's stamp: a new Repo (the next process) finds
 // it there and agrees with a computation from the file; a changed index, a damaged record or a

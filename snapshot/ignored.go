@@ -212,11 +212,7 @@ func (r *Repo) scanIgnored(ctx context.Context) ([]keptFile, *KeptIgnored, error
 	tracked := map[string]bool{}
 	trackedDirs := map[string]bool{}
 	gitlinks := map[string]bool{}
-	if data, err := os.ReadFile(r.indexFile); err == nil {
-		ui, err := decodeIndexFile(data, r.gitDir)
-		if err != nil {
-			return nil, nil, err
-		}
+	if ui, err := readIndexFile(r.indexFile, r.gitDir); err == nil {
 		for _, e := range ui.entries {
 			name := strings.TrimSuffix(e.name, "/")
 			tracked[name] = true

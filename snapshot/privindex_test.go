@@ -121,6 +121,10 @@ func TestUserIndexDecoderAgainstGoGit(t *testing.T) {
 				writeFile(t, filepath.Join(dir, f), f+"\n")
 			}
 			runGit(t, dir, "add", "-A")
+			// A path of 4095 bytes or more, whose length the entry's flags cannot hold (no
+			// file: the filesystem refuses such paths).
+			blob := runGit(t, dir, "hash-object", "-w", filepath.Join(dir, "a"))
+			runGit(t, dir, "update-index", "--add", "--cacheinfo", "100644,"+blob+","+repeat(repeat("y", 250)+"/", 17)+"g")
 			writeFile(t, filepath.Join(dir, "ita"), "later\n")
 			runGit(t, dir, "add", "-N", "ita")
 			runGit(t, dir, "update-index", "--skip-worktree", "a")

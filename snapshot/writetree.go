@@ -144,11 +144,7 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 	if p == nil || p.user != stamp {
 		var ui *userIndex
 		if stamp.present {
-			data, err := os.ReadFile(r.indexFile)
-			if err != nil {
-				return nil, fmt.Errorf("snapshot: read index: %w", err)
-			}
-			if ui, err = decodeIndexFile(data, r.gitDir); err != nil {
+			if ui, err = readIndexFile(r.indexFile, r.gitDir); err != nil {
 				return nil, fmt.Errorf("snapshot: %w", err)
 			}
 			hints = ui.trees
