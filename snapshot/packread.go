@@ -202,12 +202,30 @@ func inflateDelta(r io.Reader, size uint64, outermost bool) ([]byte, error) {
 	return d, nil
 }
 
+// inflaters are idle zlib readers (some 40 KB each, most of it the window): a checkout of a
+// worktree inflates one object per file, and a reader made for each would be most of its garbage.
+var inflaters = make(chan io.ReadCloser, 4)
+
 func inflateExactly(r io.Reader, size uint64) ([]byte, error) {
-	zr, err := zlib.NewReader(r)
-	if err != nil {
-		return nil, err
+	var zr io.ReadCloser
+	select {
+	case zr = <-inflaters:
+		if err := zr.(zlib.Resetter).Reset(r, nil); err != nil {
+			return nil, err
+		}
+	default:
+		var err error
+		if zr, err = zlib.NewReader(r); err != nil {
+			return nil, err
+		}
 	}
-	defer zr.Close()
+	defer func() {
+		zr.Close()
+		select {
+		case inflaters <- zr:
+		default:
+		}
+	}()
 	data := make([]byte, size)
 	if _, err := io.ReadFull(zr, data); err != nil {
 		return nil, fmt.Errorf("inflate: %w", err)
