@@ -553,7 +553,7 @@ func (w *walker) dirKid(s *scratch, j *dirJob, n *dirNode, ign *ignore.Matcher, 
 			s.oldKids[fk].matched = true
 			return kid{name: path[len(path)-len(name):], e: fe, old: fe}, true, nil
 		}
-		if fe.umode == modeGitlink {
+		if uint32(fe.umode) == modeGitlink {
 			s.oldKids[fk].matched = true
 			n.volatile = true
 			return w.gitlinkKid(s, path, len(name), fe), true, nil
@@ -785,7 +785,7 @@ func (w *walker) doIgnoredDir(s *scratch, j *dirJob, fd int, attrs *attr.Matcher
 			kids = append(kids, w.fileKid(s, ok.e.path, len(ok.name), ok.e, typ, fpSame))
 		case typ == dtDir:
 			n.volatile = true
-			if ok.e.umode == modeGitlink {
+			if uint32(ok.e.umode) == modeGitlink {
 				ok.matched = true
 				kids = append(kids, w.gitlinkKid(s, ok.e.path, len(ok.name), ok.e))
 			} else if head, _, found := nestedHead(w.abs(ok.e.path)); found {
@@ -941,12 +941,12 @@ func (w *walker) fileModeFor(canon uint32, e *entry) uint32 {
 		return modeSymlink
 	}
 	tracked := e.flags&fTracked != 0
-	if !w.set.symlinks && tracked && e.umode == modeSymlink {
+	if !w.set.symlinks && tracked && uint32(e.umode) == modeSymlink {
 		return modeSymlink
 	}
 	if !w.set.fileMode {
-		if tracked && (e.umode == modeRegular || e.umode == modeExec) {
-			return e.umode
+		if tracked && (uint32(e.umode) == modeRegular || uint32(e.umode) == modeExec) {
+			return uint32(e.umode)
 		}
 		return modeRegular
 	}

@@ -379,7 +379,7 @@ func (r *Repo) reseed(p *privIndex, old []*entry, ui *userIndex, stamp userIndex
 		if e.mode == modeTree {
 			e.st.size = uint32(r.countFiles(e.blob, counts))
 		}
-		if ownContent && e.flags&(fSkipWT|fAssumeValid) == 0 && e.umode != modeGitlink &&
+		if ownContent && e.flags&(fSkipWT|fAssumeValid) == 0 && uint32(e.umode) != modeGitlink &&
 			(e.mode == 0 || pe.st != e.st) &&
 			(pe.flags&fCRCalled == 0 || pe.ublob == e.ublob) {
 			// The file changed after the user's index recorded it, and mulligan read it since.
@@ -422,7 +422,7 @@ func entryFromUser(group []userEntry, stamp userIndexStamp) entry {
 	e := entry{path: g.name, flags: fTracked}
 	if len(group) == 1 && g.stage == 0 {
 		e.flags |= g.flags
-		e.umode, e.ublob = g.mode, g.hash
+		e.umode, e.ublob = uint16(g.mode), g.hash
 		switch {
 		case g.flags&fITA != 0:
 			// intent-to-add: no content yet
@@ -448,7 +448,7 @@ func entryFromUser(group []userEntry, stamp userIndexStamp) entry {
 	}
 	for _, st := range []uint8{2, 1, 3, 0} {
 		if x := pick(st); x != nil {
-			e.umode = x.mode
+			e.umode = uint16(x.mode)
 			break
 		}
 	}
