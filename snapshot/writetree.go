@@ -185,13 +185,6 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 	}
 	defer w.conv.Close()
 	w.cond = sync.NewCond(&w.mu)
-	w.tp = make([]int32, len(w.old)+1)
-	for i := range w.old {
-		w.tp[i+1] = w.tp[i]
-		if w.old[i].flags&fTracked != 0 {
-			w.tp[i+1]++
-		}
-	}
 	root := &dirNode{info: w.dirInfo(""), hadOld: true}
 	w.push(job{dir: &dirJob{node: root, lo: 0, hi: len(w.old), ign: ign, attrs: attrs, fp: fp}})
 	if err := w.run(runtime.GOMAXPROCS(0)); err != nil {
@@ -211,6 +204,7 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 	ws.root = root
 	ws.old, ws.prevDirs = w.old, w.dirs
 	ws.entries = make([]*entry, 0, len(w.old)+int(w.newEntries.Load()))
+	ws.dirs = make([]dirInfo, 0, len(w.dirs)+16) // grown by appends from nothing: 4 times its size in garbage
 	ws.flatten(root)
 	ws.old, ws.prevDirs = nil, nil
 	sort.Slice(ws.dirs, func(i, j int) bool { return ws.dirs[i].path < ws.dirs[j].path })
