@@ -202,12 +202,30 @@ func inflateDelta(r io.Reader, size uint64, outermost bool) ([]byte, error) {
 	return d, nil
 }
 
+// inflaters are idle zlib readers, each with its 32 KB window: a run's diffs and its autopsy read
+// dozens of packed objects one after the other, and a reader per object was garbage the heap grew
+// by. Not a sync.Pool, which every collection empties (a run collects often: GOGC=25).
+var inflaters = make(chan io.Reader, 2)
+
 func inflateExactly(r io.Reader, size uint64) ([]byte, error) {
-	zr, err := zlib.NewReader(r)
-	if err != nil {
-		return nil, err
+	var zr io.Reader
+	select {
+	case zr = <-inflaters:
+		if err := zr.(zlib.Resetter).Reset(r, nil); err != nil {
+			return nil, err
+		}
+	default:
+		var err error
+		if zr, err = zlib.NewReader(r); err != nil {
+			return nil, err
+		}
 	}
-	defer zr.Close()
+	defer func() {
+		select {
+		case inflaters <- zr:
+		default:
+		}
+	}()
 	data := make([]byte, size)
 	if _, err := io.ReadFull(zr, data); err != nil {
 		return nil, fmt.Errorf("inflate: %w", err)

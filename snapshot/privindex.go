@@ -149,7 +149,7 @@ func loadPrivIndex(path string) (*privIndex, error) {
 	}
 	// The last four bytes are the CRC of everything before them.
 	tee := &crcTee{r: io.LimitReader(f, fi.Size()-4)}
-	c := &crcReader{r: bufio.NewReaderSize(tee, 256<<10), tee: tee}
+	c := &crcReader{r: bufio.NewReaderSize(tee, 64<<10), tee: tee}
 	p, err := decodePriv(c)
 	if err != nil {
 		return nil, nil
@@ -359,7 +359,7 @@ func (w *privWriter) path(p string) {
 // savePrivIndex writes the index to f (the temporary file whose creation time is t0) and renames
 // it into place, so readers see the old or the new index, never a half-written one.
 func savePrivIndex(f *os.File, dest string, p *privIndex, entries []*entry) error {
-	w := &privWriter{w: bufio.NewWriterSize(f, 256<<10)}
+	w := &privWriter{w: bufio.NewWriterSize(f, 64<<10)}
 	w.write([]byte(privMagic))
 	w.u32(privVersion)
 	pathBytes := 0
