@@ -118,7 +118,7 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 
 	// The old state: the last walk's, kept in memory with what changed since (watched), or the
 	// private index on disk.
-	live, touched, full := r.takeLive()
+	live, touched, full, quiet := r.takeLive()
 	var p *privIndex
 	var old []*entry
 	if live != nil {
@@ -165,6 +165,11 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 		case !r.objs.has(live.tree):
 			touched, full = nil, "the last tree is no longer in the object store"
 		}
+	}
+	if touched != nil && quiet {
+		ws.reuseLive(live)
+		r.lastWalk = WatchStats{Incremental: true}
+		return ws, nil
 	}
 
 	fctx, stopFilters := filterContext(ctx)
