@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -205,6 +206,11 @@ func (r *runner) putBackGit(ctx context.Context, task string, def *taskfile.Task
 		return err
 	}); err != nil {
 		return err
+	}
+	if r.lane != nil {
+		// A lane puts back what its own attempts did: the other lanes' are theirs (one may be
+		// running in its worktree right now).
+		rows = slices.DeleteFunc(rows, func(row store.AttemptGit) bool { return !r.lane.mine[row.N] })
 	}
 	mode := gitMode(def)
 	for _, row := range rows {

@@ -99,13 +99,17 @@ func taskWorktree(repo *snapshot.Repo, run, task string) (*snapshot.Worktree, er
 	return repo.WorktreeFor(run + "-" + task)
 }
 
-// openTaskWorktree opens the worktree of task in this run when there is one (nil otherwise):
-// where an interrupted isolated attempt left its tree.
-func (r *runWriter) openTaskWorktree(task string) *snapshot.Repo {
+// openTaskWorktree opens the worktree of task in this run (of its lane, for a racing lane's
+// attempt; lane 0 otherwise) when there is one (nil otherwise): where an interrupted isolated
+// attempt left its tree.
+func (r *runWriter) openTaskWorktree(task string, lane int) *snapshot.Repo {
 	if r.inWorktree {
 		return nil // the runner's own repository is that worktree already
 	}
 	w, err := taskWorktree(r.env.Repo, r.run.ID, task)
+	if lane > 0 {
+		w, err = laneWorktree(r.env.Repo, r.run.ID, task, lane)
+	}
 	if err != nil {
 		return nil
 	}
@@ -132,6 +136,25 @@ func (r *runner) runIsolated(ctx context.Context, t *store.Task, def *taskfile.T
 	if err != nil {
 		return nil, err
 	}
+	wt, err := r.setUpWorktree(ctx, t, def, base, w, "task "+t.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer wt.Close()
+
+	r.env.Repo, r.known, r.inWorktree = wt, base, true
+	out, err := r.runAttempts(ctx, t, def, base)
+	r.env.Repo, r.known, r.inWorktree = home, plumbing.ZeroHash, false // the user may have changed anything
+	if out != nil || err != nil || t.State != store.TaskSucceeded {
+		return out, err // a held or failed task keeps its worktree, for a look (gc removes it)
+	}
+	return r.applyIsolated(ctx, t, base, w)
+}
+
+// setUpWorktree sets worktree w to base (a reused one gets only what differs), brings in the
+// ignored files def asks for, says so for who (`task fix`, `lane 2 of task fix`), and opens it.
+func (r *runner) setUpWorktree(ctx context.Context, t *store.Task, def *taskfile.Task, base plumbing.Hash, w *snapshot.Worktree, who string) (*snapshot.Repo, error) {
+	home := r.env.Repo
 	commit, err := home.CommitTree(base, 0, snapshot.SnapshotOptions{Parent: r.baseCommit(),
 		Message: fmt.Sprintf("mulligan %s %s: base\n\nThe tree task %s starts from in its worktree (run %s).\n", r.run.ID, t.ID, t.ID, r.run.ID)})
 	if err != nil {
@@ -141,24 +164,16 @@ func (r *runner) runIsolated(ctx context.Context, t *store.Task, def *taskfile.T
 	if err != nil {
 		return nil, err
 	}
-	defer wt.Close()
 	brought, err := bringIgnored(home.Root(), w.Dir, def.Worktree)
 	if err != nil {
 		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: "worktree: " + err.Error()})
 	}
-	msg := fmt.Sprintf("task %s runs in its own worktree %s; your working tree is not touched until it succeeds", t.ID, w.Dir)
+	msg := fmt.Sprintf("%s runs in its own worktree %s; your working tree is not touched until it succeeds", who, w.Dir)
 	if len(brought) > 0 {
 		msg += " (brought in: " + strings.Join(brought, ", ") + ")"
 	}
 	r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: msg})
-
-	r.env.Repo, r.known, r.inWorktree = wt, base, true
-	out, err := r.runAttempts(ctx, t, def, base)
-	r.env.Repo, r.known, r.inWorktree = home, plumbing.ZeroHash, false // the user may have changed anything
-	if out != nil || err != nil || t.State != store.TaskSucceeded {
-		return out, err // a held or failed task keeps its worktree, for a look (gc removes it)
-	}
-	return r.applyIsolated(ctx, t, base, w)
+	return wt, nil
 }
 
 // baseCommit is the run's base commit (the parent of a worktree's HEAD), zero when unknown.

@@ -35,7 +35,8 @@ type ProgressEvent struct {
 	Duration time.Duration
 	Delay    time.Duration // retry: the backoff
 	Files    int           // attempt.finished: files changed
-	State    string
+	Lane     int           // attempt.started, attempt.finished: a racing lane (best_of), 0 outside a race
+	State    string        // attempt.finished: the attempt's state; task.state, run.state: theirs
 	Reason   string
 	Message  string
 }

@@ -32,6 +32,8 @@ type PromptParts struct {
 	Prev           *PrevAttempt
 	EffectsWarning string // set when earlier attempts may have run non-idempotent side effects
 	Operator       string // text from `mulligan prompt`
+	// Lane and Lanes are a racing attempt's lane and the race's width (best_of); 0: no race.
+	Lane, Lanes int
 }
 
 // ComposePrompt builds the exact text sent to the agent (and stored with the attempt).
@@ -39,6 +41,9 @@ func ComposePrompt(p PromptParts) string {
 	var b strings.Builder
 	b.WriteString(strings.TrimRight(p.Task, "\n"))
 	b.WriteString("\n")
+	if p.Lane > 0 {
+		fmt.Fprintf(&b, "\nYou are lane %d of %d: %d attempts at this task run at the same time, each in a working tree of its own; the first whose work passes the checks is kept.\n", p.Lane, p.Lanes, p.Lanes)
+	}
 	if p.Prev != nil {
 		fmt.Fprintf(&b, "\n## Previous attempt\n\nAttempt %d failed (%s): %s\n", p.Prev.N, p.Prev.Class, oneLine(p.Prev.Message))
 		switch {

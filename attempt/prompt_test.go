@@ -87,3 +87,12 @@ func TestComposePromptRetryModes(t *testing.T) {
 		}
 	}
 }
+
+// A racing lane's prompt names its lane and the race's width, right after the task's text.
+func TestComposePromptLane(t *testing.T) {
+	got := ComposePrompt(PromptParts{Task: "Make the tests pass.", Lane: 2, Lanes: 3, Operator: "be quick"})
+	want := "Make the tests pass.\n\nYou are lane 2 of 3: 3 attempts at this task run at the same time, each in a working tree of its own; the first whose work passes the checks is kept.\n\n## From the operator\n\nbe quick\n"
+	if got != want {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+}

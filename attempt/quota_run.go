@@ -152,6 +152,17 @@ func (r *runner) quotaReset(f *Failure, tail []byte) {
 // park holds the task and (through runTask) the run in waiting_quota until resumeAt.
 func (r *runner) park(ctx context.Context, t *store.Task, n int, resumeAt time.Time) (*attemptResult, error) {
 	resumeAt = resumeAt.UTC()
+	if r.lane != nil {
+		// Only this lane waits: the others race on, and the race parks the task if none wins.
+		if err := r.update(ctx, func(tx *store.Tx) error {
+			return r.event(tx, t.ID, n, store.EventLaneParked, store.LaneParked{Lane: r.lane.n, ResumeAt: resumeAt})
+		}); err != nil {
+			return nil, err
+		}
+		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: fmt.Sprintf(
+			"lane %d: every agent it can run is behind a quota wall until %s: the lane stops, the others race on", r.lane.n, resumeAt.Format(time.RFC3339))})
+		return &attemptResult{n: n, decision: Decision{Action: ActPark, Reason: ReasonQuota}, resumeAt: resumeAt}, nil
+	}
 	if err := r.update(ctx, func(tx *store.Tx) error {
 		_, err := tx.TransitionTask(r.run.ID, t.ID, store.TaskTransition{To: store.TaskWaitingQuota, Reason: ReasonQuota, ResumeAt: &resumeAt})
 		return err
@@ -166,18 +177,16 @@ func (r *runner) park(ctx context.Context, t *store.Task, n int, resumeAt time.T
 
 // failBeforeAttempt ends the task failed with f without starting attempt n (a spent budget).
 func (r *runner) failBeforeAttempt(ctx context.Context, t *store.Task, base plumbing.Hash, n int, f *Failure) (*attemptResult, error) {
+	if r.lane != nil {
+		// The lane ends; the race decides for the task once every lane has.
+		return &attemptResult{n: n - 1, decision: Decision{Action: ActFail, Reason: string(f.Class), Failure: f}}, nil
+	}
 	if err := r.resetTask(ctx, t.ID, r.file.Task(t.ID), base); err != nil {
 		return r.blockOnRestore(ctx, t, n-1, err)
 	}
 	if err := r.update(ctx, func(tx *store.Tx) error {
-		row, err := tx.TransitionTask(r.run.ID, t.ID, store.TaskTransition{To: store.TaskFailed, Reason: string(f.Class),
+		return r.transitionTask(tx, t, store.TaskTransition{To: store.TaskFailed, Reason: string(f.Class),
 			Event: store.TaskStateChanged{Class: string(f.Class), Code: f.Code, Message: f.Message}})
-		if err != nil {
-			return err
-		}
-		row.Attempts = t.Attempts
-		*t = *row
-		return nil
 	}); err != nil {
 		return nil, err
 	}

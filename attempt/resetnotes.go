@@ -30,8 +30,8 @@ type postState struct {
 
 // noteReset prints what a reset replaced.
 func (r *runner) noteReset(res *snapshot.RestoreResult) {
-	if res == nil {
-		return
+	if res == nil || r.lane != nil {
+		return // (a lane's worktree is mulligan's own: nothing of the user's was replaced)
 	}
 	if r.lastPost.tree.IsZero() {
 		r.lastPost = r.recordedPost()

@@ -127,6 +127,9 @@ type runner struct {
 	// tree still holds until another task runs (held.go).
 	heldHere map[string]bool
 	heldTree plumbing.Hash
+
+	// lane is the lane of a race this runner runs (bestof.go); nil outside a race.
+	lane *laneRun
 }
 
 // ErrActive is returned when another live process runs in this worktree; it wraps the store's
@@ -449,6 +452,18 @@ func (r *runner) takeBase(ctx context.Context) error {
 		r.run.BaseRef, r.run.BaseTree = run.BaseRef, run.BaseTree
 		return r.event(tx, "", 0, "snapshot.taken", map[string]any{"ref": ref, "tree": res.Tree.String(), "commit": res.Commit.String()})
 	})
+}
+
+// transitionTask moves t through the one door (store.TransitionTask) in tx and takes the row as
+// written into t, keeping the attempts t holds.
+func (r *runner) transitionTask(tx *store.Tx, t *store.Task, tr store.TaskTransition) error {
+	row, err := tx.TransitionTask(r.run.ID, t.ID, tr)
+	if err != nil {
+		return err
+	}
+	row.Attempts = t.Attempts
+	*t = *row
+	return nil
 }
 
 func (r *runner) setTaskState(ctx context.Context, t *store.Task, state store.TaskState, reason string, resumeAt *time.Time) error {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -66,6 +67,9 @@ func (r *runner) runTask(ctx context.Context, t *store.Task) (*Outcome, error) {
 		}
 	}
 	base := plumbing.NewHash(t.BaseTree)
+	if def.BestOf > 1 {
+		return r.runRace(ctx, t, def, base)
+	}
 	if isolated {
 		return r.runIsolated(ctx, t, def, base)
 	}
@@ -141,6 +145,11 @@ func (r *runner) cancelTask(ctx context.Context, t *store.Task, _ error) (*Outco
 // blockOnRestore holds the task when the tree could not be put back (a file changed under it):
 // nothing more runs on a tree mulligan does not know. runTask then ends the run blocked.
 func (r *runner) blockOnRestore(ctx context.Context, t *store.Task, n int, err error) (*attemptResult, error) {
+	if r.lane != nil {
+		// The lane's own worktree: the lane stops, held; the user's tree is not concerned.
+		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: fmt.Sprintf("lane %d could not reset its worktree: %s", r.lane.n, err)})
+		return &attemptResult{n: n, decision: Decision{Action: ActBlock, Reason: ReasonRestoreConflict}}, nil
+	}
 	if uerr := r.update(ctx, func(tx *store.Tx) error {
 		_, err := tx.TransitionTask(r.run.ID, t.ID, store.TaskTransition{To: store.TaskBlocked, Reason: ReasonRestoreConflict,
 			Event: store.TaskStateChanged{Error: err.Error()}})
@@ -199,6 +208,7 @@ func (r *runner) restore(ctx context.Context, tree plumbing.Hash) error {
 type attemptResult struct {
 	n        int
 	decision Decision
+	resumeAt time.Time // a lane that parks (ActPark): when its earliest quota wall lifts
 }
 
 // attemptRun is one attempt of a task as it goes through runAttempt's steps; each step fills in
@@ -234,6 +244,9 @@ type attemptRun struct {
 	row     *store.Attempt
 	started time.Time
 
+	// superseded: this lane's attempt lost the race (bestof.go)
+	superseded bool
+
 	// execute
 	spec          proc.Spec
 	pr            proc.Result
@@ -260,6 +273,14 @@ type attemptRun struct {
 // policy's decision, the tree reset of a failed task) and record (one transaction).
 func (r *runner) runAttempt(ctx context.Context, def *taskfile.Task, t *store.Task, base plumbing.Hash, deadlineAt time.Time) (*attemptResult, error) {
 	at := &attemptRun{def: def, t: t, base: base, deadlineAt: deadlineAt}
+	numbered := func() {}
+	if r.lane != nil {
+		// Lanes starting at once take numbers one after the other: a lane holds the numbers
+		// from reading its number until its attempt is recorded.
+		r.lane.race.numbers.Lock()
+		numbered = sync.OnceFunc(r.lane.race.numbers.Unlock)
+		defer numbered()
+	}
 	if res, err := r.prepareAttempt(ctx, at); res != nil || err != nil {
 		return res, err
 	}
@@ -267,6 +288,7 @@ func (r *runner) runAttempt(ctx context.Context, def *taskfile.Task, t *store.Ta
 	if err := r.startAttempt(ctx, at); err != nil {
 		return nil, err
 	}
+	numbered()
 	if err := r.executeAttempt(ctx, at); err != nil {
 		return nil, err
 	}
@@ -277,7 +299,7 @@ func (r *runner) runAttempt(ctx context.Context, def *taskfile.Task, t *store.Ta
 		return nil, err
 	}
 	r.env.Progress.Event(ProgressEvent{Kind: KindAttemptFinished, Task: t.ID, N: at.n, Agent: at.agentName, Failure: at.decision.Failure,
-		Duration: at.finished.Sub(at.started), Files: len(at.changed)})
+		Duration: at.finished.Sub(at.started), Files: len(at.changed), State: at.state, Lane: at.row.Lane})
 	if at.pr.Cancelled {
 		if s, ok := context.Cause(ctx).(signalCause); ok {
 			r.mu.Lock()
@@ -380,6 +402,9 @@ func (r *runner) loadAttemptState(ctx context.Context, at *attemptRun) error {
 		at.history = cur.Attempts
 		for i := range cur.Attempts {
 			a := &cur.Attempts[i]
+			if r.lane != nil && !r.lane.mine[a.N] {
+				continue // a lane's counters and previous attempt are its own
+			}
 			if a.Counted && a.State != store.AttemptSuperseded { // timetravel took it back
 				at.counted++
 			}
@@ -413,7 +438,11 @@ func (r *runner) pickAttemptAgent(ctx context.Context, at *attemptRun) (*attempt
 			}
 		}
 	}
-	name, ok := pickAgent(def.Agents, at.counted, blocked)
+	rung := at.counted
+	if r.lane != nil {
+		rung = laneRung(r.lane.n, at.counted, len(def.Agents))
+	}
+	name, ok := pickAgent(def.Agents, rung, blocked)
 	if ok {
 		at.agentName, at.agent = name, r.file.Agents[name]
 		return nil, nil
@@ -430,6 +459,9 @@ func (r *runner) pickAttemptAgent(ctx context.Context, at *attemptRun) (*attempt
 		}
 	}
 	d := Decision{Action: ActFail, Reason: string(f.Class), Failure: f}
+	if r.lane != nil {
+		return &attemptResult{n: at.n - 1, decision: d}, nil // the race decides for the task
+	}
 	if err := r.resetTask(ctx, t.ID, def, at.base); err != nil {
 		return r.blockOnRestore(ctx, t, at.n-1, err)
 	}
@@ -463,7 +495,7 @@ func (r *runner) agentCommand(at *attemptRun, prompt, promptFile string) ([]stri
 		"MULLIGAN_RUN="+r.run.ID, "MULLIGAN_TASK="+at.t.ID, "MULLIGAN_ATTEMPT="+strconv.Itoa(at.n),
 		"MULLIGAN_IDEMPOTENCY_KEY="+idemKey, "MULLIGAN_PROMPT_FILE="+promptFile, "MULLIGAN_OUTPUT_FILE="+at.outputFile,
 	)
-	return argv, envv, nil
+	return argv, append(envv, r.laneEnv()...), nil
 }
 
 // startAttempt records the attempt running (and the task with it), and, for a task with
@@ -475,6 +507,10 @@ func (r *runner) startAttempt(ctx context.Context, at *attemptRun) error {
 		RunID: r.run.ID, TaskID: t.ID, N: n, Agent: at.agentName, State: store.AttemptRunning,
 		StartedAt: at.started, PreRef: at.preRef, PreTree: at.pre.Tree.String(), Prompt: at.prompt, Log: at.logPath,
 		Counted: true,
+	}
+	if r.lane != nil {
+		at.row.Lane = r.lane.n
+		r.lane.mine[n] = true
 	}
 	if err := r.update(ctx, func(tx *store.Tx) error {
 		if err := tx.InsertAttempt(at.row); err != nil {
@@ -490,7 +526,7 @@ func (r *runner) startAttempt(ctx context.Context, at *attemptRun) error {
 		}
 		t.State, t.Reason = store.TaskRunning, ""
 		if err := r.event(tx, t.ID, n, store.EventAttemptStarted, store.AttemptStarted{
-			Agent: at.agentName, PreRef: at.preRef, PreTree: at.row.PreTree, Argv0: at.argv[0]}); err != nil {
+			Agent: at.agentName, PreRef: at.preRef, PreTree: at.row.PreTree, Argv0: at.argv[0], Lane: at.row.Lane}); err != nil {
 			return err
 		}
 		if def.SideEffects != taskfile.SideEffectsNonIdempotent {
@@ -513,7 +549,7 @@ func (r *runner) startAttempt(ctx context.Context, at *attemptRun) error {
 	if def.OnFailure == taskfile.OnFailureRetry {
 		maxAttempts = n + max(0, def.Retries-t.RetriesUsed)
 	}
-	r.env.Progress.Event(ProgressEvent{Kind: KindAttemptStarted, Task: t.ID, N: n, Max: maxAttempts, Agent: at.agentName})
+	r.env.Progress.Event(ProgressEvent{Kind: KindAttemptStarted, Task: t.ID, N: n, Max: maxAttempts, Agent: at.agentName, Lane: at.row.Lane})
 	return nil
 }
 
@@ -597,6 +633,15 @@ func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
 		r.known = plumbing.ZeroHash // verify may have written files
 	}
 	at.schemaRetries = chk.retries
+	if r.lane != nil {
+		// A lane whose attempt passed claims the win; one that passed too late, or was cancelled
+		// because another won, is superseded. One that failed by itself stays failed.
+		won := failure == nil && r.lane.race.claim(r.lane.n, n)
+		if !won && (failure == nil || failure.Class == taskfile.ClassCancellation && r.lost(ctx)) {
+			w, wn := r.lane.race.won()
+			failure, at.superseded = supersededFailure(r.lane.n, w, wn, t.ID), true
+		}
+	}
 	if failure != nil {
 		switch failure.Class {
 		case taskfile.ClassQuota:
@@ -626,6 +671,9 @@ func (r *runner) concludeAttempt(ctx context.Context, at *attemptRun) error {
 			at.state = store.AttemptCancelled
 		}
 	}
+	if at.superseded {
+		at.state = store.AttemptSuperseded
+	}
 	at.postRef = snapshot.AttemptRef(r.run.ID, t.ID, n, snapshot.Post)
 	var err error
 	at.post, err = r.commitSnapshot(at.postRef, at.postTree, attemptMessage(r.run.ID, t.ID, n, at.state, failure), at.pre.Commit)
@@ -646,15 +694,29 @@ func (r *runner) concludeAttempt(ctx context.Context, at *attemptRun) error {
 		return err
 	}
 	cur := at.cur
+	if at.superseded {
+		// Lost the race: its tree is kept in its post ref, and nothing is decided on it.
+		at.decision = Decision{Action: ActCancel, Reason: ReasonSuperseded, Failure: failure}
+		return nil
+	}
+	counters := Counters{RetriesUsed: cur.RetriesUsed, ConsecutiveFailures: cur.ConsecutiveFailures}
+	if r.lane != nil {
+		counters = Counters{RetriesUsed: r.lane.retriesUsed, ConsecutiveFailures: r.lane.consecutive}
+	}
 	switch {
 	case failure == nil:
-		cur.ConsecutiveFailures = 0
+		counters.ConsecutiveFailures = 0
 	case failure.Class == taskfile.ClassQuota: // a quota wall is not an attempt
 	case disablesAgent(failure):
 		// The agent is disabled and the chain moves on: its instant failure says nothing of the
 		// task and must not trip the breaker for the rungs that still run.
 	default:
-		cur.ConsecutiveFailures++
+		counters.ConsecutiveFailures++
+	}
+	if r.lane != nil {
+		r.lane.consecutive = counters.ConsecutiveFailures
+	} else {
+		cur.ConsecutiveFailures = counters.ConsecutiveFailures
 	}
 	if failure != nil && Fingerprinted(failure.Class) {
 		out := at.pr.Tail
@@ -663,7 +725,7 @@ func (r *runner) concludeAttempt(ctx context.Context, at *attemptRun) error {
 		}
 		at.fingerprint = Fingerprint(failure, out, at.postTree.String())
 	}
-	decision := Decide(def, failure, Counters{RetriesUsed: cur.RetriesUsed, ConsecutiveFailures: cur.ConsecutiveFailures}, r.env.Now(), at.deadlineAt, r.env.Rand)
+	decision := Decide(def, failure, counters, r.env.Now(), at.deadlineAt, r.env.Rand)
 	if failure != nil && disablesAgent(failure) && decision.Action != ActCancel {
 		// This agent is disabled for the run; while another rung is enabled the chain moves on.
 		off := map[string]store.AgentHealth{at.agentName: {Agent: at.agentName}}
@@ -683,7 +745,7 @@ func (r *runner) concludeAttempt(ctx context.Context, at *attemptRun) error {
 			decision = Decision{Action: ActFail, Reason: string(taskfile.ClassBudgetExhausted), Failure: &g}
 		}
 	}
-	if same := identicalInARow(cur, at.fingerprint); at.fingerprint != "" && same >= def.MaxIdenticalFailures &&
+	if same := identicalInARow(r.laneView(cur), at.fingerprint); at.fingerprint != "" && same >= def.MaxIdenticalFailures &&
 		(decision.Action == ActRetry || decision.Action == ActBlock && decision.Reason == ReasonAsk) {
 		// (A spent budget or a tripped breaker keeps its own reason: it already stops the task.)
 		// The same failure again: another attempt would pay for it once more.
@@ -697,7 +759,8 @@ func (r *runner) concludeAttempt(ctx context.Context, at *attemptRun) error {
 			return err
 		}
 	}
-	if decision.Action == ActFail {
+	if decision.Action == ActFail && r.lane == nil {
+		// (A lane's worktree is set to the task's base when a race starts: nothing to undo.)
 		// A failed task leaves no edits behind: back to where it started. If the tree cannot be
 		// put back, the task is held instead, with the tree as it is.
 		if err := r.resetTask(ctx, t.ID, def, at.base); err != nil {
@@ -753,6 +816,15 @@ func (r *runner) recordOutcome(tx *store.Tx, at *attemptRun) error {
 		return r.event(tx, t.ID, n, store.EventAttemptSucceeded, store.AttemptSucceededPayload{Ref: at.postRef, FilesChanged: len(at.changed)})
 	}
 	applyFailure(a, failure)
+	if at.superseded {
+		a.Counted = false
+		if err := tx.UpdateAttempt(a); err != nil {
+			return err
+		}
+		w, wn := r.lane.race.won()
+		return r.event(tx, t.ID, n, store.EventAttemptSuperseded, store.AttemptSupersededPayload{
+			Lane: r.lane.n, WinnerLane: w, Winner: wn, Ref: at.postRef, FilesChanged: len(at.changed)})
+	}
 	if err := tx.UpdateAttempt(a); err != nil {
 		return err
 	}
@@ -789,6 +861,10 @@ func (r *runner) recordOutcome(tx *store.Tx, at *attemptRun) error {
 // conclusion changed (consecutive failures) and the retry it uses.
 func (r *runner) recordTaskState(tx *store.Tx, at *attemptRun) error {
 	cur, decision, finished := at.cur, at.decision, at.finished
+	if r.lane != nil && decision.Action != ActSucceed {
+		// A lane's end is not the task's: the race decides once every lane has ended.
+		return nil
+	}
 	cur.SilentAt = nil // the attempt is over
 	tr := store.TaskTransition{To: store.TaskState(cur.State), Reason: cur.Reason, Attempt: at.n, At: finished, Row: cur}
 	switch decision.Action {
@@ -888,6 +964,9 @@ func (r *runner) composePrompt(def *taskfile.Task, prev *store.Attempt, operator
 		text = string(data)
 	}
 	parts := PromptParts{Task: text, Operator: operator, EffectsWarning: effectsWarning}
+	if r.lane != nil {
+		parts.Lane, parts.Lanes = r.lane.n, r.lane.race.width
+	}
 	if prev != nil {
 		var out []byte
 		if prev.Log != "" {

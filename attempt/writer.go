@@ -133,7 +133,7 @@ func (r *runWriter) recordInterrupted(ctx context.Context, t *store.Task, a *sto
 		var res *snapshot.Result
 		var err error
 		inPlace := false
-		if wt := r.openTaskWorktree(t.ID); wt != nil {
+		if wt := r.openTaskWorktree(t.ID, a.Lane); wt != nil {
 			// An isolated task's attempt ran in its worktree: that is the tree it left.
 			tr, werr := wt.WriteTree(context.WithoutCancel(ctx))
 			wt.Close()

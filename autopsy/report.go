@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/mulligan-dev/mulligan/scrub"
@@ -87,6 +88,8 @@ type Step struct {
 	// the attempt's tree (after `mulligan restore` of Ref).
 	AgentSession  *string `json:"agent_session"`
 	ResumeCommand *string `json:"resume_command"`
+	// Lane is the racing lane of the attempt (best_of), null outside a race.
+	Lane *int `json:"lane"`
 }
 
 // Evidence is a bounded excerpt that supports the verdict.
@@ -381,7 +384,7 @@ func (f *facts) report(in Input) *Report {
 		}
 	}
 	rule := decide(f)
-	r.Verdict = Verdict{Category: rule.Category, Confidence: rule.Confidence, Rule: rule.Name, Why: f.scrub.String(rule.Why(f))}
+	r.Verdict = Verdict{Category: rule.Category, Confidence: rule.Confidence, Rule: rule.Name, Why: f.scrub.String(rule.Why(f) + f.lanesNote())}
 	sg := rule.Suggest(f)
 	sg.Text = f.scrub.String(sg.Text)
 	sg.Commands = f.scrub.Strings(sg.Commands)
@@ -406,10 +409,31 @@ func (f *facts) step(a store.Attempt) Step {
 		FilesChanged: a.FilesChanged, TokensIn: a.TokensIn, TokensOut: a.TokensOut, CostUSD: a.CostUSD,
 		Ref: nullable(a.Ref), AgentSession: nullable(a.AgentSession), ResumeCommand: nullable(a.AgentResume),
 	}
+	if a.Lane > 0 {
+		s.Lane = &a.Lane
+	}
 	if a.PreTree != "" && a.Tree != "" {
 		s.Diff = diffStat(f.repo, snapshot.NewHash(a.PreTree), snapshot.NewHash(a.Tree))
 	}
 	return s
+}
+
+// lanesNote names the lanes of the decisive task's failed attempts when they raced (best_of):
+// a rule that counts attempts counts them across the lanes, which each ran on their own.
+func (f *facts) lanesNote() string {
+	if f.task == nil {
+		return ""
+	}
+	var parts []string
+	for _, a := range f.failed {
+		if a.Lane > 0 && a.TaskID == f.task.ID {
+			parts = append(parts, fmt.Sprintf("%s@%d lane %d", a.TaskID, a.N, a.Lane))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (the attempts raced in lanes: " + strings.Join(parts, ", ") + ")"
 }
 
 func nullable(s string) *string {

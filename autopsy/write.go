@@ -79,7 +79,11 @@ func Markdown(w io.Writer, r *Report) error {
 			if s.CostUSD != nil {
 				spend = fmt.Sprintf("$%.4f", *s.CostUSD)
 			}
-			fmt.Fprintf(&b, "| %s@%d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", s.Task, s.N, s.Agent, s.State,
+			attempt := fmt.Sprintf("%s@%d", s.Task, s.N)
+			if s.Lane != nil {
+				attempt += fmt.Sprintf(" (lane %d)", *s.Lane)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", attempt, s.Agent, s.State,
 				deref(s.Class, "-"), deref(s.Code, "-"), exit, dur, files, lines, spend)
 		}
 	}

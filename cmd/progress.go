@@ -13,6 +13,7 @@ import (
 	"github.com/mattn/go-runewidth"
 
 	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // progress renders a run as it happens on standard error: on a terminal one live status line
@@ -78,21 +79,33 @@ func (p *progress) Event(ev attempt.ProgressEvent) {
 			p.startTicker()
 			p.draw()
 		} else {
-			p.line("%s %s@%d started (agent %s%s)", bullet("▶"), ev.Task, ev.N, ev.Agent, retriesLeft(ev.Max-ev.N))
+			p.line("%s %s@%d started (%sagent %s%s)", bullet("▶"), ev.Task, ev.N, laneOf(ev.Lane), ev.Agent, retriesLeft(ev.Max-ev.N))
 		}
 	case attempt.KindAttemptFinished:
 		p.finish(ev.Task, ev.N)
 		if len(p.running) == 0 {
 			p.stopTicker()
 		}
-		if ev.Failure == nil {
-			p.line("%s %s@%d succeeded in %s (%d file%s changed)", color.GreenString("✓"), ev.Task, ev.N, roundDuration(ev.Duration), ev.Files, plural(ev.Files))
-		} else {
-			p.line("%s %s@%d failed in %s: %s: %s", color.RedString("✗"), ev.Task, ev.N, roundDuration(ev.Duration),
+		switch {
+		case ev.State == store.AttemptSuperseded:
+			p.line("%s %s@%d superseded after %s (%s%d file%s changed, kept in its ref): %s", bullet("⊘"), ev.Task, ev.N, roundDuration(ev.Duration),
+				laneOf(ev.Lane), ev.Files, plural(ev.Files), firstLine(ev.Failure.Message))
+		case ev.Failure == nil:
+			p.line("%s %s@%d succeeded in %s (%s%d file%s changed)", color.GreenString("✓"), ev.Task, ev.N, roundDuration(ev.Duration), laneOf(ev.Lane), ev.Files, plural(ev.Files))
+		default:
+			lane := ""
+			if ev.Lane > 0 {
+				lane = fmt.Sprintf(" (lane %d)", ev.Lane)
+			}
+			p.line("%s %s@%d failed in %s%s: %s: %s", color.RedString("✗"), ev.Task, ev.N, roundDuration(ev.Duration), lane,
 				color.New(color.Bold).Sprint(ev.Failure.Class), firstLine(ev.Failure.Message))
 		}
 	case attempt.KindRetry:
-		p.line("%s retrying %s as %s@%d in %s", bullet("↻"), ev.Task, ev.Task, ev.N, roundDuration(ev.Delay))
+		if ev.Lane > 0 { // the lanes share the task's numbers: the next one is not known yet
+			p.line("%s retrying %s in lane %d in %s", bullet("↻"), ev.Task, ev.Lane, roundDuration(ev.Delay))
+		} else {
+			p.line("%s retrying %s as %s@%d in %s", bullet("↻"), ev.Task, ev.Task, ev.N, roundDuration(ev.Delay))
+		}
 	case attempt.KindTaskState:
 		if ev.Reason != "" {
 			p.line("%s task %s %s (%s)", bullet("•"), ev.Task, stateColor(ev.State), ev.Reason)
@@ -315,6 +328,14 @@ func (p *progress) stopTicker() {
 
 // retriesLeft says how many automatic retries remain after this attempt, when any do. (The attempt
 // count itself is not a fixed "n of m": attempts parked on a quota wall do not use up a retry.)
+// laneOf names a racing lane ("lane 2, "), "" outside a race.
+func laneOf(lane int) string {
+	if lane == 0 {
+		return ""
+	}
+	return fmt.Sprintf("lane %d, ", lane)
+}
+
 func retriesLeft(n int) string {
 	switch {
 	case n <= 0:

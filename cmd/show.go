@@ -1,9 +1,11 @@
 package cmd
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,8 +79,13 @@ func printRun(g *globals, run *store.Run) {
 			continue
 		}
 		tb := table{indent: "  "}
-		tb.header("#", "AGENT", "STATE", "CLASS", "EXIT", "DURATION", "FILES", "REF")
-		for _, a := range t.Attempts {
+		attempts, raced := byLane(t.Attempts)
+		if raced {
+			tb.header("LANE", "#", "AGENT", "STATE", "CLASS", "EXIT", "DURATION", "FILES", "REF")
+		} else {
+			tb.header("#", "AGENT", "STATE", "CLASS", "EXIT", "DURATION", "FILES", "REF")
+		}
+		for _, a := range attempts {
 			class := a.Class
 			if class == "" {
 				class = "-"
@@ -99,7 +106,15 @@ func printRun(g *globals, run *store.Run) {
 			if ref == "" {
 				ref = "-"
 			}
-			tb.row(plain(fmt.Sprint(a.N)), plain(a.Agent), painted(a.State, stateColor), plain(class), plain(exit), plain(dur), plain(files), plain(ref))
+			cells := []cell{plain(fmt.Sprint(a.N)), plain(a.Agent), painted(a.State, stateColor), plain(class), plain(exit), plain(dur), plain(files), plain(ref)}
+			if raced {
+				lane := "-"
+				if a.Lane > 0 {
+					lane = fmt.Sprint(a.Lane)
+				}
+				cells = append([]cell{plain(lane)}, cells...)
+			}
+			tb.row(cells...)
 		}
 		tb.write(w)
 		for _, a := range t.Attempts {
@@ -114,6 +129,18 @@ func printRun(g *globals, run *store.Run) {
 			}
 		}
 	}
+}
+
+// byLane returns a task's attempts grouped by the lane they raced in (best_of), each lane's in
+// order, the attempts that raced no one first; raced says whether any did.
+func byLane(as []store.Attempt) ([]store.Attempt, bool) {
+	raced := slices.ContainsFunc(as, func(a store.Attempt) bool { return a.Lane > 0 })
+	if !raced {
+		return as, false
+	}
+	out := slices.Clone(as)
+	slices.SortStableFunc(out, func(a, b store.Attempt) int { return cmp.Compare(a.Lane, b.Lane) })
+	return out, true
 }
 
 // resumeLine says how to continue an attempt's agent conversation by hand: its session, and

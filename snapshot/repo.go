@@ -30,6 +30,9 @@ type Repo struct {
 	watch    *watcher
 	live     *liveState
 	lastWalk WatchStats
+	// indexUpdated is how SetWorktree last wrote this worktree's index: "entries" (only those
+	// that differ) or "whole"; for tests and benchmarks.
+	indexUpdated string
 	// What the last walk saw of the ignored files, when it read every directory (ignored.go).
 	ignSeen *ignoredSeen
 

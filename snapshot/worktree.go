@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -79,15 +80,131 @@ func (r *Repo) SetWorktree(ctx context.Context, w *Worktree, commit plumbing.Has
 		wr.Close()
 		return nil, fmt.Errorf("worktree %s: opened %s, not its own directory", w.Name, wr.root)
 	}
-	if _, err := wr.Restore(ctx, info.Tree, RestoreOptions{NoUndoRef: true}); err != nil {
+	res, err := wr.Restore(ctx, info.Tree, RestoreOptions{NoUndoRef: true})
+	if err != nil {
 		wr.Close()
 		return nil, fmt.Errorf("worktree %s: %w", w.Name, err)
 	}
-	if err := wr.writeIndex(info.Tree); err != nil {
+	if err := wr.updateIndex(w, info.Tree, res.Changes); err != nil {
 		wr.Close()
 		return nil, fmt.Errorf("worktree %s: index: %w", w.Name, err)
 	}
 	return wr, nil
+}
+
+// indexStamp is the file in a worktree's admin directory that says which tree the index was last
+// written for and the index's own checksum then: "TREE SUM\n".
+const indexStamp = "mulligan-index"
+
+// updateIndex makes the worktree's index tree's entries. A reused worktree whose index is the
+// very one mulligan wrote (its checksum is the stamp's: no agent ran `git add` or `git reset`
+// there since) gets only the entries that differ — the paths of the stamp's tree that tree
+// changes, and those the restore rewrote on disk — with the rest kept, stat data included (their
+// files were not touched). Any other index is written whole.
+func (r *Repo) updateIndex(w *Worktree, tree plumbing.Hash, rewritten []Change) error {
+	idx, prev := r.stampedIndex(w)
+	if idx == nil {
+		return r.writeIndex(w, tree)
+	}
+	r.indexUpdated = "entries"
+	changes, err := r.DiffTrees(prev, tree)
+	if err != nil {
+		return r.writeIndex(w, tree) // the stamp's tree is gone: start over
+	}
+	want := map[string]*Entry{} // path → its entry in tree; nil: not in tree
+	for _, chs := range [][]Change{changes, rewritten} {
+		for i := range chs {
+			ch := &chs[i]
+			if ch.Action == Delete {
+				want[ch.Path] = nil
+			} else {
+				want[ch.Path] = &ch.To
+			}
+		}
+	}
+	kept := idx.Entries[:0]
+	for _, e := range idx.Entries {
+		if _, ok := want[e.Name]; !ok {
+			kept = append(kept, e)
+		}
+	}
+	idx.Entries = kept
+	for path, to := range want {
+		if to != nil {
+			idx.Entries = append(idx.Entries, r.indexEntry(path, to.Hash, to.Mode))
+		}
+	}
+	slices.SortFunc(idx.Entries, func(a, b *index.Entry) int { return strings.Compare(a.Name, b.Name) })
+	return r.saveIndex(w, tree, idx)
+}
+
+// stampedIndex reads the worktree's index when it is the one mulligan wrote last, with the tree
+// it was written for; nil otherwise.
+func (r *Repo) stampedIndex(w *Worktree) (*index.Index, plumbing.Hash) {
+	stamp, err := os.ReadFile(filepath.Join(w.Admin, indexStamp))
+	if err != nil {
+		return nil, plumbing.ZeroHash
+	}
+	tree, sum, ok := strings.Cut(strings.TrimSpace(string(stamp)), " ")
+	if !ok || len(tree) != 40 || len(sum) != 40 {
+		return nil, plumbing.ZeroHash
+	}
+	data, err := os.ReadFile(r.indexFile)
+	if err != nil || len(data) < 20 || fmt.Sprintf("%x", data[len(data)-20:]) != sum {
+		return nil, plumbing.ZeroHash
+	}
+	idx := &index.Index{}
+	if err := index.NewDecoder(bytes.NewReader(data)).Decode(idx); err != nil || idx.Version != 2 {
+		return nil, plumbing.ZeroHash
+	}
+	return idx, plumbing.NewHash(tree)
+}
+
+// writeIndex writes r's index (the worktree's own) as tree's entries with the stat data of the
+// files now on disk, as a checkout leaves it.
+func (r *Repo) writeIndex(w *Worktree, tree plumbing.Hash) error {
+	changes, err := r.DiffTrees(plumbing.ZeroHash, tree)
+	if err != nil {
+		return err
+	}
+	idx := &index.Index{Version: 2}
+	for _, ch := range changes {
+		idx.Entries = append(idx.Entries, r.indexEntry(ch.Path, ch.To.Hash, ch.To.Mode))
+	}
+	r.indexUpdated = "whole"
+	return r.saveIndex(w, tree, idx)
+}
+
+// indexEntry is path's index entry: its id and mode, and the stat data of the file now on disk
+// (none when it cannot be read, or for a gitlink: git then looks at the content).
+func (r *Repo) indexEntry(path string, id plumbing.Hash, mode filemode.FileMode) *index.Entry {
+	e := &index.Entry{Hash: id, Name: path, Mode: mode}
+	if mode != filemode.Submodule {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(filepath.Join(r.root, filepath.FromSlash(path)), &st); err == nil {
+			e.CreatedAt = time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
+			e.ModifiedAt = time.Unix(st.Mtim.Sec, st.Mtim.Nsec)
+			e.Dev, e.Inode = uint32(st.Dev), uint32(st.Ino)
+			e.UID, e.GID, e.Size = st.Uid, st.Gid, uint32(st.Size)
+		}
+	}
+	return e
+}
+
+// saveIndex writes idx as r's index and stamps it as tree's.
+func (r *Repo) saveIndex(w *Worktree, tree plumbing.Hash, idx *index.Index) error {
+	var buf bytes.Buffer
+	if err := index.NewEncoder(&buf).Encode(idx); err != nil {
+		return err
+	}
+	data := buf.Bytes()
+	// The stamp goes first: a crash between the two leaves a stamp that matches no index, and
+	// the next set-up writes the index whole.
+	stamp := fmt.Sprintf("%s %x\n", tree, data[len(data)-20:])
+	if err := writeFileAtomic(filepath.Join(w.Admin, indexStamp), []byte(stamp)); err != nil {
+		return err
+	}
+	return writeFileAtomic(r.indexFile, data)
 }
 
 // RemoveWorktree deletes w's directory and its admin directory, so `git worktree prune` has
@@ -119,35 +236,6 @@ func (r *Repo) Worktrees() ([]*Worktree, error) {
 		}
 	}
 	return out, nil
-}
-
-// writeIndex writes r's index (the worktree's own) as tree's entries with the stat data of the
-// files now on disk, as a checkout leaves it. A file whose stat cannot be read gets none: git
-// then looks at its content.
-func (r *Repo) writeIndex(tree plumbing.Hash) error {
-	changes, err := r.DiffTrees(plumbing.ZeroHash, tree)
-	if err != nil {
-		return err
-	}
-	idx := &index.Index{Version: 2}
-	for _, ch := range changes {
-		e := &index.Entry{Hash: ch.To.Hash, Name: ch.Path, Mode: ch.To.Mode}
-		if ch.To.Mode != filemode.Submodule {
-			var st syscall.Stat_t
-			if err := syscall.Lstat(filepath.Join(r.root, filepath.FromSlash(ch.Path)), &st); err == nil {
-				e.CreatedAt = time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
-				e.ModifiedAt = time.Unix(st.Mtim.Sec, st.Mtim.Nsec)
-				e.Dev, e.Inode = uint32(st.Dev), uint32(st.Ino)
-				e.UID, e.GID, e.Size = st.Uid, st.Gid, uint32(st.Size)
-			}
-		}
-		idx.Entries = append(idx.Entries, e)
-	}
-	var buf bytes.Buffer
-	if err := index.NewEncoder(&buf).Encode(idx); err != nil {
-		return err
-	}
-	return writeFileAtomic(r.indexFile, buf.Bytes())
 }
 
 // writeFileAtomic writes data to path through a temporary file and a rename.

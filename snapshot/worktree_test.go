@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // A worktree of mulligan's own is an ordinary linked worktree to git: listed on a detached HEAD,
@@ -123,4 +125,76 @@ func TestWorktreeNames(t *testing.T) {
 			t.Errorf("WorktreeFor(%q) accepted", bad)
 		}
 	}
+}
+
+// A reused worktree whose index is the one mulligan wrote gets only the entries that differ —
+// those the new tree changes and those the restore rewrote after an agent's edits (including a
+// file the agent already wrote the new tree's way) — and git still finds it clean; an index
+// someone else wrote (an agent's `git add`) is written whole.
+func TestWorktreeIndexUpdatedByEntry(t *testing.T) {
+	ctx := context.Background()
+	dir := newGitRepo(t)
+	write := func(root, name, content string) {
+		t.Helper()
+		p := filepath.Join(root, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"a.txt", "b.txt", "sub/c.txt", "sub/d.txt", "keep.txt"} {
+		write(dir, f, f+"\n")
+	}
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-qm", "init")
+	r := openRepo(t, dir)
+	snap := func(ref string) Result {
+		t.Helper()
+		res, err := r.Snapshot(ctx, SnapshotOptions{Ref: ref, Message: ref})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return *res
+	}
+	base := snap("refs/mulligan/test/base")
+	w, err := r.WorktreeFor("r1-idx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := func(commit plumbing.Hash, want string) {
+		t.Helper()
+		wr, err := r.SetWorktree(ctx, w, commit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer wr.Close()
+		if wr.indexUpdated != want {
+			t.Errorf("index written %q, want %q", wr.indexUpdated, want)
+		}
+		if st := runGit(t, w.Dir, "status", "--porcelain", "--untracked-files=all"); st != "" {
+			t.Fatalf("git status in the worktree is not clean:\n%s", st)
+		}
+		if d := runGit(t, w.Dir, "diff", "--cached", "--name-status", "HEAD"); d != "" {
+			t.Fatalf("the index differs from HEAD:\n%s", d)
+		}
+	}
+	set(base.Commit, "whole")
+
+	// The user's tree moves on: a.txt changed, b.txt gone, sub/e.txt new.
+	write(dir, "a.txt", "user a\n")
+	os.Remove(filepath.Join(dir, "b.txt"))
+	write(dir, "sub/e.txt", "e\n")
+	next := snap("refs/mulligan/test/next")
+	// An agent worked in the worktree meanwhile (without git): an edit, a new file, a deletion,
+	// and a.txt already written as the next tree has it.
+	write(w.Dir, "sub/c.txt", "agent\n")
+	write(w.Dir, "agent.txt", "x\n")
+	os.Remove(filepath.Join(w.Dir, "sub/d.txt"))
+	write(w.Dir, "a.txt", "user a\n")
+	set(next.Commit, "entries")
+
+	// An agent's `git add` rewrote the index: the next set-up does not trust it.
+	write(w.Dir, "keep.txt", "staged\n")
+	runGit(t, w.Dir, "add", "keep.txt")
+	set(base.Commit, "whole")
 }

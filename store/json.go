@@ -131,6 +131,8 @@ type attemptJSON struct {
 	AgentSession  *string  `json:"agent_session"`
 	ResumeCommand *string  `json:"resume_command"`
 	Fingerprint   *string  `json:"fingerprint"`
+	// Lane is the racing lane (best_of), null for an attempt that raced no one.
+	Lane *int `json:"lane"`
 	// GitChanges is always a list: [] when the attempt changed nothing outside the tree.
 	GitChanges json.RawMessage `json:"git_changes"`
 	GitReset   *string         `json:"git_reset"`
@@ -163,8 +165,15 @@ func (a Attempt) toJSON() attemptJSON {
 		TokensIn: a.TokensIn, TokensOut: a.TokensOut, CostUSD: a.CostUSD,
 		Prompt: jstr(a.Prompt), Log: jstr(a.Log), Fingerprint: jstr(a.Fingerprint),
 		AgentSession: jstr(a.AgentSession), ResumeCommand: jstr(a.AgentResume),
-		GitChanges: gitChangesJSON(a.GitChanges), GitReset: jstr(a.GitReset),
+		GitChanges: gitChangesJSON(a.GitChanges), GitReset: jstr(a.GitReset), Lane: jlane(a.Lane),
 	}
+}
+
+func jlane(l int) *int {
+	if l == 0 {
+		return nil
+	}
+	return &l
 }
 
 func gitChangesJSON(c json.RawMessage) json.RawMessage {
@@ -185,6 +194,9 @@ func (j attemptJSON) fromJSON() (Attempt, error) {
 		TokensIn: j.TokensIn, TokensOut: j.TokensOut, CostUSD: j.CostUSD,
 		Prompt: unjstr(j.Prompt), Log: unjstr(j.Log), Fingerprint: unjstr(j.Fingerprint),
 		AgentSession: unjstr(j.AgentSession), AgentResume: unjstr(j.ResumeCommand),
+	}
+	if j.Lane != nil {
+		a.Lane = *j.Lane
 	}
 	if len(j.GitChanges) > 0 && string(j.GitChanges) != "[]" && string(j.GitChanges) != "null" {
 		a.GitChanges = j.GitChanges

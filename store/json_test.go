@@ -15,13 +15,13 @@ import (
 var (
 	specRunKeys     = "id state reason worktree task_file base_ref started_at finished_at tasks"
 	specTaskKeys    = "id state reason needs resume_at consecutive_failures attempts"
-	specAttemptKeys = "n agent state class code message hint retry_eligible counted exit_code started_at finished_at duration_ms pre_ref pre_tree ref tree files_changed schema_retries tokens_in tokens_out cost_usd prompt log git_changes"
+	specAttemptKeys = "n agent state class code message hint retry_eligible counted exit_code started_at finished_at duration_ms pre_ref pre_tree ref tree files_changed schema_retries tokens_in tokens_out cost_usd prompt log git_changes fingerprint lane"
 	specLsKeys      = "id state started_at finished_at tasks attempts"
 
 	// Fields this package adds (SPEC §9 allows additions, never renames).
 	extraRunKeys     = "git_dir task_file_hash base_tree max_cost_usd owner epoch heartbeat_at resumes_without_progress pruned tokens_in tokens_out cost_usd"
 	extraTaskKeys    = "retries_used base_tree started_at finished_at parked_ms silent_at"
-	extraAttemptKeys = "retry_after_ms git_reset fingerprint agent_session resume_command"
+	extraAttemptKeys = "retry_after_ms git_reset agent_session resume_command"
 	extraLsKeys      = "reason worktree tokens_in tokens_out cost_usd pruned"
 )
 

@@ -42,6 +42,10 @@ const (
 	EventTaskSilent       = "task.silent"
 	EventOperatorPrompt   = "task.operator_prompt"
 	EventTaskReset        = "task.reset"
+	// EventAttemptSuperseded: a racing lane's attempt lost to another lane's (best_of).
+	EventAttemptSuperseded = "attempt.superseded"
+	// EventLaneParked: a racing lane stopped behind a quota wall while the others race on.
+	EventLaneParked = "task.lane_parked"
 )
 
 // OptString is a string that is null in JSON when empty (SPEC §9: absent values are null).
@@ -170,6 +174,7 @@ type AttemptStarted struct {
 	PreRef  string `json:"pre_ref"`
 	PreTree string `json:"pre_tree"`
 	Argv0   string `json:"argv0"`
+	Lane    int    `json:"lane,omitempty"` // a racing lane (best_of)
 }
 
 // AttemptFailedPayload is the payload of attempt.failed: the failure as classified, before the policy
@@ -191,6 +196,22 @@ type AttemptFailedPayload struct {
 type AttemptSucceededPayload struct {
 	Ref          string `json:"ref"`
 	FilesChanged int    `json:"files_changed"`
+}
+
+// AttemptSupersededPayload is the payload of attempt.superseded: a racing lane's attempt that
+// another lane's attempt beat, with the tree it left in Ref.
+type AttemptSupersededPayload struct {
+	Lane         int    `json:"lane"`
+	WinnerLane   int    `json:"winner_lane"`
+	Winner       int    `json:"winner"` // the winning attempt's number
+	Ref          string `json:"ref"`
+	FilesChanged int    `json:"files_changed"`
+}
+
+// LaneParked is the payload of task.lane_parked: the lane, and when its earliest wall lifts.
+type LaneParked struct {
+	Lane     int       `json:"lane"`
+	ResumeAt time.Time `json:"resume_at"`
 }
 
 // AttemptProcess is the payload of attempt.process: the agent's process group.

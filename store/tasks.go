@@ -146,7 +146,7 @@ func (tx *Tx) GetTask(run, task string) (*Task, error) {
 const attemptCols = `run_id, task_id, n, agent, state, class, code, message, hint,
 	retry_after_ms, retry_eligible, counted, exit_code, started_at, finished_at, duration_ms,
 	pre_ref, pre_tree, ref, tree, files_changed, schema_retries, tokens_in, tokens_out,
-	cost_usd, prompt, log, fingerprint, agent_session, agent_resume`
+	cost_usd, prompt, log, fingerprint, agent_session, agent_resume, lane`
 
 func scanAttempt(sc scanner) (Attempt, error) {
 	var (
@@ -161,7 +161,7 @@ func scanAttempt(sc scanner) (Attempt, error) {
 	err := sc.Scan(&a.RunID, &a.TaskID, &a.N, &a.Agent, &a.State, &a.Class, &a.Code, &a.Message,
 		&a.Hint, &retryAfter, &eligible, &a.Counted, &exit, &started, &finished, &duration,
 		&a.PreRef, &a.PreTree, &a.Ref, &a.Tree, &files, &a.SchemaRetries, &tokIn, &tokOut,
-		&cost, &a.Prompt, &a.Log, &a.Fingerprint, &a.AgentSession, &a.AgentResume)
+		&cost, &a.Prompt, &a.Log, &a.Fingerprint, &a.AgentSession, &a.AgentResume, &a.Lane)
 	if err != nil {
 		return a, err
 	}
@@ -220,12 +220,12 @@ func (tx *Tx) InsertAttempt(a *Attempt) error {
 		return fmt.Errorf("insert attempt %s/%s@%d: %w", a.RunID, a.TaskID, a.N, err)
 	}
 	_, err := tx.exec(`INSERT INTO attempts (`+attemptCols+`) VALUES
-		(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		a.RunID, a.TaskID, a.N, a.Agent, a.State, a.Class, a.Code, a.Message, a.Hint,
 		orNil(a.RetryAfterMS), orNil(a.RetryEligible), a.Counted, orNil(a.ExitCode),
 		ms(a.StartedAt), msOrNil(a.FinishedAt), orNil(a.DurationMS), a.PreRef, a.PreTree, a.Ref,
 		a.Tree, orNil(a.FilesChanged), a.SchemaRetries, orNil(a.TokensIn), orNil(a.TokensOut),
-		orNil(a.CostUSD), a.Prompt, a.Log, a.Fingerprint, a.AgentSession, a.AgentResume)
+		orNil(a.CostUSD), a.Prompt, a.Log, a.Fingerprint, a.AgentSession, a.AgentResume, a.Lane)
 	if err != nil {
 		return fmt.Errorf("insert attempt %s/%s@%d: %w", a.RunID, a.TaskID, a.N, err)
 	}
@@ -254,13 +254,13 @@ func (tx *Tx) UpdateAttempt(a *Attempt) error {
 			exit_code = ?, started_at = ?, finished_at = ?, duration_ms = ?, pre_ref = ?,
 			pre_tree = ?, ref = ?, tree = ?, files_changed = ?, schema_retries = ?,
 			tokens_in = ?, tokens_out = ?, cost_usd = ?, prompt = ?, log = ?, fingerprint = ?,
-			agent_session = ?, agent_resume = ?
+			agent_session = ?, agent_resume = ?, lane = ?
 		WHERE run_id = ? AND task_id = ? AND n = ?`,
 		a.Agent, a.State, a.Class, a.Code, a.Message, a.Hint, orNil(a.RetryAfterMS),
 		orNil(a.RetryEligible), a.Counted, orNil(a.ExitCode), ms(a.StartedAt),
 		msOrNil(a.FinishedAt), orNil(a.DurationMS), a.PreRef, a.PreTree, a.Ref, a.Tree,
 		orNil(a.FilesChanged), a.SchemaRetries, orNil(a.TokensIn), orNil(a.TokensOut),
-		orNil(a.CostUSD), a.Prompt, a.Log, a.Fingerprint, a.AgentSession, a.AgentResume, a.RunID, a.TaskID, a.N)
+		orNil(a.CostUSD), a.Prompt, a.Log, a.Fingerprint, a.AgentSession, a.AgentResume, a.Lane, a.RunID, a.TaskID, a.N)
 	return checkOne(res, err, "update attempt", fmt.Sprintf("attempt %s/%s@%d", a.RunID, a.TaskID, a.N))
 }
 

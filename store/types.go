@@ -220,6 +220,10 @@ type Attempt struct {
 	AgentSession string
 	AgentResume  string
 
+	// Lane is the lane (1…N) of an attempt that raced the others of its task (`best_of: N`),
+	// 0 for one that raced no one.
+	Lane int
+
 	// GitChanges is what the attempt changed outside the working tree (HEAD, refs, stash,
 	// index), as JSON; read-only here (attempt_git), nil meaning none.
 	GitChanges json.RawMessage

@@ -41,6 +41,8 @@ type File struct {
 	Worktree  WorktreeFiles
 	// Parallel is how many isolated tasks run at once (SPEC §4.1; default DefaultParallel).
 	Parallel int
+	// BestOf is the top level's default for the tasks that set no `best_of` (1: no race).
+	BestOf int
 }
 
 // DefaultParallel is how many independent isolated tasks run at once when the file says nothing.
@@ -102,8 +104,12 @@ type Task struct {
 	Isolation string
 	// Worktree says which ignored files of the working tree an isolated attempt gets.
 	Worktree WorktreeFiles
-	Effects  []EffectDecl
-	Hooks    Hooks
+	// BestOf is how many lanes race for the task at once, each in a worktree of its own; the
+	// first whose attempt passes verify wins (SPEC §4.1). 1: no race. More than 1 implies
+	// Isolation worktree.
+	BestOf  int
+	Effects []EffectDecl
+	Hooks   Hooks
 
 	// AllowFail: the task may fail; its dependents still run and the run can succeed.
 	AllowFail bool
@@ -339,9 +345,9 @@ func CheckTaskID(id string) (problem, hint string) {
 
 // Keys of each mapping, in the order the docs list them.
 var (
-	topKeys            = []string{"version", "agents", "tasks", "hooks", "isolation", "worktree", "parallel"}
+	topKeys            = []string{"version", "agents", "tasks", "hooks", "isolation", "worktree", "parallel", "best_of"}
 	agentKeys          = []string{"preset", "command", "env"}
-	taskKeys           = []string{"id", "needs", "prompt", "prompt_file", "agent", "on_failure", "retries", "backoff", "timeout", "heartbeat", "deadline", "max_consecutive_failures", "non_retryable", "retry_on", "carry_over", "retry_mode", "verify", "output_schema", "max_schema_retries", "result_contract", "classify", "max_cost_usd", "side_effects", "git", "effects", "hooks", "allow_fail", "needs_approval", "approval_schema", "silence", "max_identical_failures", "isolation", "worktree"}
+	taskKeys           = []string{"id", "needs", "prompt", "prompt_file", "agent", "on_failure", "retries", "backoff", "timeout", "heartbeat", "deadline", "max_consecutive_failures", "non_retryable", "retry_on", "carry_over", "retry_mode", "verify", "output_schema", "max_schema_retries", "result_contract", "classify", "max_cost_usd", "side_effects", "git", "effects", "hooks", "allow_fail", "needs_approval", "approval_schema", "silence", "max_identical_failures", "isolation", "worktree", "best_of"}
 	backoffKeys        = []string{"kind", "initial", "max", "jitter"}
 	verifyKeys         = []string{"command", "timeout"}
 	resultContractKeys = []string{"failure_field", "message_field"}
@@ -536,6 +542,10 @@ func (l *loader) file() *File {
 	if e, ok := fields["worktree"]; ok {
 		f.Worktree = l.worktreeFiles(e)
 	}
+	f.BestOf = 1
+	if e, ok := fields["best_of"]; ok {
+		f.BestOf, _ = l.integer(e, 1)
+	}
 
 	var srcs []*taskSrc
 	if e, ok := fields["tasks"]; !ok {
@@ -558,6 +568,9 @@ func (l *loader) file() *File {
 		if t.Worktree.Copy == nil && t.Worktree.Link == nil {
 			t.Worktree = f.Worktree
 		}
+	}
+	for _, s := range srcs {
+		l.bestOf(f, s)
 	}
 	l.crossCheck(f, srcs)
 	return f
@@ -1138,6 +1151,10 @@ type taskSrc struct {
 	idPos    Pos
 	needsPos []Pos
 	agentPos []Pos
+	// bestOf is the task's own `best_of` entry (nil: the top level's); inPlace says the task
+	// itself asked for `isolation: in-place`, which a race cannot keep.
+	bestOf  *yamlEntry
+	inPlace bool
 }
 
 func (l *loader) task(i int, n ast.Node) *taskSrc {
@@ -1190,7 +1207,35 @@ func (l *loader) task(i int, n ast.Node) *taskSrc {
 	l.policy(t, fs, label)
 	l.taskLimits(t, fs)
 	l.taskChecks(t, fs)
+	if e, has := fs["best_of"]; has {
+		t.BestOf, _ = l.integer(e, 1)
+		s.bestOf = &e
+	}
+	s.inPlace = t.Isolation == IsolationInPlace // the task's own key: the top level's comes later
 	return s
+}
+
+// bestOf gives s's task the top level's best_of when it sets none, and a race its worktrees:
+// each lane runs in one of its own, so a task that asks to run in place cannot race.
+func (l *loader) bestOf(f *File, s *taskSrc) {
+	t := s.t
+	if t.BestOf == 0 {
+		t.BestOf = max(f.BestOf, 1)
+	}
+	if t.BestOf < 2 {
+		return
+	}
+	if s.inPlace {
+		if s.bestOf != nil {
+			l.errorf(s.bestOf.keyN, "remove `isolation: in-place`: each lane runs in a worktree of its own",
+				"task `%s` races %d lanes (`best_of`) but asks to run in place", t.ID, t.BestOf)
+		} else {
+			l.errAt(t.Pos, "remove `isolation: in-place`, or set `best_of: 1` in the task",
+				"task `%s` races %d lanes (the top level's `best_of`) but asks to run in place", t.ID, t.BestOf)
+		}
+		return
+	}
+	t.Isolation = IsolationWorktree
 }
 
 // taskPrompt reads `prompt` or `prompt_file` (exactly one).

@@ -51,6 +51,7 @@ func TestParseSpecExample(t *testing.T) {
 		MaxConsecutiveFailures: 3,
 		MaxIdenticalFailures:   2,
 		Isolation:              IsolationInPlace,
+		BestOf:                 1,
 		NonRetryable:           []Class{ClassAgentExit},
 		RetryOn:                []Class{ClassQualityRejection},
 		RetryMode:              RetryCold,
@@ -130,7 +131,7 @@ func TestAuthoringErrors(t *testing.T) {
 		{"unknown key prefix", tfAgentsA + "  - {id: t, prompt: p, agent: a, timeout_seconds: 2}\n",
 			[]string{"f.yaml:4:34: unknown key `timeout_seconds` in task `t`"}, "did you mean `timeout`?"},
 		{"unknown key, nothing close", tfAgentsA + "  - {id: t, prompt: p, agent: a, zzzzzz: 2}\n",
-			[]string{"f.yaml:4:34: unknown key `zzzzzz` in task `t`"}, "known keys: id, needs, prompt, prompt_file, agent, on_failure, retries, backoff, timeout, heartbeat, deadline, max_consecutive_failures, non_retryable, retry_on, carry_over, retry_mode, verify, output_schema, max_schema_retries, result_contract, classify, max_cost_usd, side_effects, git, effects, hooks, allow_fail, needs_approval, approval_schema, silence, max_identical_failures, isolation, worktree"},
+			[]string{"f.yaml:4:34: unknown key `zzzzzz` in task `t`"}, "known keys: id, needs, prompt, prompt_file, agent, on_failure, retries, backoff, timeout, heartbeat, deadline, max_consecutive_failures, non_retryable, retry_on, carry_over, retry_mode, verify, output_schema, max_schema_retries, result_contract, classify, max_cost_usd, side_effects, git, effects, hooks, allow_fail, needs_approval, approval_schema, silence, max_identical_failures, isolation, worktree, best_of"},
 		{"wrong types", "version: 1\nagents:\n  a: {command: claude -p}\ntasks:\n  - {id: t, prompt: p, agent: {x: 1}, needs: b}\n",
 			[]string{
 				"f.yaml:3:16: `command` must be a list, not a string",
@@ -699,6 +700,57 @@ tasks:
 		_, err := Parse("f.yaml", []byte("version: 1\n"+tc.src+"agents:\n  a: {command: [x]}\ntasks:\n  - {id: t, prompt: p, agent: a}\n"))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want one containing %q", tc.src, err, tc.want)
+		}
+	}
+}
+
+// best_of (SPEC §4.1): a task's own, else the top level's, else 1; a race runs in worktrees, so
+// it implies isolation: worktree and refuses a task's own in-place; bad values are authoring
+// errors at their position.
+func TestBestOfKey(t *testing.T) {
+	src := `version: 1
+best_of: 2
+agents:
+  a: {command: [x]}
+tasks:
+  - {id: one, prompt: p, agent: a}
+  - {id: two, prompt: p, agent: a, best_of: 3}
+  - {id: three, prompt: p, agent: a, best_of: 1, isolation: in-place}
+`
+	f, err := Parse("f.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		id        string
+		n         int
+		isolation string
+	}{{"one", 2, IsolationWorktree}, {"two", 3, IsolationWorktree}, {"three", 1, IsolationInPlace}} {
+		if got := f.Task(tc.id); got.BestOf != tc.n || got.Isolation != tc.isolation {
+			t.Errorf("%s: best_of %d isolation %q, want %d %q", tc.id, got.BestOf, got.Isolation, tc.n, tc.isolation)
+		}
+	}
+	plain, err := Parse("f.yaml", []byte("version: 1\nagents:\n  a: {command: [x]}\ntasks:\n  - {id: t, prompt: p, agent: a}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Task("t").BestOf != 1 || plain.Task("t").Isolation != IsolationInPlace {
+		t.Errorf("default best_of %d isolation %q", plain.Task("t").BestOf, plain.Task("t").Isolation)
+	}
+	for _, tc := range []struct{ top, task, want string }{
+		{"best_of: 0\n", "", "f.yaml:2:10: `best_of` must be at least 1"},
+		{"best_of: -2\n", "", "f.yaml:2:10: `best_of` must be at least 1"},
+		{"best_of: many\n", "", "f.yaml:2:10: `best_of` must be a whole number"},
+		{"best_of: 1.5\n", "", "f.yaml:2:10: `best_of` must be a whole number, not 1.5"},
+		{"", ", best_of: 0", "f.yaml:5:43: `best_of` must be at least 1"},
+		{"", ", best_of: x", "f.yaml:5:43: `best_of` must be a whole number"},
+		{"", ", best_of: 2, isolation: in-place", "f.yaml:5:34: task `t` races 2 lanes (`best_of`) but asks to run in place"},
+		{"best_of: 3\n", ", isolation: in-place", "task `t` races 3 lanes (the top level's `best_of`) but asks to run in place"},
+	} {
+		src := "version: 1\n" + tc.top + "agents:\n  a: {command: [x]}\ntasks:\n  - {id: t, prompt: p, agent: a" + tc.task + "}\n"
+		_, err := Parse("f.yaml", []byte(src))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q %q: error %v, want one containing %q", tc.top, tc.task, err, tc.want)
 		}
 	}
 }
