@@ -202,13 +202,12 @@ func inflateDelta(r io.Reader, size uint64, outermost bool) ([]byte, error) {
 	return d, nil
 }
 
-// inflaters are idle zlib readers, each with its 32 KB window: a run's diffs and its autopsy read
-// dozens of packed objects one after the other, and a reader per object was garbage the heap grew
-// by. Not a sync.Pool, which every collection empties (a run collects often: GOGC=25).
-var inflaters = make(chan io.Reader, 2)
+// inflaters are idle zlib readers (some 40 KB each, most of it the window): a checkout of a
+// worktree inflates one object per file, and a reader made for each would be most of its garbage.
+var inflaters = make(chan io.ReadCloser, 4)
 
 func inflateExactly(r io.Reader, size uint64) ([]byte, error) {
-	var zr io.Reader
+	var zr io.ReadCloser
 	select {
 	case zr = <-inflaters:
 		if err := zr.(zlib.Resetter).Reset(r, nil); err != nil {
@@ -221,6 +220,7 @@ func inflateExactly(r io.Reader, size uint64) ([]byte, error) {
 		}
 	}
 	defer func() {
+		zr.Close()
 		select {
 		case inflaters <- zr:
 		default:

@@ -38,6 +38,11 @@ type RestoreOptions struct {
 	// slash-separated), like `git restore --source`: the undo snapshot is still of the whole
 	// tree. A path in neither the target nor the working tree is an error (ErrPathNotFound).
 	Paths []string
+	// InPlace writes a file new to the tree straight at its path, not through a temporary name
+	// renamed into place (a rename is a third of a small file's cost): for a tree only mulligan
+	// uses, its own worktrees, where a file half-written when mulligan was killed differs from
+	// the tree and is written again by the next set-up.
+	InPlace bool
 }
 
 // RestoreResult is what Restore did (or, on DryRun, would do).
@@ -138,6 +143,7 @@ func (r *Repo) Restore(ctx context.Context, target plumbing.Hash, opts RestoreOp
 	if err != nil {
 		return res, err
 	}
+	x.inPlace = opts.InPlace
 	applyErr := x.apply(res.Changes)
 	res.Submodules = x.subs
 	x.close()
@@ -160,6 +166,8 @@ type restorer struct {
 	trees  map[string][]treeEntry   // target tree's directories read so far
 	done   map[string]*entry        // path → entry written (nil: deleted or not to be trusted)
 	keep   []string                 // gitlink directories left in place (never written into)
+	// inPlace: files new to the tree are written at their path (RestoreOptions.InPlace).
+	inPlace bool
 	subs   []SubmoduleResult        // submodules set to the target's commit (or left, and why)
 	pcache struct {
 		dir string
@@ -459,7 +467,7 @@ func (x *restorer) write(c Change) error {
 	if mode == modeSymlink {
 		tm, err = x.writeSymlink(fd, name, c)
 	} else {
-		tm, err = x.writeFile(fd, name, c)
+		tm, err = x.writeFile(fd, name, c, x.inPlace && !replace)
 	}
 	if err != nil {
 		return err
@@ -595,14 +603,24 @@ func (x *restorer) writeSymlink(fd int, name string, c Change) (*entry, error) {
 	return x.record(fd, name, c, true), nil
 }
 
-func (x *restorer) writeFile(fd int, name string, c Change) (*entry, error) {
+// writeFile writes c's content at name in directory fd: through a temporary file renamed into
+// place, or straight at name when inPlace and nothing is there (anything there: renamed as usual).
+func (x *restorer) writeFile(fd int, name string, c Change, inPlace bool) (*entry, error) {
 	a := x.attrsFor(c.Path)
 	perm := uint32(0o666)
 	if uint32(c.To.Mode) == modeExec {
 		perm = 0o777
 	}
+	const create = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	tmp := tmpName()
-	tfd, err := unix.Openat(fd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
+	if inPlace {
+		tmp = name
+	}
+	tfd, err := unix.Openat(fd, tmp, create, perm)
+	if err == unix.EEXIST && inPlace {
+		tmp, inPlace = tmpName(), false
+		tfd, err = unix.Openat(fd, tmp, create, perm)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("restore: create %s: %w", c.Path, err)
 	}
@@ -622,16 +640,28 @@ func (x *restorer) writeFile(fd int, name string, c Change) (*entry, error) {
 		unix.Unlinkat(fd, tmp, 0)
 		return nil, fmt.Errorf("restore: write %s: %w", c.Path, err)
 	}
-	if err := unix.Renameat(fd, tmp, fd, name); err != nil {
-		unix.Unlinkat(fd, tmp, 0)
-		if err == unix.EISDIR || err == unix.ENOTEMPTY || err == unix.EEXIST {
-			return nil, &ConflictError{Path: c.Path, Reason: "a directory holding untracked or ignored files is in the way"}
-		}
-		return nil, fmt.Errorf("restore: rename %s: %w", c.Path, err)
+	if err := x.renameInto(fd, tmp, name, c.Path, inPlace); err != nil {
+		return nil, err
 	}
 	// Only content that needs no conversion may skip the next snapshot's read: elsewhere
 	// clean(smudge(blob)) is not always blob, and `git add` would see the difference.
 	return x.record(fd, name, c, !smudge && !x.conv.NeedsClean(a)), nil
+}
+
+// renameInto renames the temporary file tmp to name (nothing to do when the file was written in
+// place).
+func (x *restorer) renameInto(fd int, tmp, name, path string, inPlace bool) error {
+	if inPlace {
+		return nil
+	}
+	if err := unix.Renameat(fd, tmp, fd, name); err != nil {
+		unix.Unlinkat(fd, tmp, 0)
+		if err == unix.EISDIR || err == unix.ENOTEMPTY || err == unix.EEXIST {
+			return &ConflictError{Path: path, Reason: "a directory holding untracked or ignored files is in the way"}
+		}
+		return fmt.Errorf("restore: rename %s: %w", path, err)
+	}
+	return nil
 }
 
 // record notes what now sits at name, with the stat data that lets the next snapshot trust it.

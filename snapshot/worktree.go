@@ -80,7 +80,7 @@ func (r *Repo) SetWorktree(ctx context.Context, w *Worktree, commit plumbing.Has
 		wr.Close()
 		return nil, fmt.Errorf("worktree %s: opened %s, not its own directory", w.Name, wr.root)
 	}
-	res, err := wr.Restore(ctx, info.Tree, RestoreOptions{NoUndoRef: true})
+	res, err := wr.Restore(ctx, info.Tree, RestoreOptions{NoUndoRef: true, InPlace: true})
 	if err != nil {
 		wr.Close()
 		return nil, fmt.Errorf("worktree %s: %w", w.Name, err)
