@@ -22,7 +22,7 @@ type userEntry struct {
 	mode  uint32
 	hash  plumbing.Hash
 	stage uint8
-	flags uint32 // fSkipWT, fAssumeValid, fITA
+	flags uint16 // fSkipWT, fAssumeValid, fITA
 }
 
 type userIndex struct {

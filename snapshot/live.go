@@ -105,12 +105,13 @@ func (r *Repo) keep(live *liveState, dirty bool) error {
 
 // takeLive hands the last walk's state to the walk about to start, with what changed since: the
 // directories that walk must read (touched: the dirty ones and all their ancestors). A nil touched
-// means a full walk, for the reason given. The state is taken away: a walk that fails leaves none,
-// so the next one starts from disk.
-func (r *Repo) takeLive() (live *liveState, touched map[string]bool, full string) {
+// means a full walk, for the reason given; quiet means nothing at all happened since (no event, no
+// submodule whose HEAD moves unseen, no entry whose stat data cannot vouch for it). The state is
+// taken away: a walk that fails leaves none, so the next one starts from disk.
+func (r *Repo) takeLive() (live *liveState, touched map[string]bool, full string, quiet bool) {
 	live, r.live = r.live, nil
 	if r.watch == nil {
-		return nil, nil, "not watched"
+		return nil, nil, "not watched", false
 	}
 	ch, err := r.watch.take()
 	if err != nil {
@@ -122,18 +123,19 @@ func (r *Repo) takeLive() (live *liveState, touched map[string]bool, full string
 			live.unsaved = true
 			forgetRacy(live.entries, live.t0S, live.t0Ns)
 		}
-		return live, nil, "watching ended: " + err.Error()
+		return live, nil, "watching ended: " + err.Error(), false
 	}
 	switch {
 	case live == nil:
-		return nil, nil, "first walk"
+		return nil, nil, "first walk", false
 	}
 	forgetRacy(live.entries, live.t0S, live.t0Ns)
 	switch {
 	case ch.full != "":
-		return live, nil, ch.full
+		return live, nil, ch.full, false
 	}
 	touched = map[string]bool{"": true}
+	quiet = len(ch.dirty) == 0 && len(live.volatile) == 0
 	mark := func(p string) {
 		for !touched[p] {
 			touched[p] = true
@@ -158,9 +160,10 @@ func (r *Repo) takeLive() (live *liveState, touched map[string]bool, full string
 			e.flags&(fSkipWT|fAssumeValid) == 0 {
 			dir, _ := splitPath(e.path)
 			mark(dir)
+			quiet = false
 		}
 	}
-	return live, touched, ""
+	return live, touched, "", quiet
 }
 
 // forgetRacy drops the stat data of entries whose mtime is not before t0, the time their stat
@@ -208,6 +211,25 @@ func (ws *walkState) flattenReused(n *dirNode) {
 	for ; i < len(ws.prevDirs) && strings.HasPrefix(ws.prevDirs[i].path, pfx); i++ {
 		ws.dirs = append(ws.dirs, ws.prevDirs[i])
 	}
+}
+
+// reuseLive makes ws the last walk's result as it stands: nothing happened in the tree since it
+// (takeLive's quiet), so reading the root directory again and copying the entry and directory
+// lists would give the same, at the cost of a second copy of those lists (a run's undo snapshot
+// right after an attempt's post snapshot, say).
+func (ws *walkState) reuseLive(live *liveState) {
+	ws.entries, ws.dirs, ws.volatile = live.entries, live.dirs, live.volatile
+	files := 0
+	for _, e := range ws.entries {
+		switch e.mode {
+		case 0:
+		case modeTree:
+			files += int(e.st.size)
+		default:
+			files++
+		}
+	}
+	ws.result = TreeResult{Tree: live.tree, Files: files}
 }
 
 // ptrs points at each entry of es.

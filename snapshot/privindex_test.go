@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -14,11 +15,11 @@ func TestPrivIndexRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	h := func(s string) plumbing.Hash { return objectID(plumbing.BlobObject, []byte(s)) }
 	entries := []entry{
-		{path: "a", st: statData{1, 2, 3, 4, 5, 6, 7, 8, 9, modeRegular}, mode: modeRegular, flags: fTracked, blob: h("a"), umode: modeRegular, ublob: h("a")},
-		{path: "a b/ü", st: statData{ctimeS: 10, mtimeS: 11, size: 12, mode: modeExec}, mode: modeExec, flags: fTracked | fHashed | fCRCalled | fCRValue, blob: h("x"), umode: modeRegular, ublob: h("y")},
+		{path: "a", st: statData{1, 2, 3, 4, 5, 6, 7, 8, 9, modeRegular}, mode: modeRegular, flags: fTracked, blob: h("a"), umode: uint16(modeRegular), ublob: h("a")},
+		{path: "a b/ü", st: statData{ctimeS: 10, mtimeS: 11, size: 12, mode: modeExec}, mode: modeExec, flags: fTracked | fHashed | fCRCalled | fCRValue, blob: h("x"), umode: uint16(modeRegular), ublob: h("y")},
 		{path: "a b/üz", mode: modeSymlink, flags: fHashed, blob: h("link")},
-		{path: "sparse/", mode: modeTree, flags: fTracked | fSkipWT, blob: h("tree"), umode: modeTree, ublob: h("tree"), st: statData{size: 42}},
-		{path: "zz/gitlink", mode: modeGitlink, flags: fTracked, blob: h("commit"), umode: modeGitlink, ublob: h("old")},
+		{path: "sparse/", mode: modeTree, flags: fTracked | fSkipWT, blob: h("tree"), umode: uint16(modeTree), ublob: h("tree"), st: statData{size: 42}},
+		{path: "zz/gitlink", mode: modeGitlink, flags: fTracked, blob: h("commit"), umode: uint16(modeGitlink), ublob: h("old")},
 	}
 	ptrs := make([]*entry, len(entries))
 	for i := range entries {
@@ -170,4 +171,13 @@ func unixSec(t time.Time) uint32 {
 		return 0
 	}
 	return uint32(t.Unix())
+}
+
+// A run holds an entry per file of the tree from its base snapshot to its end: a field added to
+// entry costs that many bytes per file, for every run. (104 = the 16-bit flags and user mode;
+// see entry.)
+func TestEntrySize(t *testing.T) {
+	if got := unsafe.Sizeof(entry{}); got > 104 {
+		t.Fatalf("entry is %d bytes, want at most 104", got)
+	}
 }

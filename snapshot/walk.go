@@ -92,7 +92,7 @@ type oldKid struct {
 	name    string
 	e       *entry // file-like child, or a sparse-index directory entry (isDir with e set)
 	lo, hi  int    // directory child: its range of old entries
-	tracked int32  // directory child: how many of them are in the user's index
+	tracked bool   // directory child: some of them are in the user's index
 	isDir   bool
 	matched bool
 }
@@ -162,7 +162,6 @@ type walker struct {
 	set      settings
 	conv     *attr.Converter
 	old      []*entry // the previous walk's entries, sorted by path
-	tp       []int32  // tp[i] = tracked entries in old[:i]
 	dirs     []dirInfo
 	uHints   map[string]plumbing.Hash
 	// Watched walks (live.go): the watcher every directory read is added to, and the directories
@@ -269,7 +268,7 @@ func (w *walker) collectOldKids(kids []oldKid, lo, hi, prefixLen int) []oldKid {
 		}
 		if slash == len(p)-1 {
 			// A sparse-index directory entry ("dir/", a whole tree kept as it is).
-			kids = append(kids, oldKid{name: p[:slash], e: w.old[i], isDir: true, tracked: 1})
+			kids = append(kids, oldKid{name: p[:slash], e: w.old[i], isDir: true, tracked: true})
 			i++
 			continue
 		}
@@ -284,10 +283,23 @@ func (w *walker) collectOldKids(kids []oldKid, lo, hi, prefixLen int) []oldKid {
 				b = m
 			}
 		}
-		kids = append(kids, oldKid{name: p[:slash], isDir: true, lo: i, hi: a, tracked: w.tp[a] - w.tp[i]})
+		kids = append(kids, oldKid{name: p[:slash], isDir: true, lo: i, hi: a, tracked: w.anyTracked(i, a)})
 		i = a
 	}
 	return kids
+}
+
+// anyTracked reports whether one of old[lo:hi] is in the user's index. It stops at the first: in
+// a tracked directory that is the first entry or close to it, and an untracked directory is
+// scanned once per level above its files (no table of counts per entry is kept for it: a run
+// would hold 4 bytes per file for each walk).
+func (w *walker) anyTracked(lo, hi int) bool {
+	for _, e := range w.old[lo:hi] {
+		if e.flags&fTracked != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // treeCompare orders names as git orders tree entries: a directory sorts as if its name ended in '/'.
@@ -553,13 +565,13 @@ func (w *walker) dirKid(s *scratch, j *dirJob, n *dirNode, ign *ignore.Matcher, 
 			s.oldKids[fk].matched = true
 			return kid{name: path[len(path)-len(name):], e: fe, old: fe}, true, nil
 		}
-		if fe.umode == modeGitlink {
+		if uint32(fe.umode) == modeGitlink {
 			s.oldKids[fk].matched = true
 			n.volatile = true
 			return w.gitlinkKid(s, path, len(name), fe), true, nil
 		}
 	}
-	if dk >= 0 && s.oldKids[dk].tracked > 0 {
+	if dk >= 0 && s.oldKids[dk].tracked {
 		// A directory with tracked files is walked even when it holds a .git of its own.
 		ok := &s.oldKids[dk]
 		ok.matched = true
@@ -758,7 +770,7 @@ func (w *walker) doIgnoredDir(s *scratch, j *dirJob, fd int, attrs *attr.Matcher
 	s.items = s.items[:0]
 	for i := range s.oldKids {
 		ok := &s.oldKids[i]
-		if ok.isDir && ok.tracked == 0 || !ok.isDir && ok.e.flags&fTracked == 0 {
+		if ok.isDir && !ok.tracked || !ok.isDir && ok.e.flags&fTracked == 0 {
 			continue
 		}
 		if ok.e != nil && ok.e.flags&fSkipWT != 0 {
@@ -785,7 +797,7 @@ func (w *walker) doIgnoredDir(s *scratch, j *dirJob, fd int, attrs *attr.Matcher
 			kids = append(kids, w.fileKid(s, ok.e.path, len(ok.name), ok.e, typ, fpSame))
 		case typ == dtDir:
 			n.volatile = true
-			if ok.e.umode == modeGitlink {
+			if uint32(ok.e.umode) == modeGitlink {
 				ok.matched = true
 				kids = append(kids, w.gitlinkKid(s, ok.e.path, len(ok.name), ok.e))
 			} else if head, _, found := nestedHead(w.abs(ok.e.path)); found {
@@ -941,12 +953,12 @@ func (w *walker) fileModeFor(canon uint32, e *entry) uint32 {
 		return modeSymlink
 	}
 	tracked := e.flags&fTracked != 0
-	if !w.set.symlinks && tracked && e.umode == modeSymlink {
+	if !w.set.symlinks && tracked && uint32(e.umode) == modeSymlink {
 		return modeSymlink
 	}
 	if !w.set.fileMode {
-		if tracked && (e.umode == modeRegular || e.umode == modeExec) {
-			return e.umode
+		if tracked && (uint32(e.umode) == modeRegular || uint32(e.umode) == modeExec) {
+			return uint32(e.umode)
 		}
 		return modeRegular
 	}

@@ -118,7 +118,7 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 
 	// The old state: the last walk's, kept in memory with what changed since (watched), or the
 	// private index on disk.
-	live, touched, full := r.takeLive()
+	live, touched, full, quiet := r.takeLive()
 	var p *privIndex
 	var old []*entry
 	if live != nil {
@@ -166,6 +166,11 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 			touched, full = nil, "the last tree is no longer in the object store"
 		}
 	}
+	if touched != nil && quiet {
+		ws.reuseLive(live)
+		r.lastWalk = WatchStats{Incremental: true}
+		return ws, nil
+	}
 
 	fctx, stopFilters := filterContext(ctx)
 	defer stopFilters()
@@ -185,13 +190,6 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 	}
 	defer w.conv.Close()
 	w.cond = sync.NewCond(&w.mu)
-	w.tp = make([]int32, len(w.old)+1)
-	for i := range w.old {
-		w.tp[i+1] = w.tp[i]
-		if w.old[i].flags&fTracked != 0 {
-			w.tp[i+1]++
-		}
-	}
 	root := &dirNode{info: w.dirInfo(""), hadOld: true}
 	w.push(job{dir: &dirJob{node: root, lo: 0, hi: len(w.old), ign: ign, attrs: attrs, fp: fp}})
 	if err := w.run(runtime.GOMAXPROCS(0)); err != nil {
@@ -211,6 +209,7 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 	ws.root = root
 	ws.old, ws.prevDirs = w.old, w.dirs
 	ws.entries = make([]*entry, 0, len(w.old)+int(w.newEntries.Load()))
+	ws.dirs = make([]dirInfo, 0, len(w.dirs)+16) // grown by appends from nothing: 4 times its size in garbage
 	ws.flatten(root)
 	ws.old, ws.prevDirs = nil, nil
 	sort.Slice(ws.dirs, func(i, j int) bool { return ws.dirs[i].path < ws.dirs[j].path })
@@ -379,7 +378,7 @@ func (r *Repo) reseed(p *privIndex, old []*entry, ui *userIndex, stamp userIndex
 		if e.mode == modeTree {
 			e.st.size = uint32(r.countFiles(e.blob, counts))
 		}
-		if ownContent && e.flags&(fSkipWT|fAssumeValid) == 0 && e.umode != modeGitlink &&
+		if ownContent && e.flags&(fSkipWT|fAssumeValid) == 0 && uint32(e.umode) != modeGitlink &&
 			(e.mode == 0 || pe.st != e.st) &&
 			(pe.flags&fCRCalled == 0 || pe.ublob == e.ublob) {
 			// The file changed after the user's index recorded it, and mulligan read it since.
@@ -422,7 +421,7 @@ func entryFromUser(group []userEntry, stamp userIndexStamp) entry {
 	e := entry{path: g.name, flags: fTracked}
 	if len(group) == 1 && g.stage == 0 {
 		e.flags |= g.flags
-		e.umode, e.ublob = g.mode, g.hash
+		e.umode, e.ublob = uint16(g.mode), g.hash
 		switch {
 		case g.flags&fITA != 0:
 			// intent-to-add: no content yet
@@ -448,7 +447,7 @@ func entryFromUser(group []userEntry, stamp userIndexStamp) entry {
 	}
 	for _, st := range []uint8{2, 1, 3, 0} {
 		if x := pick(st); x != nil {
-			e.umode = x.mode
+			e.umode = uint16(x.mode)
 			break
 		}
 	}

@@ -1,0 +1,74 @@
+package snapshot
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// A watched walk with nothing at all changed since the last one takes its result as it stands
+// (no directory read, no second copy of the entry list); an event, a submodule or an entry whose
+// stat data cannot vouch for it makes it read again, and every tree is git's.
+func TestQuietWalkReusesLastResult(t *testing.T) {
+	dir := newGitRepo(t)
+	past := time.Now().Add(-time.Hour)
+	for i := 0; i < 40; i++ {
+		p := filepath.Join(dir, fmt.Sprintf("d%d/f%02d", i%4, i))
+		writeFile(t, p, fmt.Sprint(i))
+		os.Chtimes(p, past, past) // not racy: the reuse is for stat data that vouches for content
+	}
+	runGit(t, dir, "add", "d0")
+	r := openRepo(t, dir)
+	if err := r.Watch(); err != nil {
+		t.Skipf("cannot watch here: %v", err)
+	}
+	defer r.Unwatch()
+	first := assertSameTree(t, r, dir)
+
+	again := assertSameTree(t, r, dir)
+	if st := r.LastWalk(); !st.Incremental || st.DirsRead != 0 || again.Tree != first.Tree || again.Files != first.Files {
+		t.Fatalf("nothing changed: %+v, result %+v (first %+v); want the last result, no directory read", st, again, first)
+	}
+
+	// An event: the directory is read again.
+	writeFile(t, filepath.Join(dir, "d2", "f02"), "changed")
+	os.Chtimes(filepath.Join(dir, "d2", "f02"), past, past)
+	changed := assertSameTree(t, r, dir)
+	if st := r.LastWalk(); st.DirsRead == 0 || changed.Tree == first.Tree {
+		t.Fatalf("after an edit: %+v, tree %s (before %s); want d2 read and a new tree", st, changed.Tree, first.Tree)
+	}
+	assertSameTree(t, r, dir)
+	if st := r.LastWalk(); st.DirsRead != 0 {
+		t.Fatalf("quiet again: %+v, want no directory read", st)
+	}
+
+	// An entry without stat data (as a racy one, or one a restore wrote, is left) is read again.
+	r.mu.Lock()
+	for _, e := range r.live.entries {
+		if e.path == "d1/f01" {
+			e.st = statData{}
+		}
+	}
+	r.mu.Unlock()
+	assertSameTree(t, r, dir)
+	if st := r.LastWalk(); st.DirsRead == 0 {
+		t.Fatalf("an entry without stat data: %+v, want its directory read", st)
+	}
+
+	// A nested repository's HEAD moves without an event in this tree: its directory's parent is
+	// read every time.
+	sub := filepath.Join(dir, "d3", "nested")
+	writeFile(t, filepath.Join(sub, "x"), "x")
+	runGit(t, sub, "init", "-q")
+	runGit(t, sub, "add", "x")
+	runGit(t, sub, "commit", "-q", "-m", "one")
+	assertSameTree(t, r, dir)
+	writeFile(t, filepath.Join(sub, "x"), "y")
+	runGit(t, sub, "commit", "-q", "-am", "two")
+	assertSameTree(t, r, dir)
+	if st := r.LastWalk(); st.DirsRead == 0 {
+		t.Fatalf("with a nested repository: %+v, want its parent read", st)
+	}
+}
