@@ -43,7 +43,8 @@ const ReasonSuperseded = "superseded"
 // race is what the lanes of one task share while they run.
 type race struct {
 	width int // best_of
-	from  int // the first attempt number of this race: the lanes' own attempts are from here on
+	// operator is `mulligan prompt`'s text for the race: every lane's first attempt gets it.
+	operator string
 
 	// numbers is held by a lane from reading its attempt's number until the attempt is recorded,
 	// so that lanes starting at once get numbers that follow one another.
@@ -157,17 +158,17 @@ func (r *runner) runRace(ctx context.Context, t *store.Task, def *taskfile.Task,
 		return out, err
 	}
 	lanes := lanesToRace(def, t)
-	var from int
+	var operator string
 	if err := r.update(ctx, func(tx *store.Tx) error {
 		var err error
-		if from, err = tx.NextAttemptNumber(r.run.ID, t.ID); err != nil {
+		if operator, err = operatorText(tx, r.run.ID, t.ID); err != nil {
 			return err
 		}
 		return r.transitionTask(tx, t, store.TaskTransition{To: store.TaskRunning, Cause: "race"})
 	}); err != nil {
 		return nil, err
 	}
-	rc := &race{width: def.BestOf, from: from, cancels: map[int]context.CancelCauseFunc{}}
+	rc := &race{width: def.BestOf, operator: operator, cancels: map[int]context.CancelCauseFunc{}}
 	r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: fmt.Sprintf(
 		"task %s races %d lane(s) (best_of %d), each in a worktree of its own; the first to pass verify wins", t.ID, len(lanes), def.BestOf)})
 

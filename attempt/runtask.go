@@ -417,6 +417,13 @@ func (r *runner) loadAttemptState(ctx context.Context, at *attemptRun) error {
 		if at.disabled, err = tx.DisabledAgents(r.run.ID); err != nil {
 			return err
 		}
+		if r.lane != nil {
+			// The operator's text is for the race's attempts that start after it: each lane's first.
+			if len(r.lane.mine) == 0 {
+				at.operator = r.lane.race.operator
+			}
+			return nil
+		}
 		at.operator, err = operatorText(tx, r.run.ID, at.t.ID) // `mulligan prompt`'s text, for this attempt only
 		return err
 	})
