@@ -280,6 +280,10 @@ func (r *runner) runAttempt(ctx context.Context, def *taskfile.Task, t *store.Ta
 		r.lane.race.numbers.Lock()
 		numbered = sync.OnceFunc(r.lane.race.numbers.Unlock)
 		defer numbered()
+		if w, _ := r.lane.race.won(); w != 0 && w != r.lane.n {
+			// Another lane won while this one waited its turn: no attempt to start.
+			return &attemptResult{decision: Decision{Action: ActCancel, Reason: ReasonSuperseded}}, nil
+		}
 	}
 	if res, err := r.prepareAttempt(ctx, at); res != nil || err != nil {
 		return res, err
