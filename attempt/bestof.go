@@ -73,6 +73,15 @@ func (rc *race) claim(lane, n int) bool {
 	return true
 }
 
+// abort cancels every lane, with err as the cause.
+func (rc *race) abort(err error) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	for _, cancel := range rc.cancels {
+		cancel(err)
+	}
+}
+
 // won returns the winning lane and its attempt (0, 0 while none has won).
 func (rc *race) won() (lane, n int) {
 	rc.mu.Lock()
@@ -212,6 +221,9 @@ func (r *runner) runRace(ctx context.Context, t *store.Task, def *taskfile.Task,
 		go func() {
 			defer wg.Done()
 			lr.end, lr.err = lr.sub.runLane(lr.ctx, lr.own, def, base, deadlineAt)
+			if lr.err != nil {
+				rc.abort(lr.err) // the race ends with the error: the other lanes stop now
+			}
 		}()
 	}
 	wg.Wait()
