@@ -168,8 +168,8 @@ type restorer struct {
 	keep   []string                 // gitlink directories left in place (never written into)
 	// inPlace: files new to the tree are written at their path (RestoreOptions.InPlace).
 	inPlace bool
-	subs   []SubmoduleResult        // submodules set to the target's commit (or left, and why)
-	pcache struct {
+	subs    []SubmoduleResult // submodules set to the target's commit (or left, and why)
+	pcache  struct {
 		dir string
 		fd  int
 	}
