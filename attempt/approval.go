@@ -60,7 +60,7 @@ func PlanApproval(ctx context.Context, db *store.DB, repo *snapshot.Repo, runID,
 	if len(t.Attempts) == 0 {
 		return nil, fmt.Errorf("task %s of run %s has no attempt to approve", task, runID)
 	}
-	a := t.Attempts[len(t.Attempts)-1]
+	a := *WaitingAttempt(t)
 	cur, err := repo.WriteTree(ctx)
 	if err != nil {
 		return nil, err
@@ -83,7 +83,7 @@ func Approve(ctx context.Context, db *store.DB, runID, task string, n int, paylo
 		if err != nil {
 			return err
 		}
-		if last := t.Attempts[len(t.Attempts)-1].N; last != n {
+		if last := WaitingAttempt(t).N; last != n {
 			return fmt.Errorf("task %s of run %s: attempt %d is the one waiting, not %d", task, runID, last, n)
 		}
 		ev := map[string]any{"who": Who(), "payload": nil}
@@ -110,8 +110,8 @@ func Reject(ctx context.Context, db *store.DB, runID, task, text string) error {
 			return err
 		}
 		n := 0
-		if len(t.Attempts) > 0 {
-			n = t.Attempts[len(t.Attempts)-1].N
+		if a := WaitingAttempt(t); a != nil {
+			n = a.N
 		}
 		if _, err := tx.AppendEvent(run.ID, t.ID, n, EventRejected, map[string]any{"text": nullable(text), "who": Who()}); err != nil {
 			return err
@@ -127,4 +127,19 @@ func Reject(ctx context.Context, db *store.DB, runID, task, text string) error {
 		}
 		return pauseRun(tx, run, ReasonRejected, store.RunStateChanged{ForTask: t.ID, Who: Who()})
 	})
+}
+
+// WaitingAttempt is the attempt a task waiting for approval waits with: its last successful one
+// (a race's winner, which lanes superseded after it do not replace), else its last; nil when it
+// has none.
+func WaitingAttempt(t *store.Task) *store.Attempt {
+	if len(t.Attempts) == 0 {
+		return nil
+	}
+	for i := len(t.Attempts) - 1; i >= 0; i-- {
+		if t.Attempts[i].State == store.AttemptSucceeded {
+			return &t.Attempts[i]
+		}
+	}
+	return &t.Attempts[len(t.Attempts)-1]
 }

@@ -341,8 +341,23 @@ func (r *runner) endRace(ctx context.Context, t *store.Task, ends []laneEnd) (*O
 	return nil, fmt.Errorf("task %s: the race ended without a winner and without a lane's end", t.ID)
 }
 
-// runLane runs one lane's attempts until it wins, loses, or its policy ends it.
-func (r *runner) runLane(ctx context.Context, t *store.Task, def *taskfile.Task, base plumbing.Hash, deadlineAt time.Time) (laneEnd, error) {
+// runLane runs one lane's attempts until it wins, loses, or its policy ends it. A lane that did
+// not win puts back what its attempts did to HEAD, refs, the stash and the index (by the task's
+// `git:` policy, as a reset between attempts would): no later reset of its worktree will.
+func (r *runner) runLane(ctx context.Context, t *store.Task, def *taskfile.Task, base plumbing.Hash, deadlineAt time.Time) (end laneEnd, err error) {
+	defer func() {
+		if err != nil || end.how == laneWon || r.isFenced() {
+			return
+		}
+		if perr := r.putBackGit(context.WithoutCancel(ctx), t.ID, def, false); perr != nil {
+			r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: fmt.Sprintf("lane %d: could not put back its git changes: %s", r.lane.n, perr)})
+		}
+	}()
+	return r.raceLane(ctx, t, def, base, deadlineAt)
+}
+
+// raceLane is runLane's loop.
+func (r *runner) raceLane(ctx context.Context, t *store.Task, def *taskfile.Task, base plumbing.Hash, deadlineAt time.Time) (laneEnd, error) {
 	l := r.lane
 	end := func(how laneHow, d Decision) (laneEnd, error) { return laneEnd{lane: l.n, how: how, decision: d}, nil }
 	var delay time.Duration

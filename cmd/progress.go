@@ -37,6 +37,7 @@ type progress struct {
 type liveAttempt struct {
 	task     string
 	n, max   int
+	lane     int // a racing lane (best_of), 0 outside a race
 	agent    string
 	started  time.Time
 	lastLine string
@@ -74,7 +75,7 @@ func (p *progress) Event(ev attempt.ProgressEvent) {
 	switch ev.Kind {
 	case attempt.KindAttemptStarted:
 		p.finish(ev.Task, ev.N)
-		p.running = append(p.running, &liveAttempt{task: ev.Task, n: ev.N, max: ev.Max, agent: ev.Agent, started: time.Now()})
+		p.running = append(p.running, &liveAttempt{task: ev.Task, n: ev.N, max: ev.Max, lane: ev.Lane, agent: ev.Agent, started: time.Now()})
 		if p.tty {
 			p.startTicker()
 			p.draw()
@@ -198,7 +199,11 @@ func (p *progress) draw() {
 	cells := make([]int, 0, len(p.running))
 	for i, a := range p.running {
 		elapsed := time.Since(a.started).Truncate(time.Second)
-		head := fmt.Sprintf("%s@%d %s %s", a.task, a.n, a.agent, elapsed)
+		lane := ""
+		if a.lane > 0 {
+			lane = fmt.Sprintf("lane %d ", a.lane)
+		}
+		head := fmt.Sprintf("%s@%d %s%s %s", a.task, a.n, lane, a.agent, elapsed)
 		if left := retriesLeft(a.max - a.n); left != "" {
 			head += " (" + strings.TrimPrefix(left, ", ") + ")"
 		}

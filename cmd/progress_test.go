@@ -126,3 +126,32 @@ func TestProgressPlainLinesPerAttempt(t *testing.T) {
 		t.Errorf("b's output was printed as a's:\n%s", got)
 	}
 }
+
+// Racing lanes (best_of) are named in their status lines and steps; a lane that lost says it was
+// superseded, not failed; a lane's retry names the lane (the next number is not known).
+func TestProgressLanes(t *testing.T) {
+	scr := &screen{}
+	p := &progress{w: scr, tty: true, termWidth: func() int { return 80 }}
+	p.Event(attempt.ProgressEvent{Kind: attempt.KindAttemptStarted, Task: "fix", N: 1, Lane: 2, Agent: "claude"})
+	p.Event(attempt.ProgressEvent{Kind: attempt.KindAttemptStarted, Task: "fix", N: 2, Lane: 1, Agent: "codex"})
+	live := scr.text()
+	for _, want := range []string{"fix@1 lane 2 claude", "fix@2 lane 1 codex"} {
+		if !strings.Contains(live, want) {
+			t.Errorf("live lines lack %q:\n%s", want, live)
+		}
+	}
+	p.Event(attempt.ProgressEvent{Kind: attempt.KindAttemptFinished, Task: "fix", N: 1, Lane: 2, State: "succeeded", Files: 1})
+	p.Event(attempt.ProgressEvent{Kind: attempt.KindAttemptFinished, Task: "fix", N: 2, Lane: 1, State: "superseded", Files: 2,
+		Failure: &attempt.Failure{Class: "cancellation", Message: "lane 1 was cancelled: lane 2 won the race with fix@1"}})
+	p.Event(attempt.ProgressEvent{Kind: attempt.KindRetry, Task: "fix", Lane: 3})
+	p.Event(attempt.ProgressEvent{Kind: attempt.KindRunState, State: "succeeded"})
+	end := scr.text()
+	for _, want := range []string{"✓ fix@1 succeeded in 0s (lane 2, 1 file changed)", "⊘ fix@2 superseded after 0s (lane 1, 2 files changed, kept in its ref): lane 1 was cancelled", "retrying fix in lane 3"} {
+		if !strings.Contains(end, want) {
+			t.Errorf("steps lack %q:\n%s", want, end)
+		}
+	}
+	if strings.Contains(end, "failed") {
+		t.Errorf("a superseded lane reads as failed:\n%s", end)
+	}
+}

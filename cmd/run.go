@@ -257,6 +257,9 @@ func printRunEnd(g *globals, run *store.Run) {
 			case store.TaskBlocked:
 				fmt.Fprintf(g.io.Out, "task %s is blocked (%s); its last attempt's tree: %s\n", t.ID, t.Reason, ref)
 			case store.TaskWaitingApproval:
+				if a := attempt.WaitingAttempt(&t); a != nil {
+					ref = a.Ref
+				}
 				fmt.Fprintf(g.io.Out, "task %s waits for approval; its attempt's tree: %s\n", t.ID, ref)
 				fmt.Fprintf(g.io.Out, "hint: mulligan approve %s/%s, or mulligan reject %s/%s TEXT\n", run.ID, t.ID, run.ID, t.ID)
 			}
