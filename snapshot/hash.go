@@ -229,11 +229,11 @@ func (w *walker) hashCleaned(s *scratch, f *os.File, e *entry, a attr.Attrs) (pl
 // indexHasCRLF is git's has_crlf_in_index: whether the user's index blob for the path is text
 // containing CRLF (for a conflict, the "ours" stage).
 func (r *Repo) indexHasCRLF(e *entry) bool {
-	if e.flags&fTracked == 0 || e.ublob.IsZero() || uint32(e.umode) == modeGitlink || e.flags&fITA != 0 {
+	if e.flags&fTracked == 0 || e.ub == nil || uint32(e.umode) == modeGitlink || e.flags&fITA != 0 {
 		return false
 	}
 	var st textStats
-	err := r.withBlob(e.ublob, func(rd io.Reader) error {
+	err := r.withBlob(*e.ub, func(rd io.Reader) error {
 		buf := make([]byte, 32<<10)
 		for {
 			n, err := rd.Read(buf)

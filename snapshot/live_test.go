@@ -72,3 +72,37 @@ func TestQuietWalkReusesLastResult(t *testing.T) {
 		t.Fatalf("with a nested repository: %+v, want its parent read", st)
 	}
 }
+
+// mergeEntries: sorted lists merged in the first one's array when it has the room, in a new one
+// when it has not; every entry once, in path order.
+func TestMergeEntries(t *testing.T) {
+	mk := func(paths ...string) []*entry {
+		out := make([]*entry, len(paths))
+		for i, p := range paths {
+			out[i] = &entry{path: p}
+		}
+		return out
+	}
+	for _, c := range []struct{ out, add, want []string }{
+		{[]string{"b", "d", "f"}, []string{"a", "c", "g"}, []string{"a", "b", "c", "d", "f", "g"}},
+		{[]string{"a"}, nil, []string{"a"}},
+		{nil, []string{"a", "b"}, []string{"a", "b"}},
+		{[]string{"x", "y"}, []string{"a"}, []string{"a", "x", "y"}},
+	} {
+		for _, room := range []int{0, 8} {
+			base := make([]*entry, 0, len(c.out)+room)
+			base = append(base, mk(c.out...)...)
+			got := mergeEntries(base, mk(c.add...))
+			var paths []string
+			for _, e := range got {
+				paths = append(paths, e.path)
+			}
+			if fmt.Sprint(paths) != fmt.Sprint(c.want) {
+				t.Errorf("merge %v + %v (room %d) = %v, want %v", c.out, c.add, room, paths, c.want)
+			}
+			if room >= len(c.add) && len(got) > 0 && &got[0] != &base[:1][0] {
+				t.Errorf("merge %v + %v: a new array although the first had room", c.out, c.add)
+			}
+		}
+	}
+}

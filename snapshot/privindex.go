@@ -20,17 +20,53 @@ import (
 // lets the next snapshot trust that without reading the file again.
 //
 // A run holds one per file of the tree from its base snapshot to its end (100k files: 10 MB), so
-// the entry is kept at 104 bytes: flags and the user's mode are 16-bit (every mode git writes,
-// 0o100644, 0o100755, 0o120000, 0o160000 and 0o040000, fits; with 32-bit fields the struct is 112
-// bytes, 4 of them padding).
+// the entry is kept at 96 bytes (it was 112): flags and the user's mode are 16-bit (every mode git
+// writes, 0o100644, 0o100755, 0o120000, 0o160000 and 0o040000, fits), and the user's blob, which
+// for most tracked files is the snapshot's blob, is a pointer (see userBlob).
 type entry struct {
-	path  string
+	path string
+	// ub is the blob in the user's index of a tracked entry (stage 2 for conflicts), nil when
+	// none. It is shared, never written through: entries copied from one another point at the
+	// same hash, and an entry decoded with the user's blob equal to its own points at its own
+	// blob field. So an entry's blob is never changed in place: a changed entry is a copy.
+	ub    *plumbing.Hash
 	st    statData
 	mode  uint32        // git mode in the snapshot; 0 = no trusted content yet (must be read)
 	flags uint16        // f* bits
 	umode uint16        // tracked entries: mode in the user's index (stage 2, 1, 3 for conflicts)
 	blob  plumbing.Hash // blob (or gitlink commit) in the snapshot
-	ublob plumbing.Hash // tracked entries: blob in the user's index (stage 2 for conflicts)
+}
+
+// userBlob is the entry's blob in the user's index (zero when none).
+func (e *entry) userBlob() plumbing.Hash {
+	if e.ub == nil {
+		return plumbing.ZeroHash
+	}
+	return *e.ub
+}
+
+// setUserBlobs gives each entry of es the user's blob ubs[i]: its own blob field when they are
+// equal (most tracked files, whose content is the index's), else a copy in one array of the
+// others. es must not move afterwards (the pointers are into it).
+func setUserBlobs(es []entry, ubs []plumbing.Hash) {
+	n := 0
+	for i := range es {
+		if !ubs[i].IsZero() && (ubs[i] != es[i].blob || es[i].mode == 0) {
+			n++
+		}
+	}
+	others := make([]plumbing.Hash, 0, n)
+	for i := range es {
+		switch h := ubs[i]; {
+		case h.IsZero():
+			es[i].ub = nil
+		case h == es[i].blob && es[i].mode != 0:
+			es[i].ub = &es[i].blob
+		default:
+			others = append(others, h)
+			es[i].ub = &others[len(others)-1]
+		}
+	}
 }
 
 const (
@@ -229,10 +265,18 @@ func decodePriv(c *crcReader) (*privIndex, error) {
 				return nil, errPrivCorrupt
 			}
 			e.umode = uint16(um)
+			var ub plumbing.Hash
 			if e.flags&fUblobSame != 0 {
-				e.ublob = e.blob
-			} else if err := c.into(e.ublob[:]); err != nil {
+				ub = e.blob
+			} else if err := c.into(ub[:]); err != nil {
 				return nil, err
+			}
+			switch {
+			case ub.IsZero():
+			case ub == e.blob && e.mode != 0:
+				e.ub = &e.blob
+			default:
+				e.ub = &ub // the user's index and the snapshot differ: a file changed since
 			}
 		}
 		e.flags &^= fUblobSame
@@ -380,7 +424,8 @@ func savePrivIndex(f *os.File, dest string, p *privIndex, entries []*entry) erro
 	for _, e := range entries {
 		w.path(e.path)
 		fl := e.flags &^ fUblobSame
-		same := e.flags&fTracked != 0 && e.ublob == e.blob
+		ub := e.userBlob()
+		same := e.flags&fTracked != 0 && ub == e.blob
 		if same {
 			fl |= fUblobSame
 		}
@@ -392,7 +437,7 @@ func savePrivIndex(f *os.File, dest string, p *privIndex, entries []*entry) erro
 		if e.flags&fTracked != 0 {
 			w.u32(uint32(e.umode))
 			if !same {
-				w.write(e.ublob[:])
+				w.write(ub[:])
 			}
 		}
 	}

@@ -14,12 +14,13 @@ import (
 func TestPrivIndexRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	h := func(s string) plumbing.Hash { return objectID(plumbing.BlobObject, []byte(s)) }
+	hp := func(h plumbing.Hash) *plumbing.Hash { return &h }
 	entries := []entry{
-		{path: "a", st: statData{1, 2, 3, 4, 5, 6, 7, 8, 9, modeRegular}, mode: modeRegular, flags: fTracked, blob: h("a"), umode: uint16(modeRegular), ublob: h("a")},
-		{path: "a b/ü", st: statData{ctimeS: 10, mtimeS: 11, size: 12, mode: modeExec}, mode: modeExec, flags: fTracked | fHashed | fCRCalled | fCRValue, blob: h("x"), umode: uint16(modeRegular), ublob: h("y")},
+		{path: "a", st: statData{1, 2, 3, 4, 5, 6, 7, 8, 9, modeRegular}, mode: modeRegular, flags: fTracked, blob: h("a"), umode: uint16(modeRegular), ub: hp(h("a"))},
+		{path: "a b/ü", st: statData{ctimeS: 10, mtimeS: 11, size: 12, mode: modeExec}, mode: modeExec, flags: fTracked | fHashed | fCRCalled | fCRValue, blob: h("x"), umode: uint16(modeRegular), ub: hp(h("y"))},
 		{path: "a b/üz", mode: modeSymlink, flags: fHashed, blob: h("link")},
-		{path: "sparse/", mode: modeTree, flags: fTracked | fSkipWT, blob: h("tree"), umode: uint16(modeTree), ublob: h("tree"), st: statData{size: 42}},
-		{path: "zz/gitlink", mode: modeGitlink, flags: fTracked, blob: h("commit"), umode: uint16(modeGitlink), ublob: h("old")},
+		{path: "sparse/", mode: modeTree, flags: fTracked | fSkipWT, blob: h("tree"), umode: uint16(modeTree), ub: hp(h("tree")), st: statData{size: 42}},
+		{path: "zz/gitlink", mode: modeGitlink, flags: fTracked, blob: h("commit"), umode: uint16(modeGitlink), ub: hp(h("old"))},
 	}
 	ptrs := make([]*entry, len(entries))
 	for i := range entries {
@@ -47,6 +48,9 @@ func TestPrivIndexRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got.entries, entries) {
 		t.Errorf("entries differ:\n got %+v\nwant %+v", got.entries, entries)
+	}
+	if e := &got.entries[0]; e.ub != &e.blob {
+		t.Error("a tracked entry whose user's blob is its own blob does not share it (a hash per file)")
 	}
 	if !reflect.DeepEqual(got.dirs, p.dirs) || got.user != p.user || got.t0S != 100 || got.t0Ns != 200 {
 		t.Errorf("header or dirs differ: %+v", got)
@@ -174,10 +178,10 @@ func unixSec(t time.Time) uint32 {
 }
 
 // A run holds an entry per file of the tree from its base snapshot to its end: a field added to
-// entry costs that many bytes per file, for every run. (104 = the 16-bit flags and user mode;
-// see entry.)
+// entry costs that many bytes per file, for every run. (96 = the 16-bit flags and user mode, the
+// user's blob by pointer; see entry.)
 func TestEntrySize(t *testing.T) {
-	if got := unsafe.Sizeof(entry{}); got > 104 {
-		t.Fatalf("entry is %d bytes, want at most 104", got)
+	if got := unsafe.Sizeof(entry{}); got > 96 {
+		t.Fatalf("entry is %d bytes, want at most 96", got)
 	}
 }

@@ -168,8 +168,8 @@ type restorer struct {
 	keep   []string                 // gitlink directories left in place (never written into)
 	// inPlace: files new to the tree are written at their path (RestoreOptions.InPlace).
 	inPlace bool
-	subs   []SubmoduleResult        // submodules set to the target's commit (or left, and why)
-	pcache struct {
+	subs    []SubmoduleResult // submodules set to the target's commit (or left, and why)
+	pcache  struct {
 		dir string
 		fd  int
 	}
@@ -773,7 +773,10 @@ func (x *restorer) saveIndex() error {
 		time.Sleep(2 * time.Millisecond)
 	}
 	ws := x.ws
-	out := make([]*entry, 0, len(ws.entries)+len(x.done))
+	// The list is rebuilt in the undo walk's own array, which nothing else holds (the walk took
+	// the last state away, and ws is not kept): every entry is kept, replaced or dropped in
+	// order, so a write never passes the read. The restored entries are merged in after.
+	out := ws.entries[:0]
 	for _, e := range ws.entries {
 		if d, ok := x.done[e.path]; ok {
 			if d == nil && e.flags&fTracked != 0 {
@@ -794,12 +797,14 @@ func (x *restorer) saveIndex() error {
 		}
 		out = append(out, e)
 	}
+	var written []*entry
 	for _, e := range x.done {
 		if e != nil {
-			out = append(out, e)
+			written = append(written, e)
 		}
 	}
-	slices.SortFunc(out, func(a, b *entry) int { return strings.Compare(a.path, b.path) })
+	slices.SortFunc(written, func(a, b *entry) int { return strings.Compare(a.path, b.path) })
+	out = mergeEntries(out, written)
 	dirs := slices.Clone(ws.dirs)
 	for p := range x.done {
 		for {
@@ -834,6 +839,24 @@ func (x *restorer) saveIndex() error {
 	}
 	p := &privIndex{t0S: t1S, t0Ns: t1Ns, dirs: dirs}
 	return savePrivIndex(tmp, privIndexPath(x.r.gitDir), p, out)
+}
+
+// mergeEntries merges add into out, both sorted by path and with no path in both, in out's array
+// when it has the room (from the end, so nothing is overwritten before it is moved).
+func mergeEntries(out, add []*entry) []*entry {
+	k, n := len(out), len(out)+len(add)
+	out = slices.Grow(out, len(add))[:n]
+	i, j := k-1, len(add)-1
+	for w := n - 1; j >= 0; w-- {
+		if i >= 0 && out[i].path > add[j].path {
+			out[w] = out[i]
+			i--
+		} else {
+			out[w] = add[j]
+			j--
+		}
+	}
+	return out
 }
 
 // checkPaths refuses a path that is malformed or in neither tree (git's "pathspec did not match").

@@ -719,7 +719,7 @@ func (w *walker) unchanged(e *entry, sd *statData, fpSame bool) bool {
 func (w *walker) gitlinkKid(s *scratch, path string, nameLen int, e *entry) kid {
 	head, _, ok := nestedHead(w.abs(path))
 	if !ok {
-		head = e.ublob
+		head = e.userBlob()
 	}
 	return w.gitlinkAt(s, path, nameLen, e, head)
 }

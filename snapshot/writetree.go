@@ -340,6 +340,7 @@ func (r *Repo) reseed(p *privIndex, old []*entry, ui *userIndex, stamp userIndex
 	w := &walker{set: r.set}
 	counts := map[plumbing.Hash]int{}
 	out := make([]entry, 0, len(u)+len(old)/8)
+	ubs := make([]plumbing.Hash, 0, cap(out)) // out[i]'s user blob, pointed at once out stops moving
 	i, k := 0, 0
 	for i < len(old) || k < len(u) {
 		var pe *entry
@@ -366,21 +367,22 @@ func (r *Repo) reseed(p *privIndex, old []*entry, ui *userIndex, stamp userIndex
 			if ownContent {
 				e := *pe
 				e.flags &^= fTracked | fSkipWT | fAssumeValid | fITA | fConflict | fCRCalled | fCRValue
-				e.umode, e.ublob = 0, plumbing.ZeroHash
+				e.umode, e.ub = 0, nil
 				if e.mode != modeSymlink {
 					e.mode = w.fileModeFor(e.st.mode, &e)
 				}
 				out = append(out, e)
+				ubs = append(ubs, plumbing.ZeroHash)
 			}
 			continue
 		}
-		e := entryFromUser(group, stamp)
+		e, ub := entryFromUser(group, stamp)
 		if e.mode == modeTree {
 			e.st.size = uint32(r.countFiles(e.blob, counts))
 		}
 		if ownContent && e.flags&(fSkipWT|fAssumeValid) == 0 && uint32(e.umode) != modeGitlink &&
 			(e.mode == 0 || pe.st != e.st) &&
-			(pe.flags&fCRCalled == 0 || pe.ublob == e.ublob) {
+			(pe.flags&fCRCalled == 0 || pe.userBlob() == ub) {
 			// The file changed after the user's index recorded it, and mulligan read it since.
 			e.st, e.blob = pe.st, pe.blob
 			e.flags |= fHashed | pe.flags&(fCRCalled|fCRValue)
@@ -391,7 +393,9 @@ func (r *Repo) reseed(p *privIndex, old []*entry, ui *userIndex, stamp userIndex
 			}
 		}
 		out = append(out, e)
+		ubs = append(ubs, ub)
 	}
+	setUserBlobs(out, ubs)
 	return np, ptrs(out)
 }
 
@@ -416,12 +420,14 @@ func (r *Repo) countFiles(h plumbing.Hash, memo map[plumbing.Hash]int) int {
 	return n
 }
 
-func entryFromUser(group []userEntry, stamp userIndexStamp) entry {
+// entryFromUser is the entry of a path the user's index tracks (group: its stages), and the
+// blob the user's index has for it (for reseed's setUserBlobs).
+func entryFromUser(group []userEntry, stamp userIndexStamp) (e entry, ublob plumbing.Hash) {
 	g := group[0]
-	e := entry{path: g.name, flags: fTracked}
+	e = entry{path: g.name, flags: fTracked}
 	if len(group) == 1 && g.stage == 0 {
 		e.flags |= g.flags
-		e.umode, e.ublob = uint16(g.mode), g.hash
+		e.umode, ublob = uint16(g.mode), g.hash
 		switch {
 		case g.flags&fITA != 0:
 			// intent-to-add: no content yet
@@ -432,7 +438,7 @@ func entryFromUser(group []userEntry, stamp userIndexStamp) entry {
 		default:
 			e.mode, e.blob, e.st = g.mode, g.hash, g.st
 		}
-		return e
+		return e, ublob
 	}
 	// Unmerged: `git add` takes the file as it is now; its mode (core.fileMode=false) comes from
 	// stage 2, else 1, else 3, and the CRLF rule looks at stage 2 (git's read_blob_data_from_index).
@@ -452,9 +458,9 @@ func entryFromUser(group []userEntry, stamp userIndexStamp) entry {
 		}
 	}
 	if x := pick(2); x != nil {
-		e.ublob = x.hash
+		ublob = x.hash
 	}
-	return e
+	return e, ublob
 }
 
 // treeBuilder computes tree ids bottom-up, serialising only directories whose content may have
