@@ -558,7 +558,11 @@ func (r *runner) startAttempt(ctx context.Context, at *attemptRun) error {
 	// (quota, failover, runner_died) and operator resets move it along with n.
 	maxAttempts := n
 	if def.OnFailure == taskfile.OnFailureRetry {
-		maxAttempts = n + max(0, def.Retries-t.RetriesUsed)
+		used := t.RetriesUsed
+		if r.lane != nil {
+			used = r.lane.retriesUsed // a lane retries on its own budget
+		}
+		maxAttempts = n + max(0, def.Retries-used)
 	}
 	r.env.Progress.Event(ProgressEvent{Kind: KindAttemptStarted, Task: t.ID, N: n, Max: maxAttempts, Agent: at.agentName, Lane: at.row.Lane})
 	return nil
@@ -840,9 +844,13 @@ func (r *runner) recordOutcome(tx *store.Tx, at *attemptRun) error {
 		return err
 	}
 	// attempt.failed carries the class as classified, before the policy's decision.
+	consecutive := at.cur.ConsecutiveFailures
+	if r.lane != nil {
+		consecutive = r.lane.consecutive // the lane's own count, which its breaker reads
+	}
 	if err := r.event(tx, t.ID, n, store.EventAttemptFailed, store.AttemptFailedPayload{
 		Class: string(failure.Class), Code: failure.Code, Message: failure.Message,
-		RetryEligible: failure.RetryEligible, ConsecutiveFailures: at.cur.ConsecutiveFailures, Counted: a.Counted,
+		RetryEligible: failure.RetryEligible, ConsecutiveFailures: consecutive, Counted: a.Counted,
 		ExitCode: a.ExitCode, Ref: store.OptString(at.postRef), Fingerprint: store.OptString(at.fingerprint),
 	}); err != nil {
 		return err
