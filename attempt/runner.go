@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -20,7 +21,7 @@ import (
 )
 
 // runGCPercent is the collector's target while a run executes (GOGC; Go's default is 100).
-const runGCPercent = 25
+const runGCPercent = 10
 
 // Env is what a runner needs from the outside world. Every field but Repo and DB has a default.
 type Env struct {
@@ -374,17 +375,25 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 		}
 	}()
 
+	// The run's heap is mostly one structure it holds from the base snapshot to the end (the
+	// tree's entries, some 11 MB at 100k files); the default GOGC=100 lets garbage grow the
+	// heap to twice that before collecting, 25 to a quarter of it more. A low target keeps the
+	// peak near what the run holds, for some more collector time (see the README's
+	// architecture section for the figures). A GOGC the user set wins. Restored last, after the
+	// tree's state is let go (below).
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(runGCPercent))
+	}
 	// While the run owns the working tree, its snapshots and resets cost what changed since the
 	// last one: the tree is watched (where it cannot be, every snapshot walks it all).
 	if err := r.env.Repo.Watch(); err == nil {
-		defer r.env.Repo.Unwatch()
-	}
-	// The run's heap is mostly one structure it holds from the base snapshot to the end (the
-	// tree's entries, some 13 MB at 100k files); the default GOGC=100 lets garbage grow the
-	// heap to twice that before collecting. A lower target keeps the peak near what the run
-	// holds (see the README's architecture section for the figures). A GOGC the user set wins.
-	if os.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(runGCPercent))
+		defer func() {
+			r.env.Repo.Unwatch()
+			// The tree's entries, most of what the run held, are garbage from here: collected
+			// now (a few ms: little else is live), what follows the run (its autopsy, the
+			// output) reuses their memory instead of growing the heap beside them.
+			runtime.GC()
+		}()
 	}
 	if r.run.BaseTree == "" {
 		if err := r.takeBase(ctx); err != nil {

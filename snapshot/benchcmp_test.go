@@ -562,6 +562,11 @@ func (b *bench) runCases(dir string, n int) []benchRow {
 		}
 		one.mulligan = append(one.mulligan, s1)
 		further.mulligan = append(further.mulligan, sample{d: (rk.d - r1.d) / furtherAttempts, cpu: (rk.cpu - r1.cpu) / furtherAttempts, rss: rk.rss})
+		// Each run's own figures: the table keeps medians and the largest RSS, this says which run
+		// it was (the first after the set-up, one after a retrying run, ...).
+		t.Logf("%d files, run %d: 1 attempt %s (CPU %s, RSS %s); %d attempts %s (CPU %s, RSS %s); git %s (CPU %s, RSS %s)",
+			n, run, fmtDur(s1.d), fmtDur(s1.cpu), fmtKB(s1.rss), furtherAttempts+1, fmtDur(rk.d), fmtDur(rk.cpu), fmtKB(rk.rss),
+			fmtDur(git.git[len(git.git)-1].d), fmtDur(git.git[len(git.git)-1].cpu), fmtKB(git.git[len(git.git)-1].rss))
 	}
 	one.git, further.git = git.git, git.git
 	t.Logf("%d files: run cases done", n)

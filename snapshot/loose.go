@@ -74,7 +74,7 @@ func (s *objectStore) newLooseWriter() (*looseWriter, error) {
 // compressor is a writer's buffer and zlib state (some 400 KB, and a tenth of a millisecond to
 // set up), reused by the next writer: a run writes a few hundred objects (trees, commits, changed
 // files). A free list of two, not a sync.Pool: the pool is emptied by every garbage collection,
-// which a run under GOGC=25 has between most writes.
+// which a run under GOGC=10 has between most writes.
 type compressor struct {
 	buf *bufio.Writer
 	zw  *zlib.Writer
