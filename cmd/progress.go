@@ -89,8 +89,12 @@ func (p *progress) Event(ev attempt.ProgressEvent) {
 		}
 		switch {
 		case ev.State == store.AttemptSuperseded:
-			p.line("%s %s@%d superseded after %s (%s%d file%s changed, kept in its ref): %s", bullet("⊘"), ev.Task, ev.N, roundDuration(ev.Duration),
-				laneOf(ev.Lane), ev.Files, plural(ev.Files), firstLine(ev.Failure.Message))
+			why := ""
+			if ev.Failure != nil {
+				why = ": " + firstLine(ev.Failure.Message)
+			}
+			p.line("%s %s@%d superseded after %s (%s%d file%s changed, kept in its ref)%s", bullet("⊘"), ev.Task, ev.N, roundDuration(ev.Duration),
+				laneOf(ev.Lane), ev.Files, plural(ev.Files), why)
 		case ev.Failure == nil:
 			p.line("%s %s@%d succeeded in %s (%s%d file%s changed)", color.GreenString("✓"), ev.Task, ev.N, roundDuration(ev.Duration), laneOf(ev.Lane), ev.Files, plural(ev.Files))
 		default:
