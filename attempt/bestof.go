@@ -228,19 +228,7 @@ func (r *runner) runRace(ctx context.Context, t *store.Task, def *taskfile.Task,
 	}
 	wg.Wait()
 	for _, lr := range runners {
-		for id := range lr.sub.heldHere {
-			r.heldHere[id] = true
-		}
-		if s := lr.sub.signal(); s != 0 {
-			r.mu.Lock()
-			r.sigSeen = s
-			r.mu.Unlock()
-		}
-		if lr.sub.isFenced() {
-			r.mu.Lock()
-			r.fenced = true
-			r.mu.Unlock()
-		}
+		r.absorb(lr.sub)
 	}
 	for _, lr := range runners {
 		if lr.err != nil {
@@ -442,8 +430,8 @@ func (r *runner) laneView(t *store.Task) *store.Task {
 	return &v
 }
 
-// supersede turns a lane's attempt that lost the race into a superseded one: not a failure of
-// the task, not counted.
+// supersededFailure is the failure of a lane's attempt that lost the race: recorded superseded,
+// not a failure of the task, not counted.
 func supersededFailure(lane, winner, winnerN int, task string) *Failure {
 	return &Failure{Class: taskfile.ClassCancellation, Code: ReasonSuperseded,
 		Message: fmt.Sprintf("lane %d was cancelled: lane %d won the race with %s@%d", lane, winner, task, winnerN)}

@@ -30,7 +30,7 @@ func (r *runner) parallelBatch(run *store.Run, first *store.Task) []*store.Task 
 }
 
 // readyIsolated returns up to limit isolated tasks of run, in its order, that can start now: not
-// finished, not held (a quota wall whose reset passed is over), not in running, every
+// finished, not held (unless its quota wall is over, as nextTask reads it), not in running, every
 // dependency done.
 func (r *runner) readyIsolated(run *store.Run, running map[string]bool, limit int) []*store.Task {
 	byID := map[string]*store.Task{}
@@ -47,7 +47,7 @@ func (r *runner) readyIsolated(run *store.Run, running map[string]bool, limit in
 		if running[t.ID] || store.TaskFinished(t.State) || t.State == store.TaskRunning {
 			continue
 		}
-		if store.TaskHeld(t.State) && !(t.State == store.TaskWaitingQuota && t.ResumeAt != nil && !now.Before(*t.ResumeAt)) {
+		if store.TaskHeld(t.State) && !quotaOver(t, r.heldHere, now) {
 			continue
 		}
 		if d := r.file.Task(t.ID); d == nil || !r.isolated(d) {
@@ -89,14 +89,7 @@ func (r *runner) runBatch(ctx context.Context, batch []*store.Task) (*Outcome, e
 	for len(running) > 0 {
 		x := <-done
 		delete(running, x.task)
-		for id := range x.sub.heldHere {
-			r.heldHere[id] = true
-		}
-		if x.sub.sigSeen != 0 {
-			r.mu.Lock()
-			r.sigSeen = x.sub.sigSeen
-			r.mu.Unlock()
-		}
+		r.absorb(x.sub)
 		switch {
 		case x.err != nil && firstErr == nil:
 			firstErr = x.err
@@ -120,6 +113,21 @@ func (r *runner) runBatch(ctx context.Context, batch []*store.Task) (*Outcome, e
 		return nil, firstErr
 	}
 	return stop, nil
+}
+
+// absorb takes what a forked runner (a parallel task, a racing lane) learned that the run's
+// runner must know once it has ended: the tasks it held, the signal that stopped it, a fence.
+func (r *runner) absorb(sub *runner) {
+	for id := range sub.heldHere {
+		r.heldHere[id] = true
+	}
+	sig, fenced := sub.signal(), sub.isFenced()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if sig != 0 {
+		r.sigSeen = sig
+	}
+	r.fenced = r.fenced || fenced
 }
 
 // reload reads the run's rows again (siblings write theirs while others run) and keeps them as
