@@ -41,13 +41,9 @@ func nextTask(run *store.Run, allowFail func(task string) bool, heldHere map[str
 		if store.TaskFinished(t.State) {
 			continue
 		}
-		if store.TaskHeld(t.State) {
-			quotaOver := t.State == store.TaskWaitingQuota &&
-				(!heldHere[t.ID] || t.ResumeAt != nil && !now.Before(*t.ResumeAt))
-			if !quotaOver {
-				held = append(held, t)
-				continue
-			}
+		if store.TaskHeld(t.State) && !quotaOver(t, heldHere, now) {
+			held = append(held, t)
+			continue
 		}
 		switch met, skip := needsMet(t, byID, allowFail); {
 		case skip:
@@ -57,6 +53,12 @@ func nextTask(run *store.Run, allowFail func(task string) bool, heldHere map[str
 		}
 	}
 	return nil, false, held
+}
+
+// quotaOver reports whether t, held waiting_quota, may proceed: its reset has passed, or another
+// process held it (a resume is the decision to try again).
+func quotaOver(t *store.Task, heldHere map[string]bool, now time.Time) bool {
+	return t.State == store.TaskWaitingQuota && (!heldHere[t.ID] || t.ResumeAt != nil && !now.Before(*t.ResumeAt))
 }
 
 // needsMet reports whether every dependency of t is done with its work (succeeded, or failed or

@@ -59,39 +59,46 @@ func readRunOptions(run *store.Run) RunOptions {
 // TaskIsolated reports whether task of run runs its attempts in a worktree of its own (the
 // run's --isolate, or the task's isolation in the task file the run stored).
 func TaskIsolated(run *store.Run, task string) bool {
+	return isolatedIn(run, storedTaskFile(run), task)
+}
+
+// isolatedRest reports whether every unfinished task of run runs in a worktree: then the run
+// never resets the working tree, and the user's work since it stopped is not its to compare.
+func isolatedRest(run *store.Run) bool {
+	file := storedTaskFile(run)
+	if file == nil && !readRunOptions(run).Isolate {
+		return false // an ad-hoc run isolates only through --isolate, in its options
+	}
+	for _, t := range run.Tasks {
+		if !store.TaskFinished(t.State) && !isolatedIn(run, file, t.ID) {
+			return false
+		}
+	}
+	return true
+}
+
+// isolatedIn is TaskIsolated with the run's task file already read (nil: none, or unreadable).
+func isolatedIn(run *store.Run, file *taskfile.File, task string) bool {
 	if readRunOptions(run).Isolate {
 		return true
 	}
-	if run.TaskFile == "" {
-		return false
-	}
-	file, err := taskfile.Parse(run.TaskFile, run.TaskFileContent)
-	if err != nil {
+	if file == nil {
 		return false
 	}
 	def := file.Task(task)
 	return def != nil && def.Isolation == taskfile.IsolationWorktree
 }
 
-// isolatedRest reports whether every unfinished task of run runs in a worktree: then the run
-// never resets the working tree, and the user's work since it stopped is not its to compare.
-func isolatedRest(run *store.Run) bool {
-	if readRunOptions(run).Isolate {
-		return true
+// storedTaskFile is the task file run stored, nil for an ad-hoc run or one that no longer parses.
+func storedTaskFile(run *store.Run) *taskfile.File {
+	if run.TaskFile == "" {
+		return nil
 	}
 	file, err := taskfile.Parse(run.TaskFile, run.TaskFileContent)
-	if err != nil || run.TaskFile == "" {
-		return false // an ad-hoc run isolates only through --isolate, in its options (above)
+	if err != nil {
+		return nil
 	}
-	for _, t := range run.Tasks {
-		if store.TaskFinished(t.State) {
-			continue
-		}
-		if def := file.Task(t.ID); def == nil || def.Isolation != taskfile.IsolationWorktree {
-			return false
-		}
-	}
-	return true
+	return file
 }
 
 // taskWorktree is the name of task's worktree in run: <run>-<task>.
