@@ -2,9 +2,10 @@ package attempt
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/mulligan-dev/mulligan/internal/lazyre"
 )
 
 // Address names an attempt: [RUN/]TASK[@N]. Run "" means the newest run; N 0 the latest attempt.
@@ -26,8 +27,8 @@ func (a Address) String() string {
 }
 
 var (
-	addrRunRe  = regexp.MustCompile(`^[0-9a-z]+$`)
-	addrTaskRe = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+	addrRunRe  = lazyre.New(`^[0-9a-z]+$`)
+	addrTaskRe = lazyre.New(`^[A-Za-z0-9._-]+$`)
 )
 
 // ParseAddress reads `fix-tests`, `fix-tests@2`, `k3f9/fix-tests`, `k3f9/fix-tests@latest`.

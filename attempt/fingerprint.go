@@ -3,9 +3,9 @@ package attempt
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"regexp"
 	"strings"
 
+	"github.com/mulligan-dev/mulligan/internal/lazyre"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
@@ -44,7 +44,7 @@ func Fingerprint(f *Failure, output []byte, postTree string) string {
 }
 
 // decisiveWord marks the lines that say why something failed.
-var decisiveWord = regexp.MustCompile(`(?i)\b(error|err|fail(ed|ure|ing)?|panic|fatal|exception|traceback|assert(ion)?|expected|undefined|cannot|denied|not found|invalid)\b`)
+var decisiveWord = lazyre.New(`(?i)\b(error|err|fail(ed|ure|ing)?|panic|fatal|exception|traceback|assert(ion)?|expected|undefined|cannot|denied|not found|invalid)\b`)
 
 // DecisiveLines returns the normalised lines of output that decide a failure: the lines that
 // name an error (the last 8 of them), else the last 5 non-empty lines.
@@ -79,21 +79,21 @@ func DecisiveLines(output []byte) []string {
 // The masks, applied in this order: each replaces what changes between two runs of the same
 // failure with a placeholder, so the lines compare equal.
 var masks = []struct {
-	re   *regexp.Regexp
+	re   *lazyre.Regexp
 	with string
 	keep func(string) bool // a match left as it is
 }{
 	// temporary directories: /tmp/go-build123/…, /var/folders/xy/…/T/…, /dev/shm/…, %TEMP%
-	{re: regexp.MustCompile(`(/private)?/var/folders/[^\s:'"]+|(/private)?/tmp/[^\s:'"]+|/dev/shm/[^\s:'"]+|[A-Za-z]:\\[^\s'"]*\\Temp\\[^\s:'"]+`), with: "<tmp>"},
+	{re: lazyre.New(`(/private)?/var/folders/[^\s:'"]+|(/private)?/tmp/[^\s:'"]+|/dev/shm/[^\s:'"]+|[A-Za-z]:\\[^\s'"]*\\Temp\\[^\s:'"]+`), with: "<tmp>"},
 	// timestamps: 2026-01-02T03:04:05.678Z, 2026-01-02 03:04:05, 03:04:05.123
-	{re: regexp.MustCompile(`\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?|\b\d{1,2}:\d{2}:\d{2}(\.\d+)?\b`), with: "<time>"},
+	{re: lazyre.New(`\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?|\b\d{1,2}:\d{2}:\d{2}(\.\d+)?\b`), with: "<time>"},
 	// uuids, then hex ids: 0x…, or 7+ hex digits with a digit among them (commit and object
 	// ids, addresses; not a word like "defaced")
-	{re: regexp.MustCompile(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`), with: "<id>"},
-	{re: regexp.MustCompile(`\b0x[0-9a-fA-F]+\b|\b[0-9a-fA-F]{7,}\b`), with: "<hex>",
+	{re: lazyre.New(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`), with: "<id>"},
+	{re: lazyre.New(`\b0x[0-9a-fA-F]+\b|\b[0-9a-fA-F]{7,}\b`), with: "<hex>",
 		keep: func(s string) bool { return !strings.HasPrefix(s, "0x") && !strings.ContainsAny(s, "0123456789") }},
 	// numbers: durations, counts, pids, ports, line numbers
-	{re: regexp.MustCompile(`\d+(\.\d+)?`), with: "<n>"},
+	{re: lazyre.New(`\d+(\.\d+)?`), with: "<n>"},
 }
 
 // NormaliseLine masks a line's temporary paths, timestamps, hex ids and numbers.

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/mulligan-dev/mulligan/internal/lazyre"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
@@ -29,7 +29,7 @@ type Preset struct {
 	// "Error: …" and exits 0.
 	exits          map[int]exitRule
 	verdict        func(exitCode int, output []byte) *Failure
-	loop           *regexp.Regexp
+	loop           *lazyre.Regexp
 	errorsExitZero bool
 }
 
@@ -45,7 +45,7 @@ type AgentResult struct {
 }
 
 type bannerRule struct {
-	re      *regexp.Regexp
+	re      *lazyre.Regexp
 	cls     taskfile.Class
 	code    string
 	hint    string
@@ -57,7 +57,7 @@ type bannerRule struct {
 const classifyTail = 16 << 10
 
 func rule(cls taskfile.Class, code, hint, pattern string) bannerRule {
-	return bannerRule{re: regexp.MustCompile(pattern), cls: cls, code: code, hint: hint}
+	return bannerRule{re: lazyre.New(pattern), cls: cls, code: code, hint: hint}
 }
 
 // Rules shared by every preset (generic included), checked in this order: quota, auth, transport.
@@ -122,7 +122,7 @@ func PresetFor(name string) *Preset {
 	return presets[taskfile.PresetGeneric]
 }
 
-var ansiRe = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+var ansiRe = lazyre.New(`\x1b\[[0-9;?]*[A-Za-z]`)
 
 // ClassifyOutput sorts a failed attempt's output by the preset's banners. A non-zero exit is read
 // whole (its bounded tail); an exit 0 only when the CLI's own result declares an error, so an
@@ -430,7 +430,7 @@ func opencodeResult(stdout []byte) *AgentResult {
 	return r
 }
 
-var aiderTokensRe = regexp.MustCompile(`Tokens: ([\d.]+)(k?) sent(?:, [^,]*?cache[^,]*)*, ([\d.]+)(k?) received\.(?:\s*Cost: \$[\d.]+ message, \$([\d.]+) session\.)?`)
+var aiderTokensRe = lazyre.New(`Tokens: ([\d.]+)(k?) sent(?:, [^,]*?cache[^,]*)*, ([\d.]+)(k?) received\.(?:\s*Cost: \$[\d.]+ message, \$([\d.]+) session\.)?`)
 
 // aiderResult reads aider's usage line: "Tokens: 2.3k sent, 120 received. Cost: $0.01 message,
 // $0.05 session." (the last one; session cost is cumulative).

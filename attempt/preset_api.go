@@ -2,11 +2,11 @@ package attempt
 
 import (
 	"encoding/json"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/mulligan-dev/mulligan/internal/lazyre"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
@@ -127,7 +127,7 @@ func opencodeVerdict(exitCode int, output []byte) *Failure {
 	return nil
 }
 
-var usageLimitRe = regexp.MustCompile(`(?i)usage limit`)
+var usageLimitRe = lazyre.New(`(?i)usage limit`)
 
 // headerValue is a response header opencode recorded (its keys are lower case).
 func headerValue(data map[string]any, key string) string {
@@ -165,7 +165,7 @@ func AgentSession(preset string, stdout []byte) string {
 	return id
 }
 
-var sessionIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+var sessionIDRe = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 
 // ResumeArgv is the command that continues session id of the preset's CLI by hand, in the
 // attempt's tree; nil when the CLI cannot take a session id back (gemini resumes by index).

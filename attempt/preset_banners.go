@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
+	"github.com/mulligan-dev/mulligan/internal/lazyre"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
@@ -96,7 +96,7 @@ var aiderRules = []bannerRule{
 }
 
 // codexLoop is the line codex prints for ever without the network, after "Reconnecting… 5/5".
-var codexLoop = regexp.MustCompile(`(?i)reconnecting(?:\.\.\.|…)\s*waiting for network[^\n]*`)
+var codexLoop = lazyre.New(`(?i)reconnecting(?:\.\.\.|…)\s*waiting for network[^\n]*`)
 
 // LoopWatcher returns a ProcSpec.Watch for the preset's "cannot reach the service" loop and the
 // line that tripped it (after it did); nil when the preset knows no loop.
@@ -223,7 +223,7 @@ func orText(s, alt string) string {
 	return s
 }
 
-var cliErrorLine = regexp.MustCompile(`(?m)^\s*Error:\s*(.+)$`)
+var cliErrorLine = lazyre.New(`(?m)^\s*Error:\s*(.+)$`)
 
 // opencodeExitZero: opencode prints "Error: …" and exits 0; the error is the attempt's.
 func (p *Preset) errorLineFailure(output []byte) *Failure {
@@ -273,7 +273,7 @@ func HumanLine(l string) string {
 	return l
 }
 
-var jsonTextRe = regexp.MustCompile(`"(?:result|message)"\s*:\s*"((?:[^"\\]|\\.)*)"`)
+var jsonTextRe = lazyre.New(`"(?:result|message)"\s*:\s*"((?:[^"\\]|\\.)*)"`)
 
 // withoutJSONLines is output without its lines that are JSON objects.
 func withoutJSONLines(output []byte) []byte {

@@ -2,11 +2,11 @@ package attempt
 
 import (
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/mulligan-dev/mulligan/internal/lazyre"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
@@ -29,17 +29,17 @@ func QuotaDefaultWait() time.Duration {
 }
 
 var (
-	retryAfterHdrRe = regexp.MustCompile(`(?i)retry-after"?\s*[:=]\s*"?(\d{1,9})\b`)
+	retryAfterHdrRe = lazyre.New(`(?i)retry-after"?\s*[:=]\s*"?(\d{1,9})\b`)
 	// "in 2h 30m", "after 45 seconds", "in 1 hour and 5 minutes", "retry in 27.5s", "retryDelay": "27s"
-	relRe     = regexp.MustCompile(`(?i)(?:\b(?:in|after|wait|retryDelay"?\s*:\s*")\s*)((?:\d+(?:\.\d+)?\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b[\s,]*(?:and\s+)?)+)`)
-	relPartRe = regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b`)
+	relRe     = lazyre.New(`(?i)(?:\b(?:in|after|wait|retryDelay"?\s*:\s*")\s*)((?:\d+(?:\.\d+)?\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b[\s,]*(?:and\s+)?)+)`)
+	relPartRe = lazyre.New(`(?i)(\d+(?:\.\d+)?)\s*(days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b`)
 	// "resets at 3pm", "resets 15:00 (UTC)", "reset at 3:30 PM (America/New_York)", "try again at 5:05 PM"
-	clockRe = regexp.MustCompile(`(?i)\b(?:resets?|again|until|after)\s+(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?(?:\s*\(?\s*([A-Za-z][A-Za-z0-9_+\-/]*)\s*\)?)?`)
+	clockRe = lazyre.New(`(?i)\b(?:resets?|again|until|after)\s+(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?(?:\s*\(?\s*([A-Za-z][A-Za-z0-9_+\-/]*)\s*\)?)?`)
 	// "try again at Aug 8th, 2026 12:30 PM", "resets Dec 29 10:15 PM": codex names a date and a
 	// clock time in the machine's local time, without a zone
-	dateRe = regexp.MustCompile(`(?i)\b(?:again|resets?|until)\s+(?:at\s+|on\s+)?(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s*(\d{4})?,?\s*(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?`)
+	dateRe = lazyre.New(`(?i)\b(?:again|resets?|until)\s+(?:at\s+|on\s+)?(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s*(\d{4})?,?\s*(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?`)
 	// a unix timestamp in seconds (10 digits) or milliseconds (13), standing alone or after '|'
-	unixRe = regexp.MustCompile(`(?:^|[^0-9.])(1\d{9}|1\d{12})(?:$|[^0-9.])`)
+	unixRe = lazyre.New(`(?:^|[^0-9.])(1\d{9}|1\d{12})(?:$|[^0-9.])`)
 )
 
 // ParseQuotaReset reads when a quota wall lifts from a banner's text, relative to now. It

@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"io"
 	"os"
-	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/mulligan-dev/mulligan/internal/lazyre"
 	"github.com/mulligan-dev/mulligan/scrub"
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
@@ -84,7 +84,7 @@ func readTail(path string, n int64) string {
 }
 
 // decisiveRe finds the lines that usually say what went wrong.
-var decisiveRe = regexp.MustCompile(`(?i)(error|fail|fatal|panic|exception|traceback|denied|refused|not found|no such|no space|cannot|can't|unable|invalid|expired|unauthori[sz]ed|forbidden|limit|quota|timeout|timed out|--- FAIL|\bFAIL\b|assert)`)
+var decisiveRe = lazyre.New(`(?i)(error|fail|fatal|panic|exception|traceback|denied|refused|not found|no such|no space|cannot|can't|unable|invalid|expired|unauthori[sz]ed|forbidden|limit|quota|timeout|timed out|--- FAIL|\bFAIL\b|assert)`)
 
 // decisiveLines picks up to maxEvidence lines: the matching lines near the end, else the
 // last lines.
@@ -149,7 +149,7 @@ func (f *facts) evidence() []Evidence {
 
 // pathRe finds words in a prompt that look like repository paths: with a slash or a file
 // extension, no spaces, no URL scheme.
-var pathRe = regexp.MustCompile("(?:^|[\\s`'\"(])((?:\\.{0,2}/)?[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*\\.[A-Za-z0-9]{1,8}|[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+/?)(?:$|[\\s`'\",.:;)])")
+var pathRe = lazyre.New("(?:^|[\\s`'\"(])((?:\\.{0,2}/)?[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*\\.[A-Za-z0-9]{1,8}|[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+/?)(?:$|[\\s`'\",.:;)])")
 
 // missingPromptPaths lists paths the task's prompt names that are not in the tree the task
 // started from, when that tree can be read.

@@ -1,12 +1,12 @@
 package autopsy
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/internal/lazyre"
 	"github.com/mulligan-dev/mulligan/store"
 )
 
@@ -144,7 +144,7 @@ func (f *facts) agentToolMissing() (storeAttempt, bool) {
 	return storeAttempt{}, false
 }
 
-var untrustedRe = regexp.MustCompile(`(?i)not running in a trusted directory|untrusted (?:folder|workspace)`)
+var untrustedRe = lazyre.New(`(?i)not running in a trusted directory|untrusted (?:folder|workspace)`)
 
 func (f *facts) untrusted() (storeAttempt, bool) {
 	for _, a := range f.failed {
@@ -455,7 +455,7 @@ func (f *facts) verifyDiffers() bool {
 	return false
 }
 
-var genericExitRe = regexp.MustCompile(`^agent exited with status -?\d+$|^agent was killed by a signal$`)
+var genericExitRe = lazyre.New(`^agent exited with status -?\d+$|^agent was killed by a signal$`)
 
 // allSilent: every failure is a bare exit status, with no output and no verify output.
 func (f *facts) allSilent() bool {

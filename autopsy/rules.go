@@ -2,12 +2,12 @@ package autopsy
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/internal/lazyre"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
@@ -734,7 +734,7 @@ func (f *facts) sameMessages() bool {
 	return true
 }
 
-var digitsRe = regexp.MustCompile(`[0-9]+`)
+var digitsRe = lazyre.New(`[0-9]+`)
 
 // lastText is the last failure's message and output tail, where the rules look for banners.
 func (f *facts) lastText() string {
@@ -742,12 +742,12 @@ func (f *facts) lastText() string {
 	return a.Message + "\n" + f.output[key(a.TaskID, a.N)] + "\n" + f.verifyOutput[key(a.TaskID, a.N)]
 }
 
-func (f *facts) lastMatches(re *regexp.Regexp) bool {
+func (f *facts) lastMatches(re *lazyre.Regexp) bool {
 	return len(f.failed) > 0 && re.MatchString(f.lastText())
 }
 
 // lastMatch is the line of the last failure that matches re, clipped.
-func (f *facts) lastMatch(re *regexp.Regexp) string {
+func (f *facts) lastMatch(re *lazyre.Regexp) string {
 	lines := strings.Split(f.lastText(), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		if re.MatchString(lines[i]) {

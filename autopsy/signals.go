@@ -2,11 +2,11 @@ package autopsy
 
 import (
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/internal/lazyre"
 )
 
 // The evidence a person reads in a failed run, beyond the failure classes: what the environment
@@ -34,22 +34,22 @@ const (
 var (
 	// A program that could not be found, as shells, make, env and Go's exec say it; the first
 	// group is the program.
-	toolMissingRes = []*regexp.Regexp{
-		regexp.MustCompile(`make(?:\[\d+\])?: ([^\s:'"]+): (?:No such file or directory|Command not found|not found)`),
-		regexp.MustCompile(`env: '?([^\s:']+)'?: No such file or directory`),
-		regexp.MustCompile(`(?:^|\s)(?:/bin/|/usr/bin/)?(?:ba|da|z|k)?sh: (?:line \d+: |\d+: )?([^\s:]+): (?:command )?not found`),
-		regexp.MustCompile(`(?:^|\s)([^\s:/]+): command not found`),
-		regexp.MustCompile(`exec: "([^"]+)": executable file not found in \$PATH`),
-		regexp.MustCompile(`spawn ([^\s:]+) ENOENT`),
-		regexp.MustCompile(`'([^']+)' is not recognized as an internal or external command`),
-		regexp.MustCompile(`(?i)no module named '?(pytest|pip|venv)'?`),
+	toolMissingRes = []*lazyre.Regexp{
+		lazyre.New(`make(?:\[\d+\])?: ([^\s:'"]+): (?:No such file or directory|Command not found|not found)`),
+		lazyre.New(`env: '?([^\s:']+)'?: No such file or directory`),
+		lazyre.New(`(?:^|\s)(?:/bin/|/usr/bin/)?(?:ba|da|z|k)?sh: (?:line \d+: |\d+: )?([^\s:]+): (?:command )?not found`),
+		lazyre.New(`(?:^|\s)([^\s:/]+): command not found`),
+		lazyre.New(`exec: "([^"]+)": executable file not found in \$PATH`),
+		lazyre.New(`spawn ([^\s:]+) ENOENT`),
+		lazyre.New(`'([^']+)' is not recognized as an internal or external command`),
+		lazyre.New(`(?i)no module named '?(pytest|pip|venv)'?`),
 	}
-	serviceRe = regexp.MustCompile(`(?i)dial tcp (?:127\.0\.0\.1|localhost|\[::1\]|0\.0\.0\.0):(\d+): connect: connection refused|connect ECONNREFUSED (?:127\.0\.0\.1|::1):(\d+)|Connection refused.{0,40}(?:localhost|127\.0\.0\.1)[: ](?:port )?(\d+)|could not connect to server: Connection refused`)
-	networkRe = regexp.MustCompile(`(?i)could not resolve host|no such host|temporary failure in name resolution|name or service not known|name does not resolve|failed to lookup address|getaddrinfo|ENOTFOUND|EAI_AGAIN|network is unreachable|connection refused|ECONNREFUSED|ECONNRESET|connection reset by peer|TLS handshake timeout|dial tcp [^\n]*i/o timeout|unable to connect to api|cannot connect to api|fetch failed|waiting for network|error sending request|stream disconnected before completion|socket hang up|ETIMEDOUT|ENETUNREACH`)
-	tlsRe     = regexp.MustCompile(`(?i)x509: |certificate signed by unknown authority|self[- ]signed certificate|SSL certificate (?:problem|verification|has expired|is not yet valid)|CERT_HAS_EXPIRED|UNABLE_TO_(?:GET_ISSUER_CERT|VERIFY_LEAF_SIGNATURE)|unable to get local issuer certificate|SSL error|invalid peer certificate|UnknownIssuer|certificate verify failed|CERTIFICATE_VERIFY_FAILED`)
-	diskRe    = regexp.MustCompile(`(?i)no space left on device|disk quota exceeded|ENOSPC|not enough space on the disk`)
-	permRe    = regexp.MustCompile(`(?i)permission denied|os error 13|EACCES|read-only file system|EROFS|operation not permitted|EPERM`)
-	memoryRe  = regexp.MustCompile(`(?i)out of memory|heap out of memory|cannot allocate memory|OOMKilled|oom-kill`)
+	serviceRe = lazyre.New(`(?i)dial tcp (?:127\.0\.0\.1|localhost|\[::1\]|0\.0\.0\.0):(\d+): connect: connection refused|connect ECONNREFUSED (?:127\.0\.0\.1|::1):(\d+)|Connection refused.{0,40}(?:localhost|127\.0\.0\.1)[: ](?:port )?(\d+)|could not connect to server: Connection refused`)
+	networkRe = lazyre.New(`(?i)could not resolve host|no such host|temporary failure in name resolution|name or service not known|name does not resolve|failed to lookup address|getaddrinfo|ENOTFOUND|EAI_AGAIN|network is unreachable|connection refused|ECONNREFUSED|ECONNRESET|connection reset by peer|TLS handshake timeout|dial tcp [^\n]*i/o timeout|unable to connect to api|cannot connect to api|fetch failed|waiting for network|error sending request|stream disconnected before completion|socket hang up|ETIMEDOUT|ENETUNREACH`)
+	tlsRe     = lazyre.New(`(?i)x509: |certificate signed by unknown authority|self[- ]signed certificate|SSL certificate (?:problem|verification|has expired|is not yet valid)|CERT_HAS_EXPIRED|UNABLE_TO_(?:GET_ISSUER_CERT|VERIFY_LEAF_SIGNATURE)|unable to get local issuer certificate|SSL error|invalid peer certificate|UnknownIssuer|certificate verify failed|CERTIFICATE_VERIFY_FAILED`)
+	diskRe    = lazyre.New(`(?i)no space left on device|disk quota exceeded|ENOSPC|not enough space on the disk`)
+	permRe    = lazyre.New(`(?i)permission denied|os error 13|EACCES|read-only file system|EROFS|operation not permitted|EPERM`)
+	memoryRe  = lazyre.New(`(?i)out of memory|heap out of memory|cannot allocate memory|OOMKilled|oom-kill`)
 )
 
 // envSignals lists the environment evidence in text, one per kind, the last line of each kind
@@ -111,7 +111,7 @@ func signalOf(sigs []envSignal, kind string) (envSignal, bool) {
 	return envSignal{}, false
 }
 
-var ansiRe = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+var ansiRe = lazyre.New(`\x1b\[[0-9;?]*[A-Za-z]`)
 
 // verifyView is what a verify log says: the tests that fail, the build errors, and the text
 // with the parts that differ between identical runs (timings, addresses, temp paths) taken out.
@@ -123,19 +123,19 @@ type verifyView struct {
 }
 
 var (
-	failingTestRes = []*regexp.Regexp{
-		regexp.MustCompile(`^\s*--- FAIL: (\S+)`),                              // go test
-		regexp.MustCompile(`^(?:FAILED|ERROR) (\S+::\S+)`),                     // pytest short summary
-		regexp.MustCompile(`^(\S+::\S+) FAILED`),                               // pytest -v
-		regexp.MustCompile(`^test (\S+) \.\.\. FAILED`),                        // cargo test
-		regexp.MustCompile(`^\s*● (.+ › .+)$`),                                 // jest
-		regexp.MustCompile(`^\s*(?:✕|✗|×) (.+?)(?: \(\d+(?:\.\d+)? ?m?s\))?$`), // jest, vitest, mocha
-		regexp.MustCompile(`^rspec (\./\S+)`),                                  // rspec
-		regexp.MustCompile(`^(?:FAIL|ERROR): (\S+) \(`),                        // python unittest
-		regexp.MustCompile(`^\s*\d+\) (\S+\.\S+)$`),                            // mocha summary
+	failingTestRes = []*lazyre.Regexp{
+		lazyre.New(`^\s*--- FAIL: (\S+)`),                              // go test
+		lazyre.New(`^(?:FAILED|ERROR) (\S+::\S+)`),                     // pytest short summary
+		lazyre.New(`^(\S+::\S+) FAILED`),                               // pytest -v
+		lazyre.New(`^test (\S+) \.\.\. FAILED`),                        // cargo test
+		lazyre.New(`^\s*● (.+ › .+)$`),                                 // jest
+		lazyre.New(`^\s*(?:✕|✗|×) (.+?)(?: \(\d+(?:\.\d+)? ?m?s\))?$`), // jest, vitest, mocha
+		lazyre.New(`^rspec (\./\S+)`),                                  // rspec
+		lazyre.New(`^(?:FAIL|ERROR): (\S+) \(`),                        // python unittest
+		lazyre.New(`^\s*\d+\) (\S+\.\S+)$`),                            // mocha summary
 	}
-	buildErrorRe = regexp.MustCompile(`(?i)\bsyntax ?error\b|IndentationError|TabError|unexpected token|unexpected (?:EOF|end of input)|expected (?:';'|'\)'|'}'|expression|declaration)|\[build failed\]|error TS\d+:|error\[E\d+\]|could not compile|compilation failed|cannot find symbol|undefined: \w+|undefined reference to|ImportError: cannot import|ModuleNotFoundError: No module named '(?:src|app|lib)\b`)
-	volatileRe   = regexp.MustCompile(`\d+(?:\.\d+)?\s*(?:ms|s|sec|seconds)\b|\(\d+(?:\.\d+)?s\)|0x[0-9a-f]+|/tmp/[^\s:]+|\d{4}-\d\d-\d\dT[\d:.]+Z?|\b\d+\b`)
+	buildErrorRe = lazyre.New(`(?i)\bsyntax ?error\b|IndentationError|TabError|unexpected token|unexpected (?:EOF|end of input)|expected (?:';'|'\)'|'}'|expression|declaration)|\[build failed\]|error TS\d+:|error\[E\d+\]|could not compile|compilation failed|cannot find symbol|undefined: \w+|undefined reference to|ImportError: cannot import|ModuleNotFoundError: No module named '(?:src|app|lib)\b`)
+	volatileRe   = lazyre.New(`\d+(?:\.\d+)?\s*(?:ms|s|sec|seconds)\b|\(\d+(?:\.\d+)?s\)|0x[0-9a-f]+|/tmp/[^\s:]+|\d{4}-\d\d-\d\dT[\d:.]+Z?|\b\d+\b`)
 )
 
 func readVerify(out string) verifyView {
@@ -181,13 +181,13 @@ func subset(a, b []string) bool {
 
 // contextRe: the conversation did not fit the model's context window; a retry of the same task
 // fails the same way.
-var contextRe = regexp.MustCompile(`(?i)context window|prompt is too long|prompt_too_long|context_length_exceeded|maximum context length|exceeds the context|input is too long|ran out of room in the model`)
+var contextRe = lazyre.New(`(?i)context window|prompt is too long|prompt_too_long|context_length_exceeded|maximum context length|exceeds the context|input is too long|ran out of room in the model`)
 
 // creditRe: a quota no clock lifts: money has to be added (or a cap raised) by a person.
-var creditRe = regexp.MustCompile(`(?i)credit balance is too low|out of credits|(?:hit|reached) your (?:workspace )?(?:spend cap|credit limit)|insufficient[_ ](?:quota|credits|balance)|monthly (?:usage )?limit|payment required|add (?:more )?funds`)
+var creditRe = lazyre.New(`(?i)credit balance is too low|out of credits|(?:hit|reached) your (?:workspace )?(?:spend cap|credit limit)|insufficient[_ ](?:quota|credits|balance)|monthly (?:usage )?limit|payment required|add (?:more )?funds`)
 
 // questionRe: a last line that waits for an answer on a terminal.
-var questionRe = regexp.MustCompile(`(?i)\[y/n\]|\(y/n\)|\[yes/no\]|press enter|continue\?|proceed\?|\?\s*$|approve|allow this|do you want`)
+var questionRe = lazyre.New(`(?i)\[y/n\]|\(y/n\)|\[yes/no\]|press enter|continue\?|proceed\?|\?\s*$|approve|allow this|do you want`)
 
 // presetOf is the preset of an agent: the one the file names, else the CLI its command runs.
 func presetOf(preset string, argv []string) string {

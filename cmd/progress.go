@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/mattn/go-runewidth"
 
 	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/internal/lazyre"
 	"github.com/mulligan-dev/mulligan/store"
 )
 
@@ -279,7 +279,7 @@ func fitWidth(s string, n int) string {
 
 // ansiEscape matches CSI and OSC escape sequences an agent's output may carry (colors, cursor moves,
 // titles).
-var ansiEscape = regexp.MustCompile(`\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])`)
+var ansiEscape = lazyre.New(`\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])`)
 
 // cleanLine removes escape sequences and control characters (tabs become spaces) so the status line
 // is exactly what its width says.

@@ -10,9 +10,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/mulligan-dev/mulligan/internal/lazyre"
 )
 
 // Scrubber removes secrets from text. It errs on the side of removing too much: a scrubbed
@@ -63,21 +64,21 @@ var (
 	// NAME=VALUE (env, shell, .env files, URLs' ?password=) and NAME: VALUE / "name": "value"
 	// (YAML, JSON) with a secret-looking name. The value stops at a quote or a backslash, so a
 	// JSON string stays a JSON string.
-	assignRe = regexp.MustCompile(`(?i)(\b[A-Za-z0-9_.-]*(?:key|token|secret|password|passwd|pwd)[A-Za-z0-9_.-]*"?\s*(?:=|:\s)\s*"?)([^\s"'\\,;&]+)`)
+	assignRe = lazyre.New(`(?i)(\b[A-Za-z0-9_.-]*(?:key|token|secret|password|passwd|pwd)[A-Za-z0-9_.-]*"?\s*(?:=|:\s)\s*"?)([^\s"'\\,;&]+)`)
 	// A private key block; without its END line it ends at a quote (the end of a JSON string)
 	// or at the end of the text.
-	pemRe    = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[^"]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|[^"]*)`)
-	tokenRes = []*regexp.Regexp{
-		regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{8,}`),
-		regexp.MustCompile(`\bsk-proj-[A-Za-z0-9_-]{8,}`),
-		regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{12,}`),
-		regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{16,}`),
-		regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{16,}`),
-		regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),
-		regexp.MustCompile(`\bxox[a-z]-[A-Za-z0-9-]{8,}`),
-		regexp.MustCompile(`(?i)\bBearer\s+[A-Za-z0-9._~+/=-]{8,}`),
+	pemRe    = lazyre.New(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[^"]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|[^"]*)`)
+	tokenRes = []*lazyre.Regexp{
+		lazyre.New(`\bsk-ant-[A-Za-z0-9_-]{8,}`),
+		lazyre.New(`\bsk-proj-[A-Za-z0-9_-]{8,}`),
+		lazyre.New(`\bsk-[A-Za-z0-9_-]{12,}`),
+		lazyre.New(`\bgithub_pat_[A-Za-z0-9_]{16,}`),
+		lazyre.New(`\bgh[pousr]_[A-Za-z0-9]{16,}`),
+		lazyre.New(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),
+		lazyre.New(`\bxox[a-z]-[A-Za-z0-9-]{8,}`),
+		lazyre.New(`(?i)\bBearer\s+[A-Za-z0-9._~+/=-]{8,}`),
 		// user:password@ in a URL
-		regexp.MustCompile(`\b([a-z][a-z0-9+.-]*://[^\s:/@"'\\]+:)[^\s@/"'\\]+@`),
+		lazyre.New(`\b([a-z][a-z0-9+.-]*://[^\s:/@"'\\]+:)[^\s@/"'\\]+@`),
 	}
 )
 

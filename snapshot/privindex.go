@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"golang.org/x/sys/unix"
 )
 
 // entry is one path of the private index: what the snapshot holds for it and the stat data that
@@ -110,62 +111,46 @@ func privIndexPath(gitDir string) string {
 
 var errPrivCorrupt = errors.New("private index is corrupt")
 
-// crcTee checksums what the buffered reader pulls, in large blocks rather than per field.
-type crcTee struct {
-	r   io.Reader
-	crc uint32
+// privReader decodes the private index from the file's bytes, read whole (one read, one CRC
+// pass): a walk starts with it, so it is on the path of every run's first snapshot.
+type privReader struct {
+	b   []byte
+	off int
 }
 
-func (t *crcTee) Read(p []byte) (int, error) {
-	n, err := t.r.Read(p)
-	t.crc = crc32.Update(t.crc, crcTable, p[:n])
-	return n, err
-}
-
-type crcReader struct {
-	r   *bufio.Reader
-	tee *crcTee
-	buf [64]byte
-}
-
-func (c *crcReader) full(n int) ([]byte, error) {
-	b := c.buf[:n]
-	if _, err := io.ReadFull(c.r, b); err != nil {
+func (c *privReader) full(n int) ([]byte, error) {
+	if n > len(c.b)-c.off {
 		return nil, errPrivCorrupt
 	}
+	b := c.b[c.off : c.off+n : c.off+n]
+	c.off += n
 	return b, nil
 }
 
-func (c *crcReader) into(b []byte) error {
-	if _, err := io.ReadFull(c.r, b); err != nil {
+func (c *privReader) into(b []byte) error {
+	if len(b) > len(c.b)-c.off {
 		return errPrivCorrupt
 	}
+	c.off += copy(b, c.b[c.off:])
 	return nil
 }
 
-func (c *crcReader) uvarint() (uint64, error) {
-	var x uint64
-	var s uint
-	for i := 0; i < 10; i++ {
-		b, err := c.r.ReadByte()
-		if err != nil {
-			return 0, errPrivCorrupt
-		}
-		if b < 0x80 {
-			return x | uint64(b)<<s, nil
-		}
-		x |= uint64(b&0x7f) << s
-		s += 7
+func (c *privReader) uvarint() (uint64, error) {
+	x, n := binary.Uvarint(c.b[c.off:])
+	if n <= 0 {
+		return 0, errPrivCorrupt
 	}
-	return 0, errPrivCorrupt
+	c.off += n
+	return x, nil
 }
 
-func (c *crcReader) u32() (uint32, error) {
-	b, err := c.full(4)
-	if err != nil {
-		return 0, err
+func (c *privReader) u32() (uint32, error) {
+	if len(c.b)-c.off < 4 {
+		return 0, errPrivCorrupt
 	}
-	return binary.LittleEndian.Uint32(b), nil
+	v := binary.LittleEndian.Uint32(c.b[c.off:])
+	c.off += 4
+	return v, nil
 }
 
 // loadPrivIndex reads the private index; any damage or version mismatch reads as "absent", since
@@ -180,27 +165,37 @@ func loadPrivIndex(path string) (*privIndex, error) {
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || fi.Size() < 8 {
+	if err != nil || fi.Size() < 8 || fi.Size() > 1<<40 {
+		return nil, nil
+	}
+	// Mapped, not read: read into the heap, the file (some 80 bytes a path) is fresh memory the
+	// process faults in page by page, where a mapping of the page cache comes in 64 KiB at a
+	// time and goes away with the decode. The file is only ever replaced by a rename, never
+	// truncated in place, so the mapping stays whole.
+	var data []byte
+	if m, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED); err == nil {
+		defer unix.Munmap(m)
+		data = m
+	} else if data, err = io.ReadAll(f); err != nil {
+		return nil, err
+	}
+	if len(data) < 8 {
 		return nil, nil
 	}
 	// The last four bytes are the CRC of everything before them.
-	tee := &crcTee{r: io.LimitReader(f, fi.Size()-4)}
-	c := &crcReader{r: bufio.NewReaderSize(tee, 64<<10), tee: tee}
+	body := data[:len(data)-4]
+	if binary.LittleEndian.Uint32(data[len(body):]) != crc32.Checksum(body, crcTable) {
+		return nil, nil
+	}
+	c := &privReader{b: body}
 	p, err := decodePriv(c)
-	if err != nil {
-		return nil, nil
-	}
-	if _, err := c.r.ReadByte(); err != io.EOF { // trailing garbage
-		return nil, nil
-	}
-	var sum [4]byte
-	if _, err := f.ReadAt(sum[:], fi.Size()-4); err != nil || binary.LittleEndian.Uint32(sum[:]) != tee.crc {
+	if err != nil || c.off != len(body) { // damage, or trailing garbage
 		return nil, nil
 	}
 	return p, nil
 }
 
-func decodePriv(c *crcReader) (*privIndex, error) {
+func decodePriv(c *privReader) (*privIndex, error) {
 	b, err := c.full(8)
 	if err != nil || string(b[:4]) != privMagic || binary.LittleEndian.Uint32(b[4:]) != privVersion {
 		return nil, errPrivCorrupt
@@ -331,7 +326,7 @@ func decodePriv(c *crcReader) (*privIndex, error) {
 // readPath reads a prefix-compressed path (bytes kept from the previous path, then the suffix)
 // into the arena and returns where it starts. A fixed arena is never grown: a path that does not
 // fit says the file is corrupt.
-func readPath(c *crcReader, arena *[]byte, prev *int, fixed bool) (int, error) {
+func readPath(c *privReader, arena *[]byte, prev *int, fixed bool) (int, error) {
 	keep, err := c.uvarint()
 	if err != nil {
 		return 0, err

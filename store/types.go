@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"time"
+
+	"github.com/mulligan-dev/mulligan/internal/lazyre"
 )
 
 // Run states (SPEC §4 States).
@@ -83,8 +84,8 @@ func checkState(kind, state string, valid []string) error {
 }
 
 var (
-	runIDRe  = regexp.MustCompile(`^[0-9a-z]+$`)
-	taskIDRe = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+	runIDRe  = lazyre.New(`^[0-9a-z]+$`)
+	taskIDRe = lazyre.New(`^[A-Za-z0-9._-]+$`)
 )
 
 // Errors callers branch on. They are wrapped with the name that was looked up.

@@ -22,6 +22,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/google/shlex"
+	"github.com/mulligan-dev/mulligan/internal/lazyre"
 )
 
 // File is a loaded, validated task file. Content and Hash are what the run stores, so that
@@ -310,7 +311,7 @@ func Load(path string) (*File, error) {
 
 // idPattern is the syntax of task, agent and effect names: they end up in refs, paths
 // and addresses (RUN/TASK@N), so no slashes, blanks or @.
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+var idPattern = lazyre.New(`^[A-Za-z0-9._-]+$`)
 
 // MaxTaskIDLen is the longest task id (SPEC §1).
 const MaxTaskIDLen = 64
@@ -1143,7 +1144,7 @@ func (l *loader) agent(ae yamlEntry) *Agent {
 	return a
 }
 
-var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envNamePattern = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // taskSrc keeps the positions the cross-file checks need.
 type taskSrc struct {
