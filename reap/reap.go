@@ -35,6 +35,10 @@ var registry struct {
 type Tree struct {
 	Leader int    // pid of the process mulligan started, also its process group id
 	Marker string // "MULLIGAN_PROC=<pid>.<n>", in the environment of the leader
+	// since is the leader's start time (clock ticks since boot; 0: unknown). A process started
+	// before it cannot carry the marker, so its environment is not read: reading another
+	// process's environment is most of what a look through /proc costs.
+	since uint64
 }
 
 // Start starts cmd as the leader of a new tree: this process becomes the subreaper, cmd's
@@ -74,7 +78,7 @@ func Start(cmd *exec.Cmd) (*Tree, error) {
 	registry.own[cmd.Process.Pid] = true
 	registry.active++
 	registry.Unlock()
-	return &Tree{Leader: cmd.Process.Pid, Marker: marker}, nil
+	return &Tree{Leader: cmd.Process.Pid, Marker: marker, since: startTime(cmd.Process.Pid)}, nil
 }
 
 // Release forgets the tree once it has ended (after Terminate or Kill).

@@ -32,6 +32,7 @@ func Supported() bool { return true }
 type procInfo struct {
 	pid, ppid, pgid int
 	zombie          bool
+	start           uint64 // clock ticks after boot
 }
 
 // readProcs lists the processes in /proc with their parent, group and state.
@@ -62,7 +63,11 @@ func readProcs() []procInfo {
 		}
 		ppid, _ := strconv.Atoi(f[1])
 		pgid, _ := strconv.Atoi(f[2])
-		out = append(out, procInfo{pid: pid, ppid: ppid, pgid: pgid, zombie: f[0] == "Z" || f[0] == "X"})
+		var start uint64
+		if len(f) > 19 {
+			start, _ = strconv.ParseUint(f[19], 10, 64)
+		}
+		out = append(out, procInfo{pid: pid, ppid: ppid, pgid: pgid, zombie: f[0] == "Z" || f[0] == "X", start: start})
 	}
 	return out
 }
@@ -83,9 +88,16 @@ func environHas(pid int, kv string) bool {
 // a descendant that also cleared its environment — when they were in this tree's group or this
 // is the only live tree. This process and init are never members.
 func (t *Tree) Members() []int {
+	if subreaper && childless() {
+		// Every descendant of what this process started is below it (orphans come back to
+		// the subreaper): with no child at all, nothing of the tree is alive. One system call
+		// where a look through /proc costs ~40 us a process.
+		return nil
+	}
 	self, ownGroup := os.Getpid(), syscall.Getpgrp()
 	return members(readProcs(), func(p procInfo) bool {
-		if p.pid == t.Leader || (t.Leader > 1 && p.pgid == t.Leader) || (t.Marker != "" && environHas(p.pid, t.Marker)) {
+		if p.pid == t.Leader || (t.Leader > 1 && p.pgid == t.Leader) ||
+			(t.Marker != "" && (t.since == 0 || p.start >= t.since) && environHas(p.pid, t.Marker)) {
 			return true
 		}
 		if p.ppid != self || p.pgid == ownGroup || !subreaper {
@@ -160,6 +172,30 @@ func InGroup(pgid int) []int {
 		return nil
 	}
 	return members(readProcs(), func(p procInfo) bool { return p.pgid == pgid })
+}
+
+// childless reports whether this process has no child at all, running, stopped or exited and not
+// yet waited for, whichever of its threads started it (waitid without waiting: ECHILD).
+func childless() bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_ALL, 0, &info, unix.WNOHANG|unix.WNOWAIT|unix.WEXITED|unix.WSTOPPED|unix.WCONTINUED, nil)
+	return err == unix.ECHILD
+}
+
+// startTime is process pid's start time in clock ticks after boot (field 22 of its stat), 0
+// when it cannot be read.
+func startTime(pid int) uint64 {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(stat)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 20 {
+		return 0
+	}
+	v, _ := strconv.ParseUint(f[19], 10, 64)
+	return v
 }
 
 func zombie(pid int) bool {

@@ -107,3 +107,58 @@ func TestInGroup(t *testing.T) {
 	}
 	t.Errorf("InGroup(%d) = %v after the group was killed", pg, got)
 }
+
+// A process started after another has a start time at or after it: what lets Members skip the
+// environment of every process older than the tree's leader.
+func TestStartTimeOrders(t *testing.T) {
+	self := startTime(os.Getpid())
+	if self == 0 {
+		t.Fatal("no start time for this process")
+	}
+	cmd := exec.Command("sleep", "5")
+	tree, err := Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Release()
+	defer cmd.Wait()
+	defer tree.Kill()
+	if tree.since < self {
+		t.Fatalf("leader started at %d, before this process (%d)", tree.since, self)
+	}
+	var found bool
+	for _, p := range readProcs() {
+		if p.pid == tree.Leader {
+			found = p.start == tree.since
+		}
+	}
+	if !found {
+		t.Fatalf("readProcs has no leader %d with start %d", tree.Leader, tree.since)
+	}
+	if m := tree.Members(); !slices.Equal(m, []int{tree.Leader}) {
+		t.Fatalf("Members = %v, want the leader %d", m, tree.Leader)
+	}
+}
+
+// childless is what lets Members skip /proc when nothing this process started is left: true with
+// no child, false while one runs and after it exited until it is waited for.
+func TestChildless(t *testing.T) {
+	if !childless() {
+		t.Skip("this test process has children already")
+	}
+	cmd := exec.Command("sh", "-c", "exit 0")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if childless() {
+		t.Fatal("childless with a child started")
+	}
+	time.Sleep(50 * time.Millisecond) // exited, a zombie until waited for
+	if childless() {
+		t.Fatal("childless with an exited child not yet waited for")
+	}
+	cmd.Wait()
+	if !childless() {
+		t.Fatal("not childless after the only child was waited for")
+	}
+}

@@ -33,3 +33,5 @@ func InGroup(pgid int) []int {
 }
 
 func zombie(pid int) bool { return false }
+
+func startTime(pid int) uint64 { return 0 }

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -25,6 +26,30 @@ type liveState struct {
 	ignFP     uint64        // of the repository-wide ignore files
 	volatile  []string      // directories holding submodules or nested repositories
 	unsaved   bool          // differs from the private index on disk
+	// drift bounds how many entries differ from the private index on disk: what the next
+	// process's first walk would read again (their stat data no longer matches) if the index
+	// were not written. mustSave when that walk would cost more than reading them (no index on
+	// disk, or the user's index changed since it was written: a reseed).
+	drift int
+}
+
+// mustSave is a drift that always writes the private index.
+const mustSave = math.MaxInt32
+
+func addDrift(a, b int) int { return int(min(int64(a)+int64(b), mustSave)) }
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// worthSaving reports whether the private index is worth writing when a watch ends: writing it
+// costs in proportion to the whole tree (~80 bytes a path), leaving it costs the next process's
+// first walk a read of each drifted file; a run whose attempts were reset leaves a handful.
+func (live *liveState) worthSaving() bool {
+	return live.unsaved && live.drift > max(64, len(live.entries)/100)
 }
 
 // Watch starts following the working tree: from the next walk on, each snapshot and restore
@@ -59,7 +84,7 @@ func (r *Repo) unwatchLocked() error {
 	}
 	live := r.live
 	r.live = nil
-	if live == nil || !live.unsaved {
+	if live == nil || !live.worthSaving() {
 		return nil
 	}
 	return r.saveLive(live)

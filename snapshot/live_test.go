@@ -106,3 +106,73 @@ func TestMergeEntries(t *testing.T) {
 		}
 	}
 }
+
+// When a watch ends, the private index is written only when the walks since it was last written
+// changed enough entries that reading them again would cost more than writing it: a run that
+// edited a file and put it back leaves the index on disk as it was, and the next process's walk
+// reads that one file again and gives the same tree.
+func TestUnwatchSavesOnlyWhatIsWorthIt(t *testing.T) {
+	dir := newGitRepo(t)
+	past := time.Now().Add(-time.Hour)
+	const n = 200
+	for i := 0; i < n; i++ {
+		p := filepath.Join(dir, fmt.Sprintf("d%d/f%03d", i%4, i))
+		writeFile(t, p, fmt.Sprint(i))
+		os.Chtimes(p, past, past)
+	}
+	runGit(t, dir, "add", "-A")
+	// The index on disk, written by a process that did not watch.
+	r0 := openRepo(t, dir)
+	base := assertSameTree(t, r0, dir)
+	index := privIndexPath(r0.gitDir)
+	stamp := func() time.Time {
+		fi, err := os.Stat(index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.ModTime()
+	}
+	written := stamp()
+
+	watched := func(edit func()) {
+		r := openRepo(t, dir)
+		if err := r.Watch(); err != nil {
+			t.Skipf("cannot watch here: %v", err)
+		}
+		assertSameTree(t, r, dir)
+		edit()
+		assertSameTree(t, r, dir)
+		if err := r.Unwatch(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(10 * time.Millisecond) // a rewrite would show in the mtime
+	watched(func() {
+		writeFile(t, filepath.Join(dir, "d1", "f001"), "edited")
+		os.Chtimes(filepath.Join(dir, "d1", "f001"), past, past)
+	})
+	if got := stamp(); !got.Equal(written) {
+		t.Fatalf("one file changed: the private index was written again (%v, was %v)", got, written)
+	}
+	r := openRepo(t, dir)
+	res := assertSameTree(t, r, dir)
+	if res.Tree == base.Tree || res.Hashed != 1 {
+		t.Fatalf("the next process: %+v; want a new tree with the one drifted file read again", res)
+	}
+
+	// Many changed files: written, and the next process reads none of them again.
+	watched(func() {
+		for i := 0; i < n; i += 2 {
+			p := filepath.Join(dir, fmt.Sprintf("d%d/f%03d", i%4, i))
+			writeFile(t, p, "many")
+			os.Chtimes(p, past, past) // not racy: a racy file is read again whatever was written
+		}
+	})
+	if got := stamp(); got.Equal(written) {
+		t.Fatal("half the files changed: the private index was not written")
+	}
+	r = openRepo(t, dir)
+	if res := assertSameTree(t, r, dir); res.Hashed != 0 {
+		t.Fatalf("after the index was written: %+v, want nothing read again", res)
+	}
+}

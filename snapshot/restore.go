@@ -834,8 +834,12 @@ func (x *restorer) saveIndex() error {
 				break
 			}
 		}
+		drift := addDrift(ws.drift, len(x.done))
+		if user != ws.user {
+			drift = mustSave
+		}
 		return x.r.keep(&liveState{t0S: t1S, t0Ns: t1Ns, user: user, entries: out, dirs: dirs, tree: x.target,
-			rootFP: ws.rootFP, ignFP: ws.ignFP, volatile: ws.volatile}, true)
+			rootFP: ws.rootFP, ignFP: ws.ignFP, volatile: ws.volatile, drift: drift}, true)
 	}
 	p := &privIndex{t0S: t1S, t0Ns: t1Ns, dirs: dirs}
 	return savePrivIndex(tmp, privIndexPath(x.r.gitDir), p, out)

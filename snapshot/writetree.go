@@ -62,6 +62,7 @@ type walkState struct {
 	t0S, t0Ns uint32
 	tmp       *os.File
 	dirty     bool
+	drift     int // entries that may differ from the private index on disk (liveState.drift)
 	rootFP    uint64
 	ignFP     uint64
 	volatile  []string
@@ -81,7 +82,7 @@ func (ws *walkState) discard() {
 // live is the state the walk leaves for the next one.
 func (ws *walkState) live() *liveState {
 	return &liveState{t0S: ws.t0S, t0Ns: ws.t0Ns, user: ws.user, entries: ws.entries, dirs: ws.dirs,
-		tree: ws.result.Tree, rootFP: ws.rootFP, ignFP: ws.ignFP, volatile: ws.volatile}
+		tree: ws.result.Tree, rootFP: ws.rootFP, ignFP: ws.ignFP, volatile: ws.volatile, drift: ws.drift}
 }
 
 // save keeps the walk's result: in memory while the Repo is watched, else in the private index
@@ -124,7 +125,7 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 	if live != nil {
 		p = &privIndex{t0S: live.t0S, t0Ns: live.t0Ns, user: live.user, dirs: live.dirs}
 		old = live.entries
-		ws.dirty = live.unsaved
+		ws.dirty, ws.drift = live.unsaved, live.drift
 	} else {
 		if p, err = loadPrivIndex(privIndexPath(r.gitDir)); err != nil {
 			return nil, fmt.Errorf("snapshot: private index: %w", err)
@@ -133,6 +134,8 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 			old = ptrs(p.entries)
 			p.entries = nil
 			forgetRacy(old, p.t0S, p.t0Ns)
+		} else {
+			ws.drift = mustSave // no private index on disk
 		}
 	}
 	stamp, err := stampUserIndex(r.indexFile)
@@ -150,7 +153,7 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 			hints = ui.trees
 		}
 		p, old = r.reseed(p, old, ui, stamp)
-		ws.dirty = true
+		ws.dirty, ws.drift = true, mustSave // the next process would reseed again
 		touched, full = nil, "the user's index changed"
 	}
 	ign, attrs, fp, ignFP, err := r.rootMatchers()
@@ -215,6 +218,7 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 	sort.Slice(ws.dirs, func(i, j int) bool { return ws.dirs[i].path < ws.dirs[j].path })
 	if b.dirty || w.newEntries.Load() > 0 || len(ws.entries) != len(w.old) || len(ws.dirs) != len(w.dirs) {
 		ws.dirty = true
+		ws.drift = addDrift(ws.drift, int(w.newEntries.Load())+abs(len(ws.entries)-len(w.old))+1)
 	}
 	files := 0
 	for _, e := range ws.entries {
