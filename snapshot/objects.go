@@ -304,11 +304,13 @@ var errChangedWhileReading = errors.New("content changed while it was read")
 // errChangedWhileReading is returned. Whatever happens (a full disk, a read error) no partial file
 // stays behind: see looseWriter.
 func (s *objectStore) writeStream(t plumbing.ObjectType, size int64, r io.Reader) (plumbing.Hash, error) {
-	w, err := s.newLooseWriter()
+	var hdr bytes.Buffer
+	writeObjectHeader(&hdr, t, size)
+	w, err := s.newLooseWriter(int64(hdr.Len()) + size)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("write object: %w", err)
 	}
-	writeObjectHeader(w, t, size)
+	w.Write(hdr.Bytes())
 	n, cerr := io.CopyN(w, r, size)
 	if cerr == nil {
 		var one [1]byte
