@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"golang.org/x/sys/unix"
 )
 
 // What an agent can change besides the working tree: HEAD, the refs, the stash and the index.
@@ -366,6 +367,52 @@ func (r *Repo) keepIndexCopy(sum string, tmp *os.File) error {
 
 // userRefs lists every ref outside mulligan's namespaces: packed, then loose (which win),
 // in the common directory and, for a linked worktree, its own per-worktree refs.
+// seenRef is a loose ref's value as last read, with the stat data of the file it was read from.
+type seenRef struct {
+	st    statData
+	value string
+}
+
+// refTrustAfter is how old a ref file's change must be for its stat data to vouch for what was
+// read: a rewrite within the same tick of the clock could keep every field (git renames a new
+// file into place, so the inode alone changes, but an inode can be reused).
+var refTrustAfter = 2 * time.Second
+
+// looseRefValue is the loose ref at path, as the state records it ("ref: <target>" or the hash),
+// read again only when its file's stat data changed since the last read: an attempt's git state
+// is read before and after it, and a repository's loose refs can be hundreds of files (a read is
+// four system calls, a stat one).
+func (r *Repo) looseRefValue(path, name string) (string, bool) {
+	var ust unix.Stat_t
+	if unix.Stat(path, &ust) != nil {
+		return "", false
+	}
+	st := statFromUnix(&ust)
+	r.refMu.Lock()
+	s, ok := r.refSeen[path]
+	r.refMu.Unlock()
+	if ok && s.st == st {
+		return s.value, true
+	}
+	h, target, found, err := r.rawRef(name)
+	if err != nil || !found {
+		return "", false
+	}
+	v := h.String()
+	if target != "" {
+		v = "ref: " + target
+	}
+	if settled := time.Now().Add(-refTrustAfter).Unix(); int64(st.ctimeS) < settled && int64(st.mtimeS) < settled {
+		r.refMu.Lock()
+		if r.refSeen == nil {
+			r.refSeen = map[string]seenRef{}
+		}
+		r.refSeen[path] = seenRef{st: st, value: v}
+		r.refMu.Unlock()
+	}
+	return v, true
+}
+
 func (r *Repo) userRefs(out map[string]string) error {
 	packed, err := r.packedRefs()
 	if err != nil {
@@ -402,16 +449,10 @@ func (r *Repo) userRefs(out map[string]string) error {
 			if strings.HasSuffix(name, ".lock") || (base == r.gitDir && base != r.commonDir && !perWorktreeRef(name)) {
 				return nil
 			}
-			h, target, found, err := r.rawRef(name)
-			if err != nil || !found {
-				return nil // a broken loose ref is not the attempt's to judge
+			if v, ok := r.looseRefValue(p, name); ok {
+				out[name] = v
 			}
-			if target != "" {
-				out[name] = "ref: " + target
-			} else {
-				out[name] = h.String()
-			}
-			return nil
+			return nil // a broken loose ref is not the attempt's to judge
 		})
 		if err != nil {
 			return fmt.Errorf("list refs: %w", err)

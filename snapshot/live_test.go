@@ -176,3 +176,46 @@ func TestUnwatchSavesOnlyWhatIsWorthIt(t *testing.T) {
 		t.Fatalf("after the index was written: %+v, want nothing read again", res)
 	}
 }
+
+// ReadGitState reads a loose ref again only when its file changed: a ref git rewrote (a new file
+// renamed into place) gives its new value, one left alone is taken from the last read.
+func TestLooseRefsReadAgainWhenChanged(t *testing.T) {
+	defer func(d time.Duration) { refTrustAfter = d }(refTrustAfter)
+	refTrustAfter = -time.Hour // every file counts as settled: the cache is used at once
+	dir := newGitRepo(t)
+	writeFile(t, filepath.Join(dir, "a"), "a")
+	runGit(t, dir, "add", "a")
+	runGit(t, dir, "commit", "-q", "-m", "one")
+	c1 := runGit(t, dir, "rev-parse", "HEAD")
+	runGit(t, dir, "commit", "-q", "--allow-empty", "-m", "two")
+	c2 := runGit(t, dir, "rev-parse", "HEAD")
+	runGit(t, dir, "update-ref", "refs/heads/side", c1)
+	runGit(t, dir, "update-ref", "refs/tags/keep", c1)
+	r := openRepo(t, dir)
+	st, err := r.ReadGitState(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Refs["refs/heads/side"] != c1 || st.Refs["refs/tags/keep"] != c1 {
+		t.Fatalf("refs %v, want side and keep at %s", st.Refs, c1)
+	}
+	if len(r.refSeen) < 2 {
+		t.Fatalf("refSeen %v: the loose refs were not kept", r.refSeen)
+	}
+	runGit(t, dir, "update-ref", "refs/heads/side", c2)
+	st, err = r.ReadGitState(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Refs["refs/heads/side"] != c2 || st.Refs["refs/tags/keep"] != c1 {
+		t.Fatalf("after update-ref: side %s, keep %s; want %s and %s", st.Refs["refs/heads/side"], st.Refs["refs/tags/keep"], c2, c1)
+	}
+	os.Remove(filepath.Join(dir, ".git", "refs", "tags", "keep"))
+	st, err = r.ReadGitState(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := st.Refs["refs/tags/keep"]; ok {
+		t.Fatalf("a deleted ref is still listed: %v", st.Refs)
+	}
+}

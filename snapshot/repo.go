@@ -40,6 +40,9 @@ type Repo struct {
 	idxStamp userIndexStamp
 	idxState IndexState
 
+	refMu   sync.Mutex
+	refSeen map[string]seenRef // ReadGitState's loose refs, by path
+
 	stor   *filesystem.Storage
 	storMu sync.Mutex // go-git's storage is not safe for concurrent readers; guards stor
 }
