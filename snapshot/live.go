@@ -46,10 +46,12 @@ func abs(n int) int {
 }
 
 // worthSaving reports whether the private index is worth writing when a watch ends: writing it
-// costs in proportion to the whole tree (~80 bytes a path), leaving it costs the next process's
-// first walk a read of each drifted file; a run whose attempts were reset leaves a handful.
+// costs in proportion to the whole tree (~80 bytes a path), once; leaving it costs every later
+// process's first walk a read of each drifted file, until one writes it (the drift of the index
+// on disk is counted again by each process that starts from it, so it is written once the drift
+// adds up). A run whose attempts were reset leaves a handful: not worth 800 KB at 10k files.
 func (live *liveState) worthSaving() bool {
-	return live.unsaved && live.drift > max(64, len(live.entries)/100)
+	return live.unsaved && live.drift > max(16, len(live.entries)/1000)
 }
 
 // Watch starts following the working tree: from the next walk on, each snapshot and restore

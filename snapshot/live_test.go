@@ -114,7 +114,7 @@ func TestMergeEntries(t *testing.T) {
 func TestUnwatchSavesOnlyWhatIsWorthIt(t *testing.T) {
 	dir := newGitRepo(t)
 	past := time.Now().Add(-time.Hour)
-	const n = 200
+	const n = 200 // the index is written past 16 drifted entries
 	for i := 0; i < n; i++ {
 		p := filepath.Join(dir, fmt.Sprintf("d%d/f%03d", i%4, i))
 		writeFile(t, p, fmt.Sprint(i))
