@@ -46,6 +46,12 @@ func hookDefs(f *taskfile.File, order []*taskfile.Task) []store.HookDef {
 // startHooks delivers the run's hooks in the background while this process runs it, and tells
 // the terminal of a hook that failed (its failure changes nothing else).
 func (r *runner) startHooks(ctx context.Context) {
+	if len(hookDefs(r.file, r.file.Tasks)) == 0 {
+		// No hook is defined for this run (its definitions were stored from this file when it
+		// started): nothing can fire, and a dispatcher would only ask the database so after
+		// every change. What earlier processes left pending is afterCommand's (cmd).
+		return
+	}
 	h := NewHooks(r.env.DB, r.env.Environ)
 	h.Report = func(res compensate.HookResult) {
 		if res.Err != nil {

@@ -360,8 +360,10 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 	defer func() {
 		// Deliver the hooks the run's last changes fired before this process goes: the stop
 		// of a run waits for them, bounded by the hook timeout.
-		r.hooks.Close()
-		r.hooks = nil
+		if r.hooks != nil {
+			r.hooks.Close()
+			r.hooks = nil
+		}
 	}()
 	defer func() {
 		if r.isFenced() {

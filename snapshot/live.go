@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"golang.org/x/sys/unix"
 )
 
 // A watched Repo keeps the last walk's result in memory (liveState) and follows the working tree
@@ -70,6 +71,49 @@ func (r *Repo) Watch() error {
 	}
 	r.watch = w
 	return nil
+}
+
+// preloaded is the private index as Preload read it, with the stat data of the file read.
+type preloaded struct {
+	p   *privIndex
+	st  statData
+	err error
+}
+
+// Preload starts reading the private index from disk for the walk to come, on another core while
+// the caller does something else (a run opens its database and records itself): at 10k files it
+// is ~1 MB of fresh memory, some 9 ms on a machine where a page costs 14 us to fault in. The walk
+// takes what was read if the file is still the one read (it is only ever replaced, by a rename),
+// and reads it itself otherwise.
+func (r *Repo) Preload() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.live != nil || r.pre != nil {
+		return
+	}
+	ch := make(chan preloaded, 1)
+	r.pre = ch
+	path := privIndexPath(r.gitDir)
+	go func() {
+		p, st, err := loadPrivIndexStat(path)
+		ch <- preloaded{p: p, st: st, err: err}
+	}()
+}
+
+// privIndex is the private index on disk: Preload's, when the file is still the one it read.
+// r.mu is held.
+func (r *Repo) privIndex() (*privIndex, error) {
+	path := privIndexPath(r.gitDir)
+	if ch := r.pre; ch != nil {
+		r.pre = nil
+		if got := <-ch; got.err == nil && got.p != nil {
+			var st unix.Stat_t
+			if unix.Stat(path, &st) == nil && statFromUnix(&st) == got.st {
+				return got.p, nil
+			}
+		}
+	}
+	return loadPrivIndex(path)
 }
 
 // Unwatch ends Watch and writes what the last walk learnt to the private index on disk.

@@ -219,3 +219,40 @@ func TestLooseRefsReadAgainWhenChanged(t *testing.T) {
 		t.Fatalf("a deleted ref is still listed: %v", st.Refs)
 	}
 }
+
+// Preload reads the private index ahead of the walk; the walk takes it only while the file is the
+// one read: another process that wrote the index meanwhile (a rename) has it read again.
+func TestPreloadTakenOnlyWhileTheFileIsTheSame(t *testing.T) {
+	dir := newGitRepo(t)
+	past := time.Now().Add(-time.Hour)
+	for i := 0; i < 30; i++ {
+		p := filepath.Join(dir, fmt.Sprintf("d%d/f%02d", i%3, i))
+		writeFile(t, p, fmt.Sprint(i))
+		os.Chtimes(p, past, past)
+	}
+	runGit(t, dir, "add", "-A")
+	assertSameTree(t, openRepo(t, dir), dir) // writes the index
+
+	r := openRepo(t, dir)
+	r.Preload()
+	if res := assertSameTree(t, r, dir); res.Hashed != 0 {
+		t.Fatalf("with the preloaded index: %+v, want nothing read again", res)
+	}
+	if r.pre != nil {
+		t.Fatal("the preloaded index was not taken")
+	}
+
+	r = openRepo(t, dir)
+	r.Preload()
+	<-time.After(10 * time.Millisecond)
+	// Another process: an edit, and its snapshot writes the index anew.
+	writeFile(t, filepath.Join(dir, "d1", "f01"), "edited")
+	os.Chtimes(filepath.Join(dir, "d1", "f01"), past, past)
+	other := assertSameTree(t, openRepo(t, dir), dir)
+	if other.Hashed != 1 {
+		t.Fatalf("the other process: %+v, want the edited file read", other)
+	}
+	if res := assertSameTree(t, r, dir); res.Tree != other.Tree || res.Hashed != 0 {
+		t.Fatalf("after the index was replaced: %+v, want tree %s from the new index, nothing read again", res, other.Tree)
+	}
+}

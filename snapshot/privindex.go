@@ -156,17 +156,35 @@ func (c *privReader) u32() (uint32, error) {
 // loadPrivIndex reads the private index; any damage or version mismatch reads as "absent", since
 // it is only a cache and will be rebuilt from the user's index.
 func loadPrivIndex(path string) (*privIndex, error) {
+	p, _, err := loadPrivIndexStat(path)
+	return p, err
+}
+
+// loadPrivIndexStat is loadPrivIndex with the stat data of the file it read (zero when none).
+func loadPrivIndexStat(path string) (p *privIndex, st statData, err error) {
+	p, st, err = loadPrivFile(path)
+	if p == nil {
+		st = statData{}
+	}
+	return p, st, err
+}
+
+func loadPrivFile(path string) (*privIndex, statData, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil
+			return nil, statData{}, nil
 		}
-		return nil, err
+		return nil, statData{}, err
 	}
 	defer f.Close()
+	st, err := fstatFile(f)
+	if err != nil || st.size < 8 {
+		return nil, statData{}, nil
+	}
 	fi, err := f.Stat()
 	if err != nil || fi.Size() < 8 || fi.Size() > 1<<40 {
-		return nil, nil
+		return nil, statData{}, nil
 	}
 	// Mapped, not read: read into the heap, the file (some 80 bytes a path) is fresh memory the
 	// process faults in page by page, where a mapping of the page cache comes in 64 KiB at a
@@ -177,22 +195,22 @@ func loadPrivIndex(path string) (*privIndex, error) {
 		defer unix.Munmap(m)
 		data = m
 	} else if data, err = io.ReadAll(f); err != nil {
-		return nil, err
+		return nil, statData{}, err
 	}
 	if len(data) < 8 {
-		return nil, nil
+		return nil, statData{}, nil
 	}
 	// The last four bytes are the CRC of everything before them.
 	body := data[:len(data)-4]
 	if binary.LittleEndian.Uint32(data[len(body):]) != crc32.Checksum(body, crcTable) {
-		return nil, nil
+		return nil, statData{}, nil
 	}
 	c := &privReader{b: body}
 	p, err := decodePriv(c)
 	if err != nil || c.off != len(body) { // damage, or trailing garbage
-		return nil, nil
+		return nil, statData{}, nil
 	}
-	return p, nil
+	return p, st, nil
 }
 
 func decodePriv(c *privReader) (*privIndex, error) {

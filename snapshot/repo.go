@@ -29,6 +29,7 @@ type Repo struct {
 	// Set while watched (live.go): the tree's watcher and the last walk's state.
 	watch    *watcher
 	live     *liveState
+	pre      chan preloaded // the private index Preload is reading
 	lastWalk WatchStats
 	// indexUpdated is how SetWorktree last wrote this worktree's index: "entries" (only those
 	// that differ) or "whole"; for tests and benchmarks.

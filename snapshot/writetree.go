@@ -127,7 +127,7 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 		old = live.entries
 		ws.dirty, ws.drift = live.unsaved, live.drift
 	} else {
-		if p, err = loadPrivIndex(privIndexPath(r.gitDir)); err != nil {
+		if p, err = r.privIndex(); err != nil {
 			return nil, fmt.Errorf("snapshot: private index: %w", err)
 		}
 		if p != nil {
