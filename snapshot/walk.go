@@ -705,8 +705,12 @@ func (w *walker) unchanged(e *entry, sd *statData, fpSame bool) bool {
 	if e.flags&fHashed != 0 {
 		// Content mulligan hashed itself may be in no ref yet (an untracked file only a dry run
 		// saw), and `git gc` prunes such objects: the entry is trusted only while its blob is
-		// still there, or the next snapshot would name an object that no longer exists.
-		return fpSame && e.st.matches(sd, w.fileMode) && (e.mode == modeGitlink || w.r.objs.has(e.blob))
+		// still there, or the next snapshot would name an object that no longer exists. A blob
+		// the user's index names is (the index is one of gc's roots; a changed index reseeds
+		// the entries first): a file a reset or restore rewrote with the index's content, most
+		// of a tree after a few runs, costs no look in the object store.
+		return fpSame && e.st.matches(sd, w.fileMode) &&
+			(e.mode == modeGitlink || e.ub != nil && *e.ub == e.blob || w.r.objs.has(e.blob))
 	}
 	if e.st.size == 0 && e.blob != emptyBlob {
 		return false // git's racily-smudged entry

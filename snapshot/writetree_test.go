@@ -182,3 +182,30 @@ func TestWriteTreeSkipsRestoreLeftovers(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteTreeIndexBlobNotLookedUp: a tracked file mulligan read again (its stat data no longer
+// the index's, as after a reset rewrote it) keeps the blob the user's index names, which git's
+// gc never prunes (the index is one of its roots): the next walk trusts it on its stat data
+// without looking for the object. Removing the object by hand, which gc would not do, shows it.
+func TestWriteTreeIndexBlobNotLookedUp(t *testing.T) {
+	dir := newGitRepo(t)
+	writeFile(t, filepath.Join(dir, "tracked.txt"), "t\n")
+	runGit(t, dir, "add", "tracked.txt")
+	runGit(t, dir, "commit", "-qm", "one")
+	writeFile(t, filepath.Join(dir, "tracked.txt"), "t\n") // same content, new stat data
+	ageFiles(t, dir)
+	r := openRepo(t, dir)
+	first := assertSameTree(t, r, dir)
+	if first.Hashed != 1 {
+		t.Fatalf("first walk: hashed %d, want the rewritten file read", first.Hashed)
+	}
+	blob := runGit(t, dir, "rev-parse", first.Tree.String()+":tracked.txt")
+	if err := os.Remove(filepath.Join(dir, ".git", "objects", blob[:2], blob[2:])); err != nil {
+		t.Fatal(err)
+	}
+	// A new process (this one remembers what it found), and not compared with git's tree: `git
+	// add -A` would write the blob back.
+	if again := writeTree(t, openRepo(t, dir)); again.Hashed != 0 || again.Tree != first.Tree {
+		t.Errorf("second walk: hashed %d (tree %s), want nothing read (%s): the index names the blob", again.Hashed, again.Tree, first.Tree)
+	}
+}
