@@ -62,3 +62,13 @@ func TestDecideRetryAfterFloor(t *testing.T) {
 		t.Fatalf("got %v %v, want a retry after the 1m floor", d.Action, d.Delay)
 	}
 }
+
+func TestGCPercentFor(t *testing.T) {
+	for _, c := range []struct{ files, want int }{
+		{0, 100}, {1, 100}, {10_000, 100}, {20_000, 50}, {50_000, 20}, {100_000, 10}, {1_000_000, 10},
+	} {
+		if got := gcPercentFor(c.files); got != c.want {
+			t.Errorf("gcPercentFor(%d) = %d, want %d", c.files, got, c.want)
+		}
+	}
+}

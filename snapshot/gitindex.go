@@ -129,6 +129,22 @@ func decodeIndex(br *bufio.Reader, size int64, gitDir string) (*userIndex, error
 	return ui, nil
 }
 
+// TrackedFiles is the number of entries the user's index declares in its header (0 when there is
+// no index or it cannot be read): the size of the tree, for a caller that sizes something by it
+// before any walk.
+func (r *Repo) TrackedFiles() int {
+	f, err := os.Open(r.indexFile)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	var b [12]byte
+	if _, err := io.ReadFull(f, b[:]); err != nil || !bytes.Equal(b[:4], []byte("DIRC")) {
+		return 0
+	}
+	return int(binary.BigEndian.Uint32(b[8:12]))
+}
+
 // readIndexHeader reads and checks the 12-byte header of an index of size bytes.
 func readIndexHeader(br *bufio.Reader, size int64) (version uint32, count int, err error) {
 	if size < 12+20 {

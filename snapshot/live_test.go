@@ -256,3 +256,18 @@ func TestPreloadTakenOnlyWhileTheFileIsTheSame(t *testing.T) {
 		t.Fatalf("after the index was replaced: %+v, want tree %s from the new index, nothing read again", res, other.Tree)
 	}
 }
+
+func TestTrackedFiles(t *testing.T) {
+	dir := newGitRepo(t)
+	r := openRepo(t, dir)
+	if n := r.TrackedFiles(); n != 0 {
+		t.Fatalf("no index yet: %d tracked files", n)
+	}
+	for i := 0; i < 3; i++ {
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("f%d", i)), "x")
+	}
+	runGit(t, dir, "add", "f0", "f1")
+	if n := r.TrackedFiles(); n != 2 {
+		t.Fatalf("%d tracked files, want 2", n)
+	}
+}
