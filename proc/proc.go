@@ -147,7 +147,8 @@ func start(spec Spec) (*process, error) {
 	cmd.Stdin = spec.Stdin
 	cmd.Stdout = outW
 	cmd.Stderr = errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dieWithParent(cmd.SysProcAttr)
 	tree, err := reap.Start(cmd)
 	outW.Close() // the child has its own copies
 	errW.Close()

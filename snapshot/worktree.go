@@ -9,12 +9,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"golang.org/x/sys/unix"
 )
 
 // Linked worktrees of mulligan's own (SPEC §4.1): a directory with a `.git` file naming an admin
@@ -180,8 +180,8 @@ func (r *Repo) writeIndex(w *Worktree, tree plumbing.Hash) error {
 func (r *Repo) indexEntry(path string, id plumbing.Hash, mode filemode.FileMode) *index.Entry {
 	e := &index.Entry{Hash: id, Name: path, Mode: mode}
 	if mode != filemode.Submodule {
-		var st syscall.Stat_t
-		if err := syscall.Lstat(filepath.Join(r.root, filepath.FromSlash(path)), &st); err == nil {
+		var st unix.Stat_t
+		if err := unix.Lstat(filepath.Join(r.root, filepath.FromSlash(path)), &st); err == nil {
 			e.CreatedAt = time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
 			e.ModifiedAt = time.Unix(st.Mtim.Sec, st.Mtim.Nsec)
 			e.Dev, e.Inode = uint32(st.Dev), uint32(st.Ino)
