@@ -393,9 +393,9 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 	// The run's heap is mostly one structure it holds from the base snapshot to the end (the
 	// tree's entries, some 11 MB at 100k files); the default GOGC=100 lets garbage grow the
 	// heap to twice that before collecting, 25 to a quarter of it more. A low target keeps the
-	// peak near what the run holds, for some more collector time (see the README's
-	// architecture section for the figures). A GOGC the user set wins. Restored last, after the
-	// tree's state is let go (below).
+	// peak near what the run holds, for some more collector time: it is lower the larger the
+	// tree (gcPercentFor; see the README's architecture section for the figures). A GOGC the
+	// user set wins. Restored last, after the tree's state is let go (below).
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(gcPercentFor(r.env.Repo.TrackedFiles())))
 	}

@@ -365,8 +365,6 @@ func (r *Repo) keepIndexCopy(sum string, tmp *os.File) error {
 	return nil
 }
 
-// userRefs lists every ref outside mulligan's namespaces: packed, then loose (which win),
-// in the common directory and, for a linked worktree, its own per-worktree refs.
 // seenRef is a loose ref's value as last read, with the stat data of the file it was read from.
 type seenRef struct {
 	st    statData
@@ -413,6 +411,8 @@ func (r *Repo) looseRefValue(path, name string) (string, bool) {
 	return v, true
 }
 
+// userRefs lists every ref outside mulligan's namespaces: packed, then loose (which win),
+// in the common directory and, for a linked worktree, its own per-worktree refs.
 func (r *Repo) userRefs(out map[string]string) error {
 	packed, err := r.packedRefs()
 	if err != nil {
