@@ -1,7 +1,6 @@
 package snapshot
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // SnapshotOptions says where a snapshot is recorded.
@@ -31,7 +29,11 @@ type Result struct {
 	Duration time.Duration
 }
 
-var mulliganSig = object.Signature{Name: "mulligan", Email: "mulligan@localhost"}
+// The identity of every commit mulligan writes, author and committer.
+const (
+	mulliganName  = "mulligan"
+	mulliganEmail = "mulligan@localhost"
+)
 
 // now is the commit clock, a seam for tests.
 var now = time.Now
@@ -50,33 +52,14 @@ func (r *Repo) Commit(tree plumbing.Hash, parents []plumbing.Hash, message strin
 			return plumbing.ZeroHash, fmt.Errorf("commit: parent %s does not exist", p)
 		}
 	}
-	sig := mulliganSig
 	// git prints the offset of the local zone; a whole-second time keeps the object identical to
 	// what `git cat-file` round-trips.
-	sig.When = now().Truncate(time.Second)
+	when := now().Truncate(time.Second)
 	if message != "" && !strings.HasSuffix(message, "\n") {
 		message += "\n"
 	}
-	c := &object.Commit{
-		Author:       sig,
-		Committer:    sig,
-		Message:      message,
-		TreeHash:     tree,
-		ParentHashes: parents,
-	}
-	obj := &plumbing.MemoryObject{} // a commit is small; blobs never go through MemoryObject
-	if err := c.Encode(obj); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("encode commit: %w", err)
-	}
-	rd, err := obj.Reader()
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(rd); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	id, err := r.objs.writeBytes(plumbing.CommitObject, buf.Bytes())
+	data := encodeCommit(tree, parents, mulliganName, mulliganEmail, when, message)
+	id, err := r.objs.writeBytes(plumbing.CommitObject, data)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("write commit: %w", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // CommitTime is when the commit h was made (its committer time): for a snapshot ref, when the
@@ -18,12 +17,11 @@ func (r *Repo) CommitTime(h plumbing.Hash) (time.Time, error) {
 	if t != plumbing.CommitObject {
 		return time.Time{}, fmt.Errorf("object %s is a %s, not a commit", h, t)
 	}
-	c := &object.Commit{}
 	r.storMu.Lock()
-	err = c.Decode(obj)
+	c, err := decodeCommit(obj)
 	r.storMu.Unlock()
 	if err != nil {
 		return time.Time{}, fmt.Errorf("commit %s: %w", h, err)
 	}
-	return c.Committer.When, nil
+	return c.committer, nil
 }

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"golang.org/x/sys/unix"
 
 	"github.com/mulligan-dev/mulligan/snapshot/ignore"
@@ -560,15 +559,14 @@ func (r *Repo) keptCommit(commit plumbing.Hash) (plumbing.Hash, map[string]uint3
 	if t != plumbing.CommitObject {
 		return plumbing.ZeroHash, nil, fmt.Errorf("%s is not a commit", commit)
 	}
-	c := &object.Commit{}
 	r.storMu.Lock()
-	err = c.Decode(obj)
+	c, err := decodeCommit(obj)
 	r.storMu.Unlock()
 	if err != nil {
 		return plumbing.ZeroHash, nil, err
 	}
 	perms := map[string]uint32{}
-	for _, line := range strings.Split(c.Message, "\n") {
+	for _, line := range strings.Split(c.message, "\n") {
 		rest, ok := strings.CutPrefix(line, "perm ")
 		if !ok {
 			continue
@@ -583,7 +581,7 @@ func (r *Repo) keptCommit(commit plumbing.Hash) (plumbing.Hash, map[string]uint3
 			perms[path] = uint32(p) & 0o7777
 		}
 	}
-	return c.TreeHash, perms, nil
+	return c.tree, perms, nil
 }
 
 func (r *Repo) flatten(tree plumbing.Hash, prefix string, out *[]keptFile) error {

@@ -75,7 +75,7 @@ func (r *Repo) ReadCommit(h Hash) (*CommitInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("commit %s: %w", h, err)
 	}
-	return &CommitInfo{Tree: c.TreeHash, Parents: c.ParentHashes, Message: c.Message}, nil
+	return &CommitInfo{Tree: c.tree, Parents: c.parents, Message: c.message}, nil
 }
 
 // HasPath reports whether tree holds path (a file, a link, a submodule or a directory).

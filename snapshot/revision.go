@@ -2,12 +2,10 @@ package snapshot
 
 import (
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // ResolveRevision accepts a full or abbreviated (4+ hex digits) object id or a ref name (full, or
@@ -180,14 +178,15 @@ func (r *Repo) peelTags(h plumbing.Hash) (plumbing.Hash, error) {
 		if t != plumbing.TagObject {
 			return h, nil
 		}
-		tag := &object.Tag{}
 		r.storMu.Lock()
-		err = tag.Decode(obj)
+		data, err := objectBytes(obj)
 		r.storMu.Unlock()
 		if err != nil {
 			return h, err
 		}
-		h = tag.Target
+		if h, err = parseTagTarget(data); err != nil {
+			return h, err
+		}
 	}
 	return h, fmt.Errorf("tag chain too long")
 }
@@ -210,29 +209,17 @@ func (r *Repo) peel(h plumbing.Hash) (tree, commit plumbing.Hash, err error) {
 		if err != nil {
 			return tree, commit, err
 		}
-		return c.TreeHash, h, nil
+		return c.tree, h, nil
 	}
 	return tree, commit, fmt.Errorf("%s is a %s, not a tree or commit", h, t)
 }
 
-func decodeCommit(obj plumbing.EncodedObject) (*object.Commit, error) {
-	rd, err := obj.Reader()
+func decodeCommit(obj plumbing.EncodedObject) (*commitObject, error) {
+	data, err := objectBytes(obj)
 	if err != nil {
 		return nil, err
 	}
-	data, err := io.ReadAll(rd)
-	rd.Close()
-	if err != nil {
-		return nil, err
-	}
-	mem := &plumbing.MemoryObject{}
-	mem.SetType(plumbing.CommitObject)
-	mem.Write(data)
-	c := &object.Commit{}
-	if err := c.Decode(mem); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return parseCommit(data)
 }
 
 func (r *Repo) parent(c plumbing.Hash, n int) (plumbing.Hash, error) {
@@ -244,8 +231,8 @@ func (r *Repo) parent(c plumbing.Hash, n int) (plumbing.Hash, error) {
 	if err != nil {
 		return c, err
 	}
-	if n < 1 || n > len(cm.ParentHashes) {
+	if n < 1 || n > len(cm.parents) {
 		return c, fmt.Errorf("commit %s has no parent %d", c, n)
 	}
-	return cm.ParentHashes[n-1], nil
+	return cm.parents[n-1], nil
 }
