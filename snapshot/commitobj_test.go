@@ -111,7 +111,7 @@ func TestCommitEncodingIsGits(t *testing.T) {
 	head := runGit(t, dir, "rev-parse", "HEAD")
 	tree := runGit(t, dir, "rev-parse", "HEAD^{tree}")
 	defer func(f func() time.Time) { now = f }(now)
-	when := time.Date(2026, 12, 4, 5, 6, 7, 0, time.FixedZone("", -(3*3600 + 30*60)))
+	when := time.Date(2026, 12, 4, 5, 6, 7, 0, time.FixedZone("", -(3*3600+30*60)))
 	now = func() time.Time { return when }
 	r := openRepo(t, dir)
 	id, err := r.Commit(plumbing.NewHash(tree), []plumbing.Hash{plumbing.NewHash(head)}, "mulligan run x: base\n\nThe working tree.")
