@@ -118,16 +118,11 @@ func TestCommitEncodingIsGits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("git", "commit-tree", tree, "-p", head, "-m", "mulligan run x: base\n\nThe working tree.")
-	cmd.Dir = dir
 	stamp := strconv.FormatInt(when.Unix(), 10) + " -0330"
-	cmd.Env = append(cmd.Environ(), "GIT_AUTHOR_NAME=mulligan", "GIT_AUTHOR_EMAIL=mulligan@localhost", "GIT_AUTHOR_DATE="+stamp,
-		"GIT_COMMITTER_NAME=mulligan", "GIT_COMMITTER_EMAIL=mulligan@localhost", "GIT_COMMITTER_DATE="+stamp)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := strings.TrimSpace(string(out)); id.String() != want {
+	want := runGitEnv(t, dir, []string{"GIT_AUTHOR_NAME=mulligan", "GIT_AUTHOR_EMAIL=mulligan@localhost", "GIT_AUTHOR_DATE=" + stamp,
+		"GIT_COMMITTER_NAME=mulligan", "GIT_COMMITTER_EMAIL=mulligan@localhost", "GIT_COMMITTER_DATE=" + stamp},
+		"commit-tree", tree, "-p", head, "-m", "mulligan run x: base\n\nThe working tree.")
+	if id.String() != want {
 		t.Fatalf("commit %s, git commit-tree gives %s:\n%s", id, want, runGit(t, dir, "cat-file", "commit", id.String()))
 	}
 	runGit(t, dir, "fsck", "--strict", "--no-dangling")
