@@ -127,11 +127,7 @@ func parseCount(s string) (int, error) {
 }
 
 func runRun(ctx context.Context, g *globals, opts runOptions) error {
-	open := openState
-	if !opts.Detach {
-		open = openRunState
-	}
-	st, err := open(g)
+	st, err := openStatePreload(g, !opts.Detach)
 	if err != nil {
 		return err
 	}
@@ -164,22 +160,6 @@ func runRun(ctx context.Context, g *globals, opts runOptions) error {
 	return foreground(ctx, g, st, func(ctx context.Context, env attempt.Env) (*attempt.Outcome, error) {
 		return attempt.Start(ctx, env, attempt.StartOptions{File: file, Tasks: opts.Tasks, MaxCostUSD: opts.MaxCost, ID: opts.ID, Isolate: opts.Isolate})
 	})
-}
-
-// openRunState is openState for a run in this process: the private index its base snapshot
-// starts from is read on the second core while the database opens and the run is recorded.
-func openRunState(g *globals) (*state, error) {
-	repo, err := openRepo()
-	if err != nil {
-		return nil, err
-	}
-	repo.Preload()
-	db, err := store.Open(store.DefaultPath(repo.CommonDir()))
-	if err != nil {
-		repo.Close()
-		return nil, err
-	}
-	return &state{repo: repo, db: db, g: g}, nil
 }
 
 // displayPath shortens path relative to the current directory when that is clearer.

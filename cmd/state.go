@@ -27,10 +27,18 @@ type state struct {
 	noHooks bool
 }
 
-func openState(g *globals) (*state, error) {
+func openState(g *globals) (*state, error) { return openStatePreload(g, false) }
+
+// openStatePreload is openState that, with preload, starts reading the private index the first
+// snapshot walks from (Repo.Preload) on the second core while the database opens: for a run in
+// this process, whose base snapshot comes next.
+func openStatePreload(g *globals, preload bool) (*state, error) {
 	repo, err := openRepo()
 	if err != nil {
 		return nil, err
+	}
+	if preload {
+		repo.Preload()
 	}
 	db, err := store.Open(store.DefaultPath(repo.CommonDir()))
 	if err != nil {

@@ -182,15 +182,21 @@ func childless() bool {
 	return err == unix.ECHILD
 }
 
+// statFields are the fields of process pid's stat line after its command name ("S ppid pgrp
+// …": the state first); nil when it cannot be read.
+func statFields(pid int) []string {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil
+	}
+	s := string(stat)
+	return strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+}
+
 // startTime is process pid's start time in clock ticks after boot (field 22 of its stat), 0
 // when it cannot be read.
 func startTime(pid int) uint64 {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	s := string(stat)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	f := statFields(pid)
 	if len(f) < 20 {
 		return 0
 	}
@@ -199,11 +205,9 @@ func startTime(pid int) uint64 {
 }
 
 func zombie(pid int) bool {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
+	f := statFields(pid)
+	if f == nil {
 		return true
 	}
-	s := string(stat)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
 }

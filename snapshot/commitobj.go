@@ -11,8 +11,8 @@ import (
 )
 
 // Commits and tags are read and written here rather than through go-git's plumbing/object,
-// whose package brings an OpenPGP implementation and its curves (some thirty packages, ~1 ms of
-// initialisers and pages on every mulligan command) for signatures mulligan never checks.
+// whose package brings an OpenPGP implementation and its curves (29 packages, 1.9 MB of binary,
+// ~4 ms of every mulligan command's start) for signatures mulligan never checks.
 
 // commitObject is what mulligan reads of a commit.
 type commitObject struct {

@@ -138,11 +138,15 @@ func (r *Repo) TrackedFiles() int {
 		return 0
 	}
 	defer f.Close()
-	var b [12]byte
-	if _, err := io.ReadFull(f, b[:]); err != nil || !bytes.Equal(b[:4], []byte("DIRC")) {
+	fi, err := f.Stat()
+	if err != nil {
 		return 0
 	}
-	return int(binary.BigEndian.Uint32(b[8:12]))
+	_, n, err := readIndexHeader(bufio.NewReaderSize(f, 16), fi.Size())
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // readIndexHeader reads and checks the 12-byte header of an index of size bytes.

@@ -161,15 +161,7 @@ func loadPrivIndex(path string) (*privIndex, error) {
 }
 
 // loadPrivIndexStat is loadPrivIndex with the stat data of the file it read (zero when none).
-func loadPrivIndexStat(path string) (p *privIndex, st statData, err error) {
-	p, st, err = loadPrivFile(path)
-	if p == nil {
-		st = statData{}
-	}
-	return p, st, err
-}
-
-func loadPrivFile(path string) (*privIndex, statData, error) {
+func loadPrivIndexStat(path string) (*privIndex, statData, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -178,20 +170,17 @@ func loadPrivFile(path string) (*privIndex, statData, error) {
 		return nil, statData{}, err
 	}
 	defer f.Close()
-	st, err := fstatFile(f)
-	if err != nil || st.size < 8 {
+	var ust unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &ust); err != nil || ust.Size < 8 || ust.Size > 1<<40 {
 		return nil, statData{}, nil
 	}
-	fi, err := f.Stat()
-	if err != nil || fi.Size() < 8 || fi.Size() > 1<<40 {
-		return nil, statData{}, nil
-	}
+	st := statFromUnix(&ust)
 	// Mapped, not read: read into the heap, the file (some 80 bytes a path) is fresh memory the
 	// process faults in page by page, where a mapping of the page cache comes in 64 KiB at a
 	// time and goes away with the decode. The file is only ever replaced by a rename, never
 	// truncated in place, so the mapping stays whole.
 	var data []byte
-	if m, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED); err == nil {
+	if m, err := unix.Mmap(int(f.Fd()), 0, int(ust.Size), unix.PROT_READ, unix.MAP_SHARED); err == nil {
 		defer unix.Munmap(m)
 		data = m
 	} else if data, err = io.ReadAll(f); err != nil {
