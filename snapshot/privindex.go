@@ -1,7 +1,6 @@
 package snapshot
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -362,32 +361,34 @@ func readPath(c *privReader, arena *[]byte, prev *int, fixed bool) (int, error) 
 	return start, nil
 }
 
-// privWriter streams the private index to a file with a CRC-32C trailer.
+// privWriter streams the private index to a file with a CRC-32C trailer. It encodes into a
+// buffer of its own and takes the CRC and writes a block at a time: a field at a time (17 of
+// them a file), the per-call costs of both were most of the time a 100k-file index took to
+// write (32 ms; a block at a time 13.5 ms, BenchmarkSavePrivIndex).
 type privWriter struct {
-	w    *bufio.Writer
+	w    io.Writer
+	buf  []byte // encoded, not yet in the CRC nor written
 	crc  uint32
 	prev string
 	err  error
-	tmp  [binary.MaxVarintLen64]byte
-	pbuf []byte
 }
 
+// privBlock is how much privWriter buffers before it writes.
+const privBlock = 64 << 10
+
 func (w *privWriter) write(b []byte) {
-	if w.err != nil {
-		return
-	}
-	w.crc = crc32.Update(w.crc, crcTable, b)
-	_, w.err = w.w.Write(b)
+	w.buf = append(w.buf, b...)
+	w.spill()
 }
 
 func (w *privWriter) u32(v uint32) {
-	binary.LittleEndian.PutUint32(w.tmp[:4], v)
-	w.write(w.tmp[:4])
+	w.buf = binary.LittleEndian.AppendUint32(w.buf, v)
+	w.spill()
 }
 
 func (w *privWriter) uvarint(v uint64) {
-	n := binary.PutUvarint(w.tmp[:], v)
-	w.write(w.tmp[:n])
+	w.buf = binary.AppendUvarint(w.buf, v)
+	w.spill()
 }
 
 func (w *privWriter) path(p string) {
@@ -397,15 +398,31 @@ func (w *privWriter) path(p string) {
 	}
 	w.uvarint(uint64(keep))
 	w.uvarint(uint64(len(p) - keep))
-	w.pbuf = append(w.pbuf[:0], p[keep:]...) // reused: no allocation per entry
-	w.write(w.pbuf)
+	w.buf = append(w.buf, p[keep:]...)
+	w.spill()
 	w.prev = p
+}
+
+// spill writes the buffer once it holds a block.
+func (w *privWriter) spill() {
+	if len(w.buf) >= privBlock {
+		w.flush()
+	}
+}
+
+// flush takes what the buffer holds into the CRC and writes it.
+func (w *privWriter) flush() {
+	if w.err == nil && len(w.buf) > 0 {
+		w.crc = crc32.Update(w.crc, crcTable, w.buf)
+		_, w.err = w.w.Write(w.buf)
+	}
+	w.buf = w.buf[:0]
 }
 
 // savePrivIndex writes the index to f (the temporary file whose creation time is t0) and renames
 // it into place, so readers see the old or the new index, never a half-written one.
 func savePrivIndex(f *os.File, dest string, p *privIndex, entries []*entry) error {
-	w := &privWriter{w: bufio.NewWriterSize(f, 64<<10)}
+	w := &privWriter{w: f, buf: make([]byte, 0, privBlock+4<<10)}
 	w.write([]byte(privMagic))
 	w.u32(privVersion)
 	pathBytes := 0
@@ -456,12 +473,9 @@ func savePrivIndex(f *os.File, dest string, p *privIndex, entries []*entry) erro
 		}
 		w.u32(v)
 	}
+	w.flush()
 	if w.err == nil {
-		binary.LittleEndian.PutUint32(w.tmp[:4], w.crc)
-		_, w.err = w.w.Write(w.tmp[:4])
-	}
-	if w.err == nil {
-		w.err = w.w.Flush()
+		_, w.err = f.Write(binary.LittleEndian.AppendUint32(nil, w.crc)) // the CRC, not in itself
 	}
 	if err := f.Close(); err != nil && w.err == nil {
 		w.err = err

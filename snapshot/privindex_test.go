@@ -185,3 +185,32 @@ func TestEntrySize(t *testing.T) {
 		t.Fatalf("entry is %d bytes, want at most 96", got)
 	}
 }
+
+// BenchmarkSavePrivIndex writes the private index of 100k tracked files (the size the run-level
+// bench writes at a watch's end after the user's index changed).
+func BenchmarkSavePrivIndex(b *testing.B) {
+	dir := b.TempDir()
+	entries := make([]entry, 100_000)
+	es := make([]*entry, len(entries))
+	for i := range entries {
+		e := &entries[i]
+		e.path = benchFile(i)
+		e.st = statData{ctimeS: uint32(i), mtimeS: uint32(i), ino: uint32(i), size: uint32(100 + i%200), mode: modeRegular}
+		e.mode, e.flags, e.umode = modeRegular, fTracked|fHashed, uint16(modeRegular)
+		e.blob = objectID(plumbing.BlobObject, []byte(e.path))
+		e.ub = &e.blob
+		es[i] = e
+	}
+	p := &privIndex{t0S: 1, dirs: []dirInfo{{path: "", valid: true}}}
+	dest := filepath.Join(dir, "index")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		f, err := os.CreateTemp(dir, "tmp")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := savePrivIndex(f, dest, p, es); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
