@@ -93,9 +93,15 @@ func (r *Repo) Preload() {
 	}
 	ch := make(chan preloaded, 1)
 	r.pre = ch
-	path := privIndexPath(r.gitDir)
+	path, index := privIndexPath(r.gitDir), r.indexFile
 	go func() {
-		p, st, err := loadPrivIndexStat(path)
+		// An index recorded for another state of the user's index is decoded partial: the walk
+		// reseeds from the user's index (walkTree).
+		var cur *userIndexStamp
+		if stamp, err := stampUserIndex(index); err == nil {
+			cur = &stamp
+		}
+		p, st, err := loadPrivIndexStat(path, cur)
 		ch <- preloaded{p: p, st: st, err: err}
 	}()
 }

@@ -272,3 +272,46 @@ func TestTrackedFiles(t *testing.T) {
 		t.Fatalf("%d tracked files, want 2", n)
 	}
 }
+
+// TestPreloadAfterTheUsersIndexChanged: Preload decodes a private index written for another state
+// of the user's index partial (what a reseed keeps of it): the walk reseeds and still trusts the
+// untracked file it read before; and when the user's index is back to the state the private index
+// was written for by the time the walk looks, the walk decodes all of it after all.
+func TestPreloadAfterTheUsersIndexChanged(t *testing.T) {
+	dir := newGitRepo(t)
+	for i := 0; i < 20; i++ {
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("d%d/f%02d", i%3, i)), fmt.Sprint(i))
+	}
+	writeFile(t, filepath.Join(dir, "untracked"), "read by mulligan, not in the user's index")
+	writeFile(t, filepath.Join(dir, "later"), "added by the user between two runs")
+	ageFiles(t, dir) // nothing racily clean: the test counts what is read
+	runGit(t, dir, "add", "d0", "d1", "d2")
+	assertSameTree(t, openRepo(t, dir), dir) // the private index, with untracked and later read
+
+	runGit(t, dir, "add", "later") // the user's index changes
+	r := openRepo(t, dir)
+	r.Preload()
+	if res := assertSameTree(t, r, dir); res.Hashed != 0 {
+		t.Fatalf("after the user's index changed: %+v, want nothing read again", res)
+	}
+
+	// The private index now matches the user's index; a preload that saw another stamp (a
+	// `git add` in between that was undone since, as far as the walk can tell) is partial.
+	r = openRepo(t, dir)
+	st, err := stampUserIndex(r.indexFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := st
+	other.st.ino++
+	p, fst, err := loadPrivIndexStat(privIndexPath(r.gitDir), &other)
+	if err != nil || p == nil || !p.partial || p.user != st {
+		t.Fatalf("private index for another stamp: %+v, %v", p, err)
+	}
+	ch := make(chan preloaded, 1)
+	ch <- preloaded{p: p, st: fst}
+	r.pre = ch
+	if res := assertSameTree(t, r, dir); res.Hashed != 0 {
+		t.Fatalf("with a partial preload for the stamp the walk sees: %+v, want the whole index decoded, nothing read again", res)
+	}
+}

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -97,6 +98,9 @@ type privIndex struct {
 	user      userIndexStamp
 	entries   []entry
 	dirs      []dirInfo // sorted by path
+	// partial: decoded for a user's index other than user (decodePriv's cur), entries holds only
+	// what a reseed keeps of it (ownContent), not every entry.
+	partial bool
 }
 
 const privMagic = "MLGI"
@@ -155,12 +159,13 @@ func (c *privReader) u32() (uint32, error) {
 // loadPrivIndex reads the private index; any damage or version mismatch reads as "absent", since
 // it is only a cache and will be rebuilt from the user's index.
 func loadPrivIndex(path string) (*privIndex, error) {
-	p, _, err := loadPrivIndexStat(path)
+	p, _, err := loadPrivIndexStat(path, nil)
 	return p, err
 }
 
 // loadPrivIndexStat is loadPrivIndex with the stat data of the file it read (zero when none).
-func loadPrivIndexStat(path string) (*privIndex, statData, error) {
+// Given the user's index's stamp cur, an index recorded for another one is decoded partial.
+func loadPrivIndexStat(path string, cur *userIndexStamp) (*privIndex, statData, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -194,14 +199,18 @@ func loadPrivIndexStat(path string) (*privIndex, statData, error) {
 		return nil, statData{}, nil
 	}
 	c := &privReader{b: body}
-	p, err := decodePriv(c)
+	p, err := decodePriv(c, cur)
 	if err != nil || c.off != len(body) { // damage, or trailing garbage
 		return nil, statData{}, nil
 	}
 	return p, st, nil
 }
 
-func decodePriv(c *privReader) (*privIndex, error) {
+// decodePriv decodes the private index c holds. When cur is given and the index was recorded
+// for another state of the user's index, the next walk reseeds from the user's index and keeps
+// of this one only the entries whose content mulligan read itself (reseed's ownContent): only
+// those are decoded (partial), not the tens of megabytes of a large tree's every entry.
+func decodePriv(c *privReader, cur *userIndexStamp) (*privIndex, error) {
 	b, err := c.full(8)
 	if err != nil || string(b[:4]) != privMagic || binary.LittleEndian.Uint32(b[4:]) != privVersion {
 		return nil, errPrivCorrupt
@@ -227,6 +236,12 @@ func decodePriv(c *privReader) (*privIndex, error) {
 	if nEntries > 1<<26 || pathBytes > 1<<31-1 || nDirs > 1<<26 {
 		return nil, errPrivCorrupt
 	}
+	if cur != nil && p.user != *cur {
+		if err := decodeOwnEntries(c, p, nEntries); err != nil {
+			return nil, err
+		}
+		return p, decodeDirs(c, p, int(nDirs))
+	}
 	// All paths share one arena of the size the header gives, never grown (readPath refuses to),
 	// so each path can be a view of it from the start: decoding allocates per index, not per entry.
 	arena := make([]byte, 0, pathBytes)
@@ -243,70 +258,143 @@ func decodePriv(c *privReader) (*privIndex, error) {
 		}
 		e := &p.entries[i]
 		e.path = paths[start:len(arena)]
-		b, err := c.full(48)
+		ub, err := decodeEntry(c, e)
 		if err != nil {
 			return nil, err
 		}
-		var v [12]uint32
-		for k := range v {
-			v[k] = binary.LittleEndian.Uint32(b[4*k:])
+		switch {
+		case ub.IsZero():
+		case ub == e.blob && e.mode != 0:
+			e.ub = &e.blob
+		default:
+			e.ub = &ub // the user's index and the snapshot differ: a file changed since
 		}
-		if v[0] > 0xffff {
+	}
+	if err := decodeDirs(c, p, int(nDirs)); err != nil {
+		return nil, err
+	}
+	// Order is what every lookup relies on; a file that breaks it is not trusted.
+	for i := 1; i < len(p.entries); i++ {
+		if p.entries[i-1].path >= p.entries[i].path {
 			return nil, errPrivCorrupt
 		}
-		e.flags = uint16(v[0])
-		e.st = statData{ctimeS: v[1], ctimeNs: v[2], mtimeS: v[3], mtimeNs: v[4], dev: v[5], ino: v[6], uid: v[7], gid: v[8], size: v[9], mode: v[10]}
-		e.mode = v[11]
-		if err := c.into(e.blob[:]); err != nil {
-			return nil, err
-		}
-		if e.flags&fTracked != 0 {
-			um, err := c.u32()
-			if err != nil || um > 0xffff {
-				return nil, errPrivCorrupt
-			}
-			e.umode = uint16(um)
-			var ub plumbing.Hash
-			if e.flags&fUblobSame != 0 {
-				ub = e.blob
-			} else if err := c.into(ub[:]); err != nil {
-				return nil, err
-			}
-			switch {
-			case ub.IsZero():
-			case ub == e.blob && e.mode != 0:
-				e.ub = &e.blob
-			default:
-				e.ub = &ub // the user's index and the snapshot differ: a file changed since
-			}
-		}
-		e.flags &^= fUblobSame
 	}
+	return p, nil
+}
+
+// decodeEntry decodes the fields of an entry after its path into e, and returns the entry's
+// blob in the user's index (zero when none; e.ub is left for the caller to point).
+func decodeEntry(c *privReader, e *entry) (ub plumbing.Hash, err error) {
+	b, err := c.full(48)
+	if err != nil {
+		return ub, err
+	}
+	var v [12]uint32
+	for k := range v {
+		v[k] = binary.LittleEndian.Uint32(b[4*k:])
+	}
+	if v[0] > 0xffff {
+		return ub, errPrivCorrupt
+	}
+	e.flags = uint16(v[0])
+	e.st = statData{ctimeS: v[1], ctimeNs: v[2], mtimeS: v[3], mtimeNs: v[4], dev: v[5], ino: v[6], uid: v[7], gid: v[8], size: v[9], mode: v[10]}
+	e.mode = v[11]
+	if err := c.into(e.blob[:]); err != nil {
+		return ub, err
+	}
+	if e.flags&fTracked != 0 {
+		um, err := c.u32()
+		if err != nil || um > 0xffff {
+			return ub, errPrivCorrupt
+		}
+		e.umode = uint16(um)
+		if e.flags&fUblobSame != 0 {
+			ub = e.blob
+		} else if err := c.into(ub[:]); err != nil {
+			return ub, err
+		}
+	}
+	e.flags &^= fUblobSame
+	return ub, nil
+}
+
+// ownContent reports whether e holds content mulligan read from the file itself (its blob and
+// the stat data it was read with), what a reseed keeps of the private index.
+func (e *entry) ownContent() bool {
+	return e.flags&fHashed != 0 && e.mode != 0 && e.st != (statData{})
+}
+
+// decodeOwnEntries decodes the nEntries entries c holds next, keeping in p only those with
+// ownContent, each path a string of its own.
+func decodeOwnEntries(c *privReader, p *privIndex, nEntries int) error {
+	p.partial = true
+	var prev, path []byte
+	var kept []entry
+	var ubs []plumbing.Hash
+	for i := 0; i < nEntries; i++ {
+		keep, err := c.uvarint()
+		if err != nil {
+			return err
+		}
+		n, err := c.uvarint()
+		if err != nil {
+			return err
+		}
+		if keep > uint64(len(prev)) || n > 1<<16 {
+			return errPrivCorrupt
+		}
+		suffix, err := c.full(int(n))
+		if err != nil {
+			return err
+		}
+		path = append(append(path[:0], prev[:keep]...), suffix...)
+		if i > 0 && bytes.Compare(prev, path) >= 0 {
+			return errPrivCorrupt // order is what every lookup relies on
+		}
+		var e entry
+		ub, err := decodeEntry(c, &e)
+		if err != nil {
+			return err
+		}
+		if e.ownContent() {
+			e.path = string(path)
+			kept = append(kept, e)
+			ubs = append(ubs, ub)
+		}
+		prev, path = path, prev
+	}
+	setUserBlobs(kept, ubs) // kept does not move from here
+	p.entries = kept
+	return nil
+}
+
+// decodeDirs decodes the nDirs directories c holds next into p.
+func decodeDirs(c *privReader, p *privIndex, nDirs int) error {
 	darena := make([]byte, 0, 1024)
 	dspans := make([][2]int, nDirs)
 	p.dirs = make([]dirInfo, nDirs)
-	prev = 0
-	for i := 0; i < int(nDirs); i++ {
+	prev := 0
+	for i := 0; i < nDirs; i++ {
 		start, err := readPath(c, &darena, &prev, false)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		dspans[i] = [2]int{start, len(darena)}
 		d := &p.dirs[i]
 		if err := c.into(d.tree[:]); err != nil {
-			return nil, err
+			return err
 		}
 		lo, err := c.u32()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		hi, err := c.u32()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		fl, err := c.u32()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		d.fp = uint64(hi)<<32 | uint64(lo)
 		d.valid = fl&1 != 0
@@ -315,18 +403,12 @@ func decodePriv(c *privReader) (*privIndex, error) {
 	for i := range p.dirs {
 		p.dirs[i].path = dpaths[dspans[i][0]:dspans[i][1]]
 	}
-	// Order is what every lookup relies on; a file that breaks it is not trusted.
-	for i := 1; i < len(p.entries); i++ {
-		if p.entries[i-1].path >= p.entries[i].path {
-			return nil, errPrivCorrupt
-		}
-	}
 	for i := 1; i < len(p.dirs); i++ {
 		if p.dirs[i-1].path >= p.dirs[i].path {
-			return nil, errPrivCorrupt
+			return errPrivCorrupt
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // readPath reads a prefix-compressed path (bytes kept from the previous path, then the suffix)

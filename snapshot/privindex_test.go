@@ -214,3 +214,57 @@ func BenchmarkSavePrivIndex(b *testing.B) {
 		}
 	}
 }
+
+// TestPrivIndexPartial: decoded for another state of the user's index, the private index keeps
+// only the entries whose content mulligan read itself (all a reseed takes from it), with their
+// user's blobs, and all of its directories; for the state it was written for, all of it.
+func TestPrivIndexPartial(t *testing.T) {
+	dir := t.TempDir()
+	h := func(s string) plumbing.Hash { return objectID(plumbing.BlobObject, []byte(s)) }
+	hp := func(h plumbing.Hash) *plumbing.Hash { return &h }
+	st := statData{ctimeS: 10, mtimeS: 11, ino: 3, size: 12, mode: modeRegular}
+	entries := []entry{
+		{path: "a", st: st, mode: modeRegular, flags: fTracked, blob: h("a"), umode: uint16(modeRegular), ub: hp(h("a"))},
+		{path: "b", st: st, mode: modeRegular, flags: fTracked | fHashed, blob: h("b"), umode: uint16(modeRegular), ub: hp(h("b"))},
+		{path: "c/d", st: st, mode: modeExec, flags: fTracked | fHashed | fCRCalled, blob: h("x"), umode: uint16(modeRegular), ub: hp(h("y"))},
+		{path: "c/e", mode: modeSymlink, flags: fHashed, blob: h("link")}, // no stat data: not kept
+		{path: "c/f", st: st, flags: fHashed}, // no content: not kept
+		{path: "u", st: st, mode: modeRegular, flags: fHashed, blob: h("u")},
+	}
+	ptrs := make([]*entry, len(entries))
+	for i := range entries {
+		ptrs[i] = &entries[i]
+	}
+	p := &privIndex{t0S: 100, t0Ns: 200, user: userIndexStamp{present: true, st: statData{mtimeS: 3, ino: 6, size: 7}, sum: h("index")},
+		dirs: []dirInfo{{path: "", tree: h("t0"), valid: true}, {path: "c", tree: h("t1"), fp: 7}}}
+	f, err := os.CreateTemp(dir, "tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dest := filepath.Join(dir, "index")
+	if err := savePrivIndex(f, dest, p, ptrs); err != nil {
+		t.Fatal(err)
+	}
+
+	same := p.user
+	full, _, err := loadPrivIndexStat(dest, &same)
+	if err != nil || full == nil || full.partial || !reflect.DeepEqual(full.entries, entries) {
+		t.Fatalf("for the state it was written for: %+v, %v; want all %d entries", full, err, len(entries))
+	}
+	other := p.user
+	other.st.mtimeS++
+	part, _, err := loadPrivIndexStat(dest, &other)
+	if err != nil || part == nil || !part.partial {
+		t.Fatalf("for another state: %+v, %v; want a partial index", part, err)
+	}
+	want := []entry{entries[1], entries[2], entries[5]}
+	if !reflect.DeepEqual(part.entries, want) {
+		t.Errorf("partial entries:\n got %+v\nwant %+v", part.entries, want)
+	}
+	if e := &part.entries[0]; e.ub != &e.blob {
+		t.Error("a kept entry whose user's blob is its own does not share it")
+	}
+	if !reflect.DeepEqual(part.dirs, p.dirs) || part.user != p.user || part.t0S != 100 || part.t0Ns != 200 {
+		t.Errorf("partial header or dirs differ: %+v", part)
+	}
+}

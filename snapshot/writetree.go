@@ -71,6 +71,18 @@ type walkState struct {
 	prevDirs []dirInfo
 }
 
+// fromDisk is the old state of a walk from p, the private index on disk (nil: none).
+func (ws *walkState) fromDisk(p *privIndex) []*entry {
+	if p == nil {
+		ws.drift = mustSave // no private index on disk
+		return nil
+	}
+	old := ptrs(p.entries)
+	p.entries = nil
+	forgetRacy(old, p.t0S, p.t0Ns)
+	return old
+}
+
 func (ws *walkState) discard() {
 	if ws.tmp != nil {
 		ws.tmp.Close()
@@ -130,17 +142,19 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 		if p, err = r.privIndex(); err != nil {
 			return nil, fmt.Errorf("snapshot: private index: %w", err)
 		}
-		if p != nil {
-			old = ptrs(p.entries)
-			p.entries = nil
-			forgetRacy(old, p.t0S, p.t0Ns)
-		} else {
-			ws.drift = mustSave // no private index on disk
-		}
+		old = ws.fromDisk(p)
 	}
 	stamp, err := stampUserIndex(r.indexFile)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: read index: %w", err)
+	}
+	if p != nil && p.partial && p.user == stamp {
+		// Preloaded for another state of the user's index (decodePriv), which is back to the
+		// one the private index was written for: all of it is needed after all.
+		if p, err = loadPrivIndex(privIndexPath(r.gitDir)); err != nil {
+			return nil, fmt.Errorf("snapshot: private index: %w", err)
+		}
+		old = ws.fromDisk(p)
 	}
 	ws.user = stamp
 	var hints map[string]plumbing.Hash
@@ -365,7 +379,7 @@ func (r *Repo) reseed(p *privIndex, old []*entry, ui *userIndex, stamp userIndex
 			}
 			k = g
 		}
-		ownContent := pe != nil && pe.flags&fHashed != 0 && pe.mode != 0 && pe.st != (statData{})
+		ownContent := pe != nil && pe.ownContent()
 		if group == nil {
 			// Not (or no longer) in the user's index: only what mulligan read itself survives.
 			if ownContent {
