@@ -868,6 +868,11 @@ func compatCases() []compatCase {
 				for i := 0; i < 10; i++ {
 					r.write(fmt.Sprintf("f%d", i), "x\n")
 				}
+				// Tracked though ignored: only the shared index says so (a snapshot that read the
+				// split part alone would leave it out).
+				r.write(".gitignore", "*.log\n")
+				r.write("kept.log", "tracked\n")
+				r.git("add", "-f", "kept.log")
 				r.commitAll("init")
 				r.git("update-index", "--split-index")
 				r.write("f3", "changed\n")

@@ -1,10 +1,12 @@
 package snapshot
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -159,14 +161,9 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 	ws.user = stamp
 	var hints map[string]plumbing.Hash
 	if p == nil || p.user != stamp {
-		var ui *userIndex
-		if stamp.present {
-			if ui, err = readIndexFile(r.indexFile, r.gitDir); err != nil {
-				return nil, fmt.Errorf("snapshot: %w", err)
-			}
-			hints = ui.trees
+		if p, old, hints, err = r.reseedFromIndex(p, old, stamp); err != nil {
+			return nil, fmt.Errorf("snapshot: %w", err)
 		}
-		p, old = r.reseed(p, old, ui, stamp)
 		ws.dirty, ws.drift = true, mustSave // the next process would reseed again
 		touched, full = nil, "the user's index changed"
 	}
@@ -344,6 +341,128 @@ func (s settings) fingerprint() string {
 // reseed rebuilds the private index entries from a changed user index, keeping content mulligan
 // read itself where the user's index cannot vouch for the file.
 func (r *Repo) reseed(p *privIndex, old []*entry, ui *userIndex, stamp userIndexStamp) (*privIndex, []*entry) {
+	var u []userEntry
+	if ui != nil {
+		u = ui.entries
+	}
+	m := r.newReseeder(p, old, stamp, len(u))
+	for k := 0; k < len(u); {
+		g := k + 1
+		for g < len(u) && u[g].name == u[k].name {
+			g++
+		}
+		m.group(u[k:g])
+		k = g
+	}
+	return m.finish()
+}
+
+// reseedFromIndex is reseed from the user's index on disk as it streams in: its entries go
+// straight into the new ones, never all decoded beside them (at 100k files that was 10 MB of
+// fresh memory). It also returns the index's valid cache-tree ids. A split index, whose entries
+// are only known merged with its shared index, is decoded whole first (readIndexFile).
+func (r *Repo) reseedFromIndex(p *privIndex, old []*entry, stamp userIndexStamp) (*privIndex, []*entry, map[string]plumbing.Hash, error) {
+	if !stamp.present {
+		np, out := r.reseed(p, old, nil, stamp)
+		return np, out, nil, nil
+	}
+	f, err := os.Open(r.indexFile)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	size := fi.Size()
+	br := bufio.NewReaderSize(f, indexReadBuf)
+	version, count, err := readIndexHeader(br, size)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	m := r.newReseeder(p, old, stamp, count)
+	// Names go into one arena, each a view of it: sized to the file, which holds them whole in
+	// versions 2 and 3; when it grows (version 4 compresses them), the views keep the old array,
+	// which nothing writes again.
+	arena := make([]byte, 0, size)
+	var group []userEntry // the stages of one path
+	off, err := scanIndexEntries(br, version, count, size, func(_ int, u *userEntry, name []byte) {
+		if len(group) > 0 && group[0].name != string(name) {
+			m.group(group)
+			group = group[:0]
+		}
+		e := *u
+		if len(group) > 0 {
+			e.name = group[0].name
+		} else {
+			at := len(arena)
+			arena = append(arena, name...)
+			e.name = arenaString(arena[at:])
+		}
+		group = append(group, e)
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if len(group) > 0 {
+		m.group(group)
+	}
+	var hints map[string]plumbing.Hash
+	split := false
+	err = scanIndexExtensions(br, off, size, func(sig []byte, n int) error {
+		switch string(sig) {
+		case "TREE":
+			body := make([]byte, n)
+			if _, err := io.ReadFull(br, body); err != nil {
+				return badIndex("truncated extension %q", sig)
+			}
+			hints = map[string]plumbing.Hash{}
+			if _, err := parseCacheTree(body, "", hints); err != nil {
+				hints = nil // only an optimisation: ignore a cache tree we cannot read
+			}
+			return nil
+		case "link":
+			split = true
+		case "sdir":
+		default:
+			if sig[0] < 'A' || sig[0] > 'Z' {
+				return badIndex("unknown required extension %q", sig)
+			}
+		}
+		_, err := br.Discard(n)
+		return err
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if split {
+		ui, err := readIndexFile(r.indexFile, r.gitDir)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		np, out := r.reseed(p, old, ui, stamp)
+		return np, out, ui.trees, nil
+	}
+	np, out := m.finish()
+	return np, out, hints, nil
+}
+
+// reseeder merges the user's index, a path's stages at a time in path order, with the old
+// entries (sorted by path).
+type reseeder struct {
+	r      *Repo
+	np     *privIndex
+	stamp  userIndexStamp
+	w      *walker
+	counts map[plumbing.Hash]int
+	old    []*entry
+	i      int // old[:i] are merged
+	out    []entry
+	ubs    []plumbing.Hash // out[i]'s user blob, pointed at once out stops moving
+}
+
+func (r *Repo) newReseeder(p *privIndex, old []*entry, stamp userIndexStamp, tracked int) *reseeder {
 	np := &privIndex{user: stamp}
 	if p != nil {
 		np.dirs = p.dirs
@@ -351,70 +470,67 @@ func (r *Repo) reseed(p *privIndex, old []*entry, ui *userIndex, stamp userIndex
 			np.dirs[i].valid = false // their ids stay useful as "known to exist"
 		}
 	}
-	var u []userEntry
-	if ui != nil {
-		u = ui.entries
+	n := tracked + len(old)/8
+	return &reseeder{r: r, np: np, stamp: stamp, w: &walker{set: r.set}, counts: map[plumbing.Hash]int{}, old: old,
+		out: make([]entry, 0, n), ubs: make([]plumbing.Hash, 0, n)}
+}
+
+// group merges one path's entries in the user's index (its stages), and the old entries before it.
+func (m *reseeder) group(group []userEntry) {
+	name := group[0].name
+	for m.i < len(m.old) && m.old[m.i].path < name {
+		m.untracked(m.old[m.i])
+		m.i++
 	}
-	w := &walker{set: r.set}
-	counts := map[plumbing.Hash]int{}
-	out := make([]entry, 0, len(u)+len(old)/8)
-	ubs := make([]plumbing.Hash, 0, cap(out)) // out[i]'s user blob, pointed at once out stops moving
-	i, k := 0, 0
-	for i < len(old) || k < len(u) {
-		var pe *entry
-		var group []userEntry
-		switch {
-		case k >= len(u) || i < len(old) && old[i].path < u[k].name:
-			pe = old[i]
-			i++
-		default:
-			g := k + 1
-			for g < len(u) && u[g].name == u[k].name {
-				g++
-			}
-			group = u[k:g]
-			if i < len(old) && old[i].path == u[k].name {
-				pe = old[i]
-				i++
-			}
-			k = g
-		}
-		ownContent := pe != nil && pe.ownContent()
-		if group == nil {
-			// Not (or no longer) in the user's index: only what mulligan read itself survives.
-			if ownContent {
-				e := *pe
-				e.flags &^= fTracked | fSkipWT | fAssumeValid | fITA | fConflict | fCRCalled | fCRValue
-				e.umode, e.ub = 0, nil
-				if e.mode != modeSymlink {
-					e.mode = w.fileModeFor(e.st.mode, &e)
-				}
-				out = append(out, e)
-				ubs = append(ubs, plumbing.ZeroHash)
-			}
-			continue
-		}
-		e, ub := entryFromUser(group, stamp)
-		if e.mode == modeTree {
-			e.st.size = uint32(r.countFiles(e.blob, counts))
-		}
-		if ownContent && e.flags&(fSkipWT|fAssumeValid) == 0 && uint32(e.umode) != modeGitlink &&
-			(e.mode == 0 || pe.st != e.st) &&
-			(pe.flags&fCRCalled == 0 || pe.userBlob() == ub) {
-			// The file changed after the user's index recorded it, and mulligan read it since.
-			e.st, e.blob = pe.st, pe.blob
-			e.flags |= fHashed | pe.flags&(fCRCalled|fCRValue)
-			if pe.mode == modeSymlink {
-				e.mode = modeSymlink
-			} else {
-				e.mode = w.fileModeFor(pe.st.mode, &e)
-			}
-		}
-		out = append(out, e)
-		ubs = append(ubs, ub)
+	var pe *entry
+	if m.i < len(m.old) && m.old[m.i].path == name {
+		pe = m.old[m.i]
+		m.i++
 	}
-	setUserBlobs(out, ubs)
-	return np, ptrs(out)
+	ownContent := pe != nil && pe.ownContent()
+	e, ub := entryFromUser(group, m.stamp)
+	if e.mode == modeTree {
+		e.st.size = uint32(m.r.countFiles(e.blob, m.counts))
+	}
+	if ownContent && e.flags&(fSkipWT|fAssumeValid) == 0 && uint32(e.umode) != modeGitlink &&
+		(e.mode == 0 || pe.st != e.st) &&
+		(pe.flags&fCRCalled == 0 || pe.userBlob() == ub) {
+		// The file changed after the user's index recorded it, and mulligan read it since.
+		e.st, e.blob = pe.st, pe.blob
+		e.flags |= fHashed | pe.flags&(fCRCalled|fCRValue)
+		if pe.mode == modeSymlink {
+			e.mode = modeSymlink
+		} else {
+			e.mode = m.w.fileModeFor(pe.st.mode, &e)
+		}
+	}
+	m.out = append(m.out, e)
+	m.ubs = append(m.ubs, ub)
+}
+
+// untracked keeps an old entry the user's index does not (or no longer) have: only what
+// mulligan read itself survives.
+func (m *reseeder) untracked(pe *entry) {
+	if !pe.ownContent() {
+		return
+	}
+	e := *pe
+	e.flags &^= fTracked | fSkipWT | fAssumeValid | fITA | fConflict | fCRCalled | fCRValue
+	e.umode, e.ub = 0, nil
+	if e.mode != modeSymlink {
+		e.mode = m.w.fileModeFor(e.st.mode, &e)
+	}
+	m.out = append(m.out, e)
+	m.ubs = append(m.ubs, plumbing.ZeroHash)
+}
+
+// finish merges the old entries after the user's last and returns the new index and entries.
+func (m *reseeder) finish() (*privIndex, []*entry) {
+	for ; m.i < len(m.old); m.i++ {
+		m.untracked(m.old[m.i])
+	}
+	setUserBlobs(m.out, m.ubs)
+	return m.np, ptrs(m.out)
 }
 
 // countFiles is the number of non-tree entries below tree h (what `git ls-tree -r` lists).
