@@ -90,43 +90,55 @@ func decodeIndex(br *bufio.Reader, size int64, gitDir string) (*userIndex, error
 		ui.entries[i].name = names[spans[i].off : spans[i].off+spans[i].n]
 	}
 	err = scanIndexExtensions(br, off, size, func(sig []byte, n int) error {
-		switch string(sig) {
-		case "TREE", "link":
-			body := make([]byte, n)
-			if _, err := io.ReadFull(br, body); err != nil {
-				return badIndex("truncated extension %q", sig)
-			}
-			if string(sig) == "TREE" {
-				ui.trees = map[string]plumbing.Hash{}
-				if _, err := parseCacheTree(body, "", ui.trees); err != nil {
-					ui.trees = nil // only an optimisation: ignore a cache tree we cannot read
-				}
-				return nil
-			}
-			if gitDir == "" {
-				return badIndex("split index link inside a shared index")
-			}
-			merged, err := mergeSplitIndex(ui, body, gitDir)
-			if err != nil {
-				return badIndex("split index: %v", err)
-			}
-			ui.entries = merged
-			return nil
-		case "sdir":
-			// Sparse index: directory entries ("dir/", mode 040000, skip-worktree) stand for
-			// whole trees; they are kept as they are.
-		default:
-			if sig[0] < 'A' || sig[0] > 'Z' {
-				return badIndex("unknown required extension %q", sig)
-			}
+		link, err := readIndexExtension(br, sig, n, &ui.trees)
+		if err != nil || link == nil {
+			return err
 		}
-		_, err := br.Discard(n)
-		return err
+		if gitDir == "" {
+			return badIndex("split index link inside a shared index")
+		}
+		merged, err := mergeSplitIndex(ui, link, gitDir)
+		if err != nil {
+			return badIndex("split index: %v", err)
+		}
+		ui.entries = merged
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return ui, nil
+}
+
+// readIndexExtension reads extension sig of n bytes from br for a decoder of the index's
+// entries: the valid cache-tree ids into *trees, a split index's link returned (its body; nil
+// for any other extension), a sparse index's mark and optional extensions skipped, an unknown
+// required one refused.
+func readIndexExtension(br *bufio.Reader, sig []byte, n int, trees *map[string]plumbing.Hash) (link []byte, err error) {
+	switch string(sig) {
+	case "TREE", "link":
+		body := make([]byte, n)
+		if _, err := io.ReadFull(br, body); err != nil {
+			return nil, badIndex("truncated extension %q", sig)
+		}
+		if string(sig) == "link" {
+			return body, nil
+		}
+		*trees = map[string]plumbing.Hash{}
+		if _, err := parseCacheTree(body, "", *trees); err != nil {
+			*trees = nil // only an optimisation: ignore a cache tree we cannot read
+		}
+		return nil, nil
+	case "sdir":
+		// Sparse index: directory entries ("dir/", mode 040000, skip-worktree) stand for
+		// whole trees; they are kept as they are.
+	default:
+		if sig[0] < 'A' || sig[0] > 'Z' {
+			return nil, badIndex("unknown required extension %q", sig)
+		}
+	}
+	_, err = br.Discard(n)
+	return nil, err
 }
 
 // TrackedFiles is the number of entries the user's index declares in its header (0 when there is

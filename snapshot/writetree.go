@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -411,26 +410,8 @@ func (r *Repo) reseedFromIndex(p *privIndex, old []*entry, stamp userIndexStamp)
 	var hints map[string]plumbing.Hash
 	split := false
 	err = scanIndexExtensions(br, off, size, func(sig []byte, n int) error {
-		switch string(sig) {
-		case "TREE":
-			body := make([]byte, n)
-			if _, err := io.ReadFull(br, body); err != nil {
-				return badIndex("truncated extension %q", sig)
-			}
-			hints = map[string]plumbing.Hash{}
-			if _, err := parseCacheTree(body, "", hints); err != nil {
-				hints = nil // only an optimisation: ignore a cache tree we cannot read
-			}
-			return nil
-		case "link":
-			split = true
-		case "sdir":
-		default:
-			if sig[0] < 'A' || sig[0] > 'Z' {
-				return badIndex("unknown required extension %q", sig)
-			}
-		}
-		_, err := br.Discard(n)
+		link, err := readIndexExtension(br, sig, n, &hints)
+		split = split || link != nil
 		return err
 	})
 	if err != nil {
