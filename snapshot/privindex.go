@@ -267,7 +267,8 @@ func decodePriv(c *privReader, cur *userIndexStamp) (*privIndex, error) {
 		case ub == e.blob && e.mode != 0:
 			e.ub = &e.blob
 		default:
-			e.ub = &ub // the user's index and the snapshot differ: a file changed since
+			other := ub // the user's index and the snapshot differ: a file changed since
+			e.ub = &other
 		}
 	}
 	if err := decodeDirs(c, p, int(nDirs)); err != nil {
