@@ -1,9 +1,13 @@
 package snapshot
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -266,5 +270,80 @@ func TestPrivIndexPartial(t *testing.T) {
 	}
 	if !reflect.DeepEqual(part.dirs, p.dirs) || part.user != p.user || part.t0S != 100 || part.t0Ns != 200 {
 		t.Errorf("partial header or dirs differ: %+v", part)
+	}
+}
+
+// TestPrivIndexPartialMatchesFull: for random private indexes, the partial decode is exactly the
+// full decode's entries with own content, user's blobs included.
+func TestPrivIndexPartialMatchesFull(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(1, 2))
+	h := func() plumbing.Hash {
+		var x plumbing.Hash
+		for i := range x {
+			x[i] = byte(rng.IntN(256))
+		}
+		return x
+	}
+	for round := 0; round < 20; round++ {
+		n := rng.IntN(300)
+		entries := make([]entry, n)
+		for i := range entries {
+			e := &entries[i]
+			e.path = fmt.Sprintf("d%02d/%s%05d", rng.IntN(5), strings.Repeat("x", rng.IntN(3)), i)
+			e.flags = uint16(rng.IntN(1<<8)) &^ fUblobSame
+			if rng.IntN(3) > 0 {
+				e.st = statData{ctimeS: rng.Uint32(), mtimeS: rng.Uint32(), ino: rng.Uint32(), size: rng.Uint32(), mode: modeRegular}
+			}
+			e.mode = []uint32{0, modeRegular, modeExec, modeSymlink, modeGitlink}[rng.IntN(5)]
+			e.blob = h()
+			if e.flags&fTracked != 0 {
+				e.umode = uint16(modeRegular)
+				switch rng.IntN(3) {
+				case 0:
+				case 1:
+					if e.mode != 0 {
+						e.ub = &e.blob
+					}
+				default:
+					ub := h()
+					e.ub = &ub
+				}
+			}
+		}
+		sort.Slice(entries, func(i, j int) bool { return entries[i].path < entries[j].path })
+		ptrs := make([]*entry, n)
+		for i := range entries {
+			ptrs[i] = &entries[i]
+		}
+		p := &privIndex{t0S: 1, user: userIndexStamp{present: true, st: statData{ino: 9}}, dirs: []dirInfo{{path: "", valid: true}}}
+		f, err := os.CreateTemp(dir, "tmp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dest := filepath.Join(dir, "index")
+		if err := savePrivIndex(f, dest, p, ptrs); err != nil {
+			t.Fatal(err)
+		}
+		full, err := loadPrivIndex(dest)
+		if err != nil || full == nil {
+			t.Fatalf("round %d: full: %v, %v", round, full, err)
+		}
+		other := p.user
+		other.st.ino++
+		part, _, err := loadPrivIndexStat(dest, &other)
+		if err != nil || part == nil || !part.partial {
+			t.Fatalf("round %d: partial: %+v, %v", round, part, err)
+		}
+		var want []entry
+		for _, e := range full.entries {
+			if e.ownContent() {
+				want = append(want, e)
+			}
+		}
+		if len(part.entries) != len(want) || (len(want) > 0 && !reflect.DeepEqual(part.entries, want)) {
+			t.Fatalf("round %d: partial has %d entries, want the %d with own content of %d:\n got %+v\nwant %+v",
+				round, len(part.entries), len(want), n, part.entries, want)
+		}
 	}
 }
