@@ -26,24 +26,13 @@ func TestPrivIndexRoundTrip(t *testing.T) {
 		{path: "sparse/", mode: modeTree, flags: fTracked | fSkipWT, blob: h("tree"), umode: uint16(modeTree), ub: hp(h("tree")), st: statData{size: 42}},
 		{path: "zz/gitlink", mode: modeGitlink, flags: fTracked, blob: h("commit"), umode: uint16(modeGitlink), ub: hp(h("old"))},
 	}
-	ptrs := make([]*entry, len(entries))
-	for i := range entries {
-		ptrs[i] = &entries[i]
-	}
 	p := &privIndex{
 		t0S: 100, t0Ns: 200,
 		user: userIndexStamp{present: true, st: statData{ctimeS: 1, ctimeNs: 2, mtimeS: 3, mtimeNs: 4, dev: 5, ino: 6, size: 7}, sum: h("index")},
 		dirs: []dirInfo{{path: "", tree: h("t0"), fp: 1 << 60, valid: true}, {path: "a b", tree: h("t1"), fp: 7}, {path: "zz", valid: true}},
 	}
-	f, err := os.CreateTemp(dir, "tmp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dest := filepath.Join(dir, "index")
-	if err := savePrivIndex(f, dest, p, ptrs); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(f.Name()); !os.IsNotExist(err) {
+	dest, tmp := savePrivEntries(t, dir, p, entries)
+	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
 		t.Errorf("temporary file still there after save: %v", err)
 	}
 	got, err := loadPrivIndex(dest)
@@ -235,20 +224,9 @@ func TestPrivIndexPartial(t *testing.T) {
 		{path: "c/f", st: st, flags: fHashed}, // no content: not kept
 		{path: "u", st: st, mode: modeRegular, flags: fHashed, blob: h("u")},
 	}
-	ptrs := make([]*entry, len(entries))
-	for i := range entries {
-		ptrs[i] = &entries[i]
-	}
 	p := &privIndex{t0S: 100, t0Ns: 200, user: userIndexStamp{present: true, st: statData{mtimeS: 3, ino: 6, size: 7}, sum: h("index")},
 		dirs: []dirInfo{{path: "", tree: h("t0"), valid: true}, {path: "c", tree: h("t1"), fp: 7}}}
-	f, err := os.CreateTemp(dir, "tmp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dest := filepath.Join(dir, "index")
-	if err := savePrivIndex(f, dest, p, ptrs); err != nil {
-		t.Fatal(err)
-	}
+	dest, _ := savePrivEntries(t, dir, p, entries)
 
 	same := p.user
 	full, _, err := loadPrivIndexStat(dest, &same)
@@ -312,19 +290,8 @@ func TestPrivIndexPartialMatchesFull(t *testing.T) {
 			}
 		}
 		sort.Slice(entries, func(i, j int) bool { return entries[i].path < entries[j].path })
-		ptrs := make([]*entry, n)
-		for i := range entries {
-			ptrs[i] = &entries[i]
-		}
 		p := &privIndex{t0S: 1, user: userIndexStamp{present: true, st: statData{ino: 9}}, dirs: []dirInfo{{path: "", valid: true}}}
-		f, err := os.CreateTemp(dir, "tmp")
-		if err != nil {
-			t.Fatal(err)
-		}
-		dest := filepath.Join(dir, "index")
-		if err := savePrivIndex(f, dest, p, ptrs); err != nil {
-			t.Fatal(err)
-		}
+		dest, _ := savePrivEntries(t, dir, p, entries)
 		full, err := loadPrivIndex(dest)
 		if err != nil || full == nil {
 			t.Fatalf("round %d: full: %v, %v", round, full, err)
@@ -346,4 +313,19 @@ func TestPrivIndexPartialMatchesFull(t *testing.T) {
 				round, len(part.entries), len(want), n, part.entries, want)
 		}
 	}
+}
+
+// savePrivEntries saves p with entries as dir/index through a temporary file of dir, and returns
+// both paths.
+func savePrivEntries(tb testing.TB, dir string, p *privIndex, entries []entry) (dest, tmp string) {
+	tb.Helper()
+	f, err := os.CreateTemp(dir, "tmp")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	dest = filepath.Join(dir, "index")
+	if err := savePrivIndex(f, dest, p, ptrs(entries)); err != nil {
+		tb.Fatal(err)
+	}
+	return dest, f.Name()
 }
