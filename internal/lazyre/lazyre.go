@@ -21,16 +21,23 @@ type Regexp struct {
 }
 
 var (
-	mu  sync.Mutex
-	all []*Regexp
+	mu     sync.Mutex
+	all    []*Regexp
+	byExpr = map[string]*Regexp{}
 )
 
-// New returns expr, to be compiled on first use.
+// New returns expr, to be compiled on first use: the same *Regexp for the same expression, so
+// that packages sharing a pattern (the ANSI escapes, an id's characters, the credit texts)
+// compile it once.
 func New(expr string) *Regexp {
-	r := &Regexp{expr: expr}
 	mu.Lock()
+	defer mu.Unlock()
+	if r, ok := byExpr[expr]; ok {
+		return r
+	}
+	r := &Regexp{expr: expr}
+	byExpr[expr] = r
 	all = append(all, r)
-	mu.Unlock()
 	return r
 }
 

@@ -18,3 +18,13 @@ func TestLazy(t *testing.T) {
 		t.Fatalf("CompileAll = %q, %v; want the bad expression", bad, err)
 	}
 }
+
+func TestSameExpressionCompiledOnce(t *testing.T) {
+	a, b := New(`x(y+)z`), New(`x(y+)z`)
+	if a != b {
+		t.Fatal("two Regexps for one expression: it would be compiled twice")
+	}
+	if New(`x(y+)zz`) == a {
+		t.Fatal("another expression shares the first's Regexp")
+	}
+}
