@@ -27,8 +27,7 @@ var (
 )
 
 // New returns expr, to be compiled on first use: the same *Regexp for the same expression, so
-// that packages sharing a pattern (the ANSI escapes, an id's characters, the credit texts)
-// compile it once.
+// that packages sharing a pattern (the ANSI escapes, an id's characters) compile it once.
 func New(expr string) *Regexp {
 	mu.Lock()
 	defer mu.Unlock()
