@@ -329,27 +329,17 @@ func (e *entry) ownContent() bool {
 // ownContent, each path a string of its own.
 func decodeOwnEntries(c *privReader, p *privIndex, nEntries int) error {
 	p.partial = true
-	var prev, path []byte
+	var arena []byte // the previous path, then the one just read after it
+	prev := 0
 	var kept []entry
 	var ubs []plumbing.Hash
 	for i := 0; i < nEntries; i++ {
-		keep, err := c.uvarint()
+		start, err := readPath(c, &arena, &prev, false)
 		if err != nil {
 			return err
 		}
-		n, err := c.uvarint()
-		if err != nil {
-			return err
-		}
-		if keep > uint64(len(prev)) || n > 1<<16 {
-			return errPrivCorrupt
-		}
-		suffix, err := c.full(int(n))
-		if err != nil {
-			return err
-		}
-		path = append(append(path[:0], prev[:keep]...), suffix...)
-		if i > 0 && bytes.Compare(prev, path) >= 0 {
+		path := arena[start:]
+		if i > 0 && bytes.Compare(arena[:start], path) >= 0 {
 			return errPrivCorrupt // order is what every lookup relies on
 		}
 		var e entry
@@ -362,7 +352,7 @@ func decodeOwnEntries(c *privReader, p *privIndex, nEntries int) error {
 			kept = append(kept, e)
 			ubs = append(ubs, ub)
 		}
-		prev, path = path, prev
+		arena, prev = append(arena[:0], path...), 0
 	}
 	setUserBlobs(kept, ubs) // kept does not move from here
 	p.entries = kept

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -418,7 +419,8 @@ func (r *Repo) reseedFromIndex(p *privIndex, old []*entry, stamp userIndexStamp)
 		return nil, nil, nil, err
 	}
 	if split {
-		ui, err := readIndexFile(r.indexFile, r.gitDir)
+		// The file just streamed, decoded whole from its start (not whatever replaced it since).
+		ui, err := decodeIndex(bufio.NewReaderSize(io.NewSectionReader(f, 0, size), indexReadBuf), size, r.gitDir)
 		if err != nil {
 			return nil, nil, nil, err
 		}
