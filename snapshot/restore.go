@@ -744,19 +744,33 @@ func (x *restorer) treeAt(dir string) []treeEntry {
 	return ents
 }
 
+// A restore that wrote at most racyRereadFiles files of racyRereadBytes in all does not wait for
+// the filesystem clock to pass its writes: the next walk reads them again instead.
+const (
+	racyRereadFiles = 64
+	racyRereadBytes = 1 << 20
+)
+
 // saveIndex records in the private index what the restore wrote, so the next snapshot does not
 // read those files again. The user's index stamp is cleared: the next snapshot re-derives which
 // of the restored paths the user's index tracks.
 func (x *restorer) saveIndex() error {
 	// The new index's timestamp is taken after the writes, as git stamps its index after a
-	// checkout. Files written in the same clock tick would count as racy and be read again, so
-	// wait (a few milliseconds at most) for the filesystem clock to move past them.
+	// checkout. Files written in the same clock tick count as racy and are read again by the next
+	// walk: for a few small files that costs less than waiting for the filesystem clock to move
+	// past them (a tick is 4 ms on a kernel with HZ=250, and a reset between attempts usually
+	// writes a handful), for many it costs more, so then wait (a few milliseconds at most).
 	var maxS, maxNs uint32
+	var n, bytes int64
 	for _, e := range x.done {
-		if e != nil && !e.st.mtimeBefore(maxS, maxNs) {
-			maxS, maxNs = e.st.mtimeS, e.st.mtimeNs
+		if e != nil {
+			n, bytes = n+1, bytes+int64(e.st.size)
+			if !e.st.mtimeBefore(maxS, maxNs) {
+				maxS, maxNs = e.st.mtimeS, e.st.mtimeNs
+			}
 		}
 	}
+	wait := n > racyRereadFiles || bytes > racyRereadBytes
 	var tmp *os.File
 	var t1S, t1Ns uint32
 	for try := 0; ; try++ {
@@ -765,7 +779,7 @@ func (x *restorer) saveIndex() error {
 			return fmt.Errorf("restore: private index: %w", err)
 		}
 		after := maxS < t1S || maxS == t1S && maxNs < t1Ns
-		if after || try == 20 {
+		if after || !wait || try == 20 {
 			break
 		}
 		tmp.Close()
