@@ -167,6 +167,16 @@ func (p *Preset) ClassifyOutput(exitCode int, output []byte) *Failure {
 	return p.matchRules(output)
 }
 
+// warm compiles the patterns ClassifyOutput reads a failed attempt's output with.
+func (p *Preset) warm() {
+	lazyre.Warm(ansiRe)
+	for _, rs := range [][]bannerRule{p.rules, apiRules[p.Name], specificRules, commonRules} {
+		for _, r := range rs {
+			lazyre.Warm(r.re)
+		}
+	}
+}
+
 // matchRules applies the preset's rules, then the specific and the common ones, to text; the
 // message quotes the matching line (a JSON line by its message).
 func (p *Preset) matchRules(text []byte) *Failure {

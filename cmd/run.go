@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mulligan-dev/mulligan/autopsy"
 	"math"
 	"os"
 	"os/signal"
@@ -191,6 +192,9 @@ func foreground(ctx context.Context, g *globals, st *state, do func(context.Cont
 	}()
 
 	env := attempt.Env{Repo: st.repo, DB: st.db, Progress: newProgress(g.io, g.json())}
+	if autopsyEnabled(g.noAutopsy) {
+		env.Idle = autopsy.Warm // a failed run's autopsy reads the output with them
+	}
 	out, err := do(ctx, env)
 	var rec *attempt.RecordedError
 	if errors.As(err, &rec) {

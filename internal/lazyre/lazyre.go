@@ -46,6 +46,15 @@ func (r *Regexp) Get() *regexp.Regexp {
 	return r.re
 }
 
+// Warm compiles rs now, those not compiled yet: for a process that has an idle moment (waiting
+// for an agent) before a step that reads text with them (classifying its output). A use that
+// comes while Warm compiles the same expression waits for it; nothing is compiled twice.
+func Warm(rs ...*Regexp) {
+	for _, r := range rs {
+		r.Get()
+	}
+}
+
 // CompileAll compiles every expression made so far and returns the first that does not compile,
 // for a test to check them all at once.
 func CompileAll() (bad string, err error) {
