@@ -30,6 +30,9 @@ func (r *runWriter) snapshotSubmodules(ctx context.Context, task string, n int, 
 // putBackSubmodules sets the submodules back to what they held when the task's first attempt
 // from base started (its pre ref in their repositories), after the tree was reset to base.
 func (r *runner) putBackSubmodules(ctx context.Context, task string, base plumbing.Hash) {
+	if !r.env.Repo.HasSubmodules() {
+		return // (the tree is base already: its .gitmodules decides) nothing to put back
+	}
 	var t *store.Task
 	if err := r.env.DB.View(context.WithoutCancel(ctx), func(tx *store.Tx) (err error) {
 		t, err = tx.GetTask(r.run.ID, task)

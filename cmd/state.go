@@ -30,8 +30,9 @@ type state struct {
 func openState(g *globals) (*state, error) { return openStatePreload(g, false) }
 
 // openStatePreload is openState that, with preload, starts reading the private index the first
-// snapshot walks from (Repo.Preload) on the second core while the database opens: for a run in
-// this process, whose base snapshot comes next.
+// snapshot walks from (Repo.Preload) on the second core while the database opens, and a reader
+// connection while the run records itself (DB.WarmReader): for a run in this process, whose
+// base snapshot comes next.
 func openStatePreload(g *globals, preload bool) (*state, error) {
 	repo, err := openRepo()
 	if err != nil {
@@ -44,6 +45,9 @@ func openStatePreload(g *globals, preload bool) (*state, error) {
 	if err != nil {
 		repo.Close()
 		return nil, err
+	}
+	if preload {
+		db.WarmReader()
 	}
 	return &state{repo: repo, db: db, g: g}, nil
 }

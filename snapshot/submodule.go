@@ -149,6 +149,11 @@ type SubmoduleSnap struct {
 	Commit plumbing.Hash // the commit ref points to, in its repository
 }
 
+// HasSubmodules reports whether .gitmodules on disk names a submodule whose git directory is
+// under the superproject's modules/: the ones SnapshotSubmodules and RestoreSubmodules act on
+// (without one they do nothing).
+func (r *Repo) HasSubmodules() bool { return len(r.submodules()) > 0 }
+
 // submodule is an entry of .gitmodules: its name and where it is checked out.
 type submodule struct {
 	name, path string
