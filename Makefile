@@ -9,8 +9,23 @@ TAGS    := urfave_cli_no_docs
 
 .PHONY: build test test-short bench demo lint stress clean
 
+# On Linux the binary is linked statically, glibc included (osusergo and netgo keep os/user and
+# net in Go; sqlite_omit_load_extension drops SQLite's dlopen): no dynamic loader and no lazy
+# binding of each libc function at its first call in every process, 1.3 ms of each start and
+# 1.5-4.5 ms of a one-attempt run at 10k files on the machine it was measured on, and a binary
+# that runs whatever the glibc. Where that cannot link (no libc.a), the binary is dynamic.
+STATIC_TAGS    := osusergo,netgo,sqlite_omit_load_extension
+STATIC_LDFLAGS := -linkmode external -extldflags -static
+
 build:
-	$(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) .
+	@mkdir -p $(dir $(BIN))
+	@if [ "$$(uname -s)" = Linux ] && $(GO) build -tags $(TAGS),$(STATIC_TAGS) -ldflags "$(LDFLAGS) $(STATIC_LDFLAGS)" -o $(BIN) . 2>$(BIN).static-err; then \
+		rm -f $(BIN).static-err; echo "built $(BIN) (static)"; \
+	else \
+		if [ -s $(BIN).static-err ]; then echo "static link failed ($$(head -c 300 $(BIN).static-err)); building a dynamic binary"; fi; \
+		rm -f $(BIN).static-err; \
+		$(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) . && echo "built $(BIN)"; \
+	fi
 
 # The whole suite: unit tests, fuzz seed corpora, the git compatibility matrix and the
 # testscript end-to-end scripts. Slow suites (100k files, crash loops) live in bench/stress.
@@ -23,11 +38,11 @@ test-short:
 
 # Benchmarks: in-package Go benchmarks, then mulligan against the git CLI on the same generated
 # trees in one run, printed as medians, ratios and peak RSS.
-bench:
+bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
-	MULLIGAN_BENCH=1 $(GO) test -count=1 -timeout 60m -run '^TestCompareWithGit$$' -v ./snapshot/
+	MULLIGAN_BENCH=1 MULLIGAN_BENCH_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 60m -run '^TestCompareWithGit$$' -v ./snapshot/
 	MULLIGAN_BENCH=1 $(GO) test -count=1 -timeout 60m -run '^TestWorktreeSetupCost$$' -v ./snapshot/
-	MULLIGAN_BENCH=1 $(GO) test -count=1 -timeout 60m -run '^TestRunOverhead$$' -v .
+	MULLIGAN_BENCH=1 MULLIGAN_BENCH_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 60m -run '^TestRunOverhead$$' -v .
 
 # The crash loop: a run with retries, hooks and side effects killed with SIGKILL at random
 # moments and resumed until it ends, then checked (state, the operator's files, the database,

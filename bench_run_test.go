@@ -25,10 +25,14 @@ func TestRunOverhead(t *testing.T) {
 	if os.Getenv("MULLIGAN_BENCH") != "1" {
 		t.Skip("set MULLIGAN_BENCH=1 (make bench) to measure the run overhead")
 	}
-	bin := filepath.Join(t.TempDir(), "mulligan")
-	// Built as make build does.
-	if out, err := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	// make bench passes the binary make build made (MULLIGAN_BENCH_BIN); else one is built here,
+	// with make build's tags but linked dynamically.
+	bin := os.Getenv("MULLIGAN_BENCH_BIN")
+	if bin == "" {
+		bin = filepath.Join(t.TempDir(), "mulligan")
+		if out, err := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", bin, ".").CombinedOutput(); err != nil {
+			t.Fatalf("build: %v\n%s", err, out)
+		}
 	}
 	env := benchEnv(t)
 	const runs = 5

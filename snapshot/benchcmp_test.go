@@ -129,7 +129,7 @@ func (b *bench) build() {
 	}
 	root := filepath.Dir(strings.TrimSpace(string(gomod)))
 	b.bin = filepath.Join(b.t.TempDir(), "mulligan")
-	build := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", b.bin, ".") // as make build
+	build := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", b.bin, ".") // make build's tags; make bench passes its static binary
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		b.snapErr = fmt.Errorf("go build: %v: %s", err, firstLine(fmt.Errorf("%s", out)))
