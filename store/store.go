@@ -84,7 +84,7 @@ func Open(path string, opts ...Option) (*DB, error) {
 	pragmas := fmt.Sprintf("_foreign_keys=on&_busy_timeout=%d&_journal_mode=WAL&_synchronous=NORMAL",
 		db.busyTimeout.Milliseconds())
 	uri := "file:" + escapeURIPath(abs) + "?" + pragmas
-	db.w, err = sql.Open("sqlite3", uri+"&_txlock=immediate")
+	db.w, err = sql.Open(driverName, uri+"&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("open history database: %w", err)
 	}
@@ -96,7 +96,7 @@ func Open(path string, opts ...Option) (*DB, error) {
 		db.w.Close()
 		return nil, fmt.Errorf("open history database %s: %w", abs, err)
 	}
-	db.r, err = sql.Open("sqlite3", uri+"&_txlock=deferred&_query_only=true")
+	db.r, err = sql.Open(driverName, uri+"&_txlock=deferred&_query_only=true")
 	if err != nil {
 		db.w.Close()
 		return nil, fmt.Errorf("open history database: %w", err)
