@@ -36,6 +36,16 @@ func gcPercentFor(files int) int {
 	return min(100, max(runGCPercent, 1_000_000/files))
 }
 
+// TuneGC sets the collector's target for a run over repo's tree (gcPercentFor), unless the user
+// set GOGC, and returns what puts the previous one back.
+func TuneGC(repo *snapshot.Repo) (restore func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	prev := debug.SetGCPercent(gcPercentFor(repo.TrackedFiles()))
+	return func() { debug.SetGCPercent(prev) }
+}
+
 // Env is what a runner needs from the outside world. Every field but Repo and DB has a default.
 type Env struct {
 	Repo     *snapshot.Repo
@@ -399,9 +409,7 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 	// peak near what the run holds, for some more collector time: it is lower the larger the
 	// tree (gcPercentFor; see the README's architecture section for the figures). A GOGC the
 	// user set wins. Restored last, after the tree's state is let go (below).
-	if os.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(gcPercentFor(r.env.Repo.TrackedFiles())))
-	}
+	defer TuneGC(r.env.Repo)()
 	// While the run owns the working tree, its snapshots and resets cost what changed since the
 	// last one: the tree is watched (where it cannot be, every snapshot walks it all).
 	if err := r.env.Repo.Watch(); err == nil {

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -71,6 +72,28 @@ func (r *Repo) Watch() error {
 	}
 	r.watch = w
 	return nil
+}
+
+// Prewalk starts watching the tree and walks it in the background, for a caller that snapshots
+// it soon but has other work first (a run opens its database and records itself meanwhile, on
+// the share of two cores a walk leaves idle: it waits on the kernel for each lstat): that next
+// snapshot then costs what changed since, usually nothing. A walk that fails is forgotten, the
+// next one walks in full and reports it. Close stops it. Where the tree cannot be watched it
+// only preloads the private index (Preload).
+func (r *Repo) Prewalk() {
+	if err := r.Watch(); err != nil {
+		r.Preload()
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	r.mu.Lock()
+	r.prewalkStop, r.prewalkDone = cancel, done
+	r.mu.Unlock()
+	go func() {
+		defer close(done)
+		r.WriteTree(ctx)
+	}()
 }
 
 // preloaded is the private index as Preload read it, with the stat data of the file read.

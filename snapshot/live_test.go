@@ -315,3 +315,52 @@ func TestPreloadAfterTheUsersIndexChanged(t *testing.T) {
 		t.Fatalf("with a partial preload for the stamp the walk sees: %+v, want the whole index decoded, nothing read again", res)
 	}
 }
+
+// Prewalk walks the tree in the background: the snapshot after it takes that walk's result when
+// nothing changed since (and what it saw of the ignored files, for KeepIgnored), re-reads only
+// what changed when something did, and Close stops a walk still going.
+func TestPrewalk(t *testing.T) {
+	dir := newGitRepo(t)
+	writeFile(t, filepath.Join(dir, ".gitignore"), "*.log\n")
+	for i := 0; i < 40; i++ {
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("d%d/f%02d", i%4, i)), fmt.Sprint(i))
+	}
+	writeFile(t, filepath.Join(dir, "d1", "secret.log"), "ignored")
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-qm", "base")
+	ageFiles(t, dir)
+
+	r := openRepo(t, dir)
+	if err := r.Watch(); err != nil {
+		t.Skipf("cannot watch here: %v", err)
+	}
+	r.Unwatch()
+	r.Prewalk()
+	<-r.prewalkDone
+	res := assertSameTree(t, r, dir)
+	if w := r.LastWalk(); !w.Incremental || w.DirsRead != 0 || res.Hashed != 0 {
+		t.Fatalf("the snapshot after a prewalk and nothing changed: %+v, %+v; want the prewalk's result taken whole", w, res)
+	}
+	if r.ignSeen == nil || len(r.ignSeen.files) != 1 {
+		t.Fatalf("what the prewalk saw of the ignored files was dropped by the quiet walk: %+v", r.ignSeen)
+	}
+
+	r2 := openRepo(t, dir)
+	r2.Prewalk()
+	<-r2.prewalkDone
+	writeFile(t, filepath.Join(dir, "d2", "f02"), "edited after the prewalk")
+	res = assertSameTree(t, r2, dir)
+	if w := r2.LastWalk(); !w.Incremental || w.DirsRead == 0 || res.Hashed != 1 {
+		t.Fatalf("a file edited after the prewalk: %+v, %+v; want its directory read again, the file hashed", w, res)
+	}
+
+	r3, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r3.Prewalk()
+	if err := r3.Close(); err != nil {
+		t.Fatalf("Close during a prewalk: %v", err)
+	}
+	assertSameTree(t, openRepo(t, dir), dir)
+}

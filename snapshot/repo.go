@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,10 +28,13 @@ type Repo struct {
 
 	mu sync.Mutex // serialises WriteTree and Restore (they share the private index)
 	// Set while watched (live.go): the tree's watcher and the last walk's state.
-	watch    *watcher
-	live     *liveState
-	pre      chan preloaded // the private index Preload is reading
-	lastWalk WatchStats
+	watch *watcher
+	live  *liveState
+	pre   chan preloaded // the private index Preload is reading
+	// Prewalk's walk: cancelled and waited for by Close.
+	prewalkStop context.CancelFunc
+	prewalkDone chan struct{}
+	lastWalk    WatchStats
 	// indexUpdated is how SetWorktree last wrote this worktree's index: "entries" (only those
 	// that differ) or "whole"; for tests and benchmarks.
 	indexUpdated string
@@ -256,6 +260,10 @@ func readSymbolicHead(gitDir string) (string, bool) {
 
 // Close releases the object store's open files and maps.
 func (r *Repo) Close() error {
+	if r.prewalkStop != nil {
+		r.prewalkStop()
+		<-r.prewalkDone
+	}
 	r.mu.Lock()
 	err := r.unwatchLocked()
 	r.mu.Unlock()

@@ -129,6 +129,7 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 		}
 	}()
 	cleanStaleTemps(r.gitDir, t0S)
+	seen := r.ignSeen // still true after a quiet walk (below)
 	r.ignSeen = nil
 
 	// The old state: the last walk's, kept in memory with what changed since (watched), or the
@@ -183,6 +184,7 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 	if touched != nil && quiet {
 		ws.reuseLive(live)
 		r.lastWalk = WatchStats{Incremental: true}
+		r.ignSeen = seen // nothing happened since the walk that saw them
 		return ws, nil
 	}
 
