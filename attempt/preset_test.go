@@ -217,3 +217,34 @@ func TestPresetCommands(t *testing.T) {
 		t.Error("an unknown preset is generic")
 	}
 }
+
+// The patterns that classify a failed agent's output are compiled beside an agent that runs
+// longer than warmAfter, with the caller's idle work; an agent that ends sooner leaves them to
+// be compiled on first use.
+func TestWarmWhileAgentRuns(t *testing.T) {
+	p := &Preset{Name: "warm-test", rules: []bannerRule{
+		rule(taskfile.ClassQuota, "x", "", `warm-test-pattern-(one)+`),
+	}}
+	re := p.rules[0].re
+	idle := make(chan struct{})
+	r := &runner{runWriter: runWriter{env: Env{Idle: func() { close(idle) }}}}
+	warmed.Store(false) // (another test's run may have warmed this process already)
+
+	stop := r.warmWhileAgentRuns(p)
+	stop() // the agent ended at once
+	time.Sleep(2 * warmAfter)
+	if re.Compiled() {
+		t.Fatal("an agent that ended before warmAfter had the patterns compiled beside it")
+	}
+
+	stop = r.warmWhileAgentRuns(p)
+	select {
+	case <-idle:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the caller's idle work did not run beside an agent running past warmAfter")
+	}
+	stop()
+	if !re.Compiled() || !ansiRe.Compiled() {
+		t.Fatal("the preset's patterns were not compiled beside the agent")
+	}
+}

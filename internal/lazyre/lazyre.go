@@ -9,15 +9,17 @@ package lazyre
 import (
 	"regexp"
 	"sync"
+	"sync/atomic"
 )
 
 // Regexp is a regular expression compiled the first time it is used. The methods are
 // regexp.Regexp's; a bad expression panics there, as regexp.MustCompile would at start-up
 // (TestCompileAll in cmd compiles every one).
 type Regexp struct {
-	expr string
-	once sync.Once
-	re   *regexp.Regexp
+	expr     string
+	once     sync.Once
+	re       *regexp.Regexp
+	compiled atomic.Bool
 }
 
 var (
@@ -42,7 +44,10 @@ func New(expr string) *Regexp {
 
 // Get is the compiled expression.
 func (r *Regexp) Get() *regexp.Regexp {
-	r.once.Do(func() { r.re = regexp.MustCompile(r.expr) })
+	r.once.Do(func() {
+		r.re = regexp.MustCompile(r.expr)
+		r.compiled.Store(true)
+	})
 	return r.re
 }
 
@@ -54,6 +59,9 @@ func Warm(rs ...*Regexp) {
 		r.Get()
 	}
 }
+
+// Compiled reports whether the expression has been compiled (for tests of what warms it).
+func (r *Regexp) Compiled() bool { return r.compiled.Load() }
 
 // CompileAll compiles every expression made so far and returns the first that does not compile,
 // for a test to check them all at once.
