@@ -201,7 +201,8 @@ func escapeURIPath(p string) string {
 // Now is the store's clock, truncated to the millisecond precision timestamps are stored at.
 func (db *DB) Now() time.Time { return db.now().UTC().Truncate(time.Millisecond) }
 
-// Close closes the database. The WAL is checkpointed by SQLite when the last connection closes.
+// Close closes the database. The WAL stays as it is (nockpt.go): the next process to open the
+// database reads it back, and a commit checkpoints it once it is long enough.
 func (db *DB) Close() error {
 	db.warming.Wait()
 	var errs []error
