@@ -79,9 +79,11 @@ func autopsyCommand(g *globals) *cli.Command {
 // autopsyInput is what the autopsy of run id reads, with the commands of this build so that
 // its suggestions only name commands that exist.
 func autopsyInput(g *globals, st *state, id string) autopsy.Input {
-	var names []string
-	for _, c := range commands(g) {
-		names = append(names, c.Name)
+	names := g.commandNames
+	if names == nil { // (not through newApp: build the list)
+		for _, c := range commands(g) {
+			names = append(names, c.Name)
+		}
 	}
 	return autopsy.Input{Repo: st.repo, DB: st.db, RunID: id, Commands: names}
 }

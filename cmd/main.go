@@ -30,6 +30,8 @@ type globals struct {
 	noAutopsy bool
 	// after is the state a command left open for the step after it (afterCommand).
 	after *state
+	// commandNames are the app's commands (newApp), for the autopsy's suggestions.
+	commandNames []string
 }
 
 func (g *globals) json() bool { return g.output == "json" }
@@ -121,8 +123,10 @@ func newApp(g *globals) *cli.App {
 		},
 		Commands: commands(g),
 	}
+	g.commandNames = nil
 	for _, c := range app.Commands {
 		setUsageErrors(c)
+		g.commandNames = append(g.commandNames, c.Name)
 	}
 	addCommandHelp(app.Commands)
 	return app
