@@ -59,8 +59,8 @@ type Env struct {
 	Environ []string
 	// Grace is the time between SIGTERM and SIGKILL when an attempt is ended.
 	Grace time.Duration
-	// Idle, when set, is work for later done while an agent runs, once per process, in a
-	// goroutine of its own (cmd compiles the autopsy's patterns).
+	// Idle, when set, is work for later done beside an agent that has run warmAfter, once per
+	// process, in a goroutine of its own (cmd compiles the autopsy's patterns).
 	Idle func()
 	// Presets returns the preset rules of an agent (the seam for agent-aware classification).
 	Presets func(*taskfile.Agent) PresetRules
