@@ -79,13 +79,7 @@ func autopsyCommand(g *globals) *cli.Command {
 // autopsyInput is what the autopsy of run id reads, with the commands of this build so that
 // its suggestions only name commands that exist.
 func autopsyInput(g *globals, st *state, id string) autopsy.Input {
-	names := g.commandNames
-	if names == nil { // (not through newApp: build the list)
-		for _, c := range commands(g) {
-			names = append(names, c.Name)
-		}
-	}
-	return autopsy.Input{Repo: st.repo, DB: st.db, RunID: id, Commands: names}
+	return autopsy.Input{Repo: st.repo, DB: st.db, RunID: id, Commands: g.commandNames}
 }
 
 // autopsyEnabled is false with --no-autopsy or MULLIGAN_AUTOPSY=0.

@@ -30,7 +30,8 @@ type globals struct {
 	noAutopsy bool
 	// after is the state a command left open for the step after it (afterCommand).
 	after *state
-	// commandNames are the app's commands (newApp), for the autopsy's suggestions.
+	// commandNames are the app's commands (set by newApp, which every command runs through),
+	// for the autopsy's suggestions.
 	commandNames []string
 }
 
@@ -123,10 +124,12 @@ func newApp(g *globals) *cli.App {
 		},
 		Commands: commands(g),
 	}
-	g.commandNames = nil
 	for _, c := range app.Commands {
 		setUsageErrors(c)
-		g.commandNames = append(g.commandNames, c.Name)
+	}
+	g.commandNames = make([]string, len(app.Commands))
+	for i, c := range app.Commands {
+		g.commandNames[i] = c.Name
 	}
 	addCommandHelp(app.Commands)
 	return app

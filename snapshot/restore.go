@@ -761,16 +761,16 @@ func (x *restorer) saveIndex() error {
 	// past them (a tick is 4 ms on a kernel with HZ=250, and a reset between attempts usually
 	// writes a handful), for many it costs more, so then wait (a few milliseconds at most).
 	var maxS, maxNs uint32
-	var n, bytes int64
+	var n, size int64
 	for _, e := range x.done {
 		if e != nil {
-			n, bytes = n+1, bytes+int64(e.st.size)
+			n, size = n+1, size+int64(e.st.size)
 			if !e.st.mtimeBefore(maxS, maxNs) {
 				maxS, maxNs = e.st.mtimeS, e.st.mtimeNs
 			}
 		}
 	}
-	wait := n > racyRereadFiles || bytes > racyRereadBytes
+	wait := n > racyRereadFiles || size > racyRereadBytes
 	var tmp *os.File
 	var t1S, t1Ns uint32
 	for try := 0; ; try++ {
