@@ -50,6 +50,8 @@ type Repo struct {
 
 	stor   *filesystem.Storage
 	storMu sync.Mutex // go-git's storage is not safe for concurrent readers; guards stor
+
+	diffs diffMemo // DiffTrees' last results
 }
 
 // Open finds the repository containing dir, walking up as git does. `.git` may be a directory or a
