@@ -66,12 +66,17 @@ func (r *Repo) readTree(h plumbing.Hash) ([]treeEntry, error) {
 	if h.IsZero() || h == emptyTree {
 		return nil, nil
 	}
+	t, data, err := r.objectData(h)
+	switch {
+	case err == nil && t != plumbing.TreeObject:
+		return nil, fmt.Errorf("read tree %s: %w", h, plumbing.ErrObjectNotFound)
+	case err == nil:
+		return parseTree(data, h)
+	}
 	r.storMu.Lock()
-	var data []byte
-	var err error
 	for try := 0; try < 2; try++ {
 		var obj plumbing.EncodedObject
-		if obj, err = r.encodedObject(plumbing.TreeObject, h); err != nil {
+		if obj, err = r.goGitObject(plumbing.TreeObject, h); err != nil {
 			break
 		}
 		var rd io.ReadCloser

@@ -188,7 +188,6 @@ func ofsDeltaOffset(r io.ByteReader) (uint64, error) {
 	return off, nil
 }
 
-// inflateExactly inflates the zlib stream at r, which must hold exactly size bytes.
 // inflateDelta inflates one delta of a chain. The first one met (outermost: it makes the object)
 // says how large the object is: one over maxPackedRead is errPackedTooLarge, left to go-git.
 func inflateDelta(r io.Reader, size uint64, outermost bool) ([]byte, error) {
@@ -208,26 +207,36 @@ func inflateDelta(r io.Reader, size uint64, outermost bool) ([]byte, error) {
 // worktree inflates one object per file, and a reader made for each would be most of its garbage.
 var inflaters = make(chan io.ReadCloser, 4)
 
-func inflateExactly(r io.Reader, size uint64) ([]byte, error) {
-	var zr io.ReadCloser
+// getInflater is a zlib reader of r, an idle one reset when there is one.
+func getInflater(r io.Reader) (io.ReadCloser, error) {
 	select {
-	case zr = <-inflaters:
+	case zr := <-inflaters:
 		if err := zr.(zlib.Resetter).Reset(r, nil); err != nil {
+			putInflater(zr)
 			return nil, err
 		}
+		return zr, nil
 	default:
-		var err error
-		if zr, err = zlib.NewReader(r); err != nil {
-			return nil, err
-		}
+		return zlib.NewReader(r)
 	}
-	defer func() {
-		zr.Close()
-		select {
-		case inflaters <- zr:
-		default:
-		}
-	}()
+}
+
+// putInflater closes zr and keeps it for the next getInflater, room permitting.
+func putInflater(zr io.ReadCloser) {
+	zr.Close()
+	select {
+	case inflaters <- zr:
+	default:
+	}
+}
+
+// inflateExactly inflates the zlib stream at r, which must hold exactly size bytes.
+func inflateExactly(r io.Reader, size uint64) ([]byte, error) {
+	zr, err := getInflater(r)
+	if err != nil {
+		return nil, err
+	}
+	defer putInflater(zr)
 	data := make([]byte, size)
 	if _, err := io.ReadFull(zr, data); err != nil {
 		return nil, fmt.Errorf("inflate: %w", err)

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -313,9 +314,7 @@ func (r *Repo) storage() *filesystem.Storage {
 // concurrent `git gc`/`git repack` moved the object into a new pack (and pruned the loose file or
 // the old pack), the lookup fails: the storage is then opened afresh and asked once more.
 func (r *Repo) encodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
-	// A packed object of moderate size is read without go-git (packread.go); anything else (loose,
-	// large, in an alternate, unreadable here) goes through go-git.
-	if pt, data, err := r.objs.readPacked(h); err == nil {
+	if pt, data, err := r.objectData(h); err == nil {
 		if t != plumbing.AnyObject && pt != t {
 			return nil, plumbing.ErrObjectNotFound
 		}
@@ -324,6 +323,22 @@ func (r *Repo) encodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.E
 		obj.Write(data)
 		return obj, nil
 	}
+	return r.goGitObject(t, h)
+}
+
+// objectData reads an object of moderate size without go-git: loose (looseread.go), else
+// packed (packread.go). Anything else (large, in an alternate, unreadable here) is an error,
+// for go-git to read (goGitObject). r.storMu need not be held.
+func (r *Repo) objectData(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	t, data, err := r.objs.readLoose(h)
+	if errors.Is(err, errNotLoose) {
+		t, data, err = r.objs.readPacked(h)
+	}
+	return t, data, err
+}
+
+// goGitObject reads object h of type t through go-git's storage (r.storMu held).
+func (r *Repo) goGitObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
 	obj, err := r.storage().EncodedObject(t, h)
 	if err == nil {
 		return obj, nil
