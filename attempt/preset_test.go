@@ -248,3 +248,31 @@ func TestWarmWhileAgentRuns(t *testing.T) {
 		t.Fatal("the preset's patterns were not compiled beside the agent")
 	}
 }
+
+// No built-in banner rule matches blank output (whitespace, or only ANSI codes once they are
+// stripped): matchRules skips blank text without compiling them, and must lose nothing by it.
+func TestBannerRulesNeedText(t *testing.T) {
+	sets := map[string][]bannerRule{"specific": specificRules, "common": commonRules}
+	for name, p := range presets {
+		sets["preset "+name] = p.rules
+	}
+	for name, rs := range apiRules {
+		sets["api "+name] = rs
+	}
+	blanks := []string{"", " ", "\n", "\r\n\t \n", "\x1b[0m\n", "\x1b[2K\x1b[1G \n"}
+	rules := 0
+	for set, rs := range sets {
+		for i, r := range rs {
+			rules++
+			for _, b := range blanks {
+				text := ansiRe.ReplaceAll([]byte(b), nil)
+				if r.re.Match(text) {
+					t.Errorf("%s rule %d (%s) matches blank output %q", set, i, r.re, b)
+				}
+			}
+		}
+	}
+	if rules < 20 {
+		t.Fatalf("only %d rules found", rules)
+	}
+}
