@@ -1,7 +1,6 @@
 package autopsy
 
 import (
-	"bufio"
 	"bytes"
 
 	"github.com/mulligan-dev/mulligan/snapshot"
@@ -75,12 +74,23 @@ func blobLines(repo *snapshot.Repo, e snapshot.Entry) (lines []string, binary bo
 	if err != nil || bytes.IndexByte(b, 0) >= 0 {
 		return nil, true
 	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 64*1024), maxStatBlob)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
+	return splitLines(b), false
+}
+
+// splitLines splits b as bufio.ScanLines does (a "\r\n" ends a line as "\n" does; a last line
+// without one counts), in place: a Scanner's buffer is 64 KB of fresh memory per blob.
+func splitLines(b []byte) []string {
+	var lines []string
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		lines = append(lines, string(bytes.TrimSuffix(line, []byte{'\r'})))
 	}
-	return lines, false
+	return lines
 }
 
 // lineDelta counts added and deleted lines as a multiset difference: the same figures as a

@@ -136,6 +136,9 @@ type Input struct {
 	Repo  *snapshot.Repo
 	DB    *store.DB
 	RunID string
+	// Run, when set, is run RunID as the caller has just read it, ended (a run's own process,
+	// after it): the autopsy then reads only its events and effects. It is not changed.
+	Run *store.Run
 	// Commands are mulligan's registered command names: a suggestion only names commands
 	// that exist in this build.
 	Commands []string
@@ -157,8 +160,10 @@ func Build(ctx context.Context, in Input) (*Report, error) {
 	var effects []store.Effect
 	err := in.DB.View(ctx, func(tx *store.Tx) error {
 		var err error
-		if run, err = tx.GetRun(in.RunID); err != nil {
-			return err
+		if run = in.Run; run == nil || run.ID != in.RunID {
+			if run, err = tx.GetRun(in.RunID); err != nil {
+				return err
+			}
 		}
 		if events, err = allEvents(tx, run.ID); err != nil {
 			return err

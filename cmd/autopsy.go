@@ -96,6 +96,7 @@ func writeAutopsy(ctx context.Context, g *globals, st *state, run *store.Run) {
 	}
 	ctx = context.WithoutCancel(ctx)
 	in := autopsyInput(g, st, run.ID)
+	in.Run = run
 	if !g.json() {
 		in.Progress = g.io.ErrOut
 	}
