@@ -1426,6 +1426,8 @@ func TestRefsAgainstGit(t *testing.T) {
 		}
 		if err := repo.UpdateRef(base+"/pre", c2, zero); err == nil {
 			t.Errorf("UpdateRef(%s/pre) succeeded while %s exists (packed: %v); git refuses that", base, base, packed)
+		} else if want := "ref " + base + " exists; cannot create " + base + "/pre"; !strings.Contains(err.Error(), want) {
+			t.Errorf("UpdateRef(%s/pre) while %s exists (packed: %v): %v; want it to say %q", base, base, packed, err, want)
 		}
 		if err := repo.UpdateRef(base+"x", c2, zero); err == nil {
 			t.Errorf("UpdateRef(%sx) succeeded while %sx/pre exists (packed: %v); git refuses that", base, base, packed)

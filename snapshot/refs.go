@@ -290,6 +290,11 @@ func (r *Repo) UpdateRef(name string, new, old plumbing.Hash) error {
 	path := r.refPath(name)
 	lock, err := acquireLock(path)
 	if err != nil {
+		if errors.Is(err, syscall.ENOTDIR) {
+			if p := r.looseRefAbove(name); p != "" {
+				return fmt.Errorf("update ref %s: ref %s exists; cannot create %s", name, p, name)
+			}
+		}
 		return fmt.Errorf("update ref %s: %w", name, err)
 	}
 	cur, target, found, err := r.rawRef(name)
@@ -323,19 +328,21 @@ func (r *Repo) UpdateRef(name string, new, old plumbing.Hash) error {
 }
 
 // checkDF refuses a ref that would be a directory of another ref or live inside one (git's
-// files backend cannot hold both refs/x/1 and refs/x/1/pre, loose or packed).
+// files backend cannot hold both refs/x/1 and refs/x/1/pre, loose or packed). It runs with the
+// ref's lock taken, so every directory above the ref's file exists (acquireLock made them): no
+// loose ref can be one of them, and only the packed refs are looked at for those.
 func (r *Repo) checkDF(name, path string) error {
-	for i := len("refs/"); i < len(name); i++ {
-		if name[i] != '/' {
-			continue
-		}
-		if _, _, found, err := r.rawRef(name[:i]); err == nil && found {
-			return fmt.Errorf("ref %s exists; cannot create %s", name[:i], name)
-		}
-	}
 	packed, err := r.packedRefs()
 	if err != nil {
 		return err
+	}
+	for i := len("refs/"); i < len(name); i++ {
+		if name[i] != '/' || perWorktreeRef(name[:i]) {
+			continue
+		}
+		if _, found := packed[name[:i]]; found {
+			return fmt.Errorf("ref %s exists; cannot create %s", name[:i], name)
+		}
 	}
 	for p := range packed {
 		if strings.HasPrefix(p, name+"/") {
@@ -352,6 +359,20 @@ func (r *Repo) checkDF(name, path string) error {
 		}
 	}
 	return nil
+}
+
+// looseRefAbove is the loose ref whose file stands where a directory of name would be, "" when
+// there is none.
+func (r *Repo) looseRefAbove(name string) string {
+	for i := len("refs/"); i < len(name); i++ {
+		if name[i] != '/' {
+			continue
+		}
+		if fi, err := os.Lstat(r.refPath(name[:i])); err == nil && fi.Mode().IsRegular() {
+			return name[:i]
+		}
+	}
+	return ""
 }
 
 func countFiles(dir string) int {
