@@ -68,19 +68,69 @@ var (
 	// A private key block; without its END line it ends at a quote (the end of a JSON string)
 	// or at the end of the text.
 	pemRe    = lazyre.New(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[^"]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|[^"]*)`)
-	tokenRes = []*lazyre.Regexp{
-		lazyre.New(`\bsk-ant-[A-Za-z0-9_-]{8,}`),
-		lazyre.New(`\bsk-proj-[A-Za-z0-9_-]{8,}`),
-		lazyre.New(`\bsk-[A-Za-z0-9_-]{12,}`),
-		lazyre.New(`\bgithub_pat_[A-Za-z0-9_]{16,}`),
-		lazyre.New(`\bgh[pousr]_[A-Za-z0-9]{16,}`),
-		lazyre.New(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),
-		lazyre.New(`\bxox[a-z]-[A-Za-z0-9-]{8,}`),
-		lazyre.New(`(?i)\bBearer\s+[A-Za-z0-9._~+/=-]{8,}`),
+	tokenRes = []tokenRule{
+		{lazyre.New(`\bsk-ant-[A-Za-z0-9_-]{8,}`), []string{"sk-ant-"}, false},
+		{lazyre.New(`\bsk-proj-[A-Za-z0-9_-]{8,}`), []string{"sk-proj-"}, false},
+		{lazyre.New(`\bsk-[A-Za-z0-9_-]{12,}`), []string{"sk-"}, false},
+		{lazyre.New(`\bgithub_pat_[A-Za-z0-9_]{16,}`), []string{"github_pat_"}, false},
+		{lazyre.New(`\bgh[pousr]_[A-Za-z0-9]{16,}`), []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, false},
+		{lazyre.New(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), []string{"AKIA", "ASIA"}, false},
+		{lazyre.New(`\bxox[a-z]-[A-Za-z0-9-]{8,}`), []string{"xox"}, false},
+		{lazyre.New(`(?i)\bBearer\s+[A-Za-z0-9._~+/=-]{8,}`), []string{"bearer"}, true},
 		// user:password@ in a URL
-		lazyre.New(`\b([a-z][a-z0-9+.-]*://[^\s:/@"'\\]+:)[^\s@/"'\\]+@`),
+		{lazyre.New(`\b([a-z][a-z0-9+.-]*://[^\s:/@"'\\]+:)[^\s@/"'\\]+@`), []string{"://"}, false},
 	}
+	// assignNeedles are the words one of which every match of assignRe holds (case folded).
+	assignNeedles = []string{"key", "token", "secret", "passw", "pwd"}
 )
+
+// tokenRule is a token's pattern and the literals one of which every match of it holds (fold:
+// compared without case): text holding none of them is left alone, the pattern neither run nor
+// compiled. Most text mulligan prints holds no secret and none of these.
+type tokenRule struct {
+	re      *lazyre.Regexp
+	needles []string
+	fold    bool
+}
+
+// mayHold reports whether text holds one of needles, compared without ASCII case when fold. Case
+// folding without Unicode's rules would miss what the patterns' (?i) matches (the Kelvin sign
+// is a k there), so text that is not all ASCII may always hold them.
+func mayHold(text string, needles []string, fold bool) bool {
+	if fold {
+		for i := 0; i < len(text); i++ {
+			if text[i] >= 0x80 {
+				return true
+			}
+		}
+	}
+	for _, n := range needles {
+		if fold && indexFoldASCII(text, n) >= 0 || !fold && strings.Contains(text, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// indexFoldASCII is the index of lower-case needle in text compared without ASCII case, or -1.
+func indexFoldASCII(text, needle string) int {
+	for i := 0; i+len(needle) <= len(text); i++ {
+		j := 0
+		for ; j < len(needle); j++ {
+			c := text[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != needle[j] {
+				break
+			}
+		}
+		if j == len(needle) {
+			return i
+		}
+	}
+	return -1
+}
 
 // Redacted is what a secret is replaced with.
 const Redacted = "[scrubbed]"
@@ -98,12 +148,18 @@ func (s *Scrubber) String(text string) string {
 	if strings.Contains(text, "PRIVATE KEY-----") {
 		text = pemRe.ReplaceAllString(text, Redacted)
 	}
-	for _, re := range tokenRes {
-		if re.NumSubexp() == 1 {
-			text = re.ReplaceAllString(text, "${1}"+Redacted+"@")
+	for _, t := range tokenRes {
+		if !mayHold(text, t.needles, t.fold) {
 			continue
 		}
-		text = re.ReplaceAllString(text, Redacted)
+		if t.re.NumSubexp() == 1 {
+			text = t.re.ReplaceAllString(text, "${1}"+Redacted+"@")
+			continue
+		}
+		text = t.re.ReplaceAllString(text, Redacted)
+	}
+	if !strings.ContainsAny(text, "=:") || !mayHold(text, assignNeedles, true) {
+		return text
 	}
 	return assignRe.ReplaceAllStringFunc(text, func(m string) string {
 		sub := assignRe.FindStringSubmatch(m)
