@@ -3,6 +3,7 @@ package attempt
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -229,6 +230,7 @@ func TestWarmWhileAgentRuns(t *testing.T) {
 	idle := make(chan struct{})
 	r := &runner{runWriter: runWriter{env: Env{Idle: func() { close(idle) }}}}
 	warmed.Store(false) // (another test's run may have warmed this process already)
+	idled.Store(false)
 
 	stop := r.warmWhileAgentRuns(p)
 	stop() // the agent ended at once
@@ -246,6 +248,33 @@ func TestWarmWhileAgentRuns(t *testing.T) {
 	stop()
 	if !re.Compiled() || !ansiRe.Compiled() {
 		t.Fatal("the preset's patterns were not compiled beside the agent")
+	}
+}
+
+// The idle work starts as soon as the run's base is taken, once per process; an agent that
+// then runs past warmAfter does not start it again.
+func TestWarmIdleOnce(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("one CPU: the idle work waits for an agent that runs warmAfter")
+	}
+	calls := make(chan struct{}, 4)
+	r := &runner{runWriter: runWriter{env: Env{Idle: func() { calls <- struct{}{} }}}}
+	idled.Store(false)
+	warmed.Store(false)
+	r.warmIdle()
+	select {
+	case <-calls:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the idle work did not start once the base was taken")
+	}
+	r.warmIdle()
+	stop := r.warmWhileAgentRuns(&Preset{Name: "idle-once"})
+	time.Sleep(3 * warmAfter)
+	stop()
+	select {
+	case <-calls:
+		t.Fatal("the idle work ran twice in one process")
+	default:
 	}
 }
 

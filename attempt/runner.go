@@ -98,8 +98,9 @@ type Env struct {
 	Environ []string
 	// Grace is the time between SIGTERM and SIGKILL when an attempt is ended.
 	Grace time.Duration
-	// Idle, when set, is work for later done beside an agent that has run warmAfter, once per
-	// process, in a goroutine of its own (cmd compiles the autopsy's patterns).
+	// Idle, when set, is work for later (cmd compiles the autopsy's patterns), done once per
+	// process in a goroutine of its own: once the run's base is taken (warmIdle), or beside an
+	// agent that has run warmAfter, whichever comes first.
 	Idle func()
 	// Presets returns the preset rules of an agent (the seam for agent-aware classification).
 	Presets func(*taskfile.Agent) PresetRules
@@ -471,6 +472,7 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 			return nil, err
 		}
 	}
+	r.warmIdle()
 	for {
 		run, err := r.reload(ctx)
 		if err != nil {
