@@ -456,8 +456,11 @@ func (r *Repo) newReseeder(p *privIndex, old []*entry, stamp userIndexStamp, tra
 		}
 	}
 	n := tracked + len(old)/8
-	return &reseeder{r: r, np: np, stamp: stamp, w: &walker{set: r.set}, counts: map[plumbing.Hash]int{}, old: old,
+	m := &reseeder{r: r, np: np, stamp: stamp, w: &walker{set: r.set}, counts: map[plumbing.Hash]int{}, old: old,
 		out: make([]entry, 0, n), ubs: make([]plumbing.Hash, 0, n)}
+	prefaultSlice(m.out) // fresh memory the reseed writes whole (see prefault)
+	prefaultSlice(m.ubs)
+	return m
 }
 
 // group merges one path's entries in the user's index (its stages), and the old entries before it.
