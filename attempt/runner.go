@@ -473,6 +473,9 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 		}
 	}
 	r.warmIdle()
+	// Each attempt records the git state it starts from, the user's index read, copied and
+	// hashed when git rewrote it (readGitPre): read now, on the core the walk leaves idle.
+	r.env.Repo.WarmIndexState()
 	for {
 		run, err := r.reload(ctx)
 		if err != nil {

@@ -195,3 +195,46 @@ func TestGitStatePackRefsIsNoChange(t *testing.T) {
 		t.Fatalf("changes = %s", changesJSON(t, cs))
 	}
 }
+
+// The index state WarmIndexState reads is the one ReadGitState gives (copy kept included), and
+// an index git rewrote after it is read afresh, not taken from the warm-up.
+func TestWarmIndexState(t *testing.T) {
+	r := newRepo(t)
+	r.write("a.txt", "one\n")
+	r.commitAll("first")
+	r.write("b.txt", "staged\n")
+	r.git("add", "b.txt")
+	repo := openRepo(t, r.Root)
+	repo.WarmIndexState()
+	repo.WarmIndexState() // one already running: nothing more
+	got, err := repo.ReadGitState(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := openRepo(t, r.Root).ReadGitState(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Index != want.Index || got.Index.Sum == "" {
+		t.Fatalf("after the warm-up: index state %+v, want %+v", got.Index, want.Index)
+	}
+	copies, err := repo.IndexCopies()
+	if err != nil || len(copies) != 1 || copies[0].Sum != got.Index.Sum {
+		t.Fatalf("index copies %v, %v; want the one of %s", copies, err, got.Index.Sum)
+	}
+
+	repo.WarmIndexState()
+	r.write("c.txt", "staged after the warm-up\n")
+	r.git("add", "c.txt")
+	after, err := repo.ReadGitState(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := openRepo(t, r.Root).ReadGitState(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Index != fresh.Index || after.Index == got.Index {
+		t.Fatalf("index changed after the warm-up: state %+v, want %+v", after.Index, fresh.Index)
+	}
+}

@@ -45,6 +45,7 @@ type Repo struct {
 	idxMu    sync.Mutex // ReadGitState's last index: its stamp and state
 	idxStamp userIndexStamp
 	idxState IndexState
+	idxWarm  chan struct{} // closed when WarmIndexState's read ends; nil when none runs
 
 	refMu   sync.Mutex
 	refSeen map[string]seenRef // ReadGitState's loose refs, by path
