@@ -17,9 +17,7 @@ func (r *Repo) CommitTime(h plumbing.Hash) (time.Time, error) {
 	if t != plumbing.CommitObject {
 		return time.Time{}, fmt.Errorf("object %s is a %s, not a commit", h, t)
 	}
-	r.storMu.Lock()
 	c, err := decodeCommit(obj)
-	r.storMu.Unlock()
 	if err != nil {
 		return time.Time{}, fmt.Errorf("commit %s: %w", h, err)
 	}

@@ -172,6 +172,20 @@ func (l *configLoader) loadBytes(data []byte, path string) error {
 	return nil
 }
 
+// gitmodulesPaths reads a .gitmodules file (git's config syntax): each submodule's name and
+// path (its `submodule "NAME"` section's path key, the last one when it is given twice, as git
+// takes it).
+func gitmodulesPaths(data []byte) (map[string]string, error) {
+	paths := map[string]string{}
+	err := gcfg.ReadWithCallback(bytes.NewReader(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))), func(section, sub, name, value string, blank bool) error {
+		if strings.EqualFold(section, "submodule") && sub != "" && strings.EqualFold(name, "path") {
+			paths[sub] = value
+		}
+		return nil
+	})
+	return paths, err
+}
+
 func (l *configLoader) include(section, sub, name, value, from string) error {
 	if !strings.EqualFold(name, "path") || value == "" {
 		return nil

@@ -73,10 +73,9 @@ func (r *Repo) readTree(h plumbing.Hash) ([]treeEntry, error) {
 	case err == nil:
 		return parseTree(data, h)
 	}
-	r.storMu.Lock()
-	for try := 0; try < 2; try++ {
+	for try := 0; try < 2; try++ { // an alternate's tree (or a tree over 1 MB)
 		var obj plumbing.EncodedObject
-		if obj, err = r.goGitObject(plumbing.TreeObject, h); err != nil {
+		if obj, err = r.encodedObject(plumbing.TreeObject, h); err != nil {
 			break
 		}
 		var rd io.ReadCloser
@@ -87,9 +86,8 @@ func (r *Repo) readTree(h plumbing.Hash) ([]treeEntry, error) {
 		if err == nil {
 			break
 		}
-		r.dropStorage() // its pack went away meanwhile (a concurrent repack): list them again
+		r.objs.reloadPacks() // its pack went away meanwhile (a concurrent repack): list them again
 	}
-	r.storMu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("read tree %s: %w", h, err)
 	}

@@ -306,11 +306,8 @@ func (t *textStats) binary() bool {
 	return lonecr > 0 || t.nul > 0 || (t.printable>>7) < nonprintable
 }
 
-// withBlob streams a blob's content to fn. go-git's storage is not safe for concurrent readers,
-// so the read happens under the storage lock.
+// withBlob streams a blob's content to fn.
 func (r *Repo) withBlob(h plumbing.Hash, fn func(io.Reader) error) error {
-	r.storMu.Lock()
-	defer r.storMu.Unlock()
 	obj, err := r.encodedObject(plumbing.BlobObject, h)
 	if err != nil {
 		return err
@@ -318,7 +315,7 @@ func (r *Repo) withBlob(h plumbing.Hash, fn func(io.Reader) error) error {
 	rd, err := obj.Reader()
 	if err != nil {
 		// The pack the object was found in went away before it was opened (a concurrent repack).
-		r.dropStorage()
+		r.objs.reloadPacks()
 		if obj, err = r.encodedObject(plumbing.BlobObject, h); err != nil {
 			return err
 		}

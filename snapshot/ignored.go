@@ -559,9 +559,7 @@ func (r *Repo) keptCommit(commit plumbing.Hash) (plumbing.Hash, map[string]uint3
 	if t != plumbing.CommitObject {
 		return plumbing.ZeroHash, nil, fmt.Errorf("%s is not a commit", commit)
 	}
-	r.storMu.Lock()
 	c, err := decodeCommit(obj)
-	r.storMu.Unlock()
 	if err != nil {
 		return plumbing.ZeroHash, nil, err
 	}

@@ -19,9 +19,9 @@ import (
 // (some 40 KB of window) and its object cache (a map per object); here the file is read in one
 // call and, when it is a stream of stored blocks (what mulligan writes for small objects,
 // storedZlib), taken as it is. Other streams are inflated by a pooled reader. Objects larger
-// than maxPackedRead are left to go-git, which streams them.
+// than maxPackedRead are streamed (objread.go).
 
-// errNotLoose sends a read to the packs; errLooseTooLarge to go-git.
+// errNotLoose sends a read to the packs; errLooseTooLarge to a stream (objread.go).
 var (
 	errNotLoose      = errors.New("object not loose")
 	errLooseTooLarge = errors.New("loose object too large to read whole")

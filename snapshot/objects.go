@@ -22,7 +22,7 @@ import (
 
 // objectStore answers "does this object exist" quickly (loose file or pack index binary search,
 // alternates included) and writes loose objects (looseWriter, which survives a concurrent git gc).
-// Reading object contents goes through go-git's storage (Repo.storage), which knows deltas.
+// Object contents are read by looseread.go, packread.go and objread.go.
 type objectStore struct {
 	dir string // <common>/objects
 
@@ -199,6 +199,13 @@ func (s *objectStore) loadPacksLocked() {
 	}
 	s.packs = packs
 	s.loaded = true
+}
+
+// reloadPacks lists the packs afresh (one went away: a concurrent repack).
+func (s *objectStore) reloadPacks() {
+	s.packMu.Lock()
+	defer s.packMu.Unlock()
+	s.loadPacksLocked()
 }
 
 func (s *objectStore) alternates() []*objectStore {

@@ -19,13 +19,12 @@ import (
 // for the handful of trees and blobs a run reads back (the diff of an attempt, the reset, the
 // autopsy's line counts). Here an object is found by the binary search the store already does
 // for has(), read at its offset and its delta chain applied; nothing per object of the pack is
-// kept. Objects larger than maxPackedRead, and whatever this reader cannot read (a base in
-// another store, a damaged pack), are left to go-git, which streams.
+// kept. Objects larger than maxPackedRead are read by objread.go (streamed when stored whole).
 
-// maxPackedRead bounds what readPacked returns whole: larger objects are streamed by go-git.
+// maxPackedRead bounds what readPacked returns whole: larger objects go to objread.go.
 const maxPackedRead = 1 << 20
 
-// errPackedTooLarge and errNotPacked send a read to go-git.
+// errPackedTooLarge and errNotPacked send a read elsewhere (objread.go).
 var (
 	errPackedTooLarge = errors.New("packed object too large to read whole")
 	errNotPacked      = errors.New("object not in a pack")
@@ -54,26 +53,27 @@ func (s *objectStore) readPacked(h plumbing.Hash) (plumbing.ObjectType, []byte, 
 	if !s.loaded {
 		s.loadPacksLocked()
 	}
-	t, data, err := s.readPackedLocked(h, 0)
+	t, data, err := s.readPackedLocked(h, 0, maxPackedRead)
 	if errors.Is(err, errNotPacked) && !s.hasLoose(h) {
 		s.loadPacksLocked()
-		t, data, err = s.readPackedLocked(h, 0)
+		t, data, err = s.readPackedLocked(h, 0, maxPackedRead)
 	}
 	return t, data, err
 }
 
-func (s *objectStore) readPackedLocked(h plumbing.Hash, depth int) (plumbing.ObjectType, []byte, error) {
+func (s *objectStore) readPackedLocked(h plumbing.Hash, depth int, limit uint64) (plumbing.ObjectType, []byte, error) {
 	for _, p := range s.packs {
 		if i, ok := p.find(h); ok {
-			return s.readAt(p, p.offset(i), depth)
+			return s.readAt(p, p.offset(i), depth, limit)
 		}
 	}
 	return plumbing.InvalidObject, nil, errNotPacked
 }
 
 // readAt reads the object at off in p's pack: its delta chain, from the object back to its base,
-// then the deltas applied from the base up.
-func (s *objectStore) readAt(p *packIndex, off uint64, depth int) (plumbing.ObjectType, []byte, error) {
+// then the deltas applied from the base up. An object over limit is errPackedTooLarge (and so is
+// a base or delta of its chain over four times that).
+func (s *objectStore) readAt(p *packIndex, off uint64, depth int, limit uint64) (plumbing.ObjectType, []byte, error) {
 	f, err := p.packFile()
 	if err != nil {
 		return plumbing.InvalidObject, nil, err
@@ -88,12 +88,12 @@ func (s *objectStore) readAt(p *packIndex, off uint64, depth int) (plumbing.Obje
 		if err != nil {
 			return plumbing.InvalidObject, nil, fmt.Errorf("%s at %d: %w", p.path, off, err)
 		}
-		if size > maxPackedRead*4 {
+		if size > limit*4 {
 			return plumbing.InvalidObject, nil, errPackedTooLarge
 		}
 		switch typ {
 		case packCommit, packTree, packBlob, packTag:
-			if len(deltas) == 0 && size > maxPackedRead {
+			if len(deltas) == 0 && size > limit {
 				return plumbing.InvalidObject, nil, errPackedTooLarge
 			}
 			data, err := inflateExactly(r, size)
@@ -101,7 +101,7 @@ func (s *objectStore) readAt(p *packIndex, off uint64, depth int) (plumbing.Obje
 				return plumbing.InvalidObject, nil, fmt.Errorf("%s at %d: %w", p.path, off, err)
 			}
 			for i := len(deltas) - 1; i >= 0; i-- {
-				if data, err = applyDelta(data, deltas[i], i == 0); err != nil {
+				if data, err = applyDelta(data, deltas[i], i == 0, limit); err != nil {
 					return plumbing.InvalidObject, nil, fmt.Errorf("%s at %d: %w", p.path, off, err)
 				}
 			}
@@ -111,7 +111,7 @@ func (s *objectStore) readAt(p *packIndex, off uint64, depth int) (plumbing.Obje
 			if err != nil || rel == 0 || rel > off {
 				return plumbing.InvalidObject, nil, fmt.Errorf("%s at %d: bad delta base offset", p.path, off)
 			}
-			d, err := inflateDelta(r, size, len(deltas) == 0)
+			d, err := inflateDelta(r, size, len(deltas) == 0, limit)
 			if errors.Is(err, errPackedTooLarge) {
 				return plumbing.InvalidObject, nil, err
 			}
@@ -125,7 +125,7 @@ func (s *objectStore) readAt(p *packIndex, off uint64, depth int) (plumbing.Obje
 			if _, err := io.ReadFull(r, base[:]); err != nil {
 				return plumbing.InvalidObject, nil, fmt.Errorf("%s at %d: %w", p.path, off, err)
 			}
-			d, err := inflateDelta(r, size, len(deltas) == 0)
+			d, err := inflateDelta(r, size, len(deltas) == 0, limit)
 			if errors.Is(err, errPackedTooLarge) {
 				return plumbing.InvalidObject, nil, err
 			}
@@ -133,12 +133,12 @@ func (s *objectStore) readAt(p *packIndex, off uint64, depth int) (plumbing.Obje
 				return plumbing.InvalidObject, nil, fmt.Errorf("%s at %d: %w", p.path, off, err)
 			}
 			deltas = append(deltas, d)
-			t, data, err := s.readPackedLocked(base, depth+1)
+			t, data, err := s.readPackedLocked(base, depth+1, limit)
 			if err != nil {
 				return plumbing.InvalidObject, nil, err
 			}
 			for i := len(deltas) - 1; i >= 0; i-- {
-				if data, err = applyDelta(data, deltas[i], i == 0); err != nil {
+				if data, err = applyDelta(data, deltas[i], i == 0, limit); err != nil {
 					return plumbing.InvalidObject, nil, fmt.Errorf("%s at %d: %w", p.path, off, err)
 				}
 			}
@@ -189,14 +189,14 @@ func ofsDeltaOffset(r io.ByteReader) (uint64, error) {
 }
 
 // inflateDelta inflates one delta of a chain. The first one met (outermost: it makes the object)
-// says how large the object is: one over maxPackedRead is errPackedTooLarge, left to go-git.
-func inflateDelta(r io.Reader, size uint64, outermost bool) ([]byte, error) {
+// says how large the object is: one over limit is errPackedTooLarge.
+func inflateDelta(r io.Reader, size uint64, outermost bool, limit uint64) ([]byte, error) {
 	d, err := inflateExactly(r, size)
 	if err != nil {
 		return nil, err
 	}
 	if outermost {
-		if _, dst, _, err := deltaSizes(d); err != nil || dst > maxPackedRead {
+		if _, dst, _, err := deltaSizes(d); err != nil || dst > limit {
 			return nil, errPackedTooLarge
 		}
 	}
@@ -263,8 +263,8 @@ func deltaSizes(d []byte) (src, dst uint64, rest []byte, err error) {
 }
 
 // applyDelta builds the result of delta d on base (git's patch-delta.c). The last delta of a
-// chain (the object itself) is bounded by maxPackedRead; its size was checked before.
-func applyDelta(base, d []byte, last bool) ([]byte, error) {
+// chain (the object itself) is bounded by limit, the others by four times that.
+func applyDelta(base, d []byte, last bool, limit uint64) ([]byte, error) {
 	src, dst, ops, err := deltaSizes(d)
 	if err != nil {
 		return nil, err
@@ -272,7 +272,7 @@ func applyDelta(base, d []byte, last bool) ([]byte, error) {
 	if src != uint64(len(base)) {
 		return nil, fmt.Errorf("delta for a base of %d bytes applied to %d", src, len(base))
 	}
-	if dst > maxPackedRead*4 || last && dst > maxPackedRead {
+	if dst > limit*4 || last && dst > limit {
 		return nil, errPackedTooLarge
 	}
 	out := make([]byte, 0, dst)

@@ -12,8 +12,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
 
-// The reads other packages need from the object store. They go through the Repo's one go-git
-// storage (and its lock): no other package opens an object storage of its own.
+// The reads other packages need from the object store. They go through the Repo's object store
+// (objread.go): no other package opens an object storage of its own.
 
 // Hash is a git object id. It is go-git's type, named here so that the engine's callers need
 // not import go-git.
@@ -32,8 +32,6 @@ var ErrTooLarge = errors.New("too large")
 // ReadBlob returns blob h's content. limit > 0 refuses (ErrTooLarge) a blob larger than limit
 // without reading it.
 func (r *Repo) ReadBlob(h Hash, limit int64) ([]byte, error) {
-	r.storMu.Lock()
-	defer r.storMu.Unlock()
 	obj, err := r.encodedObject(plumbing.BlobObject, h)
 	if err != nil {
 		return nil, fmt.Errorf("read blob %s: %w", h, err)
@@ -69,9 +67,7 @@ func (r *Repo) ReadCommit(h Hash) (*CommitInfo, error) {
 	if obj.Type() != plumbing.CommitObject {
 		return nil, fmt.Errorf("%s is a %s, not a commit", h, obj.Type())
 	}
-	r.storMu.Lock()
 	c, err := decodeCommit(obj)
-	r.storMu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("commit %s: %w", h, err)
 	}

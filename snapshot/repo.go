@@ -8,12 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // Repo is an opened working tree and its git directories. Its methods are safe for concurrent
@@ -49,9 +45,6 @@ type Repo struct {
 
 	refMu   sync.Mutex
 	refSeen map[string]seenRef // ReadGitState's loose refs, by path
-
-	stor   *filesystem.Storage
-	storMu sync.Mutex // go-git's storage is not safe for concurrent readers; guards stor
 
 	diffs diffMemo // DiffTrees' last results
 }
@@ -276,13 +269,6 @@ func (r *Repo) Close() error {
 			err = cerr
 		}
 	}
-	r.storMu.Lock()
-	if r.stor != nil {
-		if cerr := r.stor.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}
-	r.storMu.Unlock()
 	return err
 }
 
@@ -298,66 +284,26 @@ func (r *Repo) IndexFile() string { return r.indexFile }
 // CommonDir is the shared git directory holding objects, refs and config.
 func (r *Repo) CommonDir() string { return r.commonDir }
 
-// storage is go-git's object reader for this repository (packs, deltas, alternates). Blobs larger
-// than a megabyte are streamed, not held in memory. r.storMu must be held.
-func (r *Repo) storage() *filesystem.Storage {
-	if r.stor == nil {
-		fs := osfs.New(r.commonDir)
-		r.stor = filesystem.NewStorageWithOptions(fs, cache.NewObjectLRU(8*cache.MiByte), filesystem.Options{
-			LargeObjectThreshold: 1 << 20,
-			AlternatesFS:         osfs.New("/"),
-		})
-	}
-	return r.stor
-}
-
-// encodedObject reads object h of type t (r.storMu held). go-git lists the packs once; when a
-// concurrent `git gc`/`git repack` moved the object into a new pack (and pruned the loose file or
-// the old pack), the lookup fails: the storage is then opened afresh and asked once more.
+// encodedObject reads object h of type t (snapshot/objread.go): ErrObjectNotFound when it is
+// another type.
 func (r *Repo) encodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
-	if pt, data, err := r.objectData(h); err == nil {
-		if t != plumbing.AnyObject && pt != t {
-			return nil, plumbing.ErrObjectNotFound
-		}
-		obj := &plumbing.MemoryObject{}
-		obj.SetType(pt)
-		obj.Write(data)
-		return obj, nil
+	obj, err := r.objs.object(h)
+	if err != nil {
+		return nil, err
 	}
-	return r.goGitObject(t, h)
+	if t != plumbing.AnyObject && obj.Type() != t {
+		return nil, plumbing.ErrObjectNotFound
+	}
+	return obj, nil
 }
 
-// objectData reads an object of moderate size without go-git: loose (looseread.go), else
-// packed (packread.go). Anything else (large, in an alternate, unreadable here) is an error,
-// for go-git to read (goGitObject). r.storMu need not be held.
+// objectData reads an object of moderate size from this repository's own store: loose
+// (looseread.go), else packed (packread.go). Anything else (large, in an alternate) is an error,
+// for encodedObject to read.
 func (r *Repo) objectData(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	t, data, err := r.objs.readLoose(h)
 	if errors.Is(err, errNotLoose) {
 		t, data, err = r.objs.readPacked(h)
 	}
 	return t, data, err
-}
-
-// goGitObject reads object h of type t through go-git's storage (r.storMu held).
-func (r *Repo) goGitObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
-	obj, err := r.storage().EncodedObject(t, h)
-	if err == nil {
-		return obj, nil
-	}
-	for try := 0; try < 3; try++ {
-		r.dropStorage()
-		if obj, err2 := r.storage().EncodedObject(t, h); err2 == nil {
-			return obj, nil
-		}
-		time.Sleep(time.Duration(try+1) * 20 * time.Millisecond) // a repack between two of its steps
-	}
-	return nil, err
-}
-
-// dropStorage forgets go-git's storage (r.storMu held): the next read lists the packs afresh.
-func (r *Repo) dropStorage() {
-	if r.stor != nil {
-		r.stor.Close()
-		r.stor = nil
-	}
 }

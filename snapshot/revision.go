@@ -159,8 +159,6 @@ func isHex(s string) bool {
 
 // readObject returns an object's type and (for small objects) content.
 func (r *Repo) readObject(h plumbing.Hash) (plumbing.ObjectType, plumbing.EncodedObject, error) {
-	r.storMu.Lock()
-	defer r.storMu.Unlock()
 	obj, err := r.encodedObject(plumbing.AnyObject, h)
 	if err != nil {
 		return plumbing.InvalidObject, nil, fmt.Errorf("object %s: %w", h, err)
@@ -178,9 +176,7 @@ func (r *Repo) peelTags(h plumbing.Hash) (plumbing.Hash, error) {
 		if t != plumbing.TagObject {
 			return h, nil
 		}
-		r.storMu.Lock()
 		data, err := objectBytes(obj)
-		r.storMu.Unlock()
 		if err != nil {
 			return h, err
 		}

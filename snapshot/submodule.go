@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
@@ -167,15 +166,15 @@ func (r *Repo) submodules() []submodule {
 	if err != nil {
 		return nil
 	}
-	m := config.NewModules()
-	if err := m.Unmarshal(data); err != nil {
+	paths, err := gitmodulesPaths(data)
+	if err != nil {
 		return nil
 	}
 	modules := filepath.Join(r.commonDir, "modules")
 	var out []submodule
-	for name, s := range m.Submodules {
-		p := filepath.ToSlash(filepath.Clean(s.Path))
-		if s.Path == "" || filepath.IsAbs(s.Path) || p == ".." || strings.HasPrefix(p, "../") || strings.Contains(name, "..") {
+	for name, path := range paths {
+		p := filepath.ToSlash(filepath.Clean(path))
+		if path == "" || filepath.IsAbs(path) || p == ".." || strings.HasPrefix(p, "../") || strings.Contains(name, "..") {
 			continue // not a path inside the working tree, or a name out of modules/
 		}
 		gd := filepath.Join(modules, filepath.FromSlash(name))
