@@ -180,6 +180,9 @@ func (s *objectStore) loadPacksLocked() {
 	}
 	var packs []*packIndex
 	for _, n := range names {
+		if strings.HasPrefix(filepath.Base(n), ".") {
+			continue // a pack being written (git repack's .tmp-<pid>-pack-*), renamed when done
+		}
 		if p, ok := have[n]; ok {
 			packs = append(packs, p)
 			delete(have, n)

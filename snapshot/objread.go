@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"time"
@@ -27,13 +28,15 @@ const largeRead = 1 << 40
 const maxAlternateDepth = 5
 
 // object reads object h: from this store, else from its alternates. A read that finds it
-// nowhere lists the packs again and retries, a few times, in case a concurrent `git gc` or
-// `git repack` moved it between two of its steps.
+// nowhere, or whose file went away under it, lists the packs again and retries, a few times, in
+// case a concurrent `git gc` or `git repack` moved it between two of its steps.
 func (s *objectStore) object(h plumbing.Hash) (plumbing.EncodedObject, error) {
 	var err error
 	for try := 0; ; try++ {
 		var obj plumbing.EncodedObject
-		if obj, err = s.objectIn(h, 0); err == nil || !errors.Is(err, plumbing.ErrObjectNotFound) || try == 3 {
+		obj, err = s.objectIn(h, 0)
+		moved := errors.Is(err, plumbing.ErrObjectNotFound) || errors.Is(err, fs.ErrNotExist)
+		if err == nil || !moved || try == 3 {
 			return obj, err
 		}
 		time.Sleep(time.Duration(try+1) * 20 * time.Millisecond)
