@@ -129,7 +129,13 @@ func alive(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if gone(strings.TrimSpace(string(data)), 100) {
+	pid := strings.TrimSpace(string(data))
+	if n, err := strconv.Atoi(pid); err != nil || n <= 0 {
+		// (An empty pid would read /proc//stat, the system's, and say "alive".)
+		fmt.Fprintf(os.Stderr, "alive: %s holds no pid: %q\n", args[0], pid)
+		return 1
+	}
+	if gone(pid, 100) {
 		fmt.Println("gone")
 	} else {
 		fmt.Println("alive")

@@ -127,7 +127,12 @@ func step(a string) (code int, stop bool) {
 		if err := c.Start(); err != nil {
 			return fail("%v", err), true
 		}
-		if err := os.WriteFile(arg, []byte(strconv.Itoa(c.Process.Pid)), 0o644); err != nil {
+		// Written whole before it appears (a rename): a test waits for the file and then kills
+		// this process's parent, and with it this process, before it could write a created file.
+		if err := os.WriteFile(arg+".tmp", []byte(strconv.Itoa(c.Process.Pid)), 0o644); err != nil {
+			return fail("%v", err), true
+		}
+		if err := os.Rename(arg+".tmp", arg); err != nil {
 			return fail("%v", err), true
 		}
 	case "ignore-term":
