@@ -28,8 +28,9 @@ const runGCPercent = 10
 // one-attempt run at 10k files allocates about 5 MB before its autopsy, and the collections it
 // saves cost more than that memory: two of them at 10k files, with their mark bits, work buffers
 // and span sets in fresh pages (~300 of the ~2,200 pages a run faulted in); off, the run takes
-// ~10 ms less CPU and ~5 ms less wall, and its peak RSS is no higher (README, architecture). Past the limit the collector runs as Go's memory
-// limit has it run (a run that reads more than it should still stays bounded).
+// ~10 ms less CPU and ~5 ms less wall, and its peak RSS is no higher (README, architecture).
+// Past the limit the collector runs as Go's memory limit has it run (a run that reads more than
+// it should still stays bounded).
 const (
 	gcOffFiles = 20_000
 	gcOffLimit = 64 << 20
