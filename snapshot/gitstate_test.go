@@ -240,3 +240,23 @@ func TestWarmIndexState(t *testing.T) {
 		t.Fatalf("index changed after the warm-up: state %+v, want %+v", after, fresh)
 	}
 }
+
+// Close waits for a warm-up still reading the index: nothing is written into the repository
+// after it returns.
+func TestCloseWaitsForWarmIndexState(t *testing.T) {
+	r := newRepo(t)
+	r.write("a.txt", "one\n")
+	r.commitAll("first")
+	repo, err := snapshot.Open(r.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo.WarmIndexState()
+	if err := repo.Close(); err != nil {
+		t.Fatal(err)
+	}
+	copies, err := repo.IndexCopies()
+	if err != nil || len(copies) != 1 {
+		t.Fatalf("index copies after Close: %v, %v; want the warm-up's one, written before Close returned", copies, err)
+	}
+}

@@ -261,6 +261,12 @@ func (r *Repo) Close() error {
 		r.prewalkStop()
 		<-r.prewalkDone
 	}
+	r.idxMu.Lock()
+	warming := r.idxWarm
+	r.idxMu.Unlock()
+	if warming != nil {
+		<-warming // WarmIndexState writes a copy of the index: done before the repository is let go
+	}
 	r.mu.Lock()
 	err := r.unwatchLocked()
 	r.mu.Unlock()
