@@ -93,6 +93,16 @@ type tokenRule struct {
 	fold    bool
 }
 
+// containsFold reports whether text holds needle, compared without case.
+func containsFold(text, needle string) bool {
+	for i := 0; i+len(needle) <= len(text); i++ {
+		if strings.EqualFold(text[i:i+len(needle)], needle) {
+			return true
+		}
+	}
+	return false
+}
+
 // mayHold reports whether text holds one of needles, compared without ASCII case when fold. Case
 // folding without Unicode's rules would miss what the patterns' (?i) matches (the Kelvin sign
 // is a k there), so text that is not all ASCII may always hold them.
@@ -105,31 +115,11 @@ func mayHold(text string, needles []string, fold bool) bool {
 		}
 	}
 	for _, n := range needles {
-		if fold && indexFoldASCII(text, n) >= 0 || !fold && strings.Contains(text, n) {
+		if fold && containsFold(text, n) || !fold && strings.Contains(text, n) {
 			return true
 		}
 	}
 	return false
-}
-
-// indexFoldASCII is the index of lower-case needle in text compared without ASCII case, or -1.
-func indexFoldASCII(text, needle string) int {
-	for i := 0; i+len(needle) <= len(text); i++ {
-		j := 0
-		for ; j < len(needle); j++ {
-			c := text[i+j]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != needle[j] {
-				break
-			}
-		}
-		if j == len(needle) {
-			return i
-		}
-	}
-	return -1
 }
 
 // Redacted is what a secret is replaced with.

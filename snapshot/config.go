@@ -147,9 +147,12 @@ func (l *configLoader) loadFile(path string) error {
 	return l.loadBytes(data, path)
 }
 
+// utf8BOM is the byte order mark gcfg refuses and git skips.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
 func (l *configLoader) loadBytes(data []byte, path string) error {
 	// gcfg rejects a few things git accepts; the commonest is a UTF-8 byte order mark.
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	data = bytes.TrimPrefix(data, utf8BOM)
 	var inner error
 	err := gcfg.ReadWithCallback(bytes.NewReader(data), func(section, sub, name, value string, blank bool) error {
 		if name == "" {
@@ -177,7 +180,7 @@ func (l *configLoader) loadBytes(data []byte, path string) error {
 // takes it).
 func gitmodulesPaths(data []byte) (map[string]string, error) {
 	paths := map[string]string{}
-	err := gcfg.ReadWithCallback(bytes.NewReader(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))), func(section, sub, name, value string, blank bool) error {
+	err := gcfg.ReadWithCallback(bytes.NewReader(bytes.TrimPrefix(data, utf8BOM)), func(section, sub, name, value string, blank bool) error {
 		if strings.EqualFold(section, "submodule") && sub != "" && strings.EqualFold(name, "path") {
 			paths[sub] = value
 		}

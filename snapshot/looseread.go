@@ -122,24 +122,36 @@ func inflateAll(z []byte, limit int) ([]byte, error) {
 // parseLooseHeader splits an inflated loose object ("<type> <size>\x00<content>").
 func parseLooseHeader(h plumbing.Hash, raw []byte) (plumbing.ObjectType, []byte, error) {
 	nul := bytes.IndexByte(raw, 0)
-	sp := bytes.IndexByte(raw, ' ')
-	if nul < 0 || sp < 0 || sp > nul || nul > 32 {
+	if nul < 0 || nul > 32 {
 		return plumbing.InvalidObject, nil, fmt.Errorf("loose object %s: bad header", h)
 	}
-	t, err := plumbing.ParseObjectType(string(raw[:sp]))
-	if err != nil || !t.Valid() || t == plumbing.OFSDeltaObject || t == plumbing.REFDeltaObject {
-		return plumbing.InvalidObject, nil, fmt.Errorf("loose object %s: bad type %q", h, raw[:sp])
-	}
-	size, err := strconv.ParseUint(string(raw[sp+1:nul]), 10, 64)
+	t, size, err := looseHeader(h, raw[:nul])
 	if err != nil {
-		return plumbing.InvalidObject, nil, fmt.Errorf("loose object %s: bad size", h)
+		return plumbing.InvalidObject, nil, err
 	}
 	if size > maxPackedRead {
 		return plumbing.InvalidObject, nil, errLooseTooLarge
 	}
 	data := raw[nul+1:]
-	if uint64(len(data)) != size {
+	if int64(len(data)) != size {
 		return plumbing.InvalidObject, nil, fmt.Errorf("loose object %s: %d bytes, its header says %d", h, len(data), size)
 	}
 	return t, data, nil
+}
+
+// looseHeader reads a loose object's header ("<type> <size>", without its NUL).
+func looseHeader(h plumbing.Hash, hdr []byte) (plumbing.ObjectType, int64, error) {
+	sp := bytes.IndexByte(hdr, ' ')
+	if sp < 0 {
+		return plumbing.InvalidObject, 0, fmt.Errorf("loose object %s: bad header", h)
+	}
+	t, err := plumbing.ParseObjectType(string(hdr[:sp]))
+	if err != nil || !t.Valid() || t == plumbing.OFSDeltaObject || t == plumbing.REFDeltaObject {
+		return plumbing.InvalidObject, 0, fmt.Errorf("loose object %s: bad type %q", h, hdr[:sp])
+	}
+	size, err := strconv.ParseInt(string(hdr[sp+1:]), 10, 64)
+	if err != nil || size < 0 {
+		return plumbing.InvalidObject, 0, fmt.Errorf("loose object %s: bad size", h)
+	}
+	return t, size, nil
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -134,19 +133,16 @@ func (s *objectStore) streamLoose(h plumbing.Hash) (plumbing.EncodedObject, erro
 				break
 			}
 		}
-		sp := bytes.IndexByte(hdr[:n], ' ')
+		err = fmt.Errorf("loose object %s: bad header", h)
 		var t plumbing.ObjectType
 		var size int64
-		if n < len(hdr) && sp > 0 {
-			t, err = plumbing.ParseObjectType(string(hdr[:sp]))
-			if err == nil {
-				size, err = strconv.ParseInt(string(hdr[sp+1:n]), 10, 64)
-			}
+		if n < len(hdr) {
+			t, size, err = looseHeader(h, hdr[:n])
 		}
-		if n == len(hdr) || sp <= 0 || err != nil || size < 0 {
+		if err != nil {
 			zr.Close()
 			f.Close()
-			return nil, nil, plumbing.InvalidObject, 0, fmt.Errorf("loose object %s: bad header", h)
+			return nil, nil, plumbing.InvalidObject, 0, err
 		}
 		return f, zr, t, size, nil
 	}
