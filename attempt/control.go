@@ -438,3 +438,12 @@ func killProcesses(run *store.Run, groups map[string][]int, opts KillOptions, re
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// signalCause is the cause of a context cancelled by a signal to mulligan.
+type signalCause struct{ sig syscall.Signal }
+
+func (s signalCause) Error() string { return "received " + s.sig.String() }
+
+// CancelCause is the cause to cancel a run's context with when mulligan receives sig, so the
+// outcome can tell SIGINT (exit 130) from SIGTERM (exit 5).
+func CancelCause(sig syscall.Signal) error { return signalCause{sig: sig} }

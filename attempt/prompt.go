@@ -2,8 +2,13 @@ package attempt
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // Bounds of the "previous attempt" section: enough for the agent to see what went wrong, never so
@@ -132,4 +137,57 @@ func oneLine(s string) string {
 		s = s[:i]
 	}
 	return truncateRunes(s, prevTailLineMax)
+}
+
+// composePrompt builds attempt n's prompt from the task's and the previous failed attempt.
+func (r *runner) composePrompt(def *taskfile.Task, prev *store.Attempt, operator, effectsWarning string, resumed bool) (string, error) {
+	text := def.Prompt
+	if def.PromptFile != "" {
+		p := def.PromptFile
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(r.env.Repo.Root(), p)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return "", fmt.Errorf("task %s: prompt_file: %w", def.ID, err)
+		}
+		if strings.TrimSpace(string(data)) == "" {
+			// run refuses it before anything runs (CheckFiles); emptied since, sent as it is, the
+			// agent would get no instructions and "succeed" with nothing done.
+			return "", fmt.Errorf("task %s: prompt_file %s is empty: the agent would get no instructions", def.ID, def.PromptFile)
+		}
+		text = string(data)
+	}
+	parts := PromptParts{Task: text, Operator: operator, EffectsWarning: effectsWarning}
+	if r.lane != nil {
+		parts.Lane, parts.Lanes = r.lane.n, r.lane.race.width
+	}
+	if prev != nil {
+		var out []byte
+		if prev.Log != "" {
+			out = readTail(prev.Log, 64<<10)
+		}
+		parts.Prev = &PrevAttempt{N: prev.N, Class: prev.Class, Message: prev.Message, Output: out, Resumed: resumed, CarryOver: def.CarryOver}
+		if prev.Class == string(taskfile.ClassQualityRejection) && prev.Log != "" {
+			parts.Prev.VerifyTail = readTail(VerifyLogPath(prev.Log), 64<<10)
+		}
+	}
+	return ComposePrompt(parts), nil
+}
+
+// readTail returns up to max bytes from the end of the file at path.
+func readTail(path string, limit int64) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	off := max(0, st.Size()-limit)
+	buf := make([]byte, st.Size()-off)
+	n, _ := f.ReadAt(buf, off)
+	return buf[:n]
 }

@@ -1,0 +1,166 @@
+package attempt
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/mulligan-dev/mulligan/proc"
+	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/taskfile"
+)
+
+// executeAttempt runs the agent within the attempt's limits (its timeout, what remains of the
+// task's deadline), classifies what it did, runs the output checks of an exit 0, takes the post
+// tree and then runs verify.
+func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
+	def, t, n := at.def, at.t, at.n
+	// The attempt's limits: its timeout (the preset's default when the task sets none), and what
+	// remains of the task's deadline.
+	timeout, heartbeat := AgentLimits(def)
+	deadlineBound := false
+	if !at.deadlineAt.IsZero() {
+		left := at.deadlineAt.Sub(r.env.Now())
+		if left <= 0 {
+			left = time.Millisecond
+		}
+		if timeout == 0 || left < timeout {
+			timeout, deadlineBound = left, true
+		}
+	}
+	at.spec = proc.Spec{
+		Argv: at.argv, Dir: r.env.Repo.Root(), Env: at.envv, Timeout: timeout, Heartbeat: heartbeat,
+		Grace: r.env.Grace, Output: &progressWriter{w: at.log, p: r.env.Progress, task: t.ID, n: n},
+		Kill:    r.killCh,
+		OnStart: func(pgid int) { r.notePgid(ctx, t.ID, n, pgid) },
+	}
+	at.presetInfo = PresetFor(at.agent.Preset)
+	var looped func() string
+	at.spec.Watch, looped = at.presetInfo.LoopWatcher()
+	if looped == nil {
+		looped = func() string { return "" }
+	}
+	silence := r.watchSilence(ctx, def, t.ID, n)
+	at.spec.OnOutput = silence.output
+	r.known = plumbing.ZeroHash // the agent may change anything
+	stopWarm := r.warmWhileAgentRuns(at.presetInfo)
+	at.pr = proc.Run(ctx, at.spec)
+	stopWarm()
+	silence.stop()
+	pr := &at.pr
+
+	obs := Observation{
+		Cancelled: pr.Cancelled || pr.Killed, TimedOut: pr.TimedOut && !deadlineBound,
+		DeadlineExceeded: pr.TimedOut && deadlineBound, Silent: pr.Silent,
+		StartErr: pr.StartErr, ExitCode: pr.ExitCode, Output: pr.Tail,
+	}
+	if pr.Watched {
+		obs.Looped, obs.Loop = looped(), at.presetInfo
+	}
+	if pr.Signal != 0 && obs.ExitCode < 0 {
+		obs.ExitCode = 128 + int(pr.Signal)
+	}
+	var preset PresetRules = at.presetInfo
+	if r.env.Presets != nil {
+		preset = r.env.Presets(at.agent)
+	}
+	failure := Classify(obs, def.Classify, preset)
+	at.usage.add(at.presetInfo, pr.Stdout)
+	chk := &outputCheck{r: r, ctx: ctx, def: def, t: t, n: n, preset: at.presetInfo, rules: preset,
+		spec: at.spec, prepare: func(prompt, promptFile string) ([]string, []string, error) {
+			return r.agentCommand(at, prompt, promptFile)
+		},
+		prompt: at.prompt, dir: at.dir, outputFile: at.outputFile, log: at.log, usage: &at.usage}
+	if failure == nil {
+		// Exit 0: the output checks (result contract, schema with its correction calls).
+		failure = chk.run(pr.Stdout)
+	}
+	// The tree the attempt left is taken before verify runs (SPEC §4.3): what a test or build
+	// command writes is not the agent's work and does not belong in the attempt's ref.
+	var err error
+	if at.postTree, err = r.currentTree(ctx); err != nil {
+		return fmt.Errorf("post snapshot of %s@%d: %w", t.ID, n, err)
+	}
+	// The submodules' working trees as the agent left them, in their own repositories.
+	r.snapshotSubmodules(ctx, t.ID, n, snapshot.AttemptRef(r.run.ID, t.ID, n, snapshot.Post), "post")
+	// HEAD, refs, the stash and the index as the agent left them, before verify too.
+	if err := r.recordGitPost(ctx, t.ID, n, at.gitPre); err != nil {
+		return err
+	}
+	if failure == nil && def.Verify != nil {
+		failure = chk.verify()
+		r.known = plumbing.ZeroHash // verify may have written files
+	}
+	at.schemaRetries = chk.retries
+	if r.lane != nil {
+		// A lane whose attempt passed claims the win; one that passed too late, or was cancelled
+		// because another won, is superseded. One that failed by itself stays failed.
+		won := failure == nil && r.lane.race.claim(r.lane.n, n)
+		if !won && (failure == nil || failure.Class == taskfile.ClassCancellation && r.lost(ctx)) {
+			w, wn := r.lane.race.won()
+			failure, at.superseded = supersededFailure(r.lane.n, w, wn, t.ID), true
+		}
+	}
+	if failure != nil {
+		switch failure.Class {
+		case taskfile.ClassQuota:
+			if failure.Code != CodeCredit { // money, not time: no reset to wait for
+				r.quotaReset(failure, pr.Tail)
+			}
+		case taskfile.ClassAgentMissing:
+			if at.presetInfo.Install != "" && at.agent.Preset != taskfile.PresetGeneric {
+				failure.Hint = at.presetInfo.Install
+			}
+		}
+		failure.RetryEligible = taskfile.Eligible(failure.Class, def.NonRetryable, def.RetryOn) && !failure.NoRetry
+	}
+	at.failure = failure
+	return nil
+}
+
+// warmed: the patterns are the process's, compiled once whichever runner gets there first;
+// idled: the same for Env.Idle's work.
+var warmed, idled atomic.Bool
+
+// warmIdle starts Env.Idle's work (the autopsy's patterns) once the run's base is taken: from
+// there to the agent's end the run is one goroutine recording and preparing, and the walk's
+// second core sits idle (a one-attempt run at 10k files: 2.4 ms sooner to its end, 50
+// interleaved runs; the autopsy compiled them after the agent before). Not on one core, where
+// it would only come between the run and its agent.
+func (r *runner) warmIdle() {
+	if r.env.Idle == nil || runtime.NumCPU() < 2 || idled.Swap(true) {
+		return
+	}
+	go r.env.Idle()
+}
+
+// warmAfter is how long an agent runs before the patterns are compiled beside it.
+const warmAfter = 50 * time.Millisecond
+
+// warmWhileAgentRuns compiles, while the agent runs, the patterns that read its output when it
+// fails (~1 ms at the first failure otherwise, and the autopsy's as much again): regular
+// expressions are compiled on first use (lazyre), and the first use would come right after the
+// agent, on the way to the next attempt. Only once the agent has run warmAfter, when the process
+// is surely idle: an agent that ends sooner (a script, a CLI that fails at once) would have the
+// compilation compete with its own start for the cores, to no gain (measured: +1.3 ms a
+// one-attempt run with an instant agent). The returned stop is called when the agent ends.
+func (r *runner) warmWhileAgentRuns(p *Preset) (stop func()) {
+	if warmed.Load() {
+		return func() {}
+	}
+	idle := r.env.Idle
+	t := time.AfterFunc(warmAfter, func() {
+		if warmed.Swap(true) {
+			return
+		}
+		p.warm()
+		if idle != nil && !idled.Swap(true) {
+			idle()
+		}
+	})
+	return func() { t.Stop() }
+}
