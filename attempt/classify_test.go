@@ -173,9 +173,9 @@ func TestClassifyBadPreset(t *testing.T) {
 func TestEligible(t *testing.T) {
 	defaults := map[taskfile.Class]bool{
 		taskfile.ClassTransport: true, taskfile.ClassAttemptTimeout: true, taskfile.ClassHeartbeatTimeout: true, taskfile.ClassAgentExit: true,
-		taskfile.ClassRunnerDied: true,
-		taskfile.ClassQuota:      false, taskfile.ClassAuth: false, taskfile.ClassAgentMissing: false, taskfile.ClassPayloadDeclared: false,
-		taskfile.ClassSchemaInvalid: false, taskfile.ClassQualityRejection: false, taskfile.ClassBudgetExhausted: false,
+		taskfile.ClassRunnerDied: true, taskfile.ClassQualityRejection: true, // repaired with the verify's output
+		taskfile.ClassQuota: false, taskfile.ClassAuth: false, taskfile.ClassAgentMissing: false, taskfile.ClassPayloadDeclared: false,
+		taskfile.ClassSchemaInvalid: false, taskfile.ClassBudgetExhausted: false,
 		taskfile.ClassCancellation: false, taskfile.ClassAuthoring: false, taskfile.ClassInternal: false,
 	}
 	if len(defaults) != len(taskfile.Classes) {
@@ -201,7 +201,7 @@ func TestEligible(t *testing.T) {
 			t.Errorf("retry_on must not widen %s", c)
 		}
 	}
-	if taskfile.Eligible(taskfile.ClassQualityRejection, nil, []taskfile.Class{taskfile.ClassSchemaInvalid}) {
+	if taskfile.Eligible(taskfile.ClassPayloadDeclared, nil, []taskfile.Class{taskfile.ClassSchemaInvalid}) {
 		t.Error("retry_on widened a class it does not list")
 	}
 	// Listed in both: narrowing wins.

@@ -2,6 +2,7 @@ package attempt
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/mulligan-dev/mulligan/taskfile"
@@ -109,4 +110,49 @@ func Decide(t *taskfile.Task, failure *Failure, c Counters, now, deadlineAt time
 // command, no credit left): it is disabled and the chain moves on.
 func disablesAgent(f *Failure) bool {
 	return f.Class == taskfile.ClassAuth || f.Class == taskfile.ClassAgentMissing || (f.Class == taskfile.ClassQuota && f.Code == CodeCredit)
+}
+
+// WhyNotRetried says, for a decision that ends or holds a task after a failure, why no automatic
+// retry follows and which task-file key (or command) changes that; "" for a decision that
+// retries, succeeds or is not about a failure. run and task name the address in commands.
+func WhyNotRetried(t *taskfile.Task, d Decision, run string) string {
+	f := d.Failure
+	if f == nil {
+		return ""
+	}
+	retryTask := fmt.Sprintf("mulligan retry-task %s %s", run, t.ID)
+	switch d.Action {
+	case ActFail:
+		switch {
+		case f.Class == taskfile.ClassBudgetExhausted && f.Code == CodeDeadline:
+			return fmt.Sprintf("the task's `deadline` (%s) would pass before the next attempt: raise it, then %s", t.Deadline, retryTask)
+		case f.Class == taskfile.ClassBudgetExhausted:
+			return "the spend limit is reached: raise `max_cost_usd` (or `--max-cost`), then " + retryTask
+		case f.Class == taskfile.ClassQuota && f.Code == CodeCredit:
+			return "the agent has no credit left, which no retry lifts: add credit or another agent to the chain (`agent: [...]`)"
+		case t.OnFailure != taskfile.OnFailureRetry:
+			return fmt.Sprintf("`on_failure` is %s: set `on_failure: retry` and `retries: N` to retry it", t.OnFailure)
+		case slices.Contains(t.NonRetryable, f.Class):
+			return fmt.Sprintf("`non_retryable` lists %s: take it out to retry it", f.Class)
+		case f.NoRetry:
+			return "a retry would meet the same wall: change what the hint names, then " + retryTask
+		case f.Class == taskfile.ClassPayloadDeclared || f.Class == taskfile.ClassSchemaInvalid:
+			return fmt.Sprintf("%s is not retried by default: add it to `retry_on` to retry it", f.Class)
+		case disablesAgent(f):
+			return fmt.Sprintf("%s is never retried (the agent is disabled for the run): fix it, then %s", f.Class, retryTask)
+		}
+		return fmt.Sprintf("%s is never retried", f.Class)
+	case ActBlock:
+		switch d.Reason {
+		case ReasonAsk:
+			return fmt.Sprintf("`on_failure` is ask: decide with mulligan prompt %s/%s TEXT, mulligan stop %s/%s or %s", run, t.ID, run, t.ID, retryTask)
+		case ReasonRetriesExhausted:
+			return fmt.Sprintf("all %d retries are used: raise `retries`, or %s for a fresh budget", t.Retries, retryTask)
+		case ReasonCircuitTripped:
+			return fmt.Sprintf("%d failures in a row reached `max_consecutive_failures`: raise it, or %s for a fresh budget", t.MaxConsecutiveFailures, retryTask)
+		case ReasonNoProgress:
+			return fmt.Sprintf("the same failure repeated `max_identical_failures` (%d) times: change the prompt (mulligan prompt %s/%s TEXT) or %s", t.MaxIdenticalFailures, run, t.ID, retryTask)
+		}
+	}
+	return ""
 }

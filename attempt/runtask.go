@@ -109,10 +109,12 @@ func (r *runner) runAttempts(ctx context.Context, t *store.Task, def *taskfile.T
 			r.env.Progress.Event(ProgressEvent{Kind: KindRetry, Task: t.ID, N: res.n + 1, Delay: res.decision.Delay})
 			continue
 		case ActFail:
-			r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskFailed, Reason: res.decision.Reason})
+			r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskFailed, Reason: res.decision.Reason,
+				Message: WhyNotRetried(def, res.decision, r.run.ID)})
 			return nil, nil
 		case ActBlock:
-			r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskBlocked, Reason: res.decision.Reason})
+			r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskBlocked, Reason: res.decision.Reason,
+				Message: WhyNotRetried(def, res.decision, r.run.ID)})
 			if res.decision.Reason == ReasonRestoreConflict {
 				// The tree is not one mulligan knows: nothing else may run on it.
 				return r.end(ctx, store.RunBlocked, res.decision.Reason)

@@ -112,10 +112,14 @@ func (p *progress) Event(ev attempt.ProgressEvent) {
 			p.line("%s retrying %s as %s@%d in %s", bullet("↻"), ev.Task, ev.Task, ev.N, roundDuration(ev.Delay))
 		}
 	case attempt.KindTaskState:
+		why := ""
+		if ev.Message != "" { // why no retry follows, and what changes that
+			why = ": " + ev.Message
+		}
 		if ev.Reason != "" {
-			p.line("%s task %s %s (%s)", bullet("•"), ev.Task, stateColor(ev.State), ev.Reason)
+			p.line("%s task %s %s (%s)%s", bullet("•"), ev.Task, stateColor(ev.State), ev.Reason, why)
 		} else {
-			p.line("%s task %s %s", bullet("•"), ev.Task, stateColor(ev.State))
+			p.line("%s task %s %s%s", bullet("•"), ev.Task, stateColor(ev.State), why)
 		}
 	case attempt.KindRunState:
 		for _, a := range p.running {

@@ -50,9 +50,12 @@ var userClassifiable = []Class{
 
 // retriedByDefault is the "retried by default" column. quota is absent because a quota
 // wall is never retried as an attempt (it fails over or parks); runner_died is present
-// because its attempt is run again, outside the retry budget.
+// because its attempt is run again, outside the retry budget. quality_rejection is present
+// because a rejected result goes to repair with the verify's output in the next prompt
+// (retry_on may still name it: that changes nothing).
 var retriedByDefault = []Class{
 	ClassTransport, ClassAttemptTimeout, ClassHeartbeatTimeout, ClassAgentExit, ClassRunnerDied,
+	ClassQualityRejection,
 }
 
 // ParseClass reads a class name as written in a task file.
