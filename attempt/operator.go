@@ -143,8 +143,8 @@ type ResetOptions struct {
 }
 
 // ResetTasks is retry-task's state change, in one transaction: the task and (unless NoDeps) its
-// dependents become pending with a fresh retry budget (retries_used 0, consecutive failures
-// kept) and a fresh task base (taken from the tree when each starts); the agents of the task
+// dependents become pending with a fresh retry budget (retries_used 0, consecutive failures 0:
+// a breaker that stays tripped would end the fresh budget after one attempt) and a fresh task base (taken from the tree when each starts); the agents of the task
 // disabled for the run are enabled again; the run becomes paused until Continue claims it.
 // Earlier attempts are kept; new ones continue the numbering. It returns the tasks reset.
 func ResetTasks(ctx context.Context, db *store.DB, opts ResetOptions) ([]string, error) {
@@ -194,8 +194,8 @@ func ResetTasks(ctx context.Context, db *store.DB, opts ResetOptions) ([]string,
 			}); err != nil {
 				return err
 			}
-			// A fresh budget and base; the consecutive failures stay (the breaker counts on).
-			t.RetriesUsed, t.StartedAt, t.BaseTree = 0, nil, ""
+			// A fresh budget and base: the breaker's count starts again with the budget.
+			t.RetriesUsed, t.ConsecutiveFailures, t.StartedAt, t.BaseTree = 0, 0, nil, ""
 			if _, err := tx.TransitionTask(run.ID, id, store.TaskTransition{To: store.TaskPending, Cause: ReasonRetryTask, Row: t}); err != nil {
 				return err
 			}

@@ -228,10 +228,10 @@ func TestReplayLegacyEvents(t *testing.T) {
 		rp.started == nil || !rp.started.Equal(time.Date(2025, 6, 1, 12, 0, 2, 0, time.UTC)) {
 		t.Fatalf("after two failures: %v", rp)
 	}
-	// retry-task: fresh budget and base, consecutive failures kept.
+	// retry-task: fresh budget and base, the breaker's count with them.
 	replayEvent(rp, ev("task.reset", 0, `{"consecutive_failures":2,"from":"blocked","reason":"retry-task"}`))
 	replayEvent(rp, ev("task.state_changed", 0, `{"from":"blocked","reason":"retry-task","to":"pending"}`))
-	if rp.state != "pending" || rp.reason != "" || rp.retries != 0 || rp.consec != 2 || rp.base != "" {
+	if rp.state != "pending" || rp.reason != "" || rp.retries != 0 || rp.consec != 0 || rp.base != "" {
 		t.Fatalf("after retry-task: %v", rp)
 	}
 	replayEvent(rp, ev("attempt.started", 3, `{"agent":"sh","pre_tree":"base2"}`))

@@ -329,7 +329,7 @@ func replayEvent(rp *taskReplay, ev store.Event) {
 		}
 		replayLegacyChange(rp, ev, p)
 	case store.EventTaskReset:
-		rp.retries, rp.base, rp.started, rp.finished = 0, "", nil, nil
+		rp.retries, rp.consec, rp.base, rp.started, rp.finished = 0, 0, "", nil, nil
 	case store.EventAttemptStarted:
 		var p store.AttemptStarted
 		if rp.base == "" && ev.Decode(&p) == nil {
