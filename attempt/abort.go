@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
@@ -68,7 +69,7 @@ func (r *runner) abort(ctx context.Context, cause error) error {
 	if cause == nil || r.isFenced() || errors.Is(cause, store.ErrFenced) {
 		return cause
 	}
-	class, code := taskfile.ClassInternal, CodeInternal
+	class, code := taskfile.ClassInternal, agentcli.CodeInternal
 	var ce *classedError
 	if errors.As(cause, &ce) {
 		class, code = ce.class, ce.code
@@ -94,7 +95,7 @@ func (r *runner) abort(ctx context.Context, cause error) error {
 					continue
 				}
 				a.State, a.FinishedAt = store.AttemptFailed, &now
-				applyFailure(a, &Failure{Class: class, Code: code, Message: msg})
+				applyFailure(a, &agentcli.Failure{Class: class, Code: code, Message: msg})
 				if err := tx.UpdateAttempt(a); err != nil {
 					return err
 				}

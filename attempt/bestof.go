@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
@@ -432,8 +433,8 @@ func (r *runner) laneView(t *store.Task) *store.Task {
 
 // supersededFailure is the failure of a lane's attempt that lost the race: recorded superseded,
 // not a failure of the task, not counted.
-func supersededFailure(lane, winner, winnerN int, task string) *Failure {
-	return &Failure{Class: taskfile.ClassCancellation, Code: ReasonSuperseded,
+func supersededFailure(lane, winner, winnerN int, task string) *agentcli.Failure {
+	return &agentcli.Failure{Class: taskfile.ClassCancellation, Code: ReasonSuperseded,
 		Message: fmt.Sprintf("lane %d was cancelled: lane %d won the race with %s@%d", lane, winner, task, winnerN)}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
@@ -69,12 +70,12 @@ func (r *runner) concludeAttempt(ctx context.Context, at *attemptRun) error {
 	} else {
 		cur.ConsecutiveFailures = counters.ConsecutiveFailures
 	}
-	if failure != nil && Fingerprinted(failure.Class) {
+	if failure != nil && agentcli.Fingerprinted(failure.Class) {
 		out := at.pr.Tail
 		if failure.Class == taskfile.ClassQualityRejection {
 			out = readTail(VerifyLogPath(at.logPath), 64<<10)
 		}
-		at.fingerprint = Fingerprint(failure, out, at.postTree.String())
+		at.fingerprint = agentcli.Fingerprint(failure, out, at.postTree.String())
 	}
 	decision := Decide(def, failure, counters, r.env.Now(), at.deadlineAt, r.env.Rand)
 	if failure != nil && disablesAgent(failure) && decision.Action != ActCancel {
@@ -153,7 +154,7 @@ func (r *runner) recordOutcome(tx *store.Tx, at *attemptRun) error {
 	a.FilesChanged = store.Ptr(len(at.changed))
 	a.SchemaRetries = at.schemaRetries
 	a.TokensIn, a.TokensOut, a.CostUSD = at.usage.in, at.usage.out, warmCost(at.usage.usd, at.agent.Preset, at.warm, at.history)
-	a.AgentSession, a.AgentResume = at.usage.session, ResumeCommand(at.agent.Preset, at.usage.session)
+	a.AgentSession, a.AgentResume = at.usage.session, agentcli.ResumeCommand(at.agent.Preset, at.usage.session)
 	a.Fingerprint = at.fingerprint
 	if pr.StartErr == nil && pr.ExitCode >= 0 {
 		a.ExitCode = store.Ptr(pr.ExitCode)
@@ -258,7 +259,7 @@ func (r *runner) recordTaskState(tx *store.Tx, at *attemptRun) error {
 	return nil
 }
 
-func applyFailure(a *store.Attempt, f *Failure) {
+func applyFailure(a *store.Attempt, f *agentcli.Failure) {
 	a.Class, a.Code, a.Message, a.Hint = string(f.Class), f.Code, f.Message, f.Hint
 	a.RetryEligible = store.Ptr(f.RetryEligible)
 	switch {
@@ -289,7 +290,7 @@ func (r *runner) notePgid(ctx context.Context, task string, n, pgid int) {
 	})
 }
 
-func attemptMessage(run, task string, n int, state string, f *Failure) string {
+func attemptMessage(run, task string, n int, state string, f *agentcli.Failure) string {
 	subject := fmt.Sprintf("mulligan %s %s@%d %s", run, task, n, state)
 	body := fmt.Sprintf("Run %s, task %s, attempt %d: %s.", run, task, n, state)
 	if f != nil {

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/reap"
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
@@ -255,7 +256,7 @@ func RequestCancel(ctx context.Context, env Env, runID string) (*ControlResult, 
 	}
 	// Nobody runs it: record it cancelled as kill would (ending what a dead process's agent
 	// left in its group, too).
-	if _, err := Kill(ctx, env, KillOptions{RunID: runID, Code: CodeCancelled, Reason: ReasonOperatorCancel,
+	if _, err := Kill(ctx, env, KillOptions{RunID: runID, Code: agentcli.CodeCancelled, Reason: ReasonOperatorCancel,
 		Message: "the run was cancelled by `mulligan cancel` after its process had died"}); err != nil {
 		return nil, err
 	}
@@ -342,7 +343,7 @@ func Kill(ctx context.Context, env Env, opts KillOptions) (*KillResult, error) {
 			if a.State != store.AttemptRunning {
 				continue
 			}
-			f := &Failure{Class: taskfile.ClassCancellation, Code: opts.Code, Message: opts.Message}
+			f := &agentcli.Failure{Class: taskfile.ClassCancellation, Code: opts.Code, Message: opts.Message}
 			if err := w.recordInterrupted(ctx, t, a, store.AttemptCancelled, f); err != nil {
 				return nil, err
 			}

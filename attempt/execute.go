@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/proc"
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/taskfile"
@@ -21,7 +22,7 @@ func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
 	def, t, n := at.def, at.t, at.n
 	// The attempt's limits: its timeout (the preset's default when the task sets none), and what
 	// remains of the task's deadline.
-	timeout, heartbeat := AgentLimits(def)
+	timeout, heartbeat := agentcli.AgentLimits(def)
 	deadlineBound := false
 	if !at.deadlineAt.IsZero() {
 		left := at.deadlineAt.Sub(r.env.Now())
@@ -38,7 +39,7 @@ func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
 		Kill:    r.killCh,
 		OnStart: func(pgid int) { r.notePgid(ctx, t.ID, n, pgid) },
 	}
-	at.presetInfo = PresetFor(at.agent.Preset)
+	at.presetInfo = agentcli.PresetFor(at.agent.Preset)
 	var looped func() string
 	at.spec.Watch, looped = at.presetInfo.LoopWatcher()
 	if looped == nil {
@@ -47,13 +48,13 @@ func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
 	silence := r.watchSilence(ctx, def, t.ID, n)
 	at.spec.OnOutput = silence.output
 	r.known = plumbing.ZeroHash // the agent may change anything
-	stopWarm := r.warmWhileAgentRuns(at.presetInfo)
+	stopWarm := r.warmWhileAgentRuns(at.presetInfo.Warm)
 	at.pr = proc.Run(ctx, at.spec)
 	stopWarm()
 	silence.stop()
 	pr := &at.pr
 
-	obs := Observation{
+	obs := agentcli.Observation{
 		Cancelled: pr.Cancelled || pr.Killed, TimedOut: pr.TimedOut && !deadlineBound,
 		DeadlineExceeded: pr.TimedOut && deadlineBound, Silent: pr.Silent,
 		StartErr: pr.StartErr, ExitCode: pr.ExitCode, Output: pr.Tail,
@@ -64,11 +65,11 @@ func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
 	if pr.Signal != 0 && obs.ExitCode < 0 {
 		obs.ExitCode = 128 + int(pr.Signal)
 	}
-	var preset PresetRules = at.presetInfo
+	var preset agentcli.PresetRules = at.presetInfo
 	if r.env.Presets != nil {
 		preset = r.env.Presets(at.agent)
 	}
-	failure := Classify(obs, def.Classify, preset)
+	failure := agentcli.Classify(obs, def.Classify, preset)
 	at.usage.add(at.presetInfo, pr.Stdout)
 	chk := &outputCheck{r: r, ctx: ctx, def: def, t: t, n: n, preset: at.presetInfo, rules: preset,
 		spec: at.spec, prepare: func(prompt, promptFile string) ([]string, []string, error) {
@@ -108,7 +109,7 @@ func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
 	if failure != nil {
 		switch failure.Class {
 		case taskfile.ClassQuota:
-			if failure.Code != CodeCredit { // money, not time: no reset to wait for
+			if failure.Code != agentcli.CodeCredit { // money, not time: no reset to wait for
 				r.quotaReset(failure, pr.Tail)
 			}
 		case taskfile.ClassAgentMissing:
@@ -148,7 +149,7 @@ const warmAfter = 50 * time.Millisecond
 // is surely idle: an agent that ends sooner (a script, a CLI that fails at once) would have the
 // compilation compete with its own start for the cores, to no gain (measured: +1.3 ms a
 // one-attempt run with an instant agent). The returned stop is called when the agent ends.
-func (r *runner) warmWhileAgentRuns(p *Preset) (stop func()) {
+func (r *runner) warmWhileAgentRuns(warm func()) (stop func()) {
 	if warmed.Load() {
 		return func() {}
 	}
@@ -157,7 +158,7 @@ func (r *runner) warmWhileAgentRuns(p *Preset) (stop func()) {
 		if warmed.Swap(true) {
 			return
 		}
-		p.warm()
+		warm()
 		if idle != nil && !idled.Swap(true) {
 			idle()
 		}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/proc"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
@@ -21,11 +22,11 @@ type attemptUsage struct {
 	session string // the CLI's conversation id, the last one reported
 }
 
-func (u *attemptUsage) add(p *Preset, stdout []byte) {
+func (u *attemptUsage) add(p *agentcli.Preset, stdout []byte) {
 	if p == nil || p.Result == nil {
 		return
 	}
-	if id := AgentSession(p.Name, stdout); id != "" {
+	if id := agentcli.AgentSession(p.Name, stdout); id != "" {
 		u.session = id
 	}
 	r := p.Result(stdout)
@@ -75,8 +76,8 @@ type outputCheck struct {
 	def        *taskfile.Task
 	t          *store.Task
 	n          int
-	preset     *Preset
-	rules      PresetRules
+	preset     *agentcli.Preset
+	rules      agentcli.PresetRules
 	spec       proc.Spec
 	prepare    func(prompt, promptFile string) ([]string, []string, error)
 	prompt     string
@@ -91,9 +92,9 @@ type outputCheck struct {
 // run checks the output of an agent that exited 0: the result contract, then the schema with its
 // correction calls (the agent again, so still part of the tree the attempt leaves). verify is
 // separate: it runs after the post tree is taken.
-func (c *outputCheck) run(stdout []byte) *Failure {
-	out := ReadOutput(c.outputFile, stdout, c.preset)
-	if f := CheckPayload(c.def, c.preset, out); f != nil {
+func (c *outputCheck) run(stdout []byte) *agentcli.Failure {
+	out := agentcli.ReadOutput(c.outputFile, stdout, c.preset)
+	if f := agentcli.CheckPayload(c.def, c.preset, out); f != nil {
 		return f
 	}
 	if c.def.OutputSchema != "" {
@@ -102,10 +103,10 @@ func (c *outputCheck) run(stdout []byte) *Failure {
 	return nil
 }
 
-func (c *outputCheck) schema(out AttemptOutput) *Failure {
+func (c *outputCheck) schema(out agentcli.AttemptOutput) *agentcli.Failure {
 	sch, err := CompileSchema(c.r.env.Repo.Root(), c.def.OutputSchema)
 	if err != nil {
-		return &Failure{Class: taskfile.ClassSchemaInvalid, Code: "schema_unreadable", Message: err.Error(),
+		return &agentcli.Failure{Class: taskfile.ClassSchemaInvalid, Code: "schema_unreadable", Message: err.Error(),
 			Hint: "fix output_schema in the task file (a path from the working tree root to a JSON Schema)"}
 	}
 	errs := sch.Check(out.Raw)
@@ -117,13 +118,13 @@ func (c *outputCheck) schema(out AttemptOutput) *Failure {
 		if f != nil {
 			return f
 		}
-		out = ReadOutput(c.outputFile, stdout, c.preset)
+		out = agentcli.ReadOutput(c.outputFile, stdout, c.preset)
 		errs = sch.Check(out.Raw)
 	}
 	if errs == "" {
 		return nil
 	}
-	return &Failure{Class: taskfile.ClassSchemaInvalid, Code: CodeSchemaInvalid,
+	return &agentcli.Failure{Class: taskfile.ClassSchemaInvalid, Code: agentcli.CodeSchemaInvalid,
 		Message: fmt.Sprintf("the output does not match %s after %d correction call(s): %s", c.def.OutputSchema, c.retries, oneLine(lastErrorLine(errs))),
 		Hint:    "mulligan logs shows the output; the schema errors were sent back to the agent each time"}
 }
@@ -136,15 +137,15 @@ func lastErrorLine(errs string) string {
 
 // correct makes one schema correction call: the same agent, the prompt with the validation
 // errors, output appended to the attempt's log. A failing call is classified like an attempt.
-func (c *outputCheck) correct(raw []byte, errs string) ([]byte, *Failure) {
+func (c *outputCheck) correct(raw []byte, errs string) ([]byte, *agentcli.Failure) {
 	prompt := CorrectionPrompt(c.prompt, c.def.OutputSchema, raw, errs)
 	pf := filepath.Join(c.dir, strconv.Itoa(c.n)+".correction-"+strconv.Itoa(c.retries)+".prompt")
 	if err := os.WriteFile(pf, []byte(prompt), 0o600); err != nil {
-		return nil, &Failure{Class: taskfile.ClassInternal, Code: CodeInternal, Message: err.Error()}
+		return nil, &agentcli.Failure{Class: taskfile.ClassInternal, Code: agentcli.CodeInternal, Message: err.Error()}
 	}
 	argv, envv, err := c.prepare(prompt, pf)
 	if err != nil {
-		return nil, &Failure{Class: taskfile.ClassInternal, Code: CodeInternal, Message: err.Error()}
+		return nil, &agentcli.Failure{Class: taskfile.ClassInternal, Code: agentcli.CodeInternal, Message: err.Error()}
 	}
 	os.Remove(c.outputFile)
 	fmt.Fprintf(c.log, "\n--- mulligan: schema correction call %d of %d ---\n", c.retries, c.def.MaxSchemaRetries)
@@ -152,24 +153,24 @@ func (c *outputCheck) correct(raw []byte, errs string) ([]byte, *Failure) {
 	spec.Argv, spec.Env = argv, envv
 	pr := proc.Run(c.ctx, spec)
 	c.usage.add(c.preset, pr.Stdout)
-	obs := Observation{Cancelled: pr.Cancelled || pr.Killed, TimedOut: pr.TimedOut, Silent: pr.Silent,
+	obs := agentcli.Observation{Cancelled: pr.Cancelled || pr.Killed, TimedOut: pr.TimedOut, Silent: pr.Silent,
 		StartErr: pr.StartErr, ExitCode: pr.ExitCode, Output: pr.Tail}
-	if f := Classify(obs, c.def.Classify, c.rules); f != nil {
+	if f := agentcli.Classify(obs, c.def.Classify, c.rules); f != nil {
 		return nil, f
 	}
-	if o := ReadOutput("", pr.Stdout, c.preset); o.Result != nil && o.Result.IsError {
-		return nil, CheckPayload(c.def, c.preset, o)
+	if o := agentcli.ReadOutput("", pr.Stdout, c.preset); o.Result != nil && o.Result.IsError {
+		return nil, agentcli.CheckPayload(c.def, c.preset, o)
 	}
 	return pr.Stdout, nil
 }
 
 // verify runs the task's verify command on the tree the agent left.
-func (c *outputCheck) verify() *Failure {
+func (c *outputCheck) verify() *agentcli.Failure {
 	v := c.def.Verify
 	logPath := filepath.Join(c.dir, strconv.Itoa(c.n)+".log")
 	vf, err := os.OpenFile(VerifyLogPath(logPath), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
-		return &Failure{Class: taskfile.ClassInternal, Code: CodeInternal, Message: err.Error()}
+		return &agentcli.Failure{Class: taskfile.ClassInternal, Code: agentcli.CodeInternal, Message: err.Error()}
 	}
 	defer vf.Close()
 	cmd := strings.Join(v.Command, " ")

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
@@ -51,22 +52,22 @@ type Decision struct {
 	Action  Action
 	Reason  string
 	Delay   time.Duration
-	Failure *Failure // the failure as finally recorded (a retry past the deadline becomes budget_exhausted)
+	Failure *agentcli.Failure // the failure as finally recorded (a retry past the deadline becomes budget_exhausted)
 }
 
 // Decide applies SPEC §4's policy to a finished attempt. failure is nil for a success. now and
 // deadlineAt (zero: no deadline) bound the next retry; rnd is the jitter source.
-func Decide(t *taskfile.Task, failure *Failure, c Counters, now, deadlineAt time.Time, rnd func() float64) Decision {
+func Decide(t *taskfile.Task, failure *agentcli.Failure, c Counters, now, deadlineAt time.Time, rnd func() float64) Decision {
 	if failure == nil {
 		return Decision{Action: ActSucceed}
 	}
 	if failure.Class == taskfile.ClassCancellation {
 		return Decision{Action: ActCancel, Failure: failure}
 	}
-	if failure.Class == taskfile.ClassQuota && failure.Code == CodeCredit {
+	if failure.Class == taskfile.ClassQuota && failure.Code == agentcli.CodeCredit {
 		// No clock lifts it: the agent is disabled for the run (the chain moves on, or the
 		// task fails); nothing is parked to resume on an invented reset time.
-		return Decision{Action: ActFail, Reason: CodeCredit, Failure: failure}
+		return Decision{Action: ActFail, Reason: agentcli.CodeCredit, Failure: failure}
 	}
 	if failure.Class == taskfile.ClassQuota {
 		// No retry budget is spent against a quota wall, whatever on_failure says.
@@ -94,7 +95,7 @@ func Decide(t *taskfile.Task, failure *Failure, c Counters, now, deadlineAt time
 		if !deadlineAt.IsZero() && now.Add(delay).After(deadlineAt) {
 			exhausted := *failure
 			exhausted.Class = taskfile.ClassBudgetExhausted
-			exhausted.Code = CodeDeadline
+			exhausted.Code = agentcli.CodeDeadline
 			exhausted.Message = fmt.Sprintf("the deadline passes before retry %d could start (after %s: %s)",
 				c.RetriesUsed+1, failure.Class, failure.Message)
 			exhausted.RetryEligible = false
@@ -108,8 +109,8 @@ func Decide(t *taskfile.Task, failure *Failure, c Counters, now, deadlineAt time
 
 // disablesAgent: the failure says this agent cannot work for the rest of the run (auth, a missing
 // command, no credit left): it is disabled and the chain moves on.
-func disablesAgent(f *Failure) bool {
-	return f.Class == taskfile.ClassAuth || f.Class == taskfile.ClassAgentMissing || (f.Class == taskfile.ClassQuota && f.Code == CodeCredit)
+func disablesAgent(f *agentcli.Failure) bool {
+	return f.Class == taskfile.ClassAuth || f.Class == taskfile.ClassAgentMissing || (f.Class == taskfile.ClassQuota && f.Code == agentcli.CodeCredit)
 }
 
 // WhyNotRetried says, for a decision that ends or holds a task after a failure, why no automatic
@@ -124,11 +125,11 @@ func WhyNotRetried(t *taskfile.Task, d Decision, run string) string {
 	switch d.Action {
 	case ActFail:
 		switch {
-		case f.Class == taskfile.ClassBudgetExhausted && f.Code == CodeDeadline:
+		case f.Class == taskfile.ClassBudgetExhausted && f.Code == agentcli.CodeDeadline:
 			return fmt.Sprintf("the task's `deadline` (%s) would pass before the next attempt: raise it, then %s", t.Deadline, retryTask)
 		case f.Class == taskfile.ClassBudgetExhausted:
 			return "the spend limit is reached: raise `max_cost_usd` (or `--max-cost`), then " + retryTask
-		case f.Class == taskfile.ClassQuota && f.Code == CodeCredit:
+		case f.Class == taskfile.ClassQuota && f.Code == agentcli.CodeCredit:
 			return "the agent has no credit left, which no retry lifts: add credit or another agent to the chain (`agent: [...]`)"
 		case t.OnFailure != taskfile.OnFailureRetry:
 			return fmt.Sprintf("`on_failure` is %s: set `on_failure: retry` and `retries: N` to retry it", t.OnFailure)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
@@ -16,13 +17,13 @@ func policyTask(onFailure string, retries, breaker int) *taskfile.Task {
 
 func TestDecide(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	fail := &Failure{Class: taskfile.ClassAgentExit, Message: "exit 1", RetryEligible: true}
-	notEligible := &Failure{Class: taskfile.ClassAgentMissing, Message: "no such agent", RetryEligible: false}
+	fail := &agentcli.Failure{Class: taskfile.ClassAgentExit, Message: "exit 1", RetryEligible: true}
+	notEligible := &agentcli.Failure{Class: taskfile.ClassAgentMissing, Message: "no such agent", RetryEligible: false}
 	half := func() float64 { return 0.5 }
 	cases := []struct {
 		name     string
 		task     *taskfile.Task
-		failure  *Failure
+		failure  *agentcli.Failure
 		c        Counters
 		deadline time.Time
 		action   Action
@@ -39,7 +40,7 @@ func TestDecide(t *testing.T) {
 		{"breaker", policyTask("retry", 5, 2), fail, Counters{RetriesUsed: 1, ConsecutiveFailures: 2}, time.Time{}, ActBlock, ReasonCircuitTripped, taskfile.ClassAgentExit},
 		{"deadline", policyTask("retry", 5, 9), fail, Counters{ConsecutiveFailures: 1}, now.Add(500 * time.Millisecond), ActFail, "budget_exhausted", taskfile.ClassBudgetExhausted},
 		{"deadline not yet", policyTask("retry", 5, 9), fail, Counters{ConsecutiveFailures: 1}, now.Add(time.Hour), ActRetry, "", taskfile.ClassAgentExit},
-		{"cancel", policyTask("retry", 5, 9), &Failure{Class: taskfile.ClassCancellation}, Counters{}, time.Time{}, ActCancel, "", taskfile.ClassCancellation},
+		{"cancel", policyTask("retry", 5, 9), &agentcli.Failure{Class: taskfile.ClassCancellation}, Counters{}, time.Time{}, ActCancel, "", taskfile.ClassCancellation},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -58,7 +59,7 @@ func TestDecide(t *testing.T) {
 }
 
 func TestDecideRetryAfterFloor(t *testing.T) {
-	f := &Failure{Class: taskfile.ClassTransport, RetryEligible: true, RetryAfter: time.Minute}
+	f := &agentcli.Failure{Class: taskfile.ClassTransport, RetryEligible: true, RetryAfter: time.Minute}
 	d := Decide(policyTask("retry", 3, 3), f, Counters{ConsecutiveFailures: 1}, time.Now(), time.Time{}, func() float64 { return 0 })
 	if d.Action != ActRetry || d.Delay != time.Minute {
 		t.Fatalf("got %v %v, want a retry after the 1m floor", d.Action, d.Delay)

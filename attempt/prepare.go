@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
@@ -30,7 +31,7 @@ func (r *runner) prepareAttempt(ctx context.Context, at *attemptRun) (*attemptRe
 	// Deadline: an attempt that would start after it is not started (a pause during a backoff,
 	// or a crash, can bring the runner back past it). Parked time is already left out.
 	if !at.deadlineAt.IsZero() && !r.env.Now().Before(at.deadlineAt) {
-		return r.failBeforeAttempt(ctx, t, at.base, at.n, &Failure{Class: taskfile.ClassBudgetExhausted, Code: CodeDeadline,
+		return r.failBeforeAttempt(ctx, t, at.base, at.n, &agentcli.Failure{Class: taskfile.ClassBudgetExhausted, Code: agentcli.CodeDeadline,
 			Message: fmt.Sprintf("the task's deadline (%s) passed at %s, before attempt %d could start", def.Deadline, at.deadlineAt.UTC().Format(time.RFC3339), at.n),
 			Hint:    fmt.Sprintf("raise `deadline` in the task file, or give the task a fresh start: mulligan retry-task %s %s", r.run.ID, t.ID)})
 	}
@@ -163,7 +164,7 @@ func (r *runner) pickAttemptAgent(ctx context.Context, at *attemptRun) (*attempt
 		return r.park(ctx, t, at.n-1, resumeAt)
 	}
 	// Every rung is disabled: the task fails with the class that disabled the last one.
-	f := &Failure{Class: taskfile.ClassAgentMissing, Code: "all_agents_disabled", Message: "every agent of the task is disabled for this run"}
+	f := &agentcli.Failure{Class: taskfile.ClassAgentMissing, Code: "all_agents_disabled", Message: "every agent of the task is disabled for this run"}
 	for _, name := range def.Agents {
 		if h, ok := at.disabled[name]; ok {
 			f.Class = taskfile.Class(h.Class)
@@ -193,7 +194,7 @@ func (r *runner) agentCommand(at *attemptRun, prompt, promptFile string) ([]stri
 		return nil, nil, err
 	}
 	envv := append([]string{}, r.env.Environ...)
-	for k, v := range PresetEnv(at.agent.Preset) {
+	for k, v := range agentcli.PresetEnv(at.agent.Preset) {
 		envv = append(envv, k+"="+v)
 	}
 	for k, v := range at.agent.Env {

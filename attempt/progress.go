@@ -3,6 +3,8 @@ package attempt
 import (
 	"io"
 	"time"
+
+	"github.com/mulligan-dev/mulligan/agentcli"
 )
 
 // Progress receives what a run does as it happens, for the terminal. It must not block for long:
@@ -31,7 +33,7 @@ type ProgressEvent struct {
 	Task     string
 	N, Max   int
 	Agent    string
-	Failure  *Failure // attempt.finished: nil on success
+	Failure  *agentcli.Failure // attempt.finished: nil on success
 	Duration time.Duration
 	Delay    time.Duration // retry: the backoff
 	Files    int           // attempt.finished: files changed

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
@@ -84,14 +85,14 @@ func quotaLiftedAt(tx *store.Tx, run string) (time.Time, error) {
 
 // exhausted returns the budget_exhausted failure when the task's or the run's reported spend,
 // with extra (the attempt just finished) added, has reached its limit.
-func (sp spend) exhausted(def *taskfile.Task, extra float64) *Failure {
+func (sp spend) exhausted(def *taskfile.Task, extra float64) *agentcli.Failure {
 	if def.MaxCostUSD > 0 && sp.task+extra >= def.MaxCostUSD {
-		return &Failure{Class: taskfile.ClassBudgetExhausted, Code: CodeMaxCost,
+		return &agentcli.Failure{Class: taskfile.ClassBudgetExhausted, Code: agentcli.CodeMaxCost,
 			Message: fmt.Sprintf("the task's reported spend $%.4f reached its max_cost_usd $%.2f", sp.task+extra, def.MaxCostUSD),
 			Hint:    "raise max_cost_usd in the task file, then mulligan retry-task"}
 	}
 	if sp.runMax != nil && *sp.runMax > 0 && sp.run+extra >= *sp.runMax {
-		return &Failure{Class: taskfile.ClassBudgetExhausted, Code: CodeRunMaxCost,
+		return &agentcli.Failure{Class: taskfile.ClassBudgetExhausted, Code: agentcli.CodeRunMaxCost,
 			Message: fmt.Sprintf("the run's reported spend $%.4f reached --max-cost $%.2f", sp.run+extra, *sp.runMax)}
 	}
 	return nil
@@ -118,24 +119,24 @@ func (sp spend) parkUntil(chain []string, disabled map[string]store.AgentHealth,
 
 // quotaReset fills in when a quota wall lifts: a classify rule's retry_after, else the time the
 // banner names, else the default wait.
-func (r *runner) quotaReset(f *Failure, tail []byte) {
+func (r *runner) quotaReset(f *agentcli.Failure, tail []byte) {
 	now := r.env.Now()
 	var until time.Time
 	switch {
-	case f.Code == CodeUserRule && f.RetryAfter > 0:
+	case f.Code == agentcli.CodeUserRule && f.RetryAfter > 0:
 		until = now.Add(f.RetryAfter)
-	case !f.ResetAt.IsZero() && f.ResetAt.After(now) && f.ResetAt.Sub(now) <= MaxQuotaWait:
+	case !f.ResetAt.IsZero() && f.ResetAt.After(now) && f.ResetAt.Sub(now) <= agentcli.MaxQuotaWait:
 		until = f.ResetAt // the preset read it from the CLI's JSON (resetsAt)
 	default:
 		text := tail
 		if len(text) > 4<<10 {
 			text = text[len(text)-4<<10:]
 		}
-		if t, ok := ParseQuotaReset(string(text), now); ok {
+		if t, ok := agentcli.ParseQuotaReset(string(text), now); ok {
 			until = t
 		} else {
-			until = now.Add(QuotaDefaultWait())
-			f.Message += " (the output names no reset time: waiting " + QuotaDefaultWait().String() + ")"
+			until = now.Add(agentcli.QuotaDefaultWait())
+			f.Message += " (the output names no reset time: waiting " + agentcli.QuotaDefaultWait().String() + ")"
 		}
 	}
 	f.ResetAt = until.UTC()
@@ -176,7 +177,7 @@ func (r *runner) park(ctx context.Context, t *store.Task, n int, resumeAt time.T
 }
 
 // failBeforeAttempt ends the task failed with f without starting attempt n (a spent budget).
-func (r *runner) failBeforeAttempt(ctx context.Context, t *store.Task, base plumbing.Hash, n int, f *Failure) (*attemptResult, error) {
+func (r *runner) failBeforeAttempt(ctx context.Context, t *store.Task, base plumbing.Hash, n int, f *agentcli.Failure) (*attemptResult, error) {
 	if r.lane != nil {
 		// The lane ends; the race decides for the task once every lane has.
 		return &attemptResult{n: n - 1, decision: Decision{Action: ActFail, Reason: string(f.Class), Failure: f}}, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
@@ -252,8 +253,8 @@ func attemptGroups(tx *store.Tx, run *store.Run) (map[string][]int, error) {
 }
 
 func (r *runner) recordRunnerDied(ctx context.Context, t *store.Task, a *store.Attempt) error {
-	f := &Failure{
-		Class: taskfile.ClassRunnerDied, Code: CodeRunnerDied, RetryEligible: true,
+	f := &agentcli.Failure{
+		Class: taskfile.ClassRunnerDied, Code: agentcli.CodeRunnerDied, RetryEligible: true,
 		Message: "the mulligan process running this attempt died; resumed by pid " + fmt.Sprint(store.Self().PID),
 	}
 	return r.recordInterrupted(ctx, t, a, store.AttemptFailed, f)

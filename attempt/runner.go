@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
@@ -104,7 +105,7 @@ type Env struct {
 	// agent that has run warmAfter, whichever comes first.
 	Idle func()
 	// Presets returns the preset rules of an agent (the seam for agent-aware classification).
-	Presets func(*taskfile.Agent) PresetRules
+	Presets func(*taskfile.Agent) agentcli.PresetRules
 	// HeartbeatEvery is how often the run's heartbeat is stamped.
 	HeartbeatEvery time.Duration
 	// ControlEvery is how often the runner looks for an operator's pause or cancel request.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/proc"
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
@@ -249,9 +250,9 @@ type attemptRun struct {
 	// execute
 	spec          proc.Spec
 	pr            proc.Result
-	presetInfo    *Preset
+	presetInfo    *agentcli.Preset
 	usage         attemptUsage
-	failure       *Failure
+	failure       *agentcli.Failure
 	schemaRetries int
 	postTree      plumbing.Hash
 	fingerprint   string // of a failure that has one (fingerprint.go)

@@ -7,14 +7,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/proc"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // VerifyResult is what the verify gate saw.
 type VerifyResult struct {
-	Failure *Failure // nil: the gate passed
-	Output  []byte   // the tail of its stdout+stderr
+	Failure *agentcli.Failure // nil: the gate passed
+	Output  []byte            // the tail of its stdout+stderr
 }
 
 // RunVerify runs a task's verify command on the tree the attempt left (dir), with its own
@@ -26,17 +27,17 @@ func RunVerify(ctx context.Context, v *taskfile.Verify, dir string, env []string
 	res := VerifyResult{Output: pr.Tail}
 	switch {
 	case pr.Cancelled || pr.Killed:
-		res.Failure = &Failure{Class: taskfile.ClassCancellation, Code: CodeCancelled, Message: "the attempt was cancelled during verify"}
+		res.Failure = &agentcli.Failure{Class: taskfile.ClassCancellation, Code: agentcli.CodeCancelled, Message: "the attempt was cancelled during verify"}
 	case pr.StartErr != nil:
-		f := startFailure(pr.StartErr)
-		res.Failure = &Failure{Class: taskfile.ClassQualityRejection, Code: CodeVerifyFailed,
+		f := agentcli.StartFailure(pr.StartErr)
+		res.Failure = &agentcli.Failure{Class: taskfile.ClassQualityRejection, Code: agentcli.CodeVerifyFailed,
 			Message: fmt.Sprintf("verify `%s` could not start: %s", cmd, f.Message), Hint: "fix verify.command in the task file"}
 	case pr.TimedOut:
-		res.Failure = &Failure{Class: taskfile.ClassQualityRejection, Code: CodeVerifyTimeout,
-			Message: fmt.Sprintf("verify `%s` ran past its timeout (%s)", cmd, v.Timeout) + lastLineSuffix(pr.Tail)}
+		res.Failure = &agentcli.Failure{Class: taskfile.ClassQualityRejection, Code: agentcli.CodeVerifyTimeout,
+			Message: fmt.Sprintf("verify `%s` ran past its timeout (%s)", cmd, v.Timeout) + agentcli.LastLineSuffix(pr.Tail)}
 	case pr.ExitCode != 0:
-		res.Failure = &Failure{Class: taskfile.ClassQualityRejection, Code: CodeVerifyFailed,
-			Message: fmt.Sprintf("verify `%s` exited with status %d", cmd, pr.ExitCode) + lastLineSuffix(pr.Tail)}
+		res.Failure = &agentcli.Failure{Class: taskfile.ClassQualityRejection, Code: agentcli.CodeVerifyFailed,
+			Message: fmt.Sprintf("verify `%s` exited with status %d", cmd, pr.ExitCode) + agentcli.LastLineSuffix(pr.Tail)}
 	}
 	return res
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/compensate"
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
@@ -116,7 +117,7 @@ func (r *runWriter) currentTree(ctx context.Context) (plumbing.Hash, error) {
 
 // recordInterrupted records an attempt its process did not finish (runner_died, kill) as state
 // with failure f, with the tree as the attempt left it kept in its post ref.
-func (r *runWriter) recordInterrupted(ctx context.Context, t *store.Task, a *store.Attempt, state string, f *Failure) error {
+func (r *runWriter) recordInterrupted(ctx context.Context, t *store.Task, a *store.Attempt, state string, f *agentcli.Failure) error {
 	postRef := snapshot.AttemptRef(r.run.ID, t.ID, a.N, snapshot.Post)
 	// A post ref the dead process already wrote holds the attempt's own tree; keep it. Otherwise
 	// the tree as it is now is what the attempt left.

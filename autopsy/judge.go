@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
 	"github.com/mulligan-dev/mulligan/store"
 )
@@ -310,7 +310,7 @@ func (f *facts) deterministicTimeouts() bool {
 	if f.def == nil || len(f.failed) < 2 || !f.allClasses(cTimeout) {
 		return false
 	}
-	limit, _ := attempt.AgentLimits(f.def)
+	limit, _ := agentcli.AgentLimits(f.def)
 	for _, a := range f.failed {
 		if !nearLimit(a.DurationMS, limit) || f.files(a) != f.files(f.failed[0]) {
 			return false

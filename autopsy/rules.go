@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
@@ -394,12 +394,12 @@ var Rules = []Rule{
 		Name: "timeout-too-short", Category: WorkflowBug, Confidence: 0.75,
 		Match: func(f *facts) bool { return f.deterministicTimeouts() },
 		Why: func(f *facts) string {
-			limit, _ := attempt.AgentLimits(f.def)
+			limit, _ := agentcli.AgentLimits(f.def)
 			return fmt.Sprintf("all %d attempts ran into the %s timeout at the limit with the same result (%d file(s) changed each time): the outcome is the same every time, so the limit, not the agent, decides it",
 				len(f.failed), limit, f.files(f.last()))
 		},
 		Suggest: func(f *facts) Suggestion {
-			limit, _ := attempt.AgentLimits(f.def)
+			limit, _ := agentcli.AgentLimits(f.def)
 			return Suggestion{Text: fmt.Sprintf("raise `timeout` of task %s in %s (now %s), or split the task, then run it again", f.task.ID, f.fileName(), limit),
 				Commands: []string{f.fixed()}}
 		},

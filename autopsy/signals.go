@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
 )
 
@@ -68,7 +68,7 @@ func envSignals(text string) []envSignal {
 		if strings.TrimSpace(l) == "" {
 			continue
 		}
-		l = attempt.HumanLine(strings.TrimSpace(l)) // a CLI's JSON event line, by its message
+		l = agentcli.HumanLine(strings.TrimSpace(l)) // a CLI's JSON event line, by its message
 		for _, re := range toolMissingRes {
 			if m := re.FindStringSubmatch(l); m != nil {
 				found[sigTool] = envSignal{kind: sigTool, line: clip(strings.TrimSpace(l)), what: strings.Trim(m[1], `'"`)}

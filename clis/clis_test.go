@@ -218,7 +218,7 @@ func cliEnv(url, home string) map[string]string {
 // gemini-cli's auth method and attempts (1: mulligan's policy retries, not gemini's loop) and
 // opencode's provider (the fake's Chat Completions through the openai-compatible package it
 // bundles; a cost per million tokens so that its step-finish events carry a spend). opencode's
-// own retries have no setting (see attempt/preset_api.go).
+// own retries have no setting (see agentcli/preset_api.go).
 func writeCLIConfig(home, url string) error {
 	files := map[string]string{
 		filepath.Join(home, ".codex", "config.toml"): `model = "gpt-5"

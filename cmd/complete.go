@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/store"
 )
 
@@ -50,7 +50,7 @@ func completeCommand(g *globals) *cli.Command {
 func completeFlagValue(flag string) []string {
 	switch strings.TrimLeft(flag, "-") {
 	case "preset":
-		return attempt.PresetNames()
+		return agentcli.PresetNames()
 	case "state":
 		return []string{store.TaskBlocked, store.TaskWaitingQuota, "waiting_approval", store.TaskBackoff, store.TaskRunning, "attention"}
 	case "on-failure":

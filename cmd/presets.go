@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/agentcli"
 )
 
 // presetJSON is one row of `presets -o json`.
@@ -25,8 +25,8 @@ func presetsCommand(g *globals) *cli.Command {
 				return usageError("", "presets takes no arguments")
 			}
 			var rows []presetJSON
-			for _, name := range attempt.PresetNames() {
-				p, _ := attempt.LookupPreset(name)
+			for _, name := range agentcli.PresetNames() {
+				p, _ := agentcli.LookupPreset(name)
 				rows = append(rows, presetJSON{Name: name, Command: append([]string{}, p.Command...), Install: p.Install})
 			}
 			if g.json() {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/attempt"
 )
 
@@ -96,7 +97,7 @@ func TestProgressLinePerRunningAttempt(t *testing.T) {
 	if !strings.HasPrefix(string(scr.rows[0]), "✓ api@1 succeeded") || len(scr.rows) != 2 || !strings.Contains(string(scr.rows[1]), "web@1 codex") {
 		t.Errorf("after api finished, want its step line then web's status line:\n%s", after)
 	}
-	p.Event(attempt.ProgressEvent{Kind: attempt.KindAttemptFinished, Task: "web", N: 1, Failure: &attempt.Failure{Class: "agent_exit", Message: "exit 1"}})
+	p.Event(attempt.ProgressEvent{Kind: attempt.KindAttemptFinished, Task: "web", N: 1, Failure: &agentcli.Failure{Class: "agent_exit", Message: "exit 1"}})
 	p.Event(attempt.ProgressEvent{Kind: attempt.KindRunState, State: "failed"})
 	end := scr.text()
 	if strings.Contains(end, "●") || !strings.Contains(end, "✗ web@1 failed") {
@@ -115,7 +116,7 @@ func TestProgressPlainLinesPerAttempt(t *testing.T) {
 	p.Output("b", 1, []byte("wor"))
 	p.Output("a", 1, []byte("lo\n"))
 	p.Output("b", 1, []byte("ld\nrest"))
-	p.Event(attempt.ProgressEvent{Kind: attempt.KindAttemptFinished, Task: "b", N: 1, Failure: &attempt.Failure{Class: "agent_exit", Message: "x"}})
+	p.Event(attempt.ProgressEvent{Kind: attempt.KindAttemptFinished, Task: "b", N: 1, Failure: &agentcli.Failure{Class: "agent_exit", Message: "x"}})
 	got := out.String()
 	for _, want := range []string{"a@1 | hello\n", "b@1 | world\n", "b@1 | rest\n"} {
 		if !strings.Contains(got, want) {
@@ -142,7 +143,7 @@ func TestProgressLanes(t *testing.T) {
 	}
 	p.Event(attempt.ProgressEvent{Kind: attempt.KindAttemptFinished, Task: "fix", N: 1, Lane: 2, State: "succeeded", Files: 1})
 	p.Event(attempt.ProgressEvent{Kind: attempt.KindAttemptFinished, Task: "fix", N: 2, Lane: 1, State: "superseded", Files: 2,
-		Failure: &attempt.Failure{Class: "cancellation", Message: "lane 1 was cancelled: lane 2 won the race with fix@1"}})
+		Failure: &agentcli.Failure{Class: "cancellation", Message: "lane 1 was cancelled: lane 2 won the race with fix@1"}})
 	p.Event(attempt.ProgressEvent{Kind: attempt.KindRetry, Task: "fix", Lane: 3})
 	p.Event(attempt.ProgressEvent{Kind: attempt.KindRunState, State: "succeeded"})
 	end := scr.text()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/autopsy"
 	"github.com/mulligan-dev/mulligan/snapshot"
@@ -71,7 +72,7 @@ func runCommand(g *globals) *cli.Command {
 			adhocFlags := []string{"prompt", "prompt-file", "retries", "on-failure", "backoff", "timeout", "heartbeat", "deadline", "fallback", "verify", "preset"}
 			if g.rest == nil && c.IsSet("preset") && len(opts.Tasks) == 0 && opts.File == "" {
 				// A preset implies its documented headless command (`mulligan presets`).
-				p, ok := attempt.LookupPreset(c.String("preset"))
+				p, ok := agentcli.LookupPreset(c.String("preset"))
 				if !ok {
 					return usageError("see `mulligan presets`", "unknown preset %q", c.String("preset"))
 				}

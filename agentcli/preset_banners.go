@@ -1,4 +1,4 @@
-package attempt
+package agentcli
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 // same task cannot get past (the context window, an untrusted folder), an error printed with exit
 // 0 (opencode), and the loop a CLI never leaves offline (codex). Texts are the CLIs' own, from
 // their sources (@google/gemini-cli FatalError classes, claude-code's banners, codex's strings);
-// attempt/testdata/presets/banners holds them as fixtures.
+// agentcli/testdata/presets/banners holds them as fixtures.
 
 // Failure codes the presets assign.
 const (

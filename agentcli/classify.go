@@ -1,4 +1,4 @@
-package attempt
+package agentcli
 
 import (
 	"bytes"
@@ -110,12 +110,12 @@ func classify(o Observation, user []taskfile.ClassifyRule, preset PresetRules) *
 			Message: "the task's deadline passed during the attempt"}
 	case o.TimedOut:
 		return &Failure{Class: taskfile.ClassAttemptTimeout, Code: CodeTimeout,
-			Message: "the attempt ran past its timeout" + lastLineSuffix(o.Output)}
+			Message: "the attempt ran past its timeout" + LastLineSuffix(o.Output)}
 	case o.Silent:
 		return &Failure{Class: taskfile.ClassHeartbeatTimeout, Code: CodeSilent,
-			Message: "the agent printed nothing for longer than the heartbeat" + lastLineSuffix(o.Output)}
+			Message: "the agent printed nothing for longer than the heartbeat" + LastLineSuffix(o.Output)}
 	case o.StartErr != nil:
-		return startFailure(o.StartErr)
+		return StartFailure(o.StartErr)
 	case o.Looped != "" && o.Loop != nil:
 		return o.Loop.loopFailure(o.Looped)
 	}
@@ -147,9 +147,9 @@ func classify(o Observation, user []taskfile.ClassifyRule, preset PresetRules) *
 		return nil
 	case o.ExitCode < 0:
 		return &Failure{Class: taskfile.ClassAgentExit, Code: CodeSignal,
-			Message: "agent was killed by a signal" + lastLineSuffix(o.Output)}
+			Message: "agent was killed by a signal" + LastLineSuffix(o.Output)}
 	}
-	suffix := lastLineSuffix(o.Output)
+	suffix := LastLineSuffix(o.Output)
 	if et, ok := preset.(interface{ ErrorText([]byte) string }); ok {
 		// The CLI's own words (its result's error, a JSON line's message), not a raw line.
 		if t := et.ErrorText(o.Output); t != "" {
@@ -160,10 +160,10 @@ func classify(o Observation, user []taskfile.ClassifyRule, preset PresetRules) *
 		Message: fmt.Sprintf("agent exited with status %d", o.ExitCode) + suffix}
 }
 
-// startFailure sorts a failed exec: a missing or non-executable command disables the
+// StartFailure sorts a failed exec: a missing or non-executable command disables the
 // agent for the run, so only errors that certainly mean that are agent_missing; anything
 // else (out of file descriptors, a busy binary) is our problem, not the agent's.
-func startFailure(err error) *Failure {
+func StartFailure(err error) *Failure {
 	switch {
 	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
 		return &Failure{Class: taskfile.ClassAgentMissing, Code: CodeNotFound,
@@ -182,8 +182,8 @@ func startFailure(err error) *Failure {
 // `show` tables and the next attempt's prompt.
 const maxMessageLine = 200
 
-// lastLineSuffix is ": <last non-blank output line>" or "" when there is none.
-func lastLineSuffix(out []byte) string {
+// LastLineSuffix is ": <last non-blank output line>" or "" when there is none.
+func LastLineSuffix(out []byte) string {
 	l := lastLine(out)
 	if l == "" {
 		return ""

@@ -1,4 +1,4 @@
-package attempt
+package agentcli
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 
 // Preset is what mulligan knows of one agent CLI: the command shape it documents, where the prompt
 // goes, how its final result and usage are read, and the rules that sort its failure texts into
-// classes. Rules come from what the real CLIs print (attempt/testdata/presets holds captured texts).
+// classes. Rules come from what the real CLIs print (agentcli/testdata/presets holds captured texts).
 type Preset struct {
 	Name string
 	// Command is the documented invocation, for `command:` in a task file; the prompt is passed as
@@ -167,8 +167,8 @@ func (p *Preset) ClassifyOutput(exitCode int, output []byte) *Failure {
 	return p.matchRules(output)
 }
 
-// warm compiles the patterns ClassifyOutput reads a failed attempt's output with.
-func (p *Preset) warm() {
+// Warm compiles the patterns ClassifyOutput reads a failed attempt's output with.
+func (p *Preset) Warm() {
 	lazyre.Warm(ansiRe)
 	for _, rs := range [][]bannerRule{p.rules, apiRules[p.Name], specificRules, commonRules} {
 		for _, r := range rs {

@@ -1,9 +1,8 @@
-package attempt
+package agentcli
 
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -219,62 +218,17 @@ func TestPresetCommands(t *testing.T) {
 	}
 }
 
-// The patterns that classify a failed agent's output are compiled beside an agent that runs
-// longer than warmAfter, with the caller's idle work; an agent that ends sooner leaves them to
-// be compiled on first use.
-func TestWarmWhileAgentRuns(t *testing.T) {
+// Warm compiles every pattern that reads the preset's failed output.
+func TestWarmCompiles(t *testing.T) {
 	p := &Preset{Name: "warm-test", rules: []bannerRule{
 		rule(taskfile.ClassQuota, "x", "", `warm-test-pattern-(one)+`),
 	}}
-	re := p.rules[0].re
-	idle := make(chan struct{})
-	r := &runner{runWriter: runWriter{env: Env{Idle: func() { close(idle) }}}}
-	warmed.Store(false) // (another test's run may have warmed this process already)
-	idled.Store(false)
-
-	stop := r.warmWhileAgentRuns(p)
-	stop() // the agent ended at once
-	time.Sleep(2 * warmAfter)
-	if re.Compiled() {
-		t.Fatal("an agent that ended before warmAfter had the patterns compiled beside it")
+	if p.rules[0].re.Compiled() {
+		t.Fatal("compiled before Warm")
 	}
-
-	stop = r.warmWhileAgentRuns(p)
-	select {
-	case <-idle:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the caller's idle work did not run beside an agent running past warmAfter")
-	}
-	stop()
-	if !re.Compiled() || !ansiRe.Compiled() {
-		t.Fatal("the preset's patterns were not compiled beside the agent")
-	}
-}
-
-// The idle work starts as soon as the run's base is taken, once per process; an agent that
-// then runs past warmAfter does not start it again.
-func TestWarmIdleOnce(t *testing.T) {
-	if runtime.NumCPU() < 2 {
-		t.Skip("one CPU: the idle work waits for an agent that runs warmAfter")
-	}
-	calls := make(chan struct{}, 4)
-	r := &runner{runWriter: runWriter{env: Env{Idle: func() { calls <- struct{}{} }}}}
-	idled.Store(false)
-	warmed.Store(false)
-	r.warmIdle()
-	select {
-	case <-calls:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the idle work did not start once the base was taken")
-	}
-	r.warmIdle()
-	stop := r.warmWhileAgentRuns(&Preset{Name: "idle-once"})
-	time.Sleep(3 * warmAfter)
-	stop()
-	select {
-	case <-calls:
-		t.Fatal("the idle work ran twice in one process")
-	default:
+	p.Warm()
+	if !p.rules[0].re.Compiled() || !ansiRe.Compiled() {
+		t.Fatal("the preset's patterns were not compiled by Warm")
 	}
 }
 
