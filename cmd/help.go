@@ -15,9 +15,12 @@ const runExits = "0 succeeded, 1 failed, 2 usage or task-file error, 3 blocked (
 var commandHelp = map[string]struct{ examples, exits string }{
 	"run": {`mulligan run                                   the tasks of mulligan.yaml
   mulligan run -f ci.yaml fix-tests              one task (and what it needs) of another file
+  mulligan run --dry-run                         validate mulligan.yaml and print the plan; run nothing
   mulligan run --preset claude --prompt 'Make the tests pass' --retries 2 --on-failure retry --verify 'go test ./...'
   mulligan run --prompt 'Make the tests pass' -- ./my-agent.sh '{{prompt}}'
   mulligan run --detach                          in the background; follow with mulligan show`, runExits},
+	"init": {`mulligan init                  write mulligan.yaml for the agent CLIs on PATH
+  mulligan init -f -             print it instead`, "0, 2 not in a git working tree, 6 refused (the file exists)"},
 	"ls": {`mulligan ls -n 10`, "0, 2 usage error"},
 	"show": {`mulligan show            the last run
   mulligan show k3f9 -o json`, "0, 2 no such run"},

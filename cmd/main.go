@@ -148,6 +148,7 @@ func setUsageErrors(c *cli.Command) {
 func commands(g *globals) []*cli.Command {
 	return []*cli.Command{
 		runCommand(g),
+		initCommand(g),
 		lsCommand(g),
 		showCommand(g),
 		logsCommand(g),

@@ -34,6 +34,8 @@ type runOptions struct {
 	Isolate bool
 	// ID is the run's id when a --detach picked it (attempt.Handoff); "": a fresh one.
 	ID string
+	// DryRun is --dry-run: validate the task file and print the plan (dryrun.go).
+	DryRun bool
 }
 
 func runCommand(g *globals) *cli.Command {
@@ -56,11 +58,12 @@ func runCommand(g *globals) *cli.Command {
 			&cli.StringFlag{Name: "verify", Usage: "ad hoc: a quality gate `CMD` run after the agent exits 0 (split like a shell, never run by one)"},
 			&cli.StringFlag{Name: "preset", Usage: "ad hoc: the agent CLI's `PRESET` (claude, codex, gemini, aider, opencode, generic)"},
 			&cli.StringFlag{Name: "max-cost", Usage: "stop before the next attempt once the run's reported spend reaches `USD`"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "validate the task file and print the plan (tasks in order, agents, isolation, limits); run and record nothing"},
 			&cli.BoolFlag{Name: "isolate", Usage: "run every task in a worktree of its own; a success is applied to the working tree by a three-way merge, so you can keep editing"},
 			noAutopsyFlag,
 		},
 		Action: func(c *cli.Context) error {
-			opts := runOptions{File: c.String("file"), Tasks: c.Args().Slice(), Detach: c.Bool("detach"), Isolate: c.Bool("isolate")}
+			opts := runOptions{File: c.String("file"), Tasks: c.Args().Slice(), Detach: c.Bool("detach"), Isolate: c.Bool("isolate"), DryRun: c.Bool("dry-run")}
 			if c.IsSet("max-cost") {
 				v, err := strconv.ParseFloat(strings.TrimPrefix(strings.TrimSpace(c.String("max-cost")), "$"), 64)
 				if err != nil || v <= 0 || math.IsInf(v, 0) || math.IsNaN(v) {
@@ -112,6 +115,9 @@ func runCommand(g *globals) *cli.Command {
 					}
 				}
 			}
+			if opts.DryRun {
+				return runDryRun(g, opts)
+			}
 			return runRun(c.Context, g, opts)
 		},
 	}
@@ -135,21 +141,7 @@ func runRun(ctx context.Context, g *globals, opts runOptions) error {
 	}
 	defer st.Close()
 
-	var file *taskfile.File
-	if opts.AdHoc != nil {
-		file, err = taskfile.AdHoc(*opts.AdHoc)
-	} else {
-		path := opts.File
-		if path == "" {
-			path = filepath.Join(st.repo.Root(), "mulligan.yaml")
-			if _, statErr := os.Stat(path); statErr != nil {
-				return usageError("write a mulligan.yaml, pass -f FILE, or run one command ad hoc: mulligan run -- CMD…",
-					"no task file: %s does not exist", displayPath(path))
-			}
-			path = displayPath(path)
-		}
-		file, err = taskfile.Load(path)
-	}
+	file, err := loadRunFile(st.repo.Root(), opts)
 	if err != nil {
 		return err
 	}
@@ -162,6 +154,23 @@ func runRun(ctx context.Context, g *globals, opts runOptions) error {
 	return foreground(ctx, g, st, func(ctx context.Context, env attempt.Env) (*attempt.Outcome, error) {
 		return attempt.Start(ctx, env, attempt.StartOptions{File: file, Tasks: opts.Tasks, MaxCostUSD: opts.MaxCost, ID: opts.ID, Isolate: opts.Isolate})
 	})
+}
+
+// loadRunFile reads the run's task file (or builds the ad-hoc run's) and validates it.
+func loadRunFile(root string, opts runOptions) (*taskfile.File, error) {
+	if opts.AdHoc != nil {
+		return taskfile.AdHoc(*opts.AdHoc)
+	}
+	path := opts.File
+	if path == "" {
+		path = filepath.Join(root, "mulligan.yaml")
+		if _, err := os.Stat(path); err != nil {
+			return nil, usageError("write a mulligan.yaml (mulligan init), pass -f FILE, or run one command ad hoc: mulligan run -- CMD…",
+				"no task file: %s does not exist", displayPath(path))
+		}
+		path = displayPath(path)
+	}
+	return taskfile.Load(path)
 }
 
 // displayPath shortens path relative to the current directory when that is clearer.
