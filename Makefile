@@ -7,7 +7,7 @@ LDFLAGS := -X github.com/mulligan-dev/mulligan/cmd.Version=$(VERSION)
 # they cost every start-up an initialiser and 200 KB of heap.
 TAGS    := urfave_cli_no_docs
 
-.PHONY: build test test-short bench demo lint stress clean
+.PHONY: build install test test-short bench demo lint stress clean
 
 # On Linux the binary is linked statically, glibc included (osusergo and netgo keep os/user and
 # net in Go; sqlite_omit_load_extension drops SQLite's dlopen): no dynamic loader and no lazy
@@ -26,6 +26,13 @@ build:
 		rm -f $(BIN).static-err; \
 		$(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) . && echo "built $(BIN)"; \
 	fi
+
+# make install copies the binary to $(PREFIX)/bin (default ~/.local/bin, no root needed).
+PREFIX ?= $(HOME)/.local
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/mulligan
+	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo "$(PREFIX)/bin is not on PATH: add it, e.g. export PATH=\"$(PREFIX)/bin:\$$PATH\"";; esac
 
 # The whole suite: unit tests, fuzz seed corpora, the git compatibility matrix and the
 # testscript end-to-end scripts. Slow suites (100k files, crash loops) live in bench/stress.
@@ -50,9 +57,10 @@ bench: build
 stress:
 	MULLIGAN_STRESS=1 $(GO) test -count=1 -timeout 60m -run '^TestCrashLoop$$' -v .
 
+# make demo KEEP=1 keeps the demo's repository and says where it is.
 demo: build
 	$(GO) build -o bin/demoagent ./testdata/demoagent
-	@bash testdata/demo/demo.sh $(abspath $(BIN)) $(abspath bin/demoagent)
+	@bash testdata/demo/demo.sh $(abspath $(BIN)) $(abspath bin/demoagent) $(if $(KEEP),--keep)
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # make demo: mulligan's story on a throw-away repository, with a bundled demo agent (demoagent). No
-# API key, no network. The repository is deleted at the end unless MULLIGAN_DEMO_KEEP=1.
+# API key, no network. The repository is deleted at the end unless --keep is given (make demo KEEP=1).
 set -euo pipefail
-MULLIGAN=${1:?usage: demo.sh PATH-TO-MULLIGAN PATH-TO-DEMOAGENT}
-AGENT=${2:?usage: demo.sh PATH-TO-MULLIGAN PATH-TO-DEMOAGENT}
+usage='usage: demo.sh PATH-TO-MULLIGAN PATH-TO-DEMOAGENT [--keep]'
+MULLIGAN=${1:?$usage}
+AGENT=${2:?$usage}
+keep=${MULLIGAN_DEMO_KEEP:-}
+case ${3:-} in
+  --keep) keep=1 ;;
+  '') ;;
+  *) echo "$usage" >&2; exit 2 ;;
+esac
 demo=$(mktemp -d "${TMPDIR:-/tmp}/mulligan-demo.XXXXXX")
-if [[ ${MULLIGAN_DEMO_KEEP:-} == 1 ]]; then
-  trap 'echo; echo "the demo repository is kept in $demo/repo"' EXIT
+if [[ $keep == 1 ]]; then
+  trap 'printf "\nThe demo repository is kept in %s/repo (the other task files in %s).\nTo look around: cd %s/repo && export PATH=%s/bin:\$PATH && mulligan ls\n" "$demo" "$demo" "$demo" "$demo"' EXIT
 else
   trap 'rm -rf "$demo"' EXIT
 fi
@@ -31,9 +38,7 @@ printf '*.log\n' > .gitignore
 cat > mulligan.yaml <<'YAML'
 version: 1
 agents:
-  demo:
-    # demoagent stands in for claude/codex/…: attempt 1 leaves a half-finished edit and fails,
-    # attempt 2 fixes the bug.
+  demo:   # stands in for claude, codex…: attempt 1 leaves a half-finished edit and fails, attempt 2 fixes Add
     command: [demoagent, "write:NOTES.md=attempt {{attempt}} was here\n", "fail-until:2",
               "write:calc.go=package calc\n\nfunc Add(a, b int) int { return a + b }\n", "say:fixed Add"]
 tasks:
@@ -49,6 +54,7 @@ printf 'my own notes, not committed\n' > todo.txt      # the user's uncommitted 
 printf 'build output\n' > build.log                   # ignored
 
 step "1. A task with retries: attempt 1 fails, attempt 2 starts from a clean base and succeeds"
+run cat mulligan.yaml
 run mulligan run
 run mulligan show
 step "2. Every attempt is a git commit: revert to attempt 1's half-finished tree, then undo"
