@@ -41,6 +41,10 @@ const (
 	ReasonOperatorKill   = "operator-kill"
 	CodePaused           = "paused"
 	CodeKilled           = "killed"
+	// ReasonInterrupted, CodeInterrupted: a signal to mulligan (Ctrl-C) stopped the run; it is
+	// paused, resumable, like after pause --mode cancel.
+	ReasonInterrupted = "interrupted"
+	CodeInterrupted   = "interrupted"
 )
 
 // controlCause is the cause of a run context ended by an operator's request.
@@ -118,40 +122,52 @@ func (r *runner) checkpoint(ctx context.Context, t *store.Task) (*Outcome, error
 	return nil, nil
 }
 
-// pauseCancelled parks the run paused after pause --mode cancel ended the attempt in flight (or
-// a pause ended a backoff wait): the attempt (recorded cancelled by runAttempt) does not count,
-// and its task becomes paused.
-func (r *runner) pauseCancelled(ctx context.Context) (*Outcome, error) {
-	r.mu.Lock()
-	current := r.current
-	r.mu.Unlock()
-	if current != "" {
-		if err := r.update(ctx, func(tx *store.Tx) error {
-			t, err := tx.GetTask(r.run.ID, current)
-			if err != nil {
-				return err
-			}
+// pauseCancelled parks the run paused after pause --mode cancel or a signal to mulligan ended
+// the attempts in flight (or a backoff wait): each such attempt (recorded cancelled by
+// runAttempt) does not count and gets code and message, and its task becomes paused with
+// reason. Every task cancelled in the run is one of these: a cancel ends a run for good.
+func (r *runner) pauseCancelled(ctx context.Context, reason, code, message string) (*Outcome, error) {
+	if err := r.update(ctx, func(tx *store.Tx) error {
+		run, err := tx.GetRun(r.run.ID)
+		if err != nil {
+			return err
+		}
+		for i := range run.Tasks {
+			t := &run.Tasks[i]
 			if t.State != store.TaskCancelled {
-				return nil
+				continue
 			}
 			if n := len(t.Attempts); n > 0 {
 				a := &t.Attempts[n-1]
 				if a.State == store.AttemptCancelled && a.Class == string(taskfile.ClassCancellation) {
-					a.Counted = false
-					a.Code = CodePaused
-					a.Message = "the attempt was cancelled by `mulligan pause --mode cancel`; it does not count"
+					a.Counted, a.Code, a.Message = false, code, message
 					if err := tx.UpdateAttempt(a); err != nil {
 						return err
 					}
 				}
 			}
-			_, err = tx.TransitionTask(r.run.ID, t.ID, store.TaskTransition{To: store.TaskPaused, Reason: ReasonOperatorPause, Row: t})
-			return err
-		}); err != nil {
-			return nil, err
+			if _, err := tx.TransitionTask(r.run.ID, t.ID, store.TaskTransition{To: store.TaskPaused, Reason: reason, Row: t}); err != nil {
+				return err
+			}
 		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
-	return r.end(context.WithoutCancel(ctx), store.RunPaused, ReasonOperatorPause)
+	return r.end(context.WithoutCancel(ctx), store.RunPaused, reason)
+}
+
+// sigName is a signal as a user knows it: SIGINT is Ctrl-C.
+func sigName(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGINT:
+		return "Ctrl-C, SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return sig.String()
 }
 
 // ControlResult says what a pause or cancel request did.

@@ -581,11 +581,21 @@ func (r *runner) finish(ctx context.Context, run *store.Run) (*Outcome, error) {
 // end records the run's state, releasing the worktree lock when the run no longer runs.
 func (r *runner) end(ctx context.Context, state, reason string) (*Outcome, error) {
 	if state == store.RunCancelled {
-		if c, ok := context.Cause(ctx).(controlCause); ok {
+		switch c := context.Cause(ctx).(type) {
+		case controlCause:
 			if c.request == store.ControlPauseCancel || c.request == store.ControlPauseDrain {
-				return r.pauseCancelled(ctx)
+				return r.pauseCancelled(ctx, ReasonOperatorPause, CodePaused,
+					"the attempt was cancelled by `mulligan pause --mode cancel`; it does not count")
 			}
 			reason = ReasonOperatorCancel
+		case signalCause:
+			// Ctrl-C (or SIGTERM, SIGHUP) stops the run as a pause would: resumable, never an
+			// end. `mulligan cancel` is the way to end a run for good.
+			r.mu.Lock()
+			r.sigSeen = c.sig
+			r.mu.Unlock()
+			return r.pauseCancelled(ctx, ReasonInterrupted, CodeInterrupted,
+				fmt.Sprintf("the attempt was interrupted (%s to mulligan); it does not count: `mulligan resume %s` resets its edits and goes on", sigName(c.sig), r.run.ID))
 		}
 	}
 	err := r.update(ctx, func(tx *store.Tx) error {

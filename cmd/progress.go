@@ -95,6 +95,9 @@ func (p *progress) Event(ev attempt.ProgressEvent) {
 			}
 			p.line("%s %s@%d superseded after %s (%s%d file%s changed, kept in its ref)%s", bullet("⊘"), ev.Task, ev.N, roundDuration(ev.Duration),
 				laneOf(ev.Lane), ev.Files, plural(ev.Files), why)
+		case ev.State == store.AttemptCancelled:
+			p.line("%s %s@%d cancelled after %s (%s%d file%s changed, kept in its ref)", bullet("⊘"), ev.Task, ev.N, roundDuration(ev.Duration),
+				laneOf(ev.Lane), ev.Files, plural(ev.Files))
 		case ev.Failure == nil:
 			p.line("%s %s@%d succeeded in %s (%s%d file%s changed)", color.GreenString("✓"), ev.Task, ev.N, roundDuration(ev.Duration), laneOf(ev.Lane), ev.Files, plural(ev.Files))
 		default:

@@ -185,13 +185,14 @@ func displayPath(path string) string {
 	return path
 }
 
-// foreground runs (or resumes) a run in this process, with progress on stderr, SIGINT/SIGTERM
-// turned into a clean cancel, and the exit code of the run's end state.
+// foreground runs (or resumes) a run in this process, with progress on stderr, SIGINT, SIGTERM
+// and SIGHUP turned into a clean stop (the run paused, resumable), and the exit code of the run's
+// end state.
 func foreground(ctx context.Context, g *globals, st *state, do func(context.Context, attempt.Env) (*attempt.Outcome, error)) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	go func() {
 		select {
@@ -235,6 +236,12 @@ func foreground(ctx context.Context, g *globals, st *state, do func(context.Cont
 }
 
 func runExitCode(out *attempt.Outcome) int {
+	switch out.Signal {
+	case syscall.SIGINT:
+		return ExitInterrupted
+	case syscall.SIGTERM, syscall.SIGHUP:
+		return ExitCancelled
+	}
 	switch out.State {
 	case store.RunSucceeded:
 		return ExitOK
@@ -245,9 +252,6 @@ func runExitCode(out *attempt.Outcome) int {
 		// `mulligan run && deploy` must not deploy half-done work.
 		return ExitParked
 	case store.RunCancelled:
-		if out.Signal == syscall.SIGINT {
-			return ExitInterrupted
-		}
 		return ExitCancelled
 	}
 	return ExitFailed
@@ -280,6 +284,11 @@ func printRunEnd(g *globals, run *store.Run) {
 		}
 		fmt.Fprintf(g.io.Out, "hint: mulligan show %s\n", run.ID)
 	case store.RunPaused:
+		if run.Reason == attempt.ReasonInterrupted {
+			fmt.Fprintf(g.io.Out, "interrupted: the attempt in flight was stopped and does not count; its tree is kept in its ref\n")
+			fmt.Fprintf(g.io.Out, "hint: mulligan resume %s resets its edits and goes on; mulligan cancel %s ends the run for good\n", run.ID, run.ID)
+			break
+		}
 		fmt.Fprintf(g.io.Out, "hint: mulligan resume %s continues it\n", run.ID)
 	case store.RunFailed, store.RunCancelled:
 		fmt.Fprintf(g.io.Out, "hint: mulligan show %s; every attempt's tree is kept: mulligan restore %s\n", run.ID, snapshot.AttemptRefPattern(run.ID, snapshot.Post))
