@@ -167,16 +167,6 @@ func (p *Preset) ClassifyOutput(exitCode int, output []byte) *Failure {
 	return p.matchRules(output)
 }
 
-// Warm compiles the patterns ClassifyOutput reads a failed attempt's output with.
-func (p *Preset) Warm() {
-	lazyre.Warm(ansiRe)
-	for _, rs := range [][]bannerRule{p.rules, apiRules[p.Name], specificRules, commonRules} {
-		for _, r := range rs {
-			lazyre.Warm(r.re)
-		}
-	}
-}
-
 // matchRules applies the preset's rules, then the specific and the common ones, to text; the
 // message quotes the matching line (a JSON line by its message). Blank text matches none of them
 // (TestBannerRulesNeedText): an agent that printed nothing costs no compilation of them.

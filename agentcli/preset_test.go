@@ -218,20 +218,6 @@ func TestPresetCommands(t *testing.T) {
 	}
 }
 
-// Warm compiles every pattern that reads the preset's failed output.
-func TestWarmCompiles(t *testing.T) {
-	p := &Preset{Name: "warm-test", rules: []bannerRule{
-		rule(taskfile.ClassQuota, "x", "", `warm-test-pattern-(one)+`),
-	}}
-	if p.rules[0].re.Compiled() {
-		t.Fatal("compiled before Warm")
-	}
-	p.Warm()
-	if !p.rules[0].re.Compiled() || !ansiRe.Compiled() {
-		t.Fatal("the preset's patterns were not compiled by Warm")
-	}
-}
-
 // No built-in banner rule matches blank output (whitespace, or only ANSI codes once they are
 // stripped): matchRules skips blank text without compiling them, and must lose nothing by it.
 func TestBannerRulesNeedText(t *testing.T) {

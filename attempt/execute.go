@@ -3,8 +3,6 @@ package attempt
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -48,9 +46,7 @@ func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
 	silence := r.watchSilence(ctx, def, t.ID, n)
 	at.spec.OnOutput = silence.output
 	r.known = plumbing.ZeroHash // the agent may change anything
-	stopWarm := r.warmWhileAgentRuns(at.presetInfo.Warm)
 	at.pr = proc.Run(ctx, at.spec)
-	stopWarm()
 	silence.stop()
 	pr := &at.pr
 
@@ -121,47 +117,4 @@ func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
 	}
 	at.failure = failure
 	return nil
-}
-
-// warmed: the patterns are the process's, compiled once whichever runner gets there first;
-// idled: the same for Env.Idle's work.
-var warmed, idled atomic.Bool
-
-// warmIdle starts Env.Idle's work (the autopsy's patterns) once the run's base is taken: from
-// there to the agent's end the run is one goroutine recording and preparing, and the walk's
-// second core sits idle (a one-attempt run at 10k files: 2.4 ms sooner to its end, 50
-// interleaved runs; the autopsy compiled them after the agent before). Not on one core, where
-// it would only come between the run and its agent.
-func (r *runner) warmIdle() {
-	if r.env.Idle == nil || runtime.NumCPU() < 2 || idled.Swap(true) {
-		return
-	}
-	go r.env.Idle()
-}
-
-// warmAfter is how long an agent runs before the patterns are compiled beside it.
-const warmAfter = 50 * time.Millisecond
-
-// warmWhileAgentRuns compiles, while the agent runs, the patterns that read its output when it
-// fails (~1 ms at the first failure otherwise, and the autopsy's as much again): regular
-// expressions are compiled on first use (lazyre), and the first use would come right after the
-// agent, on the way to the next attempt. Only once the agent has run warmAfter, when the process
-// is surely idle: an agent that ends sooner (a script, a CLI that fails at once) would have the
-// compilation compete with its own start for the cores, to no gain (measured: +1.3 ms a
-// one-attempt run with an instant agent). The returned stop is called when the agent ends.
-func (r *runner) warmWhileAgentRuns(warm func()) (stop func()) {
-	if warmed.Load() {
-		return func() {}
-	}
-	idle := r.env.Idle
-	t := time.AfterFunc(warmAfter, func() {
-		if warmed.Swap(true) {
-			return
-		}
-		warm()
-		if idle != nil && !idled.Swap(true) {
-			idle()
-		}
-	})
-	return func() { t.Stop() }
 }

@@ -68,7 +68,7 @@ func TestDecideRetryAfterFloor(t *testing.T) {
 
 func TestGCPercentFor(t *testing.T) {
 	for _, c := range []struct{ files, want int }{
-		{0, 100}, {1, -1}, {10_000, -1}, {20_000, -1}, {20_001, 49}, {50_000, 20}, {100_000, 10}, {1_000_000, 10},
+		{0, 100}, {1, 100}, {10_000, 100}, {20_000, 50}, {50_000, 20}, {100_000, 10}, {1_000_000, 10},
 	} {
 		if got := gcPercentFor(c.files); got != c.want {
 			t.Errorf("gcPercentFor(%d) = %d, want %d", c.files, got, c.want)
@@ -76,57 +76,33 @@ func TestGCPercentFor(t *testing.T) {
 	}
 }
 
-// gcState reads the collector's target and memory limit without changing them.
-func gcState() (pct int, limit int64) {
-	pct = debug.SetGCPercent(100)
+// gcPercent reads the collector's target without changing it.
+func gcPercent() int {
+	pct := debug.SetGCPercent(100)
 	debug.SetGCPercent(pct)
-	return pct, debug.SetMemoryLimit(-1)
+	return pct
 }
 
-func TestTuneGCSmallTreeOffAndBack(t *testing.T) {
+func TestTuneGCAndBack(t *testing.T) {
 	t.Setenv("GOGC", "")
-	t.Setenv("GOMEMLIMIT", "")
 	os.Unsetenv("GOGC")
-	os.Unsetenv("GOMEMLIMIT")
-	pct0, limit0 := gcState()
-	outer := tuneGC(10_000)
-	inner := tuneGC(10_000) // cmd tunes for its walk, the run again for itself
-	if pct, limit := gcState(); pct != -1 || limit != gcOffLimit || gcTunedOff.Load() != 2 {
-		t.Fatalf("tuned for 10k files: GOGC %d, limit %d, off %d; want -1, %d, 2", pct, limit, gcTunedOff.Load(), gcOffLimit)
-	}
-	inner()
-	if pct, limit := gcState(); pct != -1 || limit != gcOffLimit || gcTunedOff.Load() != 1 {
-		t.Fatalf("after the inner restore: GOGC %d, limit %d, off %d; want the outer's", pct, limit, gcTunedOff.Load())
-	}
-	outer()
-	if pct, limit := gcState(); pct != pct0 || limit != limit0 || gcTunedOff.Load() != 0 {
-		t.Fatalf("after both restores: GOGC %d, limit %d, off %d; want %d, %d, 0", pct, limit, gcTunedOff.Load(), pct0, limit0)
-	}
-
+	pct0 := gcPercent()
 	restore := tuneGC(100_000)
-	if pct, limit := gcState(); pct != runGCPercent || limit != limit0 || gcTunedOff.Load() != 0 {
-		t.Fatalf("tuned for 100k files: GOGC %d, limit %d, off %d; want %d, %d, 0", pct, limit, gcTunedOff.Load(), runGCPercent, limit0)
+	if pct := gcPercent(); pct != runGCPercent {
+		t.Fatalf("tuned for 100k files: GOGC %d, want %d", pct, runGCPercent)
 	}
 	restore()
+	if pct := gcPercent(); pct != pct0 {
+		t.Fatalf("after the restore: GOGC %d, want %d", pct, pct0)
+	}
 }
 
 func TestTuneGCLeavesTheUsersSettings(t *testing.T) {
-	pct0, limit0 := gcState()
+	pct0 := gcPercent()
 	t.Setenv("GOGC", "50")
-	restore := tuneGC(10_000)
-	if pct, limit := gcState(); pct != pct0 || limit != limit0 || gcTunedOff.Load() != 0 {
-		t.Fatalf("with GOGC set: GOGC %d, limit %d, off %d; want both untouched", pct, limit, gcTunedOff.Load())
+	restore := tuneGC(100_000)
+	if pct := gcPercent(); pct != pct0 {
+		t.Fatalf("with GOGC set: GOGC %d, want it untouched (%d)", pct, pct0)
 	}
 	restore()
-	t.Setenv("GOGC", "")
-	os.Unsetenv("GOGC")
-	t.Setenv("GOMEMLIMIT", "1GiB")
-	restore = tuneGC(10_000)
-	if pct, limit := gcState(); pct != -1 || limit != limit0 {
-		t.Fatalf("with GOMEMLIMIT set: GOGC %d, limit %d; want -1 and the limit in force (%d)", pct, limit, limit0)
-	}
-	restore()
-	if pct, limit := gcState(); pct != pct0 || limit != limit0 {
-		t.Fatalf("after the restore: GOGC %d, limit %d; want %d, %d", pct, limit, pct0, limit0)
-	}
 }

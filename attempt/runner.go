@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -25,66 +24,28 @@ import (
 // runGCPercent is the collector's lowest target while a run executes (GOGC; Go's default is 100).
 const runGCPercent = 10
 
-// Up to gcOffFiles tracked files a run leaves the collector off, bounded by gcOffLimit: a
-// one-attempt run at 10k files allocates about 5 MB before its autopsy, and the collections it
-// saves cost more than that memory: two of them at 10k files, with their mark bits, work buffers
-// and span sets in fresh pages (~300 of the ~2,200 pages a run faulted in); off, the run takes
-// ~10 ms less CPU and ~5 ms less wall, and its peak RSS is no higher (README, architecture).
-// Past the limit the collector runs as Go's memory limit has it run (a run that reads more than
-// it should still stays bounded).
-const (
-	gcOffFiles = 20_000
-	gcOffLimit = 64 << 20
-)
-
-// gcPercentFor is the collector's target for a run over a tree of files tracked files: off (-1)
-// for a small tree (gcOffFiles); past that, the heap may grow past what the run holds by about a
-// megabyte, whatever the tree's size (what it holds is mostly the tree's entries, ~110 bytes a
-// file): 1,000,000 / files, at most Go's default of 100, down to runGCPercent from 100k. A low
-// target costs collections, each with a fixed cost in fresh pages of the runtime's own (at 10k
-// files GOGC=10 cost a one-attempt run ~14 ms, a tenth); a high one at 100k lets the heap grow by
-// tens of megabytes. No tracked files (an unreadable or new index) says nothing of the tree's
-// size: Go's default.
+// gcPercentFor is the collector's target for a run over a tree of files tracked files: the heap
+// may grow past what the run holds by about a megabyte, whatever the tree's size (what it holds
+// is mostly the tree's entries, ~110 bytes a file): 1,000,000 / files, at most Go's default of
+// 100, down to runGCPercent from 100k. No tracked files (an unreadable or new index) says nothing
+// of the tree's size: Go's default.
 func gcPercentFor(files int) int {
 	if files <= 0 {
 		return 100
 	}
-	if files <= gcOffFiles {
-		return -1
-	}
 	return min(100, max(runGCPercent, 1_000_000/files))
 }
 
-// gcTunedOff counts the TuneGC calls in force that turned the collector off.
-var gcTunedOff atomic.Int32
-
 // TuneGC sets the collector's target for a run over repo's tree (gcPercentFor), unless the user
-// set GOGC, and returns what puts the previous one back. Where it turns the collector off, the
-// heap is bounded by gcOffLimit, or by GOMEMLIMIT when the user set one. Calls nest (cmd tunes
-// for the walk it starts before the run, the run for itself): each restore puts back what its
-// call found.
+// set GOGC, and returns what puts the previous one back.
 func TuneGC(repo *snapshot.Repo) (restore func()) { return tuneGC(repo.TrackedFiles()) }
 
 func tuneGC(files int) (restore func()) {
 	if os.Getenv("GOGC") != "" {
 		return func() {}
 	}
-	pct := gcPercentFor(files)
-	prev := debug.SetGCPercent(pct)
-	if pct >= 0 {
-		return func() { debug.SetGCPercent(prev) }
-	}
-	gcTunedOff.Add(1)
-	limit := int64(gcOffLimit)
-	if os.Getenv("GOMEMLIMIT") != "" {
-		limit = -1 // (a negative limit leaves the one in force)
-	}
-	prevLimit := debug.SetMemoryLimit(limit)
-	return func() {
-		debug.SetMemoryLimit(prevLimit)
-		debug.SetGCPercent(prev)
-		gcTunedOff.Add(-1)
-	}
+	prev := debug.SetGCPercent(gcPercentFor(files))
+	return func() { debug.SetGCPercent(prev) }
 }
 
 // Env is what a runner needs from the outside world. Every field but Repo and DB has a default.
@@ -100,10 +61,6 @@ type Env struct {
 	Environ []string
 	// Grace is the time between SIGTERM and SIGKILL when an attempt is ended.
 	Grace time.Duration
-	// Idle, when set, is work for later (cmd compiles the autopsy's patterns), done once per
-	// process in a goroutine of its own: once the run's base is taken (warmIdle), or beside an
-	// agent that has run warmAfter, whichever comes first.
-	Idle func()
 	// Presets returns the preset rules of an agent (the seam for agent-aware classification).
 	Presets func(*taskfile.Agent) agentcli.PresetRules
 	// HeartbeatEvery is how often the run's heartbeat is stamped.
@@ -459,11 +416,8 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 			r.env.Repo.Unwatch()
 			// The tree's entries, most of what the run held, are garbage from here: collected
 			// now (a few ms: little else is live), what follows the run (its autopsy, the
-			// output) reuses their memory instead of growing the heap beside them. Not where
-			// the collector is off (a small tree: a collection costs more than the memory).
-			if gcTunedOff.Load() == 0 {
-				runtime.GC()
-			}
+			// output) reuses their memory instead of growing the heap beside them.
+			runtime.GC()
 		}()
 	}
 	if r.run.BaseTree == "" {
@@ -474,10 +428,6 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 			return nil, err
 		}
 	}
-	r.warmIdle()
-	// Each attempt records the git state it starts from, the user's index read, copied and
-	// hashed when git rewrote it (readGitPre): read now, on the core the walk leaves idle.
-	r.env.Repo.WarmIndexState()
 	for {
 		run, err := r.reload(ctx)
 		if err != nil {

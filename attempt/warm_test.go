@@ -1,10 +1,7 @@
 package attempt
 
 import (
-	"runtime"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
@@ -65,62 +62,5 @@ func TestWarmSession(t *testing.T) {
 	}
 	if warmCost(nil, taskfile.PresetClaude, "s-1", history) != nil {
 		t.Errorf("no cost reported: want none")
-	}
-}
-
-// The patterns that classify a failed agent's output are compiled beside an agent that runs
-// longer than warmAfter, with the caller's idle work; an agent that ends sooner leaves them to
-// be compiled on first use.
-func TestWarmWhileAgentRuns(t *testing.T) {
-	var compiled atomic.Bool
-	warm := func() { compiled.Store(true) }
-	idle := make(chan struct{})
-	r := &runner{runWriter: runWriter{env: Env{Idle: func() { close(idle) }}}}
-	warmed.Store(false) // (another test's run may have warmed this process already)
-	idled.Store(false)
-
-	stop := r.warmWhileAgentRuns(warm)
-	stop() // the agent ended at once
-	time.Sleep(2 * warmAfter)
-	if compiled.Load() {
-		t.Fatal("an agent that ended before warmAfter had the patterns compiled beside it")
-	}
-
-	stop = r.warmWhileAgentRuns(warm)
-	select {
-	case <-idle:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the caller's idle work did not run beside an agent running past warmAfter")
-	}
-	stop()
-	if !compiled.Load() {
-		t.Fatal("the preset's patterns were not compiled beside the agent")
-	}
-}
-
-// The idle work starts as soon as the run's base is taken, once per process; an agent that
-// then runs past warmAfter does not start it again.
-func TestWarmIdleOnce(t *testing.T) {
-	if runtime.NumCPU() < 2 {
-		t.Skip("one CPU: the idle work waits for an agent that runs warmAfter")
-	}
-	calls := make(chan struct{}, 4)
-	r := &runner{runWriter: runWriter{env: Env{Idle: func() { calls <- struct{}{} }}}}
-	idled.Store(false)
-	warmed.Store(false)
-	r.warmIdle()
-	select {
-	case <-calls:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the idle work did not start once the base was taken")
-	}
-	r.warmIdle()
-	stop := r.warmWhileAgentRuns(func() {})
-	time.Sleep(3 * warmAfter)
-	stop()
-	select {
-	case <-calls:
-		t.Fatal("the idle work ran twice in one process")
-	default:
 	}
 }

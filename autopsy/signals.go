@@ -52,13 +52,6 @@ var (
 	memoryRe  = lazyre.New(`(?i)out of memory|heap out of memory|cannot allocate memory|OOMKilled|oom-kill`)
 )
 
-// Warm compiles the patterns the autopsy of every failed attempt reads its output with, for a
-// process that waits (for an agent) before it may write one.
-func Warm() {
-	lazyre.Warm(toolMissingRes...)
-	lazyre.Warm(serviceRe, networkRe, tlsRe, diskRe, permRe, memoryRe, contextRe, creditRe, pathRe, genericExitRe, untrustedRe)
-}
-
 // envSignals lists the environment evidence in text, one per kind, the last line of each kind
 // (the one nearest the failure).
 func envSignals(text string) []envSignal {

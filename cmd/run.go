@@ -16,7 +16,6 @@ import (
 
 	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/attempt"
-	"github.com/mulligan-dev/mulligan/autopsy"
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
@@ -135,7 +134,7 @@ func parseCount(s string) (int, error) {
 }
 
 func runRun(ctx context.Context, g *globals, opts runOptions) error {
-	st, err := openStatePreload(g, !opts.Detach)
+	st, err := openState(g)
 	if err != nil {
 		return err
 	}
@@ -203,9 +202,6 @@ func foreground(ctx context.Context, g *globals, st *state, do func(context.Cont
 	}()
 
 	env := attempt.Env{Repo: st.repo, DB: st.db, Progress: newProgress(g.io, g.json())}
-	if autopsyEnabled(g.noAutopsy) {
-		env.Idle = autopsy.Warm // a failed run's autopsy reads the output with them
-	}
 	out, err := do(ctx, env)
 	var rec *attempt.RecordedError
 	if errors.As(err, &rec) {

@@ -25,36 +25,19 @@ type state struct {
 	// noHooks: the command delivers no pending hooks after it (a dry run acts on nothing; effect
 	// record runs inside an attempt, whose hooks are its run's process's business).
 	noHooks bool
-	// untuneGC puts back the collector's target the run's walk set (openStatePreload).
-	untuneGC func()
 }
 
-func openState(g *globals) (*state, error) { return openStatePreload(g, false) }
-
-// openStatePreload is openState that, with preload, starts watching and walking the tree in the
-// background (Repo.Prewalk) while the database opens and the run records itself, and a reader
-// connection meanwhile (DB.WarmReader): for a run in this process, whose base snapshot comes
-// next and then costs what changed since that walk.
-func openStatePreload(g *globals, preload bool) (*state, error) {
+func openState(g *globals) (*state, error) {
 	repo, err := openRepo()
 	if err != nil {
 		return nil, err
 	}
-	untune := func() {}
-	if preload {
-		untune = attempt.TuneGC(repo) // the walk's heap is most of the run's
-		repo.Prewalk()
-	}
 	db, err := store.Open(store.DefaultPath(repo.CommonDir()))
 	if err != nil {
 		repo.Close()
-		untune()
 		return nil, err
 	}
-	if preload {
-		db.WarmReader()
-	}
-	return &state{repo: repo, db: db, g: g, untuneGC: untune}, nil
+	return &state{repo: repo, db: db, g: g}, nil
 }
 
 // Close ends the command's use of the repository and database. The first state a command
@@ -71,9 +54,6 @@ func (s *state) Close() {
 func (s *state) close() {
 	s.db.Close()
 	s.repo.Close()
-	if s.untuneGC != nil {
-		s.untuneGC()
-	}
 }
 
 // afterCommand is the step Run takes after every command that opened the repository: it

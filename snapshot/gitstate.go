@@ -108,12 +108,6 @@ func (r *Repo) ReadGitState(keepIndex bool) (*GitState, error) {
 			st.StashLog = string(data)
 		}
 	}
-	r.idxMu.Lock()
-	warming := r.idxWarm
-	r.idxMu.Unlock()
-	if warming != nil {
-		<-warming // WarmIndexState is reading it: its result is this call's if the index stays
-	}
 	idx, err := r.currentIndexState(keepIndex)
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil
@@ -155,29 +149,6 @@ func (r *Repo) currentIndexState(keepIndex bool) (IndexState, error) {
 		r.saveIndexState(stamp, idx) // the file read is the one stamped
 	}
 	return idx, nil
-}
-
-// WarmIndexState reads the user's index's state, with its copy kept (what ReadGitState(true)
-// reads), in the background: for a ReadGitState to come that would otherwise read, copy and hash
-// the whole index on its own path (after git rewrote it: some 3 ms at 10k files). A run starts it
-// once its base is taken, when its second core is idle until the agent. ReadGitState waits for
-// it rather than do the work twice, and takes its result only under the index's stamp as it is
-// then (currentIndexState).
-func (r *Repo) WarmIndexState() {
-	r.idxMu.Lock()
-	defer r.idxMu.Unlock()
-	if r.idxWarm != nil {
-		return
-	}
-	done := make(chan struct{})
-	r.idxWarm = done
-	go func() {
-		r.currentIndexState(true) // an error is ReadGitState's to meet and report
-		r.idxMu.Lock()
-		r.idxWarm = nil
-		r.idxMu.Unlock()
-		close(done)
-	}()
 }
 
 // The user's index state is also kept on disk (<git-dir>/mulligan/index-state), with the index

@@ -196,16 +196,16 @@ func TestGitStatePackRefsIsNoChange(t *testing.T) {
 	}
 }
 
-// The index state WarmIndexState reads is the one ReadGitState gives (copy kept included), and
-// an index git rewrote after it is read afresh, not taken from the warm-up.
-func TestWarmIndexState(t *testing.T) {
+// The index state a Repo that read it before gives is the one a fresh Repo reads (copy kept
+// included), and an index git rewrote since is read afresh.
+func TestIndexStateFollowsTheIndex(t *testing.T) {
 	r := newRepo(t)
 	r.write("a.txt", "one\n")
 	r.commitAll("first")
 	r.write("b.txt", "staged\n")
 	r.git("add", "b.txt")
 	repo := openRepo(t, r.Root)
-	// read is ReadGitState(true) through repo, and through a Repo that never warmed anything.
+	// read is ReadGitState(true) through repo, and through a Repo that never read anything.
 	read := func() (got, fresh snapshot.IndexState) {
 		t.Helper()
 		for i, rp := range []*snapshot.Repo{repo, openRepo(t, r.Root)} {
@@ -221,42 +221,19 @@ func TestWarmIndexState(t *testing.T) {
 		}
 		return got, fresh
 	}
-	repo.WarmIndexState()
-	repo.WarmIndexState() // one already running: nothing more
 	got, want := read()
 	if got != want || got.Sum == "" {
-		t.Fatalf("after the warm-up: index state %+v, want %+v", got, want)
+		t.Fatalf("index state %+v, want %+v", got, want)
 	}
 	copies, err := repo.IndexCopies()
 	if err != nil || len(copies) != 1 || copies[0].Sum != got.Sum {
 		t.Fatalf("index copies %v, %v; want the one of %s", copies, err, got.Sum)
 	}
 
-	repo.WarmIndexState()
-	r.write("c.txt", "staged after the warm-up\n")
+	r.write("c.txt", "staged after the first read\n")
 	r.git("add", "c.txt")
 	after, fresh := read()
 	if after != fresh || after == got {
-		t.Fatalf("index changed after the warm-up: state %+v, want %+v", after, fresh)
-	}
-}
-
-// Close waits for a warm-up still reading the index: nothing is written into the repository
-// after it returns.
-func TestCloseWaitsForWarmIndexState(t *testing.T) {
-	r := newRepo(t)
-	r.write("a.txt", "one\n")
-	r.commitAll("first")
-	repo, err := snapshot.Open(r.Root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo.WarmIndexState()
-	if err := repo.Close(); err != nil {
-		t.Fatal(err)
-	}
-	copies, err := repo.IndexCopies()
-	if err != nil || len(copies) != 1 {
-		t.Fatalf("index copies after Close: %v, %v; want the warm-up's one, written before Close returned", copies, err)
+		t.Fatalf("index changed after the first read: state %+v, want %+v", after, fresh)
 	}
 }

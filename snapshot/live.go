@@ -1,14 +1,12 @@
 package snapshot
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"golang.org/x/sys/unix"
 )
 
 // A watched Repo keeps the last walk's result in memory (liveState) and follows the working tree
@@ -72,80 +70,6 @@ func (r *Repo) Watch() error {
 	}
 	r.watch = w
 	return nil
-}
-
-// Prewalk starts watching the tree and walks it in the background, for a caller that snapshots
-// it soon but has other work first (a run opens its database and records itself meanwhile, on
-// the share of two cores a walk leaves idle: it waits on the kernel for each lstat): that next
-// snapshot then costs what changed since, usually nothing. A walk that fails is forgotten, the
-// next one walks in full and reports it. Close stops it. Where the tree cannot be watched it
-// only preloads the private index (Preload).
-func (r *Repo) Prewalk() {
-	// The walk reads the private index through Preload: it decodes only what a reseed keeps of
-	// one written for another state of the user's index (at 100k files, 42.8 against 37.3 MB
-	// peak RSS for a run after a commit, in make bench).
-	r.Preload()
-	if err := r.Watch(); err != nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	r.mu.Lock()
-	r.prewalkStop, r.prewalkDone = cancel, done
-	r.mu.Unlock()
-	go func() {
-		defer close(done)
-		r.WriteTree(ctx)
-	}()
-}
-
-// preloaded is the private index as Preload read it, with the stat data of the file read.
-type preloaded struct {
-	p   *privIndex
-	st  statData
-	err error
-}
-
-// Preload starts reading the private index from disk for the walk to come, on another core while
-// the caller does something else (a run opens its database and records itself): at 10k files it
-// is ~1 MB of fresh memory, some 9 ms on a machine where a page costs 14 us to fault in. The walk
-// takes what was read if the file is still the one read (it is only ever replaced, by a rename),
-// and reads it itself otherwise.
-func (r *Repo) Preload() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.live != nil || r.pre != nil {
-		return
-	}
-	ch := make(chan preloaded, 1)
-	r.pre = ch
-	path, index := privIndexPath(r.gitDir), r.indexFile
-	go func() {
-		// An index recorded for another state of the user's index is decoded partial: the walk
-		// reseeds from the user's index (walkTree).
-		var cur *userIndexStamp
-		if stamp, err := stampUserIndex(index); err == nil {
-			cur = &stamp
-		}
-		p, st, err := loadPrivIndexStat(path, cur)
-		ch <- preloaded{p: p, st: st, err: err}
-	}()
-}
-
-// privIndex is the private index on disk: Preload's, when the file is still the one it read.
-// r.mu is held.
-func (r *Repo) privIndex() (*privIndex, error) {
-	path := privIndexPath(r.gitDir)
-	if ch := r.pre; ch != nil {
-		r.pre = nil
-		if got := <-ch; got.err == nil && got.p != nil {
-			var st unix.Stat_t
-			if unix.Stat(path, &st) == nil && statFromUnix(&st) == got.st {
-				return got.p, nil
-			}
-		}
-	}
-	return loadPrivIndex(path)
 }
 
 // Unwatch ends Watch and writes what the last walk learnt to the private index on disk.

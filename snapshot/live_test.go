@@ -221,43 +221,6 @@ func TestLooseRefsReadAgainWhenChanged(t *testing.T) {
 	}
 }
 
-// Preload reads the private index ahead of the walk; the walk takes it only while the file is the
-// one read: another process that wrote the index meanwhile (a rename) has it read again.
-func TestPreloadTakenOnlyWhileTheFileIsTheSame(t *testing.T) {
-	dir := newGitRepo(t)
-	past := time.Now().Add(-time.Hour)
-	for i := 0; i < 30; i++ {
-		p := filepath.Join(dir, fmt.Sprintf("d%d/f%02d", i%3, i))
-		writeFile(t, p, fmt.Sprint(i))
-		os.Chtimes(p, past, past)
-	}
-	runGit(t, dir, "add", "-A")
-	assertSameTree(t, openRepo(t, dir), dir) // writes the index
-
-	r := openRepo(t, dir)
-	r.Preload()
-	if res := assertSameTree(t, r, dir); res.Hashed != 0 {
-		t.Fatalf("with the preloaded index: %+v, want nothing read again", res)
-	}
-	if r.pre != nil {
-		t.Fatal("the preloaded index was not taken")
-	}
-
-	r = openRepo(t, dir)
-	r.Preload()
-	<-time.After(10 * time.Millisecond)
-	// Another process: an edit, and its snapshot writes the index anew.
-	writeFile(t, filepath.Join(dir, "d1", "f01"), "edited")
-	os.Chtimes(filepath.Join(dir, "d1", "f01"), past, past)
-	other := assertSameTree(t, openRepo(t, dir), dir)
-	if other.Hashed != 1 {
-		t.Fatalf("the other process: %+v, want the edited file read", other)
-	}
-	if res := assertSameTree(t, r, dir); res.Tree != other.Tree || res.Hashed != 0 {
-		t.Fatalf("after the index was replaced: %+v, want tree %s from the new index, nothing read again", res, other.Tree)
-	}
-}
-
 func TestTrackedFiles(t *testing.T) {
 	dir := newGitRepo(t)
 	r := openRepo(t, dir)
@@ -273,11 +236,9 @@ func TestTrackedFiles(t *testing.T) {
 	}
 }
 
-// TestPreloadAfterTheUsersIndexChanged: Preload decodes a private index written for another state
-// of the user's index partial (what a reseed keeps of it): the walk reseeds and still trusts the
-// untracked file it read before; and when the user's index is back to the state the private index
-// was written for by the time the walk looks, the walk decodes all of it after all.
-func TestPreloadAfterTheUsersIndexChanged(t *testing.T) {
+// A private index written for another state of the user's index is decoded partial (what a
+// reseed keeps of it): the walk reseeds and still trusts the untracked file it read before.
+func TestPrivIndexAfterTheUsersIndexChanged(t *testing.T) {
 	dir := newGitRepo(t)
 	for i := 0; i < 20; i++ {
 		writeFile(t, filepath.Join(dir, fmt.Sprintf("d%d/f%02d", i%3, i)), fmt.Sprint(i))
@@ -290,77 +251,7 @@ func TestPreloadAfterTheUsersIndexChanged(t *testing.T) {
 
 	runGit(t, dir, "add", "later") // the user's index changes
 	r := openRepo(t, dir)
-	r.Preload()
 	if res := assertSameTree(t, r, dir); res.Hashed != 0 {
 		t.Fatalf("after the user's index changed: %+v, want nothing read again", res)
 	}
-
-	// The private index now matches the user's index; a preload that saw another stamp (a
-	// `git add` in between that was undone since, as far as the walk can tell) is partial.
-	r = openRepo(t, dir)
-	st, err := stampUserIndex(r.indexFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	other := st
-	other.st.ino++
-	p, fst, err := loadPrivIndexStat(privIndexPath(r.gitDir), &other)
-	if err != nil || p == nil || !p.partial || p.user != st {
-		t.Fatalf("private index for another stamp: %+v, %v", p, err)
-	}
-	ch := make(chan preloaded, 1)
-	ch <- preloaded{p: p, st: fst}
-	r.pre = ch
-	if res := assertSameTree(t, r, dir); res.Hashed != 0 {
-		t.Fatalf("with a partial preload for the stamp the walk sees: %+v, want the whole index decoded, nothing read again", res)
-	}
-}
-
-// Prewalk walks the tree in the background: the snapshot after it takes that walk's result when
-// nothing changed since (and what it saw of the ignored files, for KeepIgnored), re-reads only
-// what changed when something did, and Close stops a walk still going.
-func TestPrewalk(t *testing.T) {
-	dir := newGitRepo(t)
-	writeFile(t, filepath.Join(dir, ".gitignore"), "*.log\n")
-	for i := 0; i < 40; i++ {
-		writeFile(t, filepath.Join(dir, fmt.Sprintf("d%d/f%02d", i%4, i)), fmt.Sprint(i))
-	}
-	writeFile(t, filepath.Join(dir, "d1", "secret.log"), "ignored")
-	runGit(t, dir, "add", "-A")
-	runGit(t, dir, "commit", "-qm", "base")
-	ageFiles(t, dir)
-
-	r := openRepo(t, dir)
-	if err := r.Watch(); err != nil {
-		t.Skipf("cannot watch here: %v", err)
-	}
-	r.Unwatch()
-	r.Prewalk()
-	<-r.prewalkDone
-	res := assertSameTree(t, r, dir)
-	if w := r.LastWalk(); !w.Incremental || w.DirsRead != 0 || res.Hashed != 0 {
-		t.Fatalf("the snapshot after a prewalk and nothing changed: %+v, %+v; want the prewalk's result taken whole", w, res)
-	}
-	if r.ignSeen == nil || len(r.ignSeen.files) != 1 {
-		t.Fatalf("what the prewalk saw of the ignored files was dropped by the quiet walk: %+v", r.ignSeen)
-	}
-
-	r2 := openRepo(t, dir)
-	r2.Prewalk()
-	<-r2.prewalkDone
-	writeFile(t, filepath.Join(dir, "d2", "f02"), "edited after the prewalk")
-	res = assertSameTree(t, r2, dir)
-	if w := r2.LastWalk(); !w.Incremental || w.DirsRead == 0 || res.Hashed != 1 {
-		t.Fatalf("a file edited after the prewalk: %+v, %+v; want its directory read again, the file hashed", w, res)
-	}
-
-	r3, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r3.Prewalk()
-	if err := r3.Close(); err != nil {
-		t.Fatalf("Close during a prewalk: %v", err)
-	}
-	assertSameTree(t, openRepo(t, dir), dir)
 }

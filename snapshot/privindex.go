@@ -157,28 +157,21 @@ func (c *privReader) u32() (uint32, error) {
 }
 
 // loadPrivIndex reads the private index; any damage or version mismatch reads as "absent", since
-// it is only a cache and will be rebuilt from the user's index.
-func loadPrivIndex(path string) (*privIndex, error) {
-	p, _, err := loadPrivIndexStat(path, nil)
-	return p, err
-}
-
-// loadPrivIndexStat is loadPrivIndex with the stat data of the file it read (zero when none).
-// Given the user's index's stamp cur, an index recorded for another one is decoded partial.
-func loadPrivIndexStat(path string, cur *userIndexStamp) (*privIndex, statData, error) {
+// it is only a cache and will be rebuilt from the user's index. Given the user's index's stamp
+// cur, an index recorded for another one is decoded partial (only what a reseed keeps).
+func loadPrivIndex(path string, cur *userIndexStamp) (*privIndex, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, statData{}, nil
+			return nil, nil
 		}
-		return nil, statData{}, err
+		return nil, err
 	}
 	defer f.Close()
 	var ust unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &ust); err != nil || ust.Size < 8 || ust.Size > 1<<40 {
-		return nil, statData{}, nil
+		return nil, nil
 	}
-	st := statFromUnix(&ust)
 	// Mapped, not read: read into the heap, the file (some 80 bytes a path) is fresh memory the
 	// process faults in page by page, where a mapping of the page cache comes in 64 KiB at a
 	// time and goes away with the decode. The file is only ever replaced by a rename, never
@@ -188,22 +181,22 @@ func loadPrivIndexStat(path string, cur *userIndexStamp) (*privIndex, statData, 
 		defer unix.Munmap(m)
 		data = m
 	} else if data, err = io.ReadAll(f); err != nil {
-		return nil, statData{}, err
+		return nil, err
 	}
 	if len(data) < 8 {
-		return nil, statData{}, nil
+		return nil, nil
 	}
 	// The last four bytes are the CRC of everything before them.
 	body := data[:len(data)-4]
 	if binary.LittleEndian.Uint32(data[len(body):]) != crc32.Checksum(body, crcTable) {
-		return nil, statData{}, nil
+		return nil, nil
 	}
 	c := &privReader{b: body}
 	p, err := decodePriv(c, cur)
 	if err != nil || c.off != len(body) { // damage, or trailing garbage
-		return nil, statData{}, nil
+		return nil, nil
 	}
-	return p, st, nil
+	return p, nil
 }
 
 // decodePriv decodes the private index c holds. When cur is given and the index was recorded

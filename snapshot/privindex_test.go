@@ -35,7 +35,7 @@ func TestPrivIndexRoundTrip(t *testing.T) {
 	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
 		t.Errorf("temporary file still there after save: %v", err)
 	}
-	got, err := loadPrivIndex(dest)
+	got, err := loadPrivIndex(dest, nil)
 	if err != nil || got == nil {
 		t.Fatalf("load: %v, %v", got, err)
 	}
@@ -55,12 +55,12 @@ func TestPrivIndexRoundTrip(t *testing.T) {
 		bad := append([]byte(nil), data...)
 		bad[off] ^= 0x40
 		os.WriteFile(dest, bad, 0o600)
-		if got, err := loadPrivIndex(dest); err != nil || got != nil {
+		if got, err := loadPrivIndex(dest, nil); err != nil || got != nil {
 			t.Errorf("flipping byte %d: load = %v, %v; want nil, nil", off, got, err)
 		}
 	}
 	os.WriteFile(dest, data[:len(data)-3], 0o600)
-	if got, _ := loadPrivIndex(dest); got != nil {
+	if got, _ := loadPrivIndex(dest, nil); got != nil {
 		t.Error("a truncated private index was accepted")
 	}
 }
@@ -229,13 +229,13 @@ func TestPrivIndexPartial(t *testing.T) {
 	dest, _ := savePrivEntries(t, dir, p, entries)
 
 	same := p.user
-	full, _, err := loadPrivIndexStat(dest, &same)
+	full, err := loadPrivIndex(dest, &same)
 	if err != nil || full == nil || full.partial || !reflect.DeepEqual(full.entries, entries) {
 		t.Fatalf("for the state it was written for: %+v, %v; want all %d entries", full, err, len(entries))
 	}
 	other := p.user
 	other.st.mtimeS++
-	part, _, err := loadPrivIndexStat(dest, &other)
+	part, err := loadPrivIndex(dest, &other)
 	if err != nil || part == nil || !part.partial {
 		t.Fatalf("for another state: %+v, %v; want a partial index", part, err)
 	}
@@ -292,13 +292,13 @@ func TestPrivIndexPartialMatchesFull(t *testing.T) {
 		sort.Slice(entries, func(i, j int) bool { return entries[i].path < entries[j].path })
 		p := &privIndex{t0S: 1, user: userIndexStamp{present: true, st: statData{ino: 9}}, dirs: []dirInfo{{path: "", valid: true}}}
 		dest, _ := savePrivEntries(t, dir, p, entries)
-		full, err := loadPrivIndex(dest)
+		full, err := loadPrivIndex(dest, nil)
 		if err != nil || full == nil {
 			t.Fatalf("round %d: full: %v, %v", round, full, err)
 		}
 		other := p.user
 		other.st.ino++
-		part, _, err := loadPrivIndexStat(dest, &other)
+		part, err := loadPrivIndex(dest, &other)
 		if err != nil || part == nil || !part.partial {
 			t.Fatalf("round %d: partial: %+v, %v", round, part, err)
 		}

@@ -1,7 +1,6 @@
 package snapshot
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -25,13 +24,9 @@ type Repo struct {
 
 	mu sync.Mutex // serialises WriteTree and Restore (they share the private index)
 	// Set while watched (live.go): the tree's watcher and the last walk's state.
-	watch *watcher
-	live  *liveState
-	pre   chan preloaded // the private index Preload is reading
-	// Prewalk's walk: cancelled and waited for by Close.
-	prewalkStop context.CancelFunc
-	prewalkDone chan struct{}
-	lastWalk    WatchStats
+	watch    *watcher
+	live     *liveState
+	lastWalk WatchStats
 	// indexUpdated is how SetWorktree last wrote this worktree's index: "entries" (only those
 	// that differ) or "whole"; for tests and benchmarks.
 	indexUpdated string
@@ -41,7 +36,6 @@ type Repo struct {
 	idxMu    sync.Mutex // ReadGitState's last index: its stamp and state
 	idxStamp userIndexStamp
 	idxState IndexState
-	idxWarm  chan struct{} // closed when WarmIndexState's read ends; nil when none runs
 
 	refMu   sync.Mutex
 	refSeen map[string]seenRef // ReadGitState's loose refs, by path
@@ -257,16 +251,6 @@ func readSymbolicHead(gitDir string) (string, bool) {
 
 // Close releases the object store's open files and maps.
 func (r *Repo) Close() error {
-	if r.prewalkStop != nil {
-		r.prewalkStop()
-		<-r.prewalkDone
-	}
-	r.idxMu.Lock()
-	warming := r.idxWarm
-	r.idxMu.Unlock()
-	if warming != nil {
-		<-warming // WarmIndexState writes a copy of the index: done before the repository is let go
-	}
 	r.mu.Lock()
 	err := r.unwatchLocked()
 	r.mu.Unlock()

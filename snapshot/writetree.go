@@ -134,6 +134,10 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 
 	// The old state: the last walk's, kept in memory with what changed since (watched), or the
 	// private index on disk.
+	stamp, err := stampUserIndex(r.indexFile)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: read index: %w", err)
+	}
 	live, touched, full, quiet := r.takeLive()
 	var p *privIndex
 	var old []*entry
@@ -142,19 +146,7 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 		old = live.entries
 		ws.dirty, ws.drift = live.unsaved, live.drift
 	} else {
-		if p, err = r.privIndex(); err != nil {
-			return nil, fmt.Errorf("snapshot: private index: %w", err)
-		}
-		old = ws.fromDisk(p)
-	}
-	stamp, err := stampUserIndex(r.indexFile)
-	if err != nil {
-		return nil, fmt.Errorf("snapshot: read index: %w", err)
-	}
-	if p != nil && p.partial && p.user == stamp {
-		// Preloaded for another state of the user's index (decodePriv), which is back to the
-		// one the private index was written for: all of it is needed after all.
-		if p, err = loadPrivIndex(privIndexPath(r.gitDir)); err != nil {
+		if p, err = loadPrivIndex(privIndexPath(r.gitDir), &stamp); err != nil {
 			return nil, fmt.Errorf("snapshot: private index: %w", err)
 		}
 		old = ws.fromDisk(p)

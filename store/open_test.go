@@ -285,31 +285,3 @@ func TestUpdateRetriesAfterBusyTimeout(t *testing.T) {
 		return err
 	})
 }
-
-// TestCloseLeavesTheWAL: the last connection to close does not checkpoint (no fsyncs at the end
-// of every command, nor a new WAL whose header and directory are synced at the next one's first
-// write); the next process reads the WAL back, and its commits append to it.
-func TestCloseLeavesTheWAL(t *testing.T) {
-	path := store.DefaultPath(t.TempDir())
-	db := storetest.OpenTempPath(t, path)
-	insertRun(t, db, newRun("run1"))
-	db.Close()
-	st, err := os.Stat(path + "-wal")
-	if err != nil || st.Size() == 0 {
-		t.Fatalf("after close the WAL is %v (%v): the connection checkpointed and deleted it", st, err)
-	}
-	db = storetest.OpenTempPath(t, path)
-	insertRun(t, db, newRun("run2"))
-	for _, id := range []string{"run1", "run2"} {
-		if err := db.View(context.Background(), func(tx *store.Tx) error {
-			_, err := tx.GetRun(id)
-			return err
-		}); err != nil {
-			t.Fatalf("%s after reopening: %v", id, err)
-		}
-	}
-	db.Close()
-	if st2, err := os.Stat(path + "-wal"); err != nil || st2.Size() <= st.Size() {
-		t.Fatalf("the second process's commit did not append to the WAL (%v, %v)", st2, err)
-	}
-}

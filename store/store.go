@@ -18,7 +18,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mattn/go-sqlite3"
@@ -36,7 +35,6 @@ type DB struct {
 	r           *sql.DB
 	now         func() time.Time
 	busyTimeout time.Duration
-	warming     sync.WaitGroup // WarmReader's goroutine
 }
 
 // Option configures Open.
@@ -84,7 +82,7 @@ func Open(path string, opts ...Option) (*DB, error) {
 	pragmas := fmt.Sprintf("_foreign_keys=on&_busy_timeout=%d&_journal_mode=WAL&_synchronous=NORMAL",
 		db.busyTimeout.Milliseconds())
 	uri := "file:" + escapeURIPath(abs) + "?" + pragmas
-	db.w, err = sql.Open(driverName, uri+"&_txlock=immediate")
+	db.w, err = sql.Open("sqlite3", uri+"&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("open history database: %w", err)
 	}
@@ -96,7 +94,7 @@ func Open(path string, opts ...Option) (*DB, error) {
 		db.w.Close()
 		return nil, fmt.Errorf("open history database %s: %w", abs, err)
 	}
-	db.r, err = sql.Open(driverName, uri+"&_txlock=deferred&_query_only=true")
+	db.r, err = sql.Open("sqlite3", uri+"&_txlock=deferred&_query_only=true")
 	if err != nil {
 		db.w.Close()
 		return nil, fmt.Errorf("open history database: %w", err)
@@ -201,10 +199,8 @@ func escapeURIPath(p string) string {
 // Now is the store's clock, truncated to the millisecond precision timestamps are stored at.
 func (db *DB) Now() time.Time { return db.now().UTC().Truncate(time.Millisecond) }
 
-// Close closes the database. The WAL stays as it is (nockpt.go): the next process to open the
-// database reads it back, and a commit checkpoints it once it is long enough.
+// Close closes the database.
 func (db *DB) Close() error {
-	db.warming.Wait()
 	var errs []error
 	if db.r != nil {
 		errs = append(errs, db.r.Close())
@@ -213,24 +209,6 @@ func (db *DB) Close() error {
 		errs = append(errs, db.w.Close())
 	}
 	return errors.Join(errs...)
-}
-
-// WarmReader opens a reader connection and has it read the schema in the background, for a
-// process that will read soon but has other work first (a run: its first record, its base
-// snapshot): a connection's set-up is ~1 ms, on a core that work leaves partly idle. The
-// connection then waits in the pool for the first View.
-func (db *DB) WarmReader() {
-	db.warming.Add(1)
-	go func() {
-		defer db.warming.Done()
-		ctx := context.Background()
-		conn, err := db.r.Conn(ctx)
-		if err != nil {
-			return // the first View opens one and says why it cannot
-		}
-		defer conn.Close() // back to the pool
-		conn.ExecContext(ctx, "SELECT 1 FROM sqlite_master LIMIT 1")
-	}()
 }
 
 // onBusyRetry, when set (by tests), is called each time Update starts over after SQLITE_BUSY.

@@ -9,17 +9,15 @@ package lazyre
 import (
 	"regexp"
 	"sync"
-	"sync/atomic"
 )
 
 // Regexp is a regular expression compiled the first time it is used. The methods are
 // regexp.Regexp's; a bad expression panics there, as regexp.MustCompile would at start-up
 // (TestCompileAll in cmd compiles every one).
 type Regexp struct {
-	expr     string
-	once     sync.Once
-	re       *regexp.Regexp
-	compiled atomic.Bool
+	expr string
+	once sync.Once
+	re   *regexp.Regexp
 }
 
 var (
@@ -46,22 +44,9 @@ func New(expr string) *Regexp {
 func (r *Regexp) Get() *regexp.Regexp {
 	r.once.Do(func() {
 		r.re = regexp.MustCompile(r.expr)
-		r.compiled.Store(true)
 	})
 	return r.re
 }
-
-// Warm compiles rs now, those not compiled yet: for a process that has an idle moment (waiting
-// for an agent) before a step that reads text with them (classifying its output). A use that
-// comes while Warm compiles the same expression waits for it; nothing is compiled twice.
-func Warm(rs ...*Regexp) {
-	for _, r := range rs {
-		r.Get()
-	}
-}
-
-// Compiled reports whether the expression has been compiled (for tests of what warms it).
-func (r *Regexp) Compiled() bool { return r.compiled.Load() }
 
 // CompileAll compiles every expression made so far and returns the first that does not compile,
 // for a test to check them all at once.

@@ -28,18 +28,3 @@ func TestSameExpressionCompiledOnce(t *testing.T) {
 		t.Fatal("another expression shares the first's Regexp")
 	}
 }
-
-func TestWarm(t *testing.T) {
-	a, b := New(`w(a+)rm`), New(`w(o+)rm`)
-	Warm(a)
-	if a.re == nil {
-		t.Fatal("Warm did not compile what it was given")
-	}
-	if b.re != nil {
-		t.Fatal("Warm compiled what it was not given")
-	}
-	re := a.re
-	if a.Get() != re || !a.MatchString("waarm") {
-		t.Fatal("the use after Warm compiled again or does not match")
-	}
-}
