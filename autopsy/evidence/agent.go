@@ -1,0 +1,348 @@
+package evidence
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mulligan-dev/mulligan/internal/lazyre"
+)
+
+// Denial is a tool call the agent CLI refused: a permission rule, the CLI's sandbox, a tool
+// not allowed in non-interactive mode.
+type Denial struct {
+	Tool  string // Bash, Write, run_shell_command, …; "" when the text does not say
+	Input string // the command or the path, when known
+	Line  string // what the CLI said
+	// Sandbox: the CLI's sandbox refused it (codex's seatbelt or landlock, no network in
+	// it), not a permission setting.
+	Sandbox bool
+}
+
+// Agent is what an agent CLI's output says about its own run.
+type Agent struct {
+	LastMessage string   // the agent's own last words (its result, its last message)
+	Denials     []Denial // refused tool calls
+	ToolErrors  []string // tool calls that ran and failed: the CLI's error, or the command's last line
+	// APICalls: the model answered at least once (a turn completed, tokens were counted, an
+	// assistant message came): whatever failed, the agent reached its API.
+	APICalls bool
+	// Network are the network failures anywhere in the output: in the tools' output (npm, git,
+	// go) or the CLI's own.
+	Network []NetError
+	// Sandboxed: the CLI ran its commands in a sandbox without network (codex workspace-write),
+	// as its output shows.
+	NoNetworkSandbox bool
+}
+
+var (
+	denialTextRe = lazyre.New(`(?i)requested permissions? to (?:use |write to |read |edit )?(\S+).*haven't granted|permission to use (\S+) (?:has been|was) denied|is not in the list of allowed tools|not found in registry|Tool execution (?:denied|was denied)|denied by (?:policy|the user|user)|rejected by (?:the )?user|exec command rejected|This command requires approval`)
+	sandboxRe    = lazyre.New(`(?i)failed in sandbox|sandbox(?:ed)? (?:denied|denial|error)|Sandbox\(\w+\)|LandlockRestrict|seatbelt|CODEX_SANDBOX_NETWORK_DISABLED|network_access[" ]*[:=] *false|sandbox: (?:read-only|workspace-write)`)
+	noNetSbRe    = lazyre.New(`(?i)CODEX_SANDBOX_NETWORK_DISABLED=1|network_access[" ]*[:=] *false|network-sandbox-policy: restricted|sandbox has no network|(?:without|no) network access(?: in| inside)? (?:the |this |my )?sandbox|sandbox(?:ed)? (?:environment )?(?:has |with )?no network|network (?:access )?is (?:disabled|blocked|restricted) (?:in|inside|by) (?:the |this |my )?sandbox`)
+	tokensRe     = lazyre.New(`(?i)^tokens used:? [\d,]+|"(?:output_tokens|total_tokens|candidates)"\s*:\s*[1-9]`)
+)
+
+// ReadAgent reads an agent CLI's output: claude's json and stream-json, codex exec --json (both
+// event shapes), gemini's json and stream-json, and plain text.
+func ReadAgent(out string) Agent {
+	var a Agent
+	lines := Lines(out)
+	if doc := wholeJSON(out); doc != nil {
+		a.event(doc)
+	} else {
+		for _, l := range lines {
+			t := strings.TrimSpace(l)
+			if !strings.HasPrefix(t, "{") {
+				continue
+			}
+			var v map[string]any
+			if json.Unmarshal([]byte(t), &v) == nil {
+				a.event(v)
+			}
+		}
+	}
+	var plainLast string
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if t == "" {
+			continue
+		}
+		h := HumanLine(t)
+		if !strings.HasPrefix(t, "{") {
+			plainLast = h
+		}
+		if tokensRe.MatchString(t) {
+			a.APICalls = true
+		}
+		if noNetSbRe.MatchString(h) {
+			a.NoNetworkSandbox = true
+		}
+		if denialTextRe.MatchString(h) || (sandboxRe.MatchString(h) && !strings.Contains(h, "sandbox: ")) {
+			a.addDenial(Denial{Line: clip(h), Sandbox: sandboxRe.MatchString(h)})
+		}
+	}
+	if a.LastMessage == "" {
+		a.LastMessage = clip(plainLast)
+	}
+	a.Network = NetworkErrors(out)
+	return a
+}
+
+// wholeJSON is the output as one JSON object when it is one (gemini -o json pretty-prints it).
+func wholeJSON(out string) map[string]any {
+	t := strings.TrimSpace(out)
+	if !strings.HasPrefix(t, "{") || !strings.Contains(t[:min(len(t), 200)], "\n") {
+		return nil
+	}
+	var v map[string]any
+	if json.Unmarshal([]byte(t), &v) != nil {
+		return nil
+	}
+	return v
+}
+
+func (a *Agent) addDenial(d Denial) {
+	for _, e := range a.Denials {
+		if e.Line == d.Line || (d.Tool != "" && e.Tool == d.Tool && e.Input == d.Input) {
+			return
+		}
+	}
+	a.Denials = append(a.Denials, d)
+}
+
+// event reads one JSON event (or a whole result document) of any of the CLIs.
+func (a *Agent) event(v map[string]any) {
+	typ, _ := v["type"].(string)
+	switch {
+	case typ == "result" || v["permission_denials"] != nil: // claude's result (gemini's stream-json too)
+		if s, ok := v["result"].(string); ok && strings.TrimSpace(s) != "" {
+			a.LastMessage = clip(firstLines(s))
+		}
+		if n, ok := v["num_turns"].(float64); ok && n > 0 {
+			a.APICalls = true
+		}
+		if tokens(v["usage"]) || tokens(v["stats"]) {
+			a.APICalls = true
+		}
+		if ds, ok := v["permission_denials"].([]any); ok {
+			for _, d := range ds {
+				m, _ := d.(map[string]any)
+				tool, _ := m["tool_name"].(string)
+				in := toolInput(m["tool_input"])
+				if tool == "" && in == "" {
+					continue
+				}
+				a.addDenial(Denial{Tool: tool, Input: in, Line: clip(strings.TrimSpace(fmt.Sprintf("%s %s", tool, in)))})
+			}
+		}
+	case typ == "assistant": // claude stream-json
+		a.APICalls = true
+		if msg, ok := v["message"].(map[string]any); ok {
+			if cs, ok := msg["content"].([]any); ok {
+				for _, c := range cs {
+					m, _ := c.(map[string]any)
+					if s, ok := m["text"].(string); ok && m["type"] == "text" && strings.TrimSpace(s) != "" {
+						a.LastMessage = clip(firstLines(s))
+					}
+				}
+			}
+		}
+	case typ == "user": // claude stream-json: tool results
+		if msg, ok := v["message"].(map[string]any); ok {
+			if cs, ok := msg["content"].([]any); ok {
+				for _, c := range cs {
+					m, _ := c.(map[string]any)
+					if m["is_error"] == true {
+						a.toolError(text(m["content"]))
+					}
+				}
+			}
+		}
+	case typ == "message" && v["role"] == "assistant": // gemini stream-json
+		a.APICalls = true
+		if s, ok := v["content"].(string); ok {
+			if v["delta"] == true && a.LastMessage != "" {
+				a.LastMessage = clip(a.LastMessage + s)
+			} else if strings.TrimSpace(s) != "" {
+				a.LastMessage = clip(firstLines(s))
+			}
+		}
+	case typ == "tool_result": // gemini stream-json
+		if v["status"] == "error" {
+			msg := text(v["error"])
+			if msg == "" {
+				msg = text(v["output"])
+			}
+			a.toolError(msg)
+		}
+	case typ == "item.completed" || typ == "item.updated": // codex exec --json
+		item, _ := v["item"].(map[string]any)
+		switch item["type"] {
+		case "agent_message":
+			a.APICalls = true
+			if s, ok := item["text"].(string); ok && strings.TrimSpace(s) != "" {
+				a.LastMessage = clip(firstLines(s))
+			}
+		case "reasoning":
+			a.APICalls = true
+		case "command_execution":
+			a.APICalls = true
+			if code, ok := item["exit_code"].(float64); ok && code != 0 || item["status"] == "failed" || item["status"] == "declined" {
+				cmd, _ := item["command"].(string)
+				out, _ := item["aggregated_output"].(string)
+				if item["status"] == "declined" {
+					a.addDenial(Denial{Tool: "exec", Input: cmd, Line: clip("declined: " + cmd), Sandbox: true})
+				}
+				a.toolError(strings.TrimSpace(cmd + ": " + lastLine(out)))
+			}
+		case "error":
+			a.toolError(text(item["message"]))
+		}
+	case typ == "turn.completed":
+		a.APICalls = true
+	case v["response"] != nil || v["stats"] != nil: // gemini -o json
+		if s, ok := v["response"].(string); ok && strings.TrimSpace(s) != "" {
+			a.LastMessage = clip(firstLines(s))
+		}
+		if tokens(v["stats"]) {
+			a.APICalls = true
+		}
+	}
+	if msg, ok := v["msg"].(map[string]any); ok { // codex exec --json, older events
+		switch msg["type"] {
+		case "agent_message":
+			a.APICalls = true
+			if s, ok := msg["message"].(string); ok && strings.TrimSpace(s) != "" {
+				a.LastMessage = clip(firstLines(s))
+			}
+		case "token_count", "agent_reasoning", "task_complete":
+			a.APICalls = true
+		case "exec_command_end":
+			if code, ok := msg["exit_code"].(float64); ok && code != 0 {
+				a.toolError(lastLine(text(msg["stderr"]) + "\n" + text(msg["stdout"])))
+			}
+		}
+	}
+}
+
+func (a *Agent) toolError(s string) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return
+	}
+	if denialTextRe.MatchString(s) || sandboxRe.MatchString(s) {
+		a.addDenial(Denial{Line: clip(firstLines(s)), Sandbox: sandboxRe.MatchString(s)})
+	}
+	if noNetSbRe.MatchString(s) {
+		a.NoNetworkSandbox = true
+	}
+	if len(a.ToolErrors) < 20 {
+		a.ToolErrors = append(a.ToolErrors, clip(firstLines(s)))
+	}
+}
+
+// tokens: a usage or stats object that counts some tokens.
+func tokens(v any) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			if n, ok := x.(float64); ok && n > 0 && strings.Contains(k, "token") {
+				return true
+			}
+			if tokens(x) {
+				return true
+			}
+		}
+	case []any:
+		for _, x := range t {
+			if tokens(x) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func toolInput(v any) string {
+	m, _ := v.(map[string]any)
+	for _, k := range []string{"command", "file_path", "path", "url", "pattern"} {
+		if s, ok := m[k].(string); ok {
+			return clip(firstLines(s))
+		}
+	}
+	return ""
+}
+
+// text is a JSON value as text: a string, a message field, a list of text blocks.
+func text(v any) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case map[string]any:
+		for _, k := range []string{"message", "text", "content"} {
+			if s := text(t[k]); s != "" {
+				return s
+			}
+		}
+	case []any:
+		var parts []string
+		for _, x := range t {
+			if s := text(x); s != "" {
+				parts = append(parts, s)
+			}
+		}
+		return strings.Join(parts, "\n")
+	}
+	return ""
+}
+
+func firstLines(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		// The first paragraph: an agent's summary leads with the point.
+		return strings.Join(strings.Fields(s[:min(len(s), 400)]), " ")
+	}
+	return s
+}
+
+func lastLine(s string) string {
+	ls := Lines(strings.TrimSpace(s))
+	return strings.TrimSpace(ls[len(ls)-1])
+}
+
+var jsonTextRe = lazyre.New(`"(?:result|message|text)"\s*:\s*"((?:[^"\\]|\\.)*)"`)
+
+// HumanLine is a CLI's JSON event line by its message (the result, the error's message), or
+// the line itself when it is not JSON.
+func HumanLine(l string) string {
+	if !strings.HasPrefix(l, "{") {
+		return l
+	}
+	var v map[string]any
+	if json.Unmarshal([]byte(l), &v) != nil {
+		if m := jsonTextRe.FindStringSubmatch(l); m != nil {
+			var s string
+			if json.Unmarshal([]byte(`"`+m[1]+`"`), &s) == nil {
+				return clip(s)
+			}
+		}
+		return l
+	}
+	for _, p := range [][]string{{"result"}, {"error", "message"}, {"error", "data", "message"}, {"message"}, {"item", "message"}, {"item", "text"}, {"item", "aggregated_output"}, {"msg", "message"}, {"error"}} {
+		if s, ok := at(v, p...).(string); ok && strings.TrimSpace(s) != "" {
+			return clip(firstLines(s))
+		}
+	}
+	return l
+}
+
+func at(v any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}

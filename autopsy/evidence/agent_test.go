@@ -1,0 +1,152 @@
+package evidence
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestExitOf(t *testing.T) {
+	for _, c := range []struct {
+		code     int
+		text     string
+		kind     string
+		memory   bool
+		lineHint string
+	}{
+		// go test when the kernel kills the test binary: golang/go#47467.
+		{1, "signal: killed\nFAIL\texample.com/user/hello\t3.343s\n", Killed, false, "signal: killed"},
+		{137, "", Killed, false, ""},
+		// node's heap limit (v8's fatal error text).
+		{134, "<--- Last few GCs --->\nFATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n", Killed, true, "FATAL ERROR"},
+		// DTRules/DTRules#870: a CI runner stopping the job.
+		{143, "##[error]The runner has received a shutdown signal.\n", Terminated, false, "shutdown signal"},
+		{124, "", TimedOut, false, ""},
+		{2, "panic: test timed out after 10m0s\n\trunning tests:\n\t\tTestSync (10m0s)\n", TimedOut, false, "panic: test timed out"},
+		{1, "--- FAIL: TestX (0.00s)\nFAIL\n", "", false, ""},
+	} {
+		e := ExitOf(c.code, c.text)
+		if e.Kind != c.kind || e.Memory != c.memory || !strings.Contains(e.Line, c.lineHint) {
+			t.Errorf("ExitOf(%d, %q) = %+v, want %s memory=%v", c.code, c.text, e, c.kind, c.memory)
+		}
+	}
+}
+
+func TestWaitingPrompt(t *testing.T) {
+	for _, c := range []struct{ text, kind string }{
+		{"$ git push origin main\nUsername for 'https://github.com': ", AskCredentials},
+		{"The authenticity of host 'github.com (140.82.121.4)' can't be established.\nED25519 key fingerprint is SHA256:+DiY3wvvV6TuJJhbpZisF/zLDA0zPMSvHdkr4UvCOqU.\nAre you sure you want to continue connecting (yes/no/[fingerprint])? ", AskHostKey},
+		{"[sudo] password for dev: ", AskPassword},
+		{"Need to install the following packages:\ncreate-vite@5.2.3\nOk to proceed? (y) ", AskConfirm},
+		{"This utility will walk you through creating a package.json file.\nPress ^C at any time to quit.\npackage name: (app) ", AskNpmInit},
+		{"Do you want to continue? [Y/n] ", AskConfirm},
+		{"Apply these edits? [y/N]\n", AskConfirm},
+		{"? Which template would you like to use? › - Use arrow-keys. Return to submit.\n", AskInput},
+	} {
+		p, ok := WaitingPrompt(c.text)
+		if !ok || p.Kind != c.kind {
+			t.Errorf("WaitingPrompt(%q) = %+v %v, want %s", c.text, p, ok, c.kind)
+		}
+		if p.Avoid() == "" {
+			t.Errorf("%s: no way to avoid it", c.kind)
+		}
+	}
+	// A question answered long before the end is not what the command waits on.
+	if p, ok := WaitingPrompt("Ok to proceed? (y) y\nadded 12 packages\nbuilt in 3s\nwriting dist\ndone\n"); ok {
+		t.Errorf("an answered question counts: %+v", p)
+	}
+}
+
+func TestNetworkErrors(t *testing.T) {
+	// openai/codex#10612: npm inside codex's sandbox.
+	npm := `npm error code ENOTFOUND
+npm error syscall getaddrinfo
+npm error errno ENOTFOUND
+npm error network request to https://registry.npmjs.org/@astrojs%2fstarlight failed, reason: getaddrinfo ENOTFOUND registry.npmjs.org
+npm error network This is a problem related to network connectivity.`
+	for _, c := range []struct{ text, host string }{
+		{npm, "registry.npmjs.org"},
+		{`go: github.com/google/go-cmp@v0.6.0: Get "https://proxy.golang.org/github.com/google/go-cmp/@v/v0.6.0.zip": dial tcp: lookup proxy.golang.org on 127.0.0.53:53: server misbehaving`, "proxy.golang.org"},
+		{"fatal: unable to access 'https://github.com/acme/app.git/': Could not resolve host: github.com", "github.com"},
+		{"pip._vendor.urllib3.exceptions.NewConnectionError: <HTTPSConnection(host='pypi.org', port=443)>: Failed to establish a new connection: [Errno -3] Temporary failure in name resolution", "pypi.org"},
+	} {
+		es := NetworkErrors(c.text)
+		if len(es) == 0 || es[len(es)-1].Host != c.host || es[len(es)-1].API {
+			t.Errorf("NetworkErrors(%q) = %+v, want host %s", c.text, es, c.host)
+		}
+	}
+	api := NetworkErrors("API Error: Unable to connect to API (ConnectionRefused)\n")
+	if len(api) != 1 || !api[0].API {
+		t.Errorf("claude's API error: %+v", api)
+	}
+}
+
+func TestReadAgent(t *testing.T) {
+	t.Run("claude json with permission denials", func(t *testing.T) {
+		// The result shape of claude -p --output-format json (anthropics/claude-code#76867).
+		out := `{"type":"result","subtype":"success","is_error":false,"duration_ms":20512,"num_turns":4,"result":"I could not create probe.txt: both the Write tool and Bash were denied.","session_id":"5f0c","total_cost_usd":0.021,"usage":{"input_tokens":12,"output_tokens":310},"permission_denials":[{"tool_name":"Write","tool_use_id":"toolu_01","tool_input":{"file_path":"/tmp/x/probe.txt","content":"hello"}},{"tool_name":"Bash","tool_use_id":"toolu_02","tool_input":{"command":"echo hello > probe.txt"}}]}`
+		a := ReadAgent(out)
+		if !a.APICalls || len(a.Denials) != 2 || a.Denials[0].Tool != "Write" || a.Denials[1].Input != "echo hello > probe.txt" || !strings.HasPrefix(a.LastMessage, "I could not create") {
+			t.Errorf("%+v", a)
+		}
+	})
+	t.Run("codex exec --json, npm without network in the sandbox", func(t *testing.T) {
+		out := `{"type":"thread.started","thread_id":"0199a213"}
+{"type":"turn.started"}
+{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"bash -lc 'npm install'","aggregated_output":"npm error code ENOTFOUND\nnpm error network request to https://registry.npmjs.org/vite failed, reason: getaddrinfo ENOTFOUND registry.npmjs.org\n","exit_code":1,"status":"failed"}}
+{"type":"item.completed","item":{"id":"item_2","type":"agent_message","text":"npm install failed: the sandbox has no network access, so I could not install vite."}}
+{"type":"turn.completed","usage":{"input_tokens":9000,"cached_input_tokens":0,"output_tokens":420}}`
+		a := ReadAgent(out)
+		if !a.APICalls || len(a.Network) == 0 || a.Network[0].Host != "registry.npmjs.org" || !a.NoNetworkSandbox || len(a.ToolErrors) != 1 {
+			t.Errorf("%+v", a)
+		}
+	})
+	t.Run("codex offline: the API itself", func(t *testing.T) {
+		out := `{"type":"error","message":"Reconnecting... 2/5 (stream disconnected before completion: error sending request for url (https://chatgpt.com/backend-api/codex/responses))"}
+{"type":"turn.failed","error":{"message":"stream disconnected before completion: error sending request for url (https://chatgpt.com/backend-api/codex/responses)"}}`
+		a := ReadAgent(out)
+		if a.APICalls || len(a.Network) == 0 || !a.Network[0].API {
+			t.Errorf("%+v", a)
+		}
+	})
+	t.Run("gemini tool not allowed", func(t *testing.T) {
+		// google-gemini/gemini-cli#16158.
+		a := ReadAgent("Command \"ls -F\" is not in the list of allowed tools for non-interactive mode.\n")
+		if len(a.Denials) != 1 {
+			t.Errorf("%+v", a)
+		}
+	})
+	t.Run("gemini -o json", func(t *testing.T) {
+		a := ReadAgent("{\n  \"response\": \"Done: the tests pass.\",\n  \"stats\": {\"models\": {\"gemini-2.5-pro\": {\"tokens\": {\"prompt\": 900, \"candidates\": 80}}}}\n}\n")
+		if !a.APICalls || a.LastMessage != "Done: the tests pass." {
+			t.Errorf("%+v", a)
+		}
+	})
+	t.Run("plain text", func(t *testing.T) {
+		a := ReadAgent("Reading src/app.go\nI cannot finish: the spec file is missing.\n")
+		if a.APICalls || a.LastMessage != "I cannot finish: the spec file is missing." {
+			t.Errorf("%+v", a)
+		}
+	})
+}
+
+func FuzzReaders(f *testing.F) {
+	f.Add(`{"type":"result","num_turns":1,"permission_denials":[{"tool_name":"Bash","tool_input":{"command":"x"}}]}`)
+	f.Add("Username for 'https://github.com': ")
+	f.Add("npm error network request to https://registry.npmjs.org/x failed, reason: getaddrinfo ENOTFOUND registry.npmjs.org")
+	f.Add("signal: killed\nFAIL\tp\t1s\n")
+	f.Add(`{"type":"item.completed","item":{"type":"command_execution","exit_code":1,"aggregated_output":"x\ny"}}`)
+	f.Fuzz(func(t *testing.T, text string) {
+		a := ReadAgent(text)
+		for _, d := range a.Denials {
+			if d.Line == "" {
+				t.Fatalf("a denial without its line: %+v", d)
+			}
+		}
+		_ = ExitOf(137, text)
+		if p, ok := WaitingPrompt(text); ok && (p.Line == "" || p.Avoid() == "") {
+			t.Fatalf("prompt %+v", p)
+		}
+		_ = NetworkErrors(text)
+		_ = HumanLine(text)
+	})
+}

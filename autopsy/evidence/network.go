@@ -1,0 +1,122 @@
+package evidence
+
+import (
+	"encoding/json"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/mulligan-dev/mulligan/internal/lazyre"
+)
+
+// NetError is one network failure a line shows, with the host it names ("" when none).
+type NetError struct {
+	Host string
+	Line string
+	// API: the host is an agent provider's API (api.anthropic.com, api.openai.com, …): the agent
+	// itself could not reach its model.
+	API bool
+}
+
+var (
+	netErrRe = lazyre.New(`(?i)could not resolve host|no such host|temporary failure in name resolution|name or service not known|name does not resolve|nodename nor servname|failed to lookup address|getaddrinfo|ENOTFOUND|EAI_AGAIN|network is unreachable|connection refused|ECONNREFUSED|ECONNRESET|connection reset by peer|TLS handshake timeout|i/o timeout|unable to connect to api|cannot connect to api|fetch failed|waiting for network|error sending request|stream disconnected before completion|socket hang up|ETIMEDOUT|ENETUNREACH|Failed to establish a new connection|Max retries exceeded with url|Could not connect to|Connection timed out|Network is unreachable|network request to .* failed|dial tcp|unable to access '`)
+	hostRes  = []*lazyre.Regexp{
+		lazyre.New(`(?i)(?:ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET) ([A-Za-z0-9.-]+\.[A-Za-z]{2,})`),
+		lazyre.New(`(?i)could not resolve host:? '?([A-Za-z0-9.-]+)`),
+		lazyre.New(`lookup ([A-Za-z0-9.-]+\.[A-Za-z]{2,})(?: on [^:]+)?: `),
+		lazyre.New(`host='([^']+)'`),
+		lazyre.New(`(?i)(?:failed to connect to|could not connect to|connecting to) ([A-Za-z0-9.-]+\.[A-Za-z]{2,})`),
+		lazyre.New(`(?i)unable to access '([^']+)'`),
+		lazyre.New(`(https?://[^\s"'<>)]+)`),
+	}
+	// The provider APIs the agent CLIs talk to.
+	apiHostRe = lazyre.New(`(?i)^(?:api\.anthropic\.com|api\.openai\.com|chatgpt\.com|(?:[\w-]+\.)?generativelanguage\.googleapis\.com|cloudcode-pa\.googleapis\.com|[\w-]*aiplatform\.googleapis\.com|openrouter\.ai|api\.deepseek\.com|statsig\.anthropic\.com)$`)
+	// An agent CLI that says it cannot reach its API without naming the host.
+	agentAPIRe = lazyre.New(`(?i)unable to connect to api|cannot connect to api|API Error: (?:Connection error|Request timed out)|waiting for network|stream disconnected before completion|Reconnecting\.\.\.`)
+)
+
+// NetworkErrors lists the network failures in text, one per host, the last line of each.
+func NetworkErrors(text string) []NetError {
+	var out []NetError
+	idx := map[string]int{}
+	for _, h := range expandJSON(Lines(text)) {
+		if !netErrRe.MatchString(h) {
+			continue
+		}
+		e := NetError{Host: hostOf(h), Line: clip(h)}
+		e.API = apiHostRe.MatchString(e.Host) || (e.Host == "" && agentAPIRe.MatchString(h))
+		k := e.Host
+		if k == "" && e.API {
+			k = "(api)"
+		}
+		if i, ok := idx[k]; ok {
+			out[i] = e
+			continue
+		}
+		idx[k] = len(out)
+		out = append(out, e)
+	}
+	// A line without a host ("npm error code ENOTFOUND") says no more than one with it.
+	if i, ok := idx[""]; ok && len(out) > 1 {
+		out = append(out[:i], out[i+1:]...)
+	}
+	return out
+}
+
+func hostOf(l string) string {
+	for _, re := range hostRes {
+		m := re.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		h := m[1]
+		if strings.Contains(h, "://") {
+			u, err := url.Parse(h)
+			if err != nil || u.Hostname() == "" {
+				continue
+			}
+			h = u.Hostname()
+		}
+		return strings.ToLower(strings.TrimSuffix(h, "."))
+	}
+	return ""
+}
+
+// expandJSON replaces each JSON event line by the lines of its string values (a tool's output
+// inside a codex event is many lines in one string).
+func expandJSON(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		var v any
+		if !strings.HasPrefix(l, "{") || json.Unmarshal([]byte(l), &v) != nil {
+			out = append(out, l)
+			continue
+		}
+		var walk func(any)
+		walk = func(v any) {
+			switch t := v.(type) {
+			case string:
+				for _, s := range Lines(t) {
+					if s = strings.TrimSpace(s); s != "" {
+						out = append(out, s)
+					}
+				}
+			case map[string]any:
+				for _, k := range slices.Sorted(maps.Keys(t)) {
+					walk(t[k])
+				}
+			case []any:
+				for _, x := range t {
+					walk(x)
+				}
+			}
+		}
+		walk(v)
+	}
+	return out
+}

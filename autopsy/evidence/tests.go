@@ -1,0 +1,628 @@
+// Package evidence reads what tools print — test runners, a command's exit, an agent CLI's
+// output — into facts a person would quote: the failing tests with their file, line and message,
+// how a process ended, what the agent last said and which of its tool calls were refused, the
+// hosts a network error names, a prompt that waits for a terminal. Each reader takes text and
+// never fails: text it does not know gives nothing. It must never decide what the facts mean;
+// the autopsy and the terminal's summaries do that.
+package evidence
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mulligan-dev/mulligan/internal/lazyre"
+)
+
+// Test is one failing test as its runner reported it.
+type Test struct {
+	Runner  string `json:"runner"`            // go, pytest, jest, vitest, cargo, surefire, gradle
+	Name    string `json:"name"`              // as the runner names it
+	Package string `json:"package,omitempty"` // go package, java class, test file; "" when not printed
+	File    string `json:"file,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Message string `json:"message,omitempty"` // the first line of the failure
+}
+
+// Key names the test the same way in every run of the same runner: package and name.
+func (t Test) Key() string {
+	if t.Package == "" {
+		return t.Name
+	}
+	return t.Package + " " + t.Name
+}
+
+// Where is file:line, or the file, or "".
+func (t Test) Where() string {
+	if t.File != "" && t.Line > 0 {
+		return fmt.Sprintf("%s:%d", t.File, t.Line)
+	}
+	return t.File
+}
+
+// Tests is what a verify command's test runners said.
+type Tests struct {
+	Failed []Test
+	// Build holds the lines saying the code did not build (compile errors, "[build failed]").
+	Build []string
+	// TimedOut is go test's own "panic: test timed out after …" line.
+	TimedOut string
+	// Passed and Total are the summary's counts when a runner printed one (-1: none).
+	Passed, Total int
+}
+
+// Summary is one line for a terminal: "2 failed: TestA (a_test.go:12: got 1), TestB".
+func (r Tests) Summary() string {
+	switch {
+	case len(r.Failed) == 0 && len(r.Build) > 0:
+		return "does not build: " + r.Build[0]
+	case len(r.Failed) == 0 && r.TimedOut != "":
+		return r.TimedOut
+	case len(r.Failed) == 0:
+		return ""
+	}
+	var parts []string
+	for i, t := range r.Failed {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(r.Failed)-3))
+			break
+		}
+		s := t.Name
+		if w := t.Where(); w != "" || t.Message != "" {
+			s += " (" + strings.TrimPrefix(w+": "+t.Message, ": ")
+			s = strings.TrimSuffix(s, ": ") + ")"
+		}
+		parts = append(parts, s)
+	}
+	return fmt.Sprintf("%d failed: %s", len(r.Failed), strings.Join(parts, ", "))
+}
+
+// Keys are the failing tests' keys, sorted, without duplicates.
+func (r Tests) Keys() []string {
+	var out []string
+	for _, t := range r.Failed {
+		out = append(out, t.Key())
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// ParseTests reads the failing tests out of a verify command's output, whichever runners
+// printed it (a Makefile may run go test and jest in turn).
+func ParseTests(out string) Tests {
+	lines := Lines(out)
+	if goJSON(lines) {
+		lines = goJSONText(lines)
+	}
+	r := Tests{Passed: -1, Total: -1}
+	for _, p := range []func([]string, *Tests){parseGo, parsePytest, parseJest, parseVitest, parseCargo, parseSurefire, parseGradle} {
+		p(lines, &r)
+	}
+	for _, l := range lines {
+		if buildErrorRe.MatchString(l) && len(r.Build) < 20 {
+			r.Build = append(r.Build, clip(strings.TrimSpace(l)))
+		}
+	}
+	return r
+}
+
+var ansiRe = lazyre.New(`\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07`)
+
+// Lines splits text into lines without colour escapes and carriage returns.
+func Lines(text string) []string {
+	if strings.IndexByte(text, 0x1b) >= 0 {
+		text = ansiRe.ReplaceAllString(text, "")
+	}
+	return strings.Split(strings.ReplaceAll(text, "\r", ""), "\n")
+}
+
+const maxLine = 200
+
+func clip(s string) string {
+	s = strings.TrimRight(s, " \t")
+	if len(s) <= maxLine {
+		return s
+	}
+	cut := maxLine
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// buildErrorRe: the code did not build or parse (not a test that failed).
+var buildErrorRe = lazyre.New(`(?i)\bsyntax ?error\b|IndentationError|TabError|\[build failed\]|\[setup failed\]|error TS\d+:|error\[E\d+\]|could not compile|compilation failed|COMPILATION ERROR|cannot find symbol|^\S+\.go:\d+:\d+: |undefined reference to|missing go\.sum entry|no required module provides package|ImportError while importing test module|Cannot find module '`)
+
+// --- go test (text, and -json turned back into its text) ---
+
+var (
+	goFailRe    = lazyre.New(`^(\s*)--- FAIL: (\S+)`)
+	goPkgRe     = lazyre.New(`^(FAIL|ok)\s+(\S+)\s`)
+	goLocRe     = lazyre.New(`^\s+([\w./-]+\.go):(\d+): ?(.*)$`)
+	goTimeoutRe = lazyre.New(`^panic: test timed out after \S+`)
+	goRunningRe = lazyre.New(`^\s+(Test\w+(?:/\S+)?) \(\S+\)$`)
+	goPanicRe   = lazyre.New(`^panic: (.+?)(?: \[recovered\])?$`)
+	goRunRe     = lazyre.New(`^=== (?:RUN|CONT|NAME)\s+(\S+)`)
+)
+
+func parseGo(lines []string, r *Tests) {
+	start := len(r.Failed)
+	var cur *Test
+	// With -v a test's log lines come before its --- FAIL line, under its === RUN.
+	logged := map[string]Test{}
+	running := ""
+	timedOut := false
+	for i, l := range lines {
+		if m := goRunRe.FindStringSubmatch(l); m != nil {
+			running, cur = m[1], nil
+			continue
+		}
+		if m := goFailRe.FindStringSubmatch(l); m != nil {
+			t := logged[m[2]]
+			t.Runner, t.Name = "go", m[2]
+			r.Failed = append(r.Failed, t)
+			cur = &r.Failed[len(r.Failed)-1]
+			running = ""
+			continue
+		}
+		if m := goPkgRe.FindStringSubmatch(l); m != nil {
+			for j := start; j < len(r.Failed); j++ {
+				if r.Failed[j].Package == "" {
+					r.Failed[j].Package = m[2]
+				}
+			}
+			cur = nil
+			continue
+		}
+		if goTimeoutRe.MatchString(l) {
+			r.TimedOut, timedOut = clip(l), true
+			continue
+		}
+		if timedOut {
+			// "running tests:" lists the tests that were still running.
+			if m := goRunningRe.FindStringSubmatch(l); m != nil && !slices.ContainsFunc(r.Failed[start:], func(t Test) bool { return t.Name == m[1] }) {
+				r.Failed = append(r.Failed, Test{Runner: "go", Name: m[1], Message: "still running at the timeout"})
+			}
+			continue
+		}
+		if m := goLocRe.FindStringSubmatch(l); m != nil {
+			t := Test{File: m[1], Line: atoi(m[2]), Message: clip(strings.TrimSpace(m[3]))}
+			if t.Message == "" && i+1 < len(lines) {
+				t.Message = clip(strings.TrimSpace(lines[i+1]))
+			}
+			switch {
+			case cur != nil && cur.File == "":
+				cur.File, cur.Line, cur.Message = t.File, t.Line, t.Message
+			case cur == nil && running != "":
+				if _, ok := logged[running]; !ok {
+					logged[running] = t
+				}
+			}
+		}
+	}
+	// A parent test fails because its subtest did: keep the leaves.
+	kept := r.Failed[:start]
+	for j := start; j < len(r.Failed); j++ {
+		t := r.Failed[j]
+		if slices.ContainsFunc(r.Failed[start:], func(u Test) bool { return strings.HasPrefix(u.Name, t.Name+"/") && u.Package == t.Package }) {
+			continue
+		}
+		kept = append(kept, t)
+	}
+	r.Failed = kept
+	goPanics(lines, r, start)
+}
+
+// goPanics gives a test that panicked the panic's text and the test file's frame.
+var goFrameRe = lazyre.New(`^\s+(\S+_test\.go):(\d+)`)
+
+func goPanics(lines []string, r *Tests, start int) {
+	for i, l := range lines {
+		m := goPanicRe.FindStringSubmatch(l)
+		if m == nil || goTimeoutRe.MatchString(l) {
+			continue
+		}
+		for j := start; j < len(r.Failed); j++ {
+			t := &r.Failed[j]
+			if t.File != "" {
+				continue
+			}
+			t.Message = clip("panic: " + m[1])
+			for k := i + 1; k < len(lines) && k < i+60; k++ {
+				if f := goFrameRe.FindStringSubmatch(lines[k]); f != nil {
+					t.File, t.Line = f[1], atoi(f[2])
+					break
+				}
+			}
+			break
+		}
+	}
+}
+
+type goEvent struct {
+	Action  string
+	Package string
+	Test    string
+	Output  string
+}
+
+func goJSON(lines []string) bool {
+	for _, l := range lines {
+		if strings.HasPrefix(l, `{"Time":`) || strings.HasPrefix(l, `{"Action":`) || strings.HasPrefix(l, `{"ImportPath":`) {
+			return true
+		}
+	}
+	return false
+}
+
+// goJSONText turns go test -json events back into the text go test prints, package by package
+// (the events of packages run at once interleave).
+func goJSONText(lines []string) []string {
+	var order []string
+	text := map[string]*strings.Builder{}
+	var other []string
+	for _, l := range lines {
+		var ev goEvent
+		if !strings.HasPrefix(l, "{") || json.Unmarshal([]byte(l), &ev) != nil {
+			if strings.TrimSpace(l) != "" {
+				other = append(other, l)
+			}
+			continue
+		}
+		if ev.Output == "" {
+			continue
+		}
+		b := text[ev.Package]
+		if b == nil {
+			b = &strings.Builder{}
+			text[ev.Package] = b
+			order = append(order, ev.Package)
+		}
+		b.WriteString(ev.Output)
+	}
+	out := other
+	for _, p := range order {
+		out = append(out, strings.Split(text[p].String(), "\n")...)
+	}
+	return out
+}
+
+// --- pytest ---
+
+var (
+	pySummaryRe = lazyre.New(`^(FAILED|ERROR) (\S+?)(?: - (.*))?$`)
+	pyVerboseRe = lazyre.New(`^(\S+::\S+) (?:FAILED|ERROR)\b`)
+	pySectionRe = lazyre.New(`^_{3,} (?:ERROR (?:at \w+ of |collecting ))?(\S+) _{3,}$`)
+	pyLocRe     = lazyre.New(`^(\S+\.py):(\d+): (\w+(?:\.\w+)*)`)
+	pyErrRe     = lazyre.New(`^E\s+(.*)$`)
+	pyCountsRe  = lazyre.New(`^=+ (.*\b(?:failed|passed|error|errors)\b.*) in [\d.]+s`)
+)
+
+func parsePytest(lines []string, r *Tests) {
+	type loc struct {
+		file string
+		line int
+		msg  string
+	}
+	sections := map[string]loc{}
+	section := ""
+	for _, l := range lines {
+		if m := pySectionRe.FindStringSubmatch(l); m != nil {
+			section = m[1]
+			continue
+		}
+		if section == "" {
+			continue
+		}
+		s := sections[section]
+		if m := pyErrRe.FindStringSubmatch(l); m != nil && s.msg == "" {
+			s.msg = clip(strings.TrimSpace(m[1]))
+		}
+		if m := pyLocRe.FindStringSubmatch(l); m != nil {
+			s.file, s.line = m[1], atoi(m[2]) // the last frame is the one that raised
+		}
+		sections[section] = s
+	}
+	seen := map[string]bool{}
+	add := func(id, msg string) {
+		if seen[id] {
+			return
+		}
+		seen[id] = true
+		file, name, _ := strings.Cut(id, "::")
+		t := Test{Runner: "pytest", Name: id, Package: file, File: file, Message: clip(msg)}
+		if name == "" {
+			t.Name = file
+		}
+		short := name[strings.LastIndex(name, "::")+1:]
+		short = strings.ReplaceAll(short, "::", ".")
+		for _, k := range []string{strings.ReplaceAll(name, "::", "."), short, file} {
+			if s, ok := sections[k]; ok && k != "" {
+				if s.file != "" {
+					t.File, t.Line = s.file, s.line
+				}
+				if t.Message == "" {
+					t.Message = s.msg
+				}
+				break
+			}
+		}
+		r.Failed = append(r.Failed, t)
+	}
+	for _, l := range lines {
+		if m := pySummaryRe.FindStringSubmatch(l); m != nil && (strings.Contains(m[2], "::") || strings.HasSuffix(m[2], ".py")) {
+			add(m[2], m[3])
+		}
+	}
+	for _, l := range lines {
+		if m := pyVerboseRe.FindStringSubmatch(l); m != nil {
+			add(m[1], "")
+		}
+	}
+	for _, l := range lines {
+		if m := pyCountsRe.FindStringSubmatch(l); m != nil {
+			r.Passed, r.Total = counts(m[1], "passed", "failed", "error", "errors")
+		}
+	}
+}
+
+// counts reads "3 failed, 2 passed" style counts: the number before pass and the sum of all.
+var countRe = lazyre.New(`(\d+) (\w+)`)
+
+func counts(s, pass string, fail ...string) (passed, total int) {
+	for _, m := range countRe.FindAllStringSubmatch(s, -1) {
+		n := atoi(m[1])
+		switch {
+		case m[2] == pass:
+			passed += n
+			total += n
+		case slices.Contains(fail, m[2]):
+			total += n
+		}
+	}
+	return passed, total
+}
+
+// --- jest ---
+
+var (
+	jestFileRe   = lazyre.New(`^\s*FAIL\s+(\S+\.[cm]?[jt]sx?)\s*(?:\(.*\))?$`)
+	jestBulletRe = lazyre.New(`^\s*● (.+)$`)
+	jsFrameRe    = lazyre.New(`\(?((?:[\w@./-]+/)?[\w.-]+\.(?:test|spec)\.[cm]?[jt]sx?|[\w@./-]+\.[cm]?[jt]sx?):(\d+):(\d+)\)?`)
+	jestCountsRe = lazyre.New(`^Tests:\s+(.*\d+ total)`)
+)
+
+func parseJest(lines []string, r *Tests) {
+	file := ""
+	for i, l := range lines {
+		if m := jestFileRe.FindStringSubmatch(l); m != nil {
+			file = m[1]
+			continue
+		}
+		m := jestBulletRe.FindStringSubmatch(l)
+		if m == nil || strings.HasPrefix(m[1], "Console") {
+			continue
+		}
+		t := Test{Runner: "jest", Name: strings.TrimSpace(m[1]), Package: file, File: file}
+		for j := i + 1; j < len(lines) && j < i+80; j++ {
+			n := lines[j]
+			if jestBulletRe.MatchString(n) || jestFileRe.MatchString(n) {
+				break
+			}
+			s := strings.TrimSpace(n)
+			if t.Message == "" && s != "" && !strings.HasPrefix(s, "at ") && !strings.HasPrefix(s, ">") && !strings.HasPrefix(s, "|") {
+				t.Message = clip(s)
+			}
+			if f := jsFrameRe.FindStringSubmatch(n); f != nil && strings.HasPrefix(s, "at ") && !strings.Contains(n, "node_modules") {
+				t.File, t.Line = f[1], atoi(f[2])
+				break
+			}
+		}
+		r.Failed = append(r.Failed, t)
+	}
+	for _, l := range lines {
+		if m := jestCountsRe.FindStringSubmatch(l); m != nil {
+			p, _ := counts(m[1], "passed")
+			r.Passed, r.Total = p, atoi(lastNumber(m[1]))
+		}
+	}
+}
+
+// --- vitest ---
+
+var (
+	vitestFailRe   = lazyre.New(`^\s*FAIL\s{2}(\S+) > (.+?)\s*$`)
+	vitestLocRe    = lazyre.New(`^\s*❯ (\S+):(\d+):\d+`)
+	vitestCountsRe = lazyre.New(`^\s*Tests\s+(.*)\((\d+)\)\s*$`)
+)
+
+func parseVitest(lines []string, r *Tests) {
+	seen := map[string]bool{}
+	for i, l := range lines {
+		m := vitestFailRe.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		t := Test{Runner: "vitest", Name: m[2], Package: m[1], File: m[1]}
+		if seen[t.Key()] {
+			continue
+		}
+		seen[t.Key()] = true
+		for j := i + 1; j < len(lines) && j < i+40; j++ {
+			n := lines[j]
+			if vitestFailRe.MatchString(n) {
+				break
+			}
+			s := strings.TrimSpace(n)
+			if t.Message == "" && s != "" && !strings.HasPrefix(s, "❯") && !strings.HasPrefix(s, "⎯") {
+				t.Message = clip(s)
+			}
+			if f := vitestLocRe.FindStringSubmatch(n); f != nil {
+				t.File, t.Line = f[1], atoi(f[2])
+				break
+			}
+		}
+		r.Failed = append(r.Failed, t)
+	}
+	for _, l := range lines {
+		if m := vitestCountsRe.FindStringSubmatch(l); m != nil && strings.Contains(m[1], "failed") {
+			p, _ := counts(m[1], "passed")
+			r.Passed, r.Total = p, atoi(m[2])
+		}
+	}
+}
+
+// --- cargo test ---
+
+var (
+	cargoFailRe    = lazyre.New(`^test (\S+) \.\.\. FAILED$`)
+	cargoPanicRe   = lazyre.New(`^thread '([^']+)' panicked at (?:(\S+?):(\d+):\d+:$|'(.*)', (\S+?):(\d+):\d+$)`)
+	cargoCountsRe  = lazyre.New(`^test result: FAILED\. (\d+) passed; (\d+) failed`)
+	cargoSectionRe = lazyre.New(`^---- (\S+) stdout ----$`)
+)
+
+func parseCargo(lines []string, r *Tests) {
+	idx := map[string]int{}
+	for _, l := range lines {
+		if m := cargoFailRe.FindStringSubmatch(l); m != nil {
+			if _, ok := idx[m[1]]; !ok {
+				idx[m[1]] = len(r.Failed)
+				r.Failed = append(r.Failed, Test{Runner: "cargo", Name: m[1]})
+			}
+		}
+	}
+	for i, l := range lines {
+		m := cargoPanicRe.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		j, ok := idx[m[1]]
+		if !ok {
+			// A section without its "... FAILED" line (the tail cut it): still a failure.
+			if !slices.ContainsFunc(lines[max(0, i-3):i], cargoSectionRe.MatchString) {
+				continue
+			}
+			idx[m[1]] = len(r.Failed)
+			j = len(r.Failed)
+			r.Failed = append(r.Failed, Test{Runner: "cargo", Name: m[1]})
+		}
+		t := &r.Failed[j]
+		if m[2] != "" { // Rust 1.73 and later: the message follows
+			t.File, t.Line = m[2], atoi(m[3])
+			if i+1 < len(lines) {
+				t.Message = clip(strings.TrimSpace(lines[i+1]))
+			}
+		} else {
+			t.File, t.Line, t.Message = m[5], atoi(m[6]), clip(m[4])
+		}
+	}
+	for _, l := range lines {
+		if m := cargoCountsRe.FindStringSubmatch(l); m != nil {
+			r.Passed, r.Total = atoi(m[1]), atoi(m[1])+atoi(m[2])
+		}
+	}
+}
+
+// --- Maven Surefire ---
+
+var (
+	sfCaseRe3   = lazyre.New(`^\[ERROR\] ([\w.$]+)\.([\w$\[\]()-]+)(?:\(\))?\s+(?:--|-)?\s*Time elapsed: .*<<< (?:FAILURE|ERROR)!`)
+	sfCaseRe2   = lazyre.New(`^\[ERROR\] ([\w$\[\]-]+)\(([\w.$]+)\)\s+Time elapsed: .*<<< (?:FAILURE|ERROR)!`)
+	javaFrameRe = lazyre.New(`^\s+at ([\w.$]+)\.([\w$<>]+)\(([\w$]+\.(?:java|kt|groovy|scala)):(\d+)\)`)
+	sfCountsRe  = lazyre.New(`^\[(?:ERROR|WARNING|INFO)\] Tests run: (\d+), Failures: (\d+), Errors: (\d+), Skipped: (\d+)$`)
+)
+
+func parseSurefire(lines []string, r *Tests) {
+	for i, l := range lines {
+		var class, method string
+		if m := sfCaseRe3.FindStringSubmatch(l); m != nil {
+			class, method = m[1], m[2]
+		} else if m := sfCaseRe2.FindStringSubmatch(l); m != nil {
+			class, method = m[2], m[1]
+		} else {
+			continue
+		}
+		t := Test{Runner: "surefire", Name: method, Package: class}
+		if i+1 < len(lines) {
+			t.Message = clip(strings.TrimSpace(lines[i+1]))
+		}
+		javaFrame(lines[i+1:], class, &t)
+		r.Failed = append(r.Failed, t)
+	}
+	for _, l := range lines {
+		if m := sfCountsRe.FindStringSubmatch(l); m != nil {
+			r.Total = atoi(m[1])
+			r.Passed = r.Total - atoi(m[2]) - atoi(m[3]) - atoi(m[4])
+		}
+	}
+}
+
+// javaFrame finds the test class's own frame in a stack trace.
+func javaFrame(lines []string, class string, t *Test) {
+	for k, n := range lines {
+		if k > 80 || (k > 0 && strings.HasPrefix(n, "[")) {
+			return
+		}
+		if f := javaFrameRe.FindStringSubmatch(n); f != nil && (f[1] == class || strings.HasSuffix(f[1], "."+class) || strings.HasSuffix(class, "."+f[1]) || strings.HasSuffix(f[1], class)) {
+			t.File, t.Line = f[3], atoi(f[4])
+			return
+		}
+	}
+}
+
+// --- Gradle ---
+
+var (
+	gradleFailRe   = lazyre.New(`^([\w.$]+) > (.+?) FAILED$`)
+	gradleAtRe     = lazyre.New(`^\s+(\S.*?) at ([\w$]+\.(?:java|kt|groovy|scala)):(\d+)$`)
+	gradleCountsRe = lazyre.New(`^(\d+) tests? completed, (\d+) failed`)
+)
+
+func parseGradle(lines []string, r *Tests) {
+	for i, l := range lines {
+		m := gradleFailRe.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		t := Test{Runner: "gradle", Name: m[2], Package: m[1]}
+		for j := i + 1; j < len(lines) && j < i+20; j++ {
+			n := lines[j]
+			if gradleFailRe.MatchString(n) || strings.TrimSpace(n) == "" {
+				break
+			}
+			if a := gradleAtRe.FindStringSubmatch(n); a != nil {
+				t.Message, t.File, t.Line = clip(a[1]), a[2], atoi(a[3])
+				break
+			}
+			if t.Message == "" {
+				t.Message = clip(strings.TrimSpace(n))
+			}
+			if f := javaFrameRe.FindStringSubmatch(n); f != nil {
+				t.File, t.Line = f[3], atoi(f[4])
+				break
+			}
+		}
+		r.Failed = append(r.Failed, t)
+	}
+	for _, l := range lines {
+		if m := gradleCountsRe.FindStringSubmatch(l); m != nil {
+			r.Total = atoi(m[1])
+			r.Passed = r.Total - atoi(m[2])
+		}
+	}
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+func lastNumber(s string) string {
+	ms := countRe.FindAllStringSubmatch(s, -1)
+	if len(ms) == 0 {
+		return ""
+	}
+	return ms[len(ms)-1][1]
+}

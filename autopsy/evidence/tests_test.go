@@ -1,0 +1,245 @@
+package evidence
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// Samples of what the runners print. Where a sample is quoted from a public thread its source is
+// named; the others are what the runner's own source prints (its format strings), with names made
+// up.
+var runnerSamples = []struct {
+	name, out string
+	want      []string // Key() @ Where() : Message prefix
+	passed    int
+	total     int
+}{
+	{"go text, a subtest and a plain test", `=== RUN   TestParse
+=== RUN   TestParse/empty
+    parse_test.go:21: got "x", want ""
+--- FAIL: TestParse (0.00s)
+    --- FAIL: TestParse/empty (0.00s)
+--- FAIL: TestEmit (0.01s)
+    emit_test.go:30: mismatch
+FAIL
+FAIL	example.com/p	0.004s
+ok  	example.com/q	0.003s
+FAIL
+`, []string{`example.com/p TestParse/empty @ parse_test.go:21 : got "x"`, `example.com/p TestEmit @ emit_test.go:30 : mismatch`}, -1, -1},
+	// go test's panic output (src/testing/testing.go tRunner): the panic follows --- FAIL.
+	{"go text, a panic", `--- FAIL: TestIndex (0.00s)
+panic: runtime error: index out of range [3] with length 3 [recovered]
+	panic: runtime error: index out of range [3] with length 3
+
+goroutine 7 [running]:
+testing.tRunner.func1.2({0x5a1c20, 0xc000016120})
+	/usr/local/go/src/testing/testing.go:1632 +0x230
+example.com/p.TestIndex(0xc0000a8b60)
+	/home/u/p/index_test.go:9 +0x1d
+FAIL	example.com/p	0.005s
+`, []string{`example.com/p TestIndex @ /home/u/p/index_test.go:9 : panic: runtime error: index out of range`}, -1, -1},
+	// go test -timeout: src/testing/testing.go (*M).startAlarm.
+	{"go text, the test binary timed out", `panic: test timed out after 2m0s
+	running tests:
+		TestSlowSync (2m0s)
+
+goroutine 33 [running]:
+FAIL	example.com/sync	120.014s
+`, []string{`example.com/sync TestSlowSync : still running at the timeout`}, -1, -1},
+	{"go -json", `{"Time":"2026-12-01T10:00:00Z","Action":"run","Package":"example.com/p","Test":"TestEmit"}
+{"Time":"2026-12-01T10:00:00Z","Action":"output","Package":"example.com/p","Test":"TestEmit","Output":"=== RUN   TestEmit\n"}
+{"Time":"2026-12-01T10:00:00Z","Action":"output","Package":"example.com/p","Test":"TestEmit","Output":"    emit_test.go:30: mismatch\n"}
+{"Time":"2026-12-01T10:00:00Z","Action":"output","Package":"example.com/p","Test":"TestEmit","Output":"--- FAIL: TestEmit (0.00s)\n"}
+{"Time":"2026-12-01T10:00:00Z","Action":"fail","Package":"example.com/p","Test":"TestEmit","Elapsed":0}
+{"Time":"2026-12-01T10:00:00Z","Action":"output","Package":"example.com/p","Output":"FAIL\n"}
+{"Time":"2026-12-01T10:00:00Z","Action":"output","Package":"example.com/p","Output":"FAIL\texample.com/p\t0.004s\n"}
+{"Time":"2026-12-01T10:00:00Z","Action":"fail","Package":"example.com/p","Elapsed":0.004}
+`, []string{`example.com/p TestEmit @ emit_test.go:30 : mismatch`}, -1, -1},
+	// pytest's short test summary and failure sections (_pytest/terminal.py).
+	{"pytest", `============================= test session starts ==============================
+collected 3 items
+
+tests/test_api.py .F.                                                    [100%]
+
+=================================== FAILURES ===================================
+_________________________________ test_create __________________________________
+
+    def test_create():
+>       assert create("x") == 201
+E       assert 500 == 201
+E        +  where 500 = create('x')
+
+tests/test_api.py:14: AssertionError
+=========================== short test summary info ============================
+FAILED tests/test_api.py::test_create - assert 500 == 201
+========================= 1 failed, 2 passed in 0.12s =========================
+`, []string{`tests/test_api.py tests/test_api.py::test_create @ tests/test_api.py:14 : assert 500 == 201`}, 2, 3},
+	{"pytest, a collection error", `==================================== ERRORS ====================================
+____________________ ERROR collecting tests/test_models.py _____________________
+ImportError while importing test module '/src/tests/test_models.py'.
+E   ModuleNotFoundError: No module named 'pydantic'
+=========================== short test summary info ============================
+ERROR tests/test_models.py
+!!!!!!!!!!!!!!!!!!!! Interrupted: 1 error during collection !!!!!!!!!!!!!!!!!!!!
+=============================== 1 error in 0.31s ===============================
+`, []string{`tests/test_models.py tests/test_models.py @ tests/test_models.py : ModuleNotFoundError: No module named 'pydantic'`}, 0, 1},
+	// jest's default reporter.
+	{"jest", ` FAIL  src/sum.test.js
+  ● sum › adds 1 + 2 to equal 3
+
+    expect(received).toBe(expected) // Object.is equality
+
+    Expected: 3
+    Received: 4
+
+      3 | describe('sum', () => {
+      4 |   test('adds 1 + 2 to equal 3', () => {
+    > 5 |     expect(sum(1, 2)).toBe(3);
+        |                       ^
+      6 |   });
+
+      at Object.toBe (src/sum.test.js:5:23)
+
+Test Suites: 1 failed, 1 total
+Tests:       1 failed, 2 passed, 3 total
+`, []string{`src/sum.test.js sum › adds 1 + 2 to equal 3 @ src/sum.test.js:5 : expect(received).toBe(expected)`}, 2, 3},
+	// vitest's default reporter.
+	{"vitest", ` ❯ src/sum.test.ts (2 tests | 1 failed) 4ms
+   × sum > adds 2ms
+     → expected 4 to be 3 // Object.is equality
+
+⎯⎯⎯⎯⎯⎯⎯ Failed Tests 1 ⎯⎯⎯⎯⎯⎯⎯
+
+ FAIL  src/sum.test.ts > sum > adds
+AssertionError: expected 4 to be 3 // Object.is equality
+
+- Expected
++ Received
+
+- 3
++ 4
+
+ ❯ src/sum.test.ts:6:22
+      4|   it('adds', () => {
+      5|     expect(sum(1, 2)).toBe(3)
+
+ Test Files  1 failed (1)
+      Tests  1 failed | 1 passed (2)
+`, []string{`src/sum.test.ts sum > adds @ src/sum.test.ts:6 : AssertionError: expected 4 to be 3`}, 1, 2},
+	// cargo test, Rust 1.73 and later (std's panic message on its own line).
+	{"cargo", `running 2 tests
+test tests::adds ... ok
+test tests::parses ... FAILED
+
+failures:
+
+---- tests::parses stdout ----
+thread 'tests::parses' panicked at src/lib.rs:42:9:
+assertion ` + "`left == right`" + ` failed
+  left: 4
+ right: 5
+note: run with ` + "`RUST_BACKTRACE=1`" + ` environment variable to display a backtrace
+
+
+failures:
+    tests::parses
+
+test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+
+error: test failed, to rerun pass ` + "`--lib`" + `
+`, []string{"tests::parses @ src/lib.rs:42 : assertion `left == right` failed"}, 1, 2},
+	{"cargo, before Rust 1.73", `test it_works ... FAILED
+---- it_works stdout ----
+thread 'it_works' panicked at 'assertion failed: ` + "`(left == right)`" + `', src/main.rs:10:5
+`, []string{"it_works @ src/main.rs:10 : assertion failed: `(left == right)`"}, -1, -1},
+	// Maven Surefire 3: OWASP-Benchmark/BenchmarkUtils#83.
+	{"surefire 3", `[INFO] Running org.owasp.benchmarkutils.score.report.html.VulnerabilityStatsTableTest
+[ERROR] Tests run: 4, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.05 s <<< FAILURE! -- in org.owasp.benchmarkutils.score.report.html.VulnerabilityStatsTableTest
+[ERROR] org.owasp.benchmarkutils.score.report.html.VulnerabilityStatsTableTest.showsSuccessColumns -- Time elapsed: 0.003 s <<< FAILURE!
+org.opentest4j.AssertionFailedError: expected: <true> but was: <false>
+	at org.junit.jupiter.api.AssertionFailureBuilder.build(AssertionFailureBuilder.java:151)
+	at org.junit.jupiter.api.Assertions.assertTrue(Assertions.java:183)
+	at org.owasp.benchmarkutils.score.report.html.VulnerabilityStatsTableTest.showsSuccessColumns(VulnerabilityStatsTableTest.java:154)
+	at java.base/java.lang.reflect.Method.invoke(Method.java:566)
+
+[INFO] Results:
+[INFO]
+[ERROR] Failures: 
+[ERROR]   VulnerabilityStatsTableTest.showsSuccessColumns:154 expected: <true> but was: <false>
+[INFO]
+[ERROR] Tests run: 4, Failures: 1, Errors: 0, Skipped: 0
+`, []string{`org.owasp.benchmarkutils.score.report.html.VulnerabilityStatsTableTest showsSuccessColumns @ VulnerabilityStatsTableTest.java:154 : org.opentest4j.AssertionFailedError: expected: <true> but was: <false>`}, 3, 4},
+	{"surefire 2", `[ERROR] testAdd(com.example.CalcTest)  Time elapsed: 0.012 s  <<< FAILURE!
+java.lang.AssertionError: expected:<3> but was:<4>
+	at org.junit.Assert.fail(Assert.java:88)
+	at com.example.CalcTest.testAdd(CalcTest.java:15)
+`, []string{`com.example.CalcTest testAdd @ CalcTest.java:15 : java.lang.AssertionError: expected:<3> but was:<4>`}, -1, -1},
+	// Gradle's test logging (TestExceptionFormat.SHORT, the default).
+	{"gradle", `> Task :app:test FAILED
+
+AppTest > appHasAGreeting() FAILED
+    org.opentest4j.AssertionFailedError at AppTest.java:12
+
+2 tests completed, 1 failed
+
+FAILURE: Build failed with an exception.
+`, []string{`AppTest appHasAGreeting() @ AppTest.java:12 : org.opentest4j.AssertionFailedError`}, 1, 2},
+	{"nothing a runner printed", "make: *** [Makefile:4: test] Error 1\n", nil, -1, -1},
+}
+
+func TestParseTests(t *testing.T) {
+	for _, s := range runnerSamples {
+		t.Run(s.name, func(t *testing.T) {
+			r := ParseTests(s.out)
+			var got []string
+			for _, f := range r.Failed {
+				g := f.Key()
+				if w := f.Where(); w != "" {
+					g += " @ " + w
+				}
+				got = append(got, g+" : "+f.Message)
+			}
+			if len(got) != len(s.want) {
+				t.Fatalf("failed tests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(s.want, "\n"))
+			}
+			for i := range got {
+				if !strings.HasPrefix(got[i], s.want[i]) {
+					t.Errorf("test %d:\n got %s\nwant %s…", i, got[i], s.want[i])
+				}
+			}
+			if r.Passed != s.passed || r.Total != s.total {
+				t.Errorf("counts %d/%d, want %d/%d", r.Passed, r.Total, s.passed, s.total)
+			}
+		})
+	}
+}
+
+func TestSummary(t *testing.T) {
+	r := ParseTests(runnerSamples[0].out)
+	if got, want := r.Summary(), `2 failed: TestParse/empty (parse_test.go:21: got "x", want ""), TestEmit (emit_test.go:30: mismatch)`; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	b := ParseTests("# example.com/p\n./parse.go:41:2: syntax error: unexpected }, expected expression\nFAIL\texample.com/p [build failed]\n")
+	if got := b.Summary(); got != "does not build: ./parse.go:41:2: syntax error: unexpected }, expected expression" {
+		t.Errorf("build summary %q", got)
+	}
+	if ParseTests("ok  \texample.com/p\t0.1s\n").Summary() != "" {
+		t.Error("a passing run has a summary")
+	}
+}
+
+func FuzzParseTests(f *testing.F) {
+	for _, s := range runnerSamples {
+		f.Add(s.out)
+	}
+	f.Fuzz(func(t *testing.T, out string) {
+		r := ParseTests(out)
+		for _, x := range r.Failed {
+			if x.Name == "" || x.Line < 0 || len(x.Message) > maxLine+len("…") {
+				t.Fatalf("bad test %+v", x)
+			}
+		}
+		_ = fmt.Sprint(r.Summary(), r.Keys())
+	})
+}
