@@ -101,6 +101,18 @@ func storedTaskFile(run *store.Run) *taskfile.File {
 	return file
 }
 
+// checkWorktreesDir refuses, before a run is recorded, a run with an isolated task whose
+// worktrees would have no place (no home directory, or MULLIGAN_WORKTREES inside the repository).
+func checkWorktreesDir(repo *snapshot.Repo, order []*taskfile.Task, isolate bool) error {
+	for _, t := range order {
+		if isolate || t.Isolation == taskfile.IsolationWorktree || t.BestOf > 1 {
+			_, err := repo.WorktreesDir()
+			return err
+		}
+	}
+	return nil
+}
+
 // taskWorktree is the name of task's worktree in run: <run>-<task>.
 func taskWorktree(repo *snapshot.Repo, run, task string) (*snapshot.Worktree, error) {
 	return repo.WorktreeFor(run + "-" + task)

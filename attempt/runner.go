@@ -198,6 +198,9 @@ func Start(ctx context.Context, env Env, opts StartOptions) (*Outcome, error) {
 		return nil, err
 	}
 	repo := env.Repo
+	if err := checkWorktreesDir(repo, order, opts.Isolate); err != nil {
+		return nil, err
+	}
 	runID := opts.ID
 	if runID == "" {
 		runID = snapshot.NewRunID()

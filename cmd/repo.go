@@ -46,6 +46,8 @@ func mapSnapshotError(err error) error {
 		return withHint(ExitUsage, err, "mulligan needs a working tree: use a non-bare clone or `git worktree add`")
 	case errors.Is(err, snapshot.ErrPathNotFound):
 		return withHint(ExitUsage, err, "name paths relative to the current directory; `git ls-tree -r --name-only REV` lists what a snapshot holds")
+	case errors.Is(err, snapshot.ErrWorktreesInRepo):
+		return withHint(ExitUsage, err, "an isolated task's worktree must lie outside the repository: unset MULLIGAN_WORKTREES (the default is $XDG_DATA_HOME/mulligan/worktrees) or point it elsewhere")
 	case errors.Is(err, snapshot.ErrBadRevision):
 		return withHint(ExitUsage, err, "name a commit, a tree or a ref, e.g. `mulligan restore HEAD` or a ref from `git for-each-ref refs/mulligan`")
 	case errors.As(err, &conflict):

@@ -33,6 +33,8 @@ func hermeticGit(t testing.TB) string {
 	t.Setenv("GIT_TERMINAL_PROMPT", "0")
 	t.Setenv("LC_ALL", "C")
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "xdg"))
+	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "share")) // mulligan's worktrees
+	t.Setenv("MULLIGAN_WORKTREES", "")
 	for _, v := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
 		"GIT_COMMON_DIR", "GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS", "GIT_CEILING_DIRECTORIES"} {
 		if _, ok := os.LookupEnv(v); ok {

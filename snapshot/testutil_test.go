@@ -77,6 +77,8 @@ func hermeticHome(t testing.TB, extraGlobal string) *testHome {
 	t.Setenv("HOME", h.Home)
 	t.Setenv("GIT_CONFIG_GLOBAL", h.GlobalConfig)
 	t.Setenv("XDG_CONFIG_HOME", h.XDG)
+	t.Setenv("XDG_DATA_HOME", filepath.Join(h.Home, "share")) // mulligan's worktrees
+	t.Setenv("MULLIGAN_WORKTREES", "")
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	t.Setenv("GIT_ATTR_NOSYSTEM", "1")
 	t.Setenv("GIT_TERMINAL_PROMPT", "0")

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -20,10 +22,69 @@ import (
 // Linked worktrees of mulligan's own (SPEC §4.1): a directory with a `.git` file naming an admin
 // directory under <common>/worktrees/, laid out as `git worktree add --detach` lays it out, so
 // git (and an agent running git in it) sees an ordinary linked worktree on a detached HEAD, and
-// `git worktree list` / `git worktree prune` know it.
+// `git worktree list` / `git worktree prune` know it. The directories themselves live outside the
+// git directory — agents treat every path under .git/ as protected (Claude Code refuses to edit
+// there) — and outside the working tree (a snapshot would take them in).
 
-// WorktreesDir is where mulligan keeps its worktrees: <common>/mulligan/worktrees.
-func WorktreesDir(common string) string { return filepath.Join(common, "mulligan", "worktrees") }
+// WorktreesRoot is where mulligan keeps the worktrees of every repository: MULLIGAN_WORKTREES,
+// else $XDG_DATA_HOME/mulligan/worktrees, else ~/.local/share/mulligan/worktrees.
+func WorktreesRoot() (string, error) {
+	if dir := os.Getenv("MULLIGAN_WORKTREES"); dir != "" {
+		return filepath.Abs(dir)
+	}
+	if data := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(data) { // the XDG spec ignores a relative one
+		return filepath.Join(data, "mulligan", "worktrees"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no place for worktrees (%w): set MULLIGAN_WORKTREES", err)
+	}
+	return filepath.Join(home, ".local", "share", "mulligan", "worktrees"), nil
+}
+
+// ErrWorktreesInRepo is a worktrees directory inside the repository's git directory or working tree.
+var ErrWorktreesInRepo = errors.New("the worktrees directory lies inside the repository")
+
+// WorktreesDir is the directory of r's repository's worktrees: WorktreesRoot/<name>-<hash>, the
+// repository's directory name and a hash of its git directory (two clones named alike get two).
+func (r *Repo) WorktreesDir() (string, error) {
+	root, err := WorktreesRoot()
+	if err != nil {
+		return "", err
+	}
+	common := r.commonDir
+	if real, err := filepath.EvalSymlinks(common); err == nil {
+		common = real
+	}
+	name := filepath.Base(common)
+	if name == ".git" {
+		name = filepath.Base(filepath.Dir(common))
+	}
+	name = strings.Map(func(c rune) rune {
+		if c < 0x80 && (unicode.IsLetter(c) || unicode.IsDigit(c) || c == '-' || c == '_' || c == '.') {
+			return c
+		}
+		return '_'
+	}, strings.TrimSuffix(name, ".git"))
+	sum := sha256.Sum256([]byte(common))
+	dir := filepath.Join(root, fmt.Sprintf("%s-%x", strings.TrimLeft(name, "."), sum[:6]))
+	if r.inside(root) || r.inside(dir) {
+		return "", fmt.Errorf("%w: %s: set MULLIGAN_WORKTREES to a directory outside %s", ErrWorktreesInRepo, root, r.root)
+	}
+	return dir, nil
+}
+
+// within reports whether path is dir or lies under it (both absolute and clean; symlinks resolved
+// where they can be).
+func within(dir, path string) bool {
+	for _, p := range []*string{&dir, &path} {
+		if real, err := filepath.EvalSymlinks(*p); err == nil {
+			*p = real
+		}
+	}
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
 
 // worktreeAdminPrefix starts the name of the admin directory of each of mulligan's worktrees
 // (<common>/worktrees/mulligan-<name>), so they are told apart from the user's.
@@ -36,13 +97,59 @@ type Worktree struct {
 	Admin string // its git directory: <common>/worktrees/mulligan-<name>
 }
 
-// WorktreeFor names the worktree name of repo r's repository (not yet made).
+// WorktreeFor names the worktree name of repo r's repository. One that exists is where its admin
+// directory says it is (where it was made, whatever MULLIGAN_WORKTREES says now), unless that is
+// inside the repository (the layout of old versions, under .git/mulligan/worktrees): it is then
+// made afresh in WorktreesDir.
 func (r *Repo) WorktreeFor(name string) (*Worktree, error) {
 	if name == "" || strings.ContainsAny(name, "/\\\x00") || name == "." || name == ".." || strings.HasPrefix(name, ".") {
 		return nil, fmt.Errorf("worktree name %q: use letters, digits, '.', '_' and '-'", name)
 	}
-	return &Worktree{Name: name, Dir: filepath.Join(WorktreesDir(r.commonDir), name),
-		Admin: filepath.Join(r.commonDir, "worktrees", worktreeAdminPrefix+name)}, nil
+	w := &Worktree{Name: name, Admin: filepath.Join(r.commonDir, "worktrees", worktreeAdminPrefix+name)}
+	if dir := w.recordedDir(); dir != "" && !r.inside(dir) && w.pointsHere(dir) {
+		w.Dir = dir
+		return w, nil
+	}
+	dir, err := r.WorktreesDir()
+	if err != nil {
+		return nil, err
+	}
+	w.Dir = filepath.Join(dir, name)
+	return w, nil
+}
+
+// recordedDir is the working tree w's admin directory names (its gitdir file), "" when none.
+func (w *Worktree) recordedDir() string {
+	b, err := os.ReadFile(filepath.Join(w.Admin, "gitdir"))
+	if err != nil {
+		return ""
+	}
+	gitfile := strings.TrimSpace(string(b))
+	if !filepath.IsAbs(gitfile) || filepath.Base(gitfile) != ".git" {
+		return ""
+	}
+	return filepath.Dir(gitfile)
+}
+
+// pointsHere reports whether dir is w's: named w.Name, with a .git file naming w's admin directory.
+func (w *Worktree) pointsHere(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, ".git"))
+	return err == nil && filepath.Base(dir) == w.Name && strings.TrimSpace(string(b)) == "gitdir: "+w.Admin
+}
+
+// legacyDir is w's directory where an old version made it, under <common>/mulligan/worktrees,
+// "" when it is not there.
+func (r *Repo) legacyDir(w *Worktree) string {
+	dir := w.recordedDir()
+	if dir == "" || dir == w.Dir || filepath.Base(dir) != w.Name || !within(filepath.Join(r.commonDir, "mulligan", "worktrees"), dir) {
+		return ""
+	}
+	return dir
+}
+
+// inside reports whether path lies in r's git directory or working tree.
+func (r *Repo) inside(path string) bool {
+	return within(r.commonDir, path) || within(r.gitDir, path) || within(r.root, path)
 }
 
 // SetWorktree makes w a linked worktree of r's repository holding commit's tree on a detached
@@ -54,6 +161,11 @@ func (r *Repo) SetWorktree(ctx context.Context, w *Worktree, commit plumbing.Has
 	info, err := r.ReadCommit(commit)
 	if err != nil {
 		return nil, fmt.Errorf("worktree %s: %w", w.Name, err)
+	}
+	if old := r.legacyDir(w); old != "" {
+		if err := os.RemoveAll(old); err != nil { // its trees are in the attempt refs
+			return nil, err
+		}
 	}
 	if err := os.MkdirAll(w.Dir, 0o755); err != nil {
 		return nil, err
@@ -208,24 +320,35 @@ func (r *Repo) saveIndex(w *Worktree, tree plumbing.Hash, idx *index.Index) erro
 }
 
 // RemoveWorktree deletes w's directory and its admin directory, so `git worktree prune` has
-// nothing left to do and `git worktree list` no longer shows it.
+// nothing left to do and `git worktree list` no longer shows it, and the repository's directory
+// of worktrees once it is empty. A directory an old version made inside the git directory goes
+// too.
 func (r *Repo) RemoveWorktree(w *Worktree) error {
+	if old := r.legacyDir(w); old != "" {
+		if err := os.RemoveAll(old); err != nil {
+			return err
+		}
+	}
 	if err := os.RemoveAll(w.Dir); err != nil {
 		return err
 	}
-	return os.RemoveAll(w.Admin)
+	if err := os.RemoveAll(w.Admin); err != nil {
+		return err
+	}
+	_ = os.Remove(filepath.Dir(w.Dir)) // fails while another worktree is there: it stays
+	return nil
 }
 
-// Worktrees lists mulligan's worktrees of r's repository (by their admin directories).
+// Worktrees lists mulligan's worktrees of r's repository: by their admin directories, and the
+// directories in WorktreesDir whose admin directory is gone (`git worktree prune` ran, or an agent
+// removed its worktree's admin files).
 func (r *Repo) Worktrees() ([]*Worktree, error) {
 	ents, err := os.ReadDir(filepath.Join(r.commonDir, "worktrees"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
 	var out []*Worktree
+	seen := map[string]bool{}
 	for _, e := range ents {
 		name, ok := strings.CutPrefix(e.Name(), worktreeAdminPrefix)
 		if !ok || !e.IsDir() {
@@ -233,7 +356,23 @@ func (r *Repo) Worktrees() ([]*Worktree, error) {
 		}
 		if w, err := r.WorktreeFor(name); err == nil {
 			out = append(out, w)
+			seen[w.Dir] = true
 		}
+	}
+	dir, err := r.WorktreesDir()
+	if err != nil {
+		return out, nil // nowhere to look: nothing made there
+	}
+	ents, err = os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return out, err
+	}
+	for _, e := range ents {
+		w := &Worktree{Name: e.Name(), Dir: filepath.Join(dir, e.Name()), Admin: filepath.Join(r.commonDir, "worktrees", worktreeAdminPrefix+e.Name())}
+		if _, err := os.Lstat(w.Admin); err == nil || !e.IsDir() || seen[w.Dir] || strings.HasPrefix(w.Name, ".") {
+			continue // an admin directory names another place for it: that one is the worktree
+		}
+		out = append(out, w)
 	}
 	return out, nil
 }

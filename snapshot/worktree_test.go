@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,6 +116,131 @@ func TestWorktreeIsGitsOwn(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "user a\n" {
 		t.Fatal("the user's tree changed")
+	}
+}
+
+// mulligan's worktrees lie outside the git directory and the working tree (SPEC §4.1: agents
+// refuse to edit under .git/), under $XDG_DATA_HOME/mulligan/worktrees/ (~/.local/share/… without
+// it) or MULLIGAN_WORKTREES, one directory per repository: the same for every open of one
+// repository, another for a second clone of the same name. A worktrees directory inside the
+// repository is refused; one made by an old version inside .git/ is made afresh outside it and
+// removed.
+func TestWorktreeOutsideTheGitDirectory(t *testing.T) {
+	ctx := context.Background()
+	home, data := hermeticGit(t), t.TempDir()
+	parent := t.TempDir()
+	mk := func(sub string) (*Repo, string) {
+		dir := filepath.Join(parent, sub, "proj")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		runGit(t, dir, "init", "-q")
+		if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		runGit(t, dir, "add", "-A")
+		runGit(t, dir, "commit", "-qm", "init")
+		return openRepo(t, dir), dir
+	}
+	r, dir := mk("one")
+	r2, _ := mk("two")
+	outside := func(r *Repo, w *Worktree) {
+		t.Helper()
+		for _, inside := range []string{r.CommonDir(), r.Root()} {
+			if rel, err := filepath.Rel(inside, w.Dir); err == nil && !strings.HasPrefix(rel, "..") {
+				t.Fatalf("worktree %s lies under %s", w.Dir, inside)
+			}
+		}
+	}
+	for _, tc := range []struct{ xdg, mw, root string }{
+		{"", "", filepath.Join(home, ".local", "share", "mulligan", "worktrees")},
+		{data, "", filepath.Join(data, "mulligan", "worktrees")},
+		{"relative/is/ignored", "", filepath.Join(home, ".local", "share", "mulligan", "worktrees")},
+		{data, filepath.Join(parent, "mine"), filepath.Join(parent, "mine")},
+	} {
+		t.Setenv("XDG_DATA_HOME", tc.xdg)
+		t.Setenv("MULLIGAN_WORKTREES", tc.mw)
+		w, err := r.WorktreeFor("r1-fix")
+		if err != nil {
+			t.Fatal(err)
+		}
+		outside(r, w)
+		if filepath.Dir(filepath.Dir(w.Dir)) != tc.root || !strings.HasPrefix(filepath.Base(filepath.Dir(w.Dir)), "proj-") {
+			t.Errorf("XDG_DATA_HOME=%q MULLIGAN_WORKTREES=%q: worktree %s, want %s/proj-HASH/r1-fix", tc.xdg, tc.mw, w.Dir, tc.root)
+		}
+		again, _ := openRepo(t, dir).WorktreeFor("r1-fix")
+		other, _ := r2.WorktreeFor("r1-fix")
+		if again.Dir != w.Dir || other.Dir == w.Dir {
+			t.Errorf("one repository's worktree: %s and %s; another's: %s", w.Dir, again.Dir, other.Dir)
+		}
+	}
+
+	// Made, it is found where it was made whatever the environment says now, and removed whole.
+	t.Setenv("MULLIGAN_WORKTREES", "")
+	base, err := r.Snapshot(ctx, SnapshotOptions{Ref: "refs/mulligan/test/base", Message: "base"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := r.WorktreeFor("r1-fix")
+	wr, err := r.SetWorktree(ctx, w, base.Commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wr.Close()
+	outside(r, w)
+	if got := runGit(t, w.Dir, "rev-parse", "--show-toplevel"); got != w.Dir {
+		t.Fatalf("git in the worktree: toplevel %s, want %s", got, w.Dir)
+	}
+	t.Setenv("MULLIGAN_WORKTREES", filepath.Join(parent, "elsewhere"))
+	if again, _ := r.WorktreeFor("r1-fix"); again.Dir != w.Dir {
+		t.Fatalf("the worktree made in %s is looked for in %s", w.Dir, again.Dir)
+	}
+	if ws, err := r.Worktrees(); err != nil || len(ws) != 1 || ws[0].Dir != w.Dir {
+		t.Fatalf("Worktrees() = %v, %v", ws, err)
+	}
+	if err := r.RemoveWorktree(w); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Dir(w.Dir)); !os.IsNotExist(err) {
+		t.Fatalf("the repository's empty worktrees directory stays: %v", err)
+	}
+
+	// Inside the repository: refused.
+	for _, in := range []string{filepath.Join(r.CommonDir(), "wt"), filepath.Join(dir, "wt"), dir} {
+		t.Setenv("MULLIGAN_WORKTREES", in)
+		if w, err := r.WorktreeFor("r1-fix"); !errors.Is(err, ErrWorktreesInRepo) {
+			t.Errorf("MULLIGAN_WORKTREES=%s: %v, %v; want refused", in, w, err)
+		}
+	}
+
+	// An old version's worktree under .git/mulligan/worktrees is set up afresh outside, and the
+	// old directory goes.
+	t.Setenv("MULLIGAN_WORKTREES", filepath.Join(parent, "new"))
+	legacy := &Worktree{Name: "r1-old", Dir: filepath.Join(r.CommonDir(), "mulligan", "worktrees", "r1-old"),
+		Admin: filepath.Join(r.CommonDir(), "worktrees", "mulligan-r1-old")}
+	if wr, err := r.SetWorktree(ctx, legacy, base.Commit); err != nil {
+		t.Fatal(err)
+	} else {
+		wr.Close()
+	}
+	w, err = r.WorktreeFor("r1-old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside(r, w)
+	if wr, err := r.SetWorktree(ctx, w, base.Commit); err != nil {
+		t.Fatal(err)
+	} else {
+		wr.Close()
+	}
+	if _, err := os.Stat(legacy.Dir); !os.IsNotExist(err) {
+		t.Fatalf("the old worktree inside .git stays: %v", err)
+	}
+	if err := r.RemoveWorktree(w); err != nil {
+		t.Fatal(err)
+	}
+	if out := runGit(t, dir, "worktree", "prune", "-n", "-v"); out != "" {
+		t.Fatalf("git worktree prune has something to do:\n%s", out)
 	}
 }
 

@@ -32,6 +32,9 @@ func HermeticGit(env *testscript.Env) error {
 	}
 	env.Setenv("HOME", home)
 	env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	// mulligan's worktrees go under $XDG_DATA_HOME/mulligan/worktrees (SPEC §4.1): the script's own.
+	env.Setenv("XDG_DATA_HOME", filepath.Join(home, ".local", "share"))
+	env.Setenv("MULLIGAN_WORKTREES", "")
 	env.Setenv("GIT_CONFIG_GLOBAL", gitconfig)
 	env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	env.Setenv("GIT_TERMINAL_PROMPT", "0")
