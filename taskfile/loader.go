@@ -226,7 +226,7 @@ func (l *loader) worktreeFiles(e yamlEntry) WorktreeFiles {
 	if !ok {
 		return w
 	}
-	fs := l.fields(entries, []string{"copy", "link"}, "in `worktree`", false)
+	fs := l.fields(entries, worktreeKeys, "in `worktree`", false)
 	for _, k := range []struct {
 		key string
 		dst *[]string

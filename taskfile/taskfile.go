@@ -341,6 +341,7 @@ var (
 	resultContractKeys = []string{"failure_field", "message_field"}
 	classifyKeys       = []string{"pattern", "class", "retry_after"}
 	effectKeys         = []string{"name", "compensate"}
+	worktreeKeys       = []string{"copy", "link"}
 )
 
 // promptVars are the variables a prompt may use: not {{prompt}}, which would be itself.
