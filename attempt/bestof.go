@@ -186,7 +186,7 @@ func (r *runner) runRace(ctx context.Context, t *store.Task, def *taskfile.Task,
 		sub *runner
 		own *store.Task
 		w   *snapshot.Worktree
-		wt  *snapshot.Repo
+		wt  *worktreeSlot
 		ctx context.Context
 		end laneEnd
 		err error
@@ -194,7 +194,7 @@ func (r *runner) runRace(ctx context.Context, t *store.Task, def *taskfile.Task,
 	runners := make([]*laneRunner, 0, len(lanes))
 	defer func() {
 		for _, lr := range runners {
-			lr.wt.Close()
+			lr.wt.close()
 		}
 	}()
 	home := r.env.Repo
@@ -208,7 +208,7 @@ func (r *runner) runRace(ctx context.Context, t *store.Task, def *taskfile.Task,
 			return nil, err
 		}
 		sub, own := r.fork(t.ID)
-		sub.env.Repo, sub.known, sub.inWorktree, sub.current = wt, base, true, t.ID
+		sub.env.Repo, sub.known, sub.inWorktree, sub.current, sub.slot = wt.repo, base, true, t.ID, wt
 		sub.lane = &laneRun{race: rc, n: l, mine: map[int]bool{}}
 		lctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)

@@ -78,8 +78,18 @@ func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
 	}
 	// The tree the attempt left is taken before verify runs (SPEC §4.3): what a test or build
 	// command writes is not the agent's work and does not belong in the attempt's ref.
+	// An isolated attempt whose worktree vanished left nothing: its post is its pre, and it fails.
 	var err error
-	if at.postTree, err = r.currentTree(ctx); err != nil {
+	gone := r.worktreeGone(t.ID)
+	if gone == nil {
+		at.postTree, err = r.currentTree(ctx)
+		gone = r.worktreeGone(t.ID) // removed while it was read
+	}
+	if gone != nil {
+		at.postTree, at.failure, at.schemaRetries = at.pre.Tree, gone, chk.retries
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("post snapshot of %s@%d: %w", t.ID, n, err)
 	}
 	// The submodules' working trees as the agent left them, in their own repositories.

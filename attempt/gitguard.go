@@ -304,6 +304,9 @@ func (r *runner) settleGitOnSuccess(ctx context.Context, task string, def *taskf
 
 // resetTask puts the task's git changes back (by policy) and the tree to the task's base.
 func (r *runner) resetTask(ctx context.Context, task string, def *taskfile.Task, base plumbing.Hash) error {
+	if err := r.ensureWorktree(ctx); err != nil {
+		return err
+	}
 	if err := r.putBackGit(ctx, task, def, false); err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"golang.org/x/sys/unix"
 
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
@@ -132,8 +133,8 @@ func (r *runWriter) openTaskWorktree(task string, lane int) *snapshot.Repo {
 	if err != nil {
 		return nil
 	}
-	if _, err := os.Stat(filepath.Join(w.Dir, ".git")); err != nil {
-		return nil
+	if r.env.Repo.CheckWorktree(w) != nil {
+		return nil // vanished, or no longer mulligan's: it holds nothing of the attempt
 	}
 	wt, err := snapshot.Open(w.Dir)
 	if err != nil {
@@ -155,44 +156,108 @@ func (r *runner) runIsolated(ctx context.Context, t *store.Task, def *taskfile.T
 	if err != nil {
 		return nil, err
 	}
-	wt, err := r.setUpWorktree(ctx, t, def, base, w, "task "+t.ID)
+	slot, err := r.setUpWorktree(ctx, t, def, base, w, "task "+t.ID)
 	if err != nil {
 		return nil, err
 	}
-	defer wt.Close()
+	defer slot.close()
 
-	r.env.Repo, r.known, r.inWorktree = wt, base, true
+	r.env.Repo, r.known, r.inWorktree, r.slot = slot.repo, base, true, slot
 	out, err := r.runAttempts(ctx, t, def, base)
-	r.env.Repo, r.known, r.inWorktree = home, plumbing.ZeroHash, false // the user may have changed anything
+	r.env.Repo, r.known, r.inWorktree, r.slot = home, plumbing.ZeroHash, false, nil // the user may have changed anything
 	if out != nil || err != nil || t.State != store.TaskSucceeded {
 		return out, err // a held or failed task keeps its worktree, for a look (gc removes it)
 	}
 	return r.applyIsolated(ctx, t, base, w)
 }
 
+// A worktreeSlot is the worktree an isolated task's attempts (or a lane's) run in, with what
+// sets it up again when it vanished.
+type worktreeSlot struct {
+	home   *snapshot.Repo
+	w      *snapshot.Worktree
+	commit plumbing.Hash // the task's base, the worktree's HEAD
+	files  taskfile.WorktreeFiles
+	note   func(string)   // says what could not be brought in
+	repo   *snapshot.Repo // the worktree opened: the runner's env.Repo while the task runs
+}
+
+func (s *worktreeSlot) close() { s.repo.Close() }
+
 // setUpWorktree sets worktree w to base (a reused one gets only what differs), brings in the
 // ignored files def asks for, says so for who (`task fix`, `lane 2 of task fix`), and opens it.
-func (r *runner) setUpWorktree(ctx context.Context, t *store.Task, def *taskfile.Task, base plumbing.Hash, w *snapshot.Worktree, who string) (*snapshot.Repo, error) {
+func (r *runner) setUpWorktree(ctx context.Context, t *store.Task, def *taskfile.Task, base plumbing.Hash, w *snapshot.Worktree, who string) (*worktreeSlot, error) {
 	home := r.env.Repo
 	commit, err := home.CommitTree(base, 0, snapshot.SnapshotOptions{Parent: r.baseCommit(),
 		Message: fmt.Sprintf("mulligan %s %s: base\n\nThe tree task %s starts from in its worktree (run %s).\n", r.run.ID, t.ID, t.ID, r.run.ID)})
 	if err != nil {
 		return nil, fmt.Errorf("worktree of task %s: %w", t.ID, err)
 	}
-	wt, err := home.SetWorktree(context.WithoutCancel(ctx), w, commit.Commit)
+	slot := &worktreeSlot{home: home, w: w, commit: commit.Commit, files: def.Worktree, note: func(msg string) {
+		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: msg})
+	}}
+	brought, err := slot.set(ctx)
 	if err != nil {
 		return nil, err
-	}
-	brought, err := bringIgnored(home.Root(), w.Dir, def.Worktree)
-	if err != nil {
-		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: "worktree: " + err.Error()})
 	}
 	msg := fmt.Sprintf("%s runs in its own worktree %s; your working tree is not touched until it succeeds", who, w.Dir)
 	if len(brought) > 0 {
 		msg += " (brought in: " + strings.Join(brought, ", ") + ")"
 	}
 	r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: msg})
-	return wt, nil
+	return slot, nil
+}
+
+// set sets the worktree to the task's base, brings in the ignored files the task asks for
+// (noting what could not be), and opens it. It returns what it brought.
+func (s *worktreeSlot) set(ctx context.Context) ([]string, error) {
+	wt, err := s.home.SetWorktree(context.WithoutCancel(ctx), s.w, s.commit)
+	if err != nil {
+		return nil, err
+	}
+	if s.repo != nil {
+		s.repo.Close()
+	}
+	s.repo = wt
+	brought, err := bringIgnored(s.home.Root(), s.w.Dir, s.files)
+	if err != nil {
+		s.note("worktree: " + err.Error())
+	}
+	return brought, nil
+}
+
+// codeWorktreeGone is the code of an attempt whose worktree vanished or is no longer mulligan's.
+const codeWorktreeGone = "worktree_gone"
+
+// worktreeGone is the failure of an attempt whose worktree vanished (an agent ran `git worktree
+// remove --force` on it, the user deleted it) or no longer belongs to mulligan: nothing of the
+// attempt is there, so it is a failed attempt like one whose runner died (not counted), never
+// an empty tree to record or apply. Nil while the worktree is there, or outside one.
+func (r *runner) worktreeGone(task string) *agentcli.Failure {
+	if r.slot == nil {
+		return nil
+	}
+	err := r.slot.home.CheckWorktree(r.slot.w)
+	if err == nil {
+		return nil
+	}
+	return &agentcli.Failure{Class: taskfile.ClassRunnerDied, Code: codeWorktreeGone, RetryEligible: true,
+		Message: err.Error() + ": nothing of the attempt was kept, nothing is applied",
+		Hint:    fmt.Sprintf("an agent must not remove or move its worktree; a new attempt sets it up again: mulligan retry-task %s %s", r.run.ID, task)}
+}
+
+// ensureWorktree sets the task's worktree up again, at the task's base, when it vanished or is no
+// longer mulligan's, so the next attempt (or the reset of a failed task) has one.
+func (r *runner) ensureWorktree(ctx context.Context) error {
+	s := r.slot
+	if s == nil || s.home.CheckWorktree(s.w) == nil {
+		return nil
+	}
+	if _, err := s.set(ctx); err != nil {
+		return err
+	}
+	r.env.Repo, r.known = s.repo, plumbing.ZeroHash
+	return nil
 }
 
 // baseCommit is the run's base commit (the parent of a worktree's HEAD), zero when unknown.

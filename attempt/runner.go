@@ -156,6 +156,8 @@ type runner struct {
 
 	// lane is the lane of a race this runner runs (bestof.go); nil outside a race.
 	lane *laneRun
+	// slot is the worktree an isolated task's attempts run in (isolate.go); nil in place.
+	slot *worktreeSlot
 }
 
 // ErrActive is returned when another live process runs in this worktree; it wraps the store's

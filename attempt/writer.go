@@ -142,6 +142,9 @@ func (r *runWriter) recordInterrupted(ctx context.Context, t *store.Task, a *sto
 				return fmt.Errorf("post snapshot of interrupted %s@%d in its worktree: %w", t.ID, a.N, werr)
 			}
 			res, err = r.commitSnapshot(postRef, tr.Tree, attemptMessage(r.run.ID, t.ID, a.N, state, f), pre)
+		} else if a.Lane > 0 || TaskIsolated(r.run, t.ID) {
+			// Its worktree vanished: nothing of it is left, and the working tree never held it.
+			res, err = r.commitSnapshot(postRef, plumbing.NewHash(a.PreTree), attemptMessage(r.run.ID, t.ID, a.N, state, f), pre)
 		} else {
 			res, err = r.snapshot(ctx, postRef, attemptMessage(r.run.ID, t.ID, a.N, state, f), pre)
 			inPlace = true

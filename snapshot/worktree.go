@@ -319,6 +319,40 @@ func (r *Repo) saveIndex(w *Worktree, tree plumbing.Hash, idx *index.Index) erro
 	return writeFileAtomic(r.indexFile, data)
 }
 
+// ErrWorktreeGone is a worktree of mulligan's that is no longer there, or no longer its own.
+var ErrWorktreeGone = errors.New("the worktree is gone")
+
+// CheckWorktree reports, as ErrWorktreeGone with what is wrong, a worktree that vanished (an
+// agent ran `git worktree remove --force` on it, the user deleted it) or no longer belongs to
+// mulligan (its .git file names another git directory, its admin directory another place): its
+// directory then holds nothing of the attempt that ran there.
+func (r *Repo) CheckWorktree(w *Worktree) error {
+	gone := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s %s", ErrWorktreeGone, w.Dir, fmt.Sprintf(format, args...))
+	}
+	fi, err := os.Lstat(w.Dir)
+	switch {
+	case err != nil:
+		return gone("no longer exists")
+	case !fi.IsDir():
+		return gone("is no longer a directory")
+	}
+	b, err := os.ReadFile(filepath.Join(w.Dir, ".git"))
+	if err != nil {
+		return gone("has no .git file")
+	}
+	if got := strings.TrimSpace(string(b)); got != "gitdir: "+w.Admin {
+		return gone("has a .git file that names another git directory (%q)", got)
+	}
+	if _, err := os.Stat(filepath.Join(w.Admin, "HEAD")); err != nil {
+		return gone("has lost its git directory %s", w.Admin)
+	}
+	if dir := w.recordedDir(); dir != w.Dir {
+		return gone("is no longer where its git directory says (%s)", dir)
+	}
+	return nil
+}
+
 // RemoveWorktree deletes w's directory and its admin directory, so `git worktree prune` has
 // nothing left to do and `git worktree list` no longer shows it, and the repository's directory
 // of worktrees once it is empty. A directory an old version made inside the git directory goes
