@@ -9,30 +9,9 @@ TAGS    := urfave_cli_no_docs
 
 .PHONY: build install test test-short bench demo lint stress clean
 
-# On Linux the binary is linked statically, glibc included (osusergo and netgo keep os/user and
-# net in Go; sqlite_omit_load_extension drops SQLite's dlopen): no dynamic loader and no lazy
-# binding of each libc function at its first call in every process, 1.3 ms of each start and
-# 1.5-4.5 ms of a one-attempt run at 10k files on the machine it was measured on, and a binary
-# that runs whatever the glibc. Where that cannot link (no libc.a), the binary is dynamic.
-STATIC_TAGS    := osusergo,netgo,sqlite_omit_load_extension
-STATIC_LDFLAGS := -linkmode external -extldflags -static
-
 build:
 	@mkdir -p $(dir $(BIN))
-	@if [ "$$(uname -s)" = Linux ] && $(GO) build -tags $(TAGS),$(STATIC_TAGS) -ldflags "$(LDFLAGS) $(STATIC_LDFLAGS)" -o $(BIN) . 2>$(BIN).static-err; then \
-		rm -f $(BIN).static-err; echo "built $(BIN) (static)"; \
-	else \
-		if [ -s $(BIN).static-err ]; then echo "static link failed ($$(head -c 300 $(BIN).static-err)); building a dynamic binary"; fi; \
-		rm -f $(BIN).static-err; \
-		$(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) . && echo "built $(BIN)"; \
-	fi
-
-# make install copies the binary to $(PREFIX)/bin (default ~/.local/bin, no root needed).
-PREFIX ?= $(HOME)/.local
-install: build
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/mulligan
-	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo "$(PREFIX)/bin is not on PATH: add it, e.g. export PATH=\"$(PREFIX)/bin:\$$PATH\"";; esac
+	$(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) .
 
 # The whole suite: unit tests, fuzz seed corpora, the git compatibility matrix and the
 # testscript end-to-end scripts. Slow suites (100k files, crash loops) live in bench/stress.

@@ -37,6 +37,7 @@ func (r *runner) concludeAttempt(ctx context.Context, at *attemptRun) error {
 	if at.changed, err = r.env.Repo.DiffTrees(at.pre.Tree, at.post.Tree); err != nil {
 		return err
 	}
+	r.lastPost.changed = at.changed
 
 	if err := r.env.DB.View(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 		var err error

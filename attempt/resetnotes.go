@@ -26,6 +26,7 @@ type postState struct {
 	n         int
 	ref       string
 	pre, tree plumbing.Hash
+	changed   []snapshot.Change // pre to tree, when this process diffed them
 }
 
 // noteReset prints what a reset replaced.
@@ -64,9 +65,12 @@ func (r *runner) noteReset(res *snapshot.RestoreResult) {
 	if lp.tree.IsZero() || lp.ref == "" || len(replaced) == 0 {
 		return
 	}
-	cs, err := r.env.Repo.DiffTrees(lp.pre, lp.tree)
-	if err != nil {
-		return
+	cs := lp.changed
+	if cs == nil {
+		var err error
+		if cs, err = r.env.Repo.DiffTrees(lp.pre, lp.tree); err != nil {
+			return
+		}
 	}
 	var paths []string
 	for _, c := range cs {

@@ -34,11 +34,50 @@ const minSecretLen = 4
 // (MAX_OUTPUT_TOKENS, tokens_in, MULLIGAN_IDEMPOTENCY_KEY) are not secrets.
 func SecretName(name string) bool {
 	n := strings.ToUpper(name)
-	if strings.Contains(n, "TOKENS") || strings.Contains(n, "IDEMPOTENCY_KEY") {
+	if countingName(n) {
 		return false
 	}
 	return strings.Contains(n, "KEY") || strings.Contains(n, "TOKEN") ||
 		strings.Contains(n, "SECRET") || strings.Contains(n, "PASSWORD")
+}
+
+// countingName reports whether an upper-cased name only counts or derives (tokens_in, "Tokens:
+// 12k sent", MULLIGAN_IDEMPOTENCY_KEY) though it holds a secret word.
+func countingName(upper string) bool {
+	return strings.Contains(upper, "TOKENS") || strings.Contains(upper, "IDEMPOTENCY_KEY")
+}
+
+// secretWords are the words assignRe looks for in a name.
+var secretWords = []string{"key", "token", "secret", "password", "passwd", "pwd"}
+
+// secretWordIn reports whether name holds a secret word that is not the start of a longer
+// camel-case word: StrictHostKeyChecking and TokenCount name no secret, apiKey and API_KEY do.
+func secretWordIn(name string) bool {
+	lower := strings.ToLower(name)
+	for _, w := range secretWords {
+		for i := 0; ; {
+			j := strings.Index(lower[i:], w)
+			if j < 0 {
+				break
+			}
+			end := i + j + len(w)
+			if end+1 >= len(name) || !isUpper(name[end]) || !isLower(name[end+1]) {
+				return true
+			}
+			i = end
+		}
+	}
+	return false
+}
+
+func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
+func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
+
+// placeholders are values that name a kind of value rather than hold one ("key: value lines" in
+// mulligan's own messages, "password: none"): never a secret, left as they are.
+var placeholders = map[string]bool{
+	"value": true, "values": true, "string": true, "null": true, "none": true, "true": true,
+	"false": true, "empty": true, "unset": true,
 }
 
 // New builds a scrubber from environments in os.Environ form (NAME=VALUE): the process's own,
@@ -68,59 +107,19 @@ var (
 	// A private key block; without its END line it ends at a quote (the end of a JSON string)
 	// or at the end of the text.
 	pemRe    = lazyre.New(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[^"]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|[^"]*)`)
-	tokenRes = []tokenRule{
-		{lazyre.New(`\bsk-ant-[A-Za-z0-9_-]{8,}`), []string{"sk-ant-"}, false},
-		{lazyre.New(`\bsk-proj-[A-Za-z0-9_-]{8,}`), []string{"sk-proj-"}, false},
-		{lazyre.New(`\bsk-[A-Za-z0-9_-]{12,}`), []string{"sk-"}, false},
-		{lazyre.New(`\bgithub_pat_[A-Za-z0-9_]{16,}`), []string{"github_pat_"}, false},
-		{lazyre.New(`\bgh[pousr]_[A-Za-z0-9]{16,}`), []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, false},
-		{lazyre.New(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), []string{"AKIA", "ASIA"}, false},
-		{lazyre.New(`\bxox[a-z]-[A-Za-z0-9-]{8,}`), []string{"xox"}, false},
-		{lazyre.New(`(?i)\bBearer\s+[A-Za-z0-9._~+/=-]{8,}`), []string{"bearer"}, true},
+	tokenRes = []*lazyre.Regexp{
+		lazyre.New(`\bsk-ant-[A-Za-z0-9_-]{8,}`),
+		lazyre.New(`\bsk-proj-[A-Za-z0-9_-]{8,}`),
+		lazyre.New(`\bsk-[A-Za-z0-9_-]{12,}`),
+		lazyre.New(`\bgithub_pat_[A-Za-z0-9_]{16,}`),
+		lazyre.New(`\bgh[pousr]_[A-Za-z0-9]{16,}`),
+		lazyre.New(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),
+		lazyre.New(`\bxox[a-z]-[A-Za-z0-9-]{8,}`),
+		lazyre.New(`(?i)\bBearer\s+[A-Za-z0-9._~+/=-]{8,}`),
 		// user:password@ in a URL
-		{lazyre.New(`\b([a-z][a-z0-9+.-]*://[^\s:/@"'\\]+:)[^\s@/"'\\]+@`), []string{"://"}, false},
+		lazyre.New(`\b([a-z][a-z0-9+.-]*://[^\s:/@"'\\]+:)[^\s@/"'\\]+@`),
 	}
-	// assignNeedles are the words one of which every match of assignRe holds (case folded).
-	assignNeedles = []string{"key", "token", "secret", "passw", "pwd"}
 )
-
-// tokenRule is a token's pattern and the literals one of which every match of it holds (fold:
-// compared without case): text holding none of them is left alone, the pattern neither run nor
-// compiled. Most text mulligan prints holds no secret and none of these.
-type tokenRule struct {
-	re      *lazyre.Regexp
-	needles []string
-	fold    bool
-}
-
-// containsFold reports whether text holds needle, compared without case.
-func containsFold(text, needle string) bool {
-	for i := 0; i+len(needle) <= len(text); i++ {
-		if strings.EqualFold(text[i:i+len(needle)], needle) {
-			return true
-		}
-	}
-	return false
-}
-
-// mayHold reports whether text holds one of needles, compared without ASCII case when fold. Case
-// folding without Unicode's rules would miss what the patterns' (?i) matches (the Kelvin sign
-// is a k there), so text that is not all ASCII may always hold them.
-func mayHold(text string, needles []string, fold bool) bool {
-	if fold {
-		for i := 0; i < len(text); i++ {
-			if text[i] >= 0x80 {
-				return true
-			}
-		}
-	}
-	for _, n := range needles {
-		if fold && containsFold(text, n) || !fold && strings.Contains(text, n) {
-			return true
-		}
-	}
-	return false
-}
 
 // Redacted is what a secret is replaced with.
 const Redacted = "[scrubbed]"
@@ -135,25 +134,18 @@ func (s *Scrubber) String(text string) string {
 			text = strings.ReplaceAll(text, v.value, "[scrubbed:"+v.name+"]")
 		}
 	}
-	if strings.Contains(text, "PRIVATE KEY-----") {
-		text = pemRe.ReplaceAllString(text, Redacted)
-	}
-	for _, t := range tokenRes {
-		if !mayHold(text, t.needles, t.fold) {
+	text = pemRe.ReplaceAllString(text, Redacted)
+	for _, re := range tokenRes {
+		if re.NumSubexp() == 1 {
+			text = re.ReplaceAllString(text, "${1}"+Redacted+"@")
 			continue
 		}
-		if t.re.NumSubexp() == 1 {
-			text = t.re.ReplaceAllString(text, "${1}"+Redacted+"@")
-			continue
-		}
-		text = t.re.ReplaceAllString(text, Redacted)
-	}
-	if !strings.ContainsAny(text, "=:") || !mayHold(text, assignNeedles, true) {
-		return text
+		text = re.ReplaceAllString(text, Redacted)
 	}
 	return assignRe.ReplaceAllStringFunc(text, func(m string) string {
 		sub := assignRe.FindStringSubmatch(m)
-		if strings.HasPrefix(sub[2], "[scrubbed") {
+		if strings.HasPrefix(sub[2], "[scrubbed") || len(sub[2]) < minSecretLen || placeholders[strings.ToLower(sub[2])] ||
+			countingName(strings.ToUpper(sub[1])) || !secretWordIn(sub[1]) {
 			return m
 		}
 		return sub[1] + Redacted

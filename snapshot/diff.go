@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"slices"
 	"sort"
 	"strconv"
-	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -122,78 +120,12 @@ func parseTree(data []byte, h plumbing.Hash) ([]treeEntry, error) {
 // tree), sorted by path. Identical subtrees are skipped without being read, so the cost grows
 // with the number of differences, not with the size of the trees.
 func (r *Repo) DiffTrees(a, b plumbing.Hash) ([]Change, error) {
-	if out, ok := r.diffs.get(a, b); ok {
-		return out, nil
-	}
 	var out []Change
 	if err := r.diffTrees("", a, b, &out); err != nil {
 		return nil, err
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	r.diffs.put(a, b, out)
 	return out, nil
-}
-
-// diffMemo keeps DiffTrees' last few results, either way round: a failed attempt's pre and post
-// trees are diffed for its record, for the reset back to its base (the other way), for the note
-// of that reset and for the autopsy, each reading the trees along every changed path again.
-// A tree never changes under its id, so a result stays true. Long lists are not kept (a diff
-// against the empty tree lists every file).
-type diffMemo struct {
-	mu   sync.Mutex
-	ring [4]diffResult
-	next int
-}
-
-type diffResult struct {
-	a, b plumbing.Hash
-	out  []Change
-	ok   bool
-}
-
-// diffMemoMax is the longest list diffMemo keeps.
-const diffMemoMax = 1024
-
-func (m *diffMemo) get(a, b plumbing.Hash) ([]Change, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for i := range m.ring {
-		d := &m.ring[i]
-		switch {
-		case !d.ok:
-		case d.a == a && d.b == b:
-			return slices.Clone(d.out), true
-		case d.a == b && d.b == a:
-			out := make([]Change, len(d.out))
-			for k, c := range d.out {
-				out[k] = c.reversed()
-			}
-			return out, true
-		}
-	}
-	return nil, false
-}
-
-func (m *diffMemo) put(a, b plumbing.Hash, out []Change) {
-	if len(out) > diffMemoMax {
-		return
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.ring[m.next] = diffResult{a: a, b: b, out: slices.Clone(out), ok: true}
-	m.next = (m.next + 1) % len(m.ring)
-}
-
-// reversed is the change seen from the other side: what was added is deleted.
-func (c Change) reversed() Change {
-	c.From, c.To = c.To, c.From
-	switch c.Action {
-	case Add:
-		c.Action = Delete
-	case Delete:
-		c.Action = Add
-	}
-	return c
 }
 
 func (r *Repo) diffTrees(prefix string, a, b plumbing.Hash, out *[]Change) error {

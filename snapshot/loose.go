@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"compress/zlib"
 	"crypto/sha1"
-	"encoding/binary"
 	"errors"
-	"hash/adler32"
 
 	"hash"
 	"io/fs"
@@ -14,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -38,7 +37,6 @@ type looseWriter struct {
 	path string
 	buf  *bufio.Writer
 	zw   *zlib.Writer
-	raw  []byte // a small object, kept whole and stored uncompressed (storedMax)
 	h    hash.Hash
 	err  error // the first write error
 }
@@ -46,15 +44,6 @@ type looseWriter struct {
 const looseTempPrefix = "mulligan-obj-"
 
 var looseSeq atomic.Uint64
-
-// storedMax is the largest zlib stream written without compression: what fits in one 4 KiB block,
-// the least a file takes on the filesystems git runs on, so compressing it would save no disk. It
-// spares the commits, trees and small files of a run the deflate state (some 400 KB of fresh
-// memory, ~100 page faults each process) and its time; git reads a stored stream like any other.
-const storedMax = 4096
-
-// storedOverhead is the zlib header, one stored block's header and the Adler-32 trailer.
-const storedOverhead = 2 + 5 + 4
 
 // newLooseWriter starts a loose object of total bytes (header and content).
 func (s *objectStore) newLooseWriter(total int64) (*looseWriter, error) {
@@ -72,32 +61,25 @@ func (s *objectStore) newLooseWriter(total int64) (*looseWriter, error) {
 		return nil, err
 	}
 	w := &looseWriter{s: s, f: f, path: path, h: sha1.New()}
-	if total+storedOverhead <= storedMax {
-		w.raw = make([]byte, 0, total)
-		return w, nil
-	}
-	select {
-	case c := <-compressors:
+	if c, ok := compressors.Get().(*compressor); ok {
 		w.buf, w.zw = c.buf, c.zw
 		w.buf.Reset(f)
 		w.zw.Reset(w.buf)
-	default:
+	} else {
 		w.buf = bufio.NewWriterSize(f, 64<<10)
 		w.zw, _ = zlib.NewWriterLevel(w.buf, zlib.BestSpeed) // git's core.looseCompression default
 	}
 	return w, nil
 }
 
-// compressor is a writer's buffer and zlib state (some 400 KB, and a tenth of a millisecond to
-// set up), reused by the next writer: a run writes a few hundred objects (trees, commits, changed
-// files). A free list of two, not a sync.Pool: the pool is emptied by every garbage collection,
-// which a run under GOGC=10 has between most writes.
+// compressor is a writer's buffer and zlib state (some 400 KB), reused by the next writer: a run
+// writes a few hundred objects (trees, commits, changed files).
 type compressor struct {
 	buf *bufio.Writer
 	zw  *zlib.Writer
 }
 
-var compressors = make(chan compressor, 2)
+var compressors sync.Pool
 
 // release hands the writer's buffer and compressor to the next one.
 func (w *looseWriter) release() {
@@ -105,10 +87,7 @@ func (w *looseWriter) release() {
 		return
 	}
 	w.buf.Reset(nil)
-	select {
-	case compressors <- compressor{buf: w.buf, zw: w.zw}:
-	default:
-	}
+	compressors.Put(&compressor{buf: w.buf, zw: w.zw})
 	w.buf, w.zw = nil, nil
 }
 
@@ -117,13 +96,6 @@ func (w *looseWriter) Write(p []byte) (int, error) {
 		return 0, w.err
 	}
 	w.h.Write(p)
-	if w.zw == nil {
-		if len(w.raw)+len(p) > cap(w.raw) {
-			return 0, errChangedWhileReading // more than the size it was started with
-		}
-		w.raw = append(w.raw, p...)
-		return len(p), nil
-	}
 	if _, err := w.zw.Write(p); err != nil {
 		w.err = err
 		return 0, err
@@ -146,8 +118,6 @@ func (w *looseWriter) finish() (plumbing.Hash, error) {
 	err := w.err
 	switch {
 	case err != nil:
-	case w.zw == nil:
-		_, err = w.f.Write(storedZlib(w.raw))
 	default:
 		if err = w.zw.Close(); err == nil {
 			err = w.buf.Flush()
@@ -166,17 +136,6 @@ func (w *looseWriter) finish() (plumbing.Hash, error) {
 		return id, err
 	}
 	return id, nil
-}
-
-// storedZlib is data as a zlib stream of one stored (uncompressed) deflate block (RFC 1950, 1951):
-// data is at most storedMax-storedOverhead bytes.
-func storedZlib(data []byte) []byte {
-	n := len(data)
-	out := make([]byte, 0, n+storedOverhead)
-	out = append(out, 0x78, 0x01)                                       // deflate, 32K window, fastest; (0x7801 % 31 == 0)
-	out = append(out, 0x01, byte(n), byte(n>>8), ^byte(n), ^byte(n>>8)) // final stored block, LEN, NLEN
-	out = append(out, data...)
-	return binary.BigEndian.AppendUint32(out, adler32.Checksum(data))
 }
 
 // place renames the finished temporary file tmp to dst, making dst's directory when a concurrent

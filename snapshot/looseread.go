@@ -2,10 +2,8 @@ package snapshot
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/adler32"
 	"io"
 	"strconv"
 
@@ -17,9 +15,8 @@ import (
 // of them back: the trees along each changed path (an attempt's diff, the reset, the autopsy),
 // the commits it peels. go-git takes each through its file-system abstraction, a zlib reader
 // (some 40 KB of window) and its object cache (a map per object); here the file is read in one
-// call and, when it is a stream of stored blocks (what mulligan writes for small objects,
-// storedZlib), taken as it is. Other streams are inflated by a pooled reader. Objects larger
-// than maxPackedRead are streamed (objread.go).
+// call and inflated by a pooled reader. Objects larger than maxPackedRead are streamed
+// (objread.go).
 
 // errNotLoose sends a read to the packs; errLooseTooLarge to a stream (objread.go).
 var (
@@ -42,7 +39,8 @@ func (s *objectStore) readLoose(h plumbing.Hash) (plumbing.ObjectType, []byte, e
 	if err := unix.Fstat(fd, &st); err != nil {
 		return plumbing.InvalidObject, nil, err
 	}
-	if st.Size > maxPackedRead+storedOverhead+64 {
+	// A zlib stream is at most a few bytes a 64 KiB block larger than what it holds.
+	if st.Size > maxPackedRead+maxPackedRead>>10+64 {
 		return plumbing.InvalidObject, nil, errLooseTooLarge
 	}
 	z := make([]byte, st.Size)
@@ -59,47 +57,11 @@ func (s *objectStore) readLoose(h plumbing.Hash) (plumbing.ObjectType, []byte, e
 		}
 		off += n
 	}
-	raw, ok := unstoreZlib(z)
-	if !ok {
-		var err error
-		if raw, err = inflateAll(z, maxPackedRead+64); err != nil {
-			return plumbing.InvalidObject, nil, fmt.Errorf("loose object %s: %w", h, err)
-		}
+	raw, err := inflateAll(z, maxPackedRead+64)
+	if err != nil {
+		return plumbing.InvalidObject, nil, fmt.Errorf("loose object %s: %w", h, err)
 	}
 	return parseLooseHeader(h, raw)
-}
-
-// unstoreZlib returns the content of a zlib stream made only of stored (uncompressed) deflate
-// blocks, its Adler-32 checked; false for any other stream.
-func unstoreZlib(z []byte) ([]byte, bool) {
-	if len(z) < 2+5+4 || z[0]&0x0f != 8 || z[1]&0x20 != 0 || (uint(z[0])<<8|uint(z[1]))%31 != 0 {
-		return nil, false // not deflate, a preset dictionary, or a bad header check
-	}
-	p := z[2:]
-	var out []byte
-	for {
-		if len(p) < 5 || p[0]&0x06 != 0 { // BTYPE 00: stored
-			return nil, false
-		}
-		final := p[0]&1 != 0
-		n := int(binary.LittleEndian.Uint16(p[1:]))
-		if binary.LittleEndian.Uint16(p[3:]) != ^uint16(n) || len(p) < 5+n {
-			return nil, false
-		}
-		if final && out == nil {
-			out = p[5 : 5+n] // one block: its bytes, as they are in the file
-		} else {
-			out = append(out, p[5:5+n]...)
-		}
-		p = p[5+n:]
-		if final {
-			break
-		}
-	}
-	if len(p) != 4 || binary.BigEndian.Uint32(p) != adler32.Checksum(out) {
-		return nil, false
-	}
-	return out, true
 }
 
 // inflateAll inflates the zlib stream z whole, refusing more than limit bytes.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -44,9 +45,7 @@ const (
 const maxDeltaChain = 10000
 
 // readPacked returns a packed object's type and content, reloading the list of packs once when
-// the object is in no pack listed and not loose either (a concurrent repack may have just moved
-// it). A loose object, as every object a run writes is, costs an lstat, not a new listing of the
-// packs (a glob and a stat a pack: ~0.1 ms, some twenty times a run before).
+// the object is not found (a concurrent repack may have just moved it).
 func (s *objectStore) readPacked(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	s.packMu.Lock()
 	defer s.packMu.Unlock()
@@ -54,7 +53,7 @@ func (s *objectStore) readPacked(h plumbing.Hash) (plumbing.ObjectType, []byte, 
 		s.loadPacksLocked()
 	}
 	t, data, err := s.readPackedLocked(h, 0, maxPackedRead)
-	if errors.Is(err, errNotPacked) && !s.hasLoose(h) {
+	if errors.Is(err, errNotPacked) {
 		s.loadPacksLocked()
 		t, data, err = s.readPackedLocked(h, 0, maxPackedRead)
 	}
@@ -205,29 +204,24 @@ func inflateDelta(r io.Reader, size uint64, outermost bool, limit uint64) ([]byt
 
 // inflaters are idle zlib readers (some 40 KB each, most of it the window): a checkout of a
 // worktree inflates one object per file, and a reader made for each would be most of its garbage.
-var inflaters = make(chan io.ReadCloser, 4)
+var inflaters sync.Pool
 
 // getInflater is a zlib reader of r, an idle one reset when there is one.
 func getInflater(r io.Reader) (io.ReadCloser, error) {
-	select {
-	case zr := <-inflaters:
+	if zr, ok := inflaters.Get().(io.ReadCloser); ok {
 		if err := zr.(zlib.Resetter).Reset(r, nil); err != nil {
 			putInflater(zr)
 			return nil, err
 		}
 		return zr, nil
-	default:
-		return zlib.NewReader(r)
 	}
+	return zlib.NewReader(r)
 }
 
-// putInflater closes zr and keeps it for the next getInflater, room permitting.
+// putInflater closes zr and keeps it for the next getInflater.
 func putInflater(zr io.ReadCloser) {
 	zr.Close()
-	select {
-	case inflaters <- zr:
-	default:
-	}
+	inflaters.Put(zr)
 }
 
 // inflateExactly inflates the zlib stream at r, which must hold exactly size bytes.

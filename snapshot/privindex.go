@@ -243,8 +243,6 @@ func decodePriv(c *privReader, cur *userIndexStamp) (*privIndex, error) {
 		paths = unsafe.String(&arena[:1][0], pathBytes)
 	}
 	p.entries = make([]entry, nEntries)
-	prefaultSlice(arena)
-	prefaultSlice(p.entries)
 	prev := 0
 	for i := 0; i < nEntries; i++ {
 		start, err := readPath(c, &arena, &prev, true)

@@ -39,8 +39,6 @@ type Repo struct {
 
 	refMu   sync.Mutex
 	refSeen map[string]seenRef // ReadGitState's loose refs, by path
-
-	diffs diffMemo // DiffTrees' last results
 }
 
 // Open finds the repository containing dir, walking up as git does. `.git` may be a directory or a

@@ -58,24 +58,3 @@ func direntType(t uint8) uint8 {
 	}
 	return dtOther
 }
-
-// madvPopulateWrite is MADV_POPULATE_WRITE (Linux 5.14): the pages of a range are faulted in,
-// writable, by one call.
-const madvPopulateWrite = 23
-
-// prefault maps in, by one madvise, the whole pages of memory b is about to be written all
-// over: fresh memory the process would otherwise fault in a page at a time (on the VMs mulligan
-// was measured on a fault costs ~16 us, a page populated ~7 us, its first touch included). Where
-// the kernel has no MADV_POPULATE_WRITE nothing happens.
-func prefault(b []byte) {
-	const page = 4096
-	if len(b) < 4*page {
-		return
-	}
-	start := (uintptr(unsafe.Pointer(&b[0])) + page - 1) &^ (page - 1)
-	end := (uintptr(unsafe.Pointer(&b[0])) + uintptr(len(b))) &^ (page - 1)
-	if end <= start {
-		return
-	}
-	unix.Syscall(unix.SYS_MADVISE, start, end-start, madvPopulateWrite)
-}

@@ -35,6 +35,3 @@ func readDirents(fd int, s *scratch) error {
 	}
 	return nil
 }
-
-// prefault does nothing here (sys_linux.go).
-func prefault(b []byte) {}

@@ -450,8 +450,6 @@ func (r *Repo) newReseeder(p *privIndex, old []*entry, stamp userIndexStamp, tra
 	n := tracked + len(old)/8
 	m := &reseeder{r: r, np: np, stamp: stamp, w: &walker{set: r.set}, counts: map[plumbing.Hash]int{}, old: old,
 		out: make([]entry, 0, n), ubs: make([]plumbing.Hash, 0, n)}
-	prefaultSlice(m.out) // fresh memory the reseed writes whole (see prefault)
-	prefaultSlice(m.ubs)
 	return m
 }
 
