@@ -25,17 +25,18 @@ import (
 // in testdata/script run the real program as a subprocess, exactly as a user's shell would.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"mulligan":   func() { os.Exit(cmd.Main()) },
-		"fakeagent":  func() { os.Exit(fakeagent.Main(os.Args[1:])) },
-		"status":     func() { os.Exit(scripttest.Status(os.Args[1:])) },
-		"jget":       func() { os.Exit(scripttest.JSONGet(os.Args[1:])) },
-		"gittree":    func() { os.Exit(gitTree(os.Args[1:])) },
-		"waitfile":   func() { os.Exit(waitFile(os.Args[1:])) },
-		"alive":      func() { os.Exit(alive(os.Args[1:])) },
-		"dbcheck":    func() { os.Exit(dbCheck(os.Args[1:])) },
-		"waitrun":    func() { os.Exit(waitRun(os.Args[1:])) },
-		"aligned":    func() { os.Exit(aligned(os.Args[1:])) },
-		"scrubcheck": func() { os.Exit(scrubCheck(os.Args[1:])) },
+		"mulligan":     func() { os.Exit(cmd.Main()) },
+		"fakeagent":    func() { os.Exit(fakeagent.Main(os.Args[1:])) },
+		"status":       func() { os.Exit(scripttest.Status(os.Args[1:])) },
+		"jget":         func() { os.Exit(scripttest.JSONGet(os.Args[1:])) },
+		"gittree":      func() { os.Exit(gitTree(os.Args[1:])) },
+		"waitfile":     func() { os.Exit(waitFile(os.Args[1:])) },
+		"alive":        func() { os.Exit(alive(os.Args[1:])) },
+		"dbcheck":      func() { os.Exit(dbCheck(os.Args[1:])) },
+		"waitrun":      func() { os.Exit(waitRun(os.Args[1:])) },
+		"aligned":      func() { os.Exit(aligned(os.Args[1:])) },
+		"scrubcheck":   func() { os.Exit(scrubCheck(os.Args[1:])) },
+		"helpexamples": func() { os.Exit(helpExamples(os.Args[1:])) },
 	})
 }
 

@@ -8,7 +8,7 @@ func TestParseAddress(t *testing.T) {
 		"fix-tests@2":           {Task: "fix-tests", N: 2},
 		"k3f9/fix-tests":        {Run: "k3f9", Task: "fix-tests"},
 		"k3f9/fix-tests@latest": {Run: "k3f9", Task: "fix-tests"},
-		"last/main@1":           {Task: "main", N: 1},
+		"last/main@1":           {Run: "last", Task: "main", N: 1},
 		"abc123/a.b_c-d@10":     {Run: "abc123", Task: "a.b_c-d", N: 10},
 	}
 	for in, want := range good {

@@ -91,82 +91,83 @@ func rejectCommand(g *globals) *cli.Command {
 }
 
 func runApprove(ctx context.Context, g *globals, addr string, payload json.RawMessage, detach, dryRun bool) error {
-	st, err := openState(g)
-	if err != nil {
-		return err
-	}
-	st.noHooks = dryRun // a dry run acts on nothing, hooks included
-	defer st.Close()
-	id, task, err := decisionTarget(ctx, st, "approve", addr)
-	if err != nil {
-		return err
-	}
-	run, err := st.getRun(ctx, id)
-	if err != nil {
-		return err
-	}
-	for _, t := range run.Tasks {
-		if t.ID == task && t.State != store.TaskWaitingApproval {
-			return fmt.Errorf("task %s of run %s is %s: %w", task, id, t.State, attempt.ErrNotWaitingApproval)
+	d := decision{command: "approve", addr: addr, detach: detach, dryRun: dryRun, refuse: refuseLive}
+	return runDecision(ctx, g, d, func(st *state, t *attempt.Target) error {
+		id, task := t.Run.ID, t.Task.ID
+		if t.Task.State != store.TaskWaitingApproval {
+			return fmt.Errorf("task %s of run %s is %s: %w", task, id, t.Task.State, attempt.ErrNotWaitingApproval)
 		}
-	}
-	file, err := loadStoredFile(run)
-	if err != nil {
-		return err
-	}
-	if def := file.Task(task); def != nil && def.ApprovalSchema != "" {
-		if payload == nil {
-			return usageError(fmt.Sprintf("pass the approval: mulligan approve %s/%s --payload JSON", id, task),
-				"task %s declares approval_schema %s: the approval needs a --payload", task, def.ApprovalSchema)
+		if err := waitingNamed(t, "approve"); err != nil {
+			return err
 		}
-		sch, err := attempt.CompileApprovalSchema(st.repo.Root(), def.ApprovalSchema)
+		file, err := loadStoredFile(t.Run)
 		if err != nil {
 			return err
 		}
-		if msg := sch.Check(payload); msg != "" {
-			return usageError("fix the payload and approve again", "--payload does not satisfy %s: %s", def.ApprovalSchema, msg)
+		if def := file.Task(task); def != nil && def.ApprovalSchema != "" {
+			if payload == nil {
+				return usageError(fmt.Sprintf("pass the approval: mulligan approve %s/%s --payload JSON", id, task),
+					"task %s declares approval_schema %s: the approval needs a --payload", task, def.ApprovalSchema)
+			}
+			sch, err := attempt.CompileApprovalSchema(st.repo.Root(), def.ApprovalSchema)
+			if err != nil {
+				return err
+			}
+			if msg := sch.Check(payload); msg != "" {
+				return usageError("fix the payload and approve again", "--payload does not satisfy %s: %s", def.ApprovalSchema, msg)
+			}
 		}
-	}
-	p, err := plan.PlanApprove(ctx, st.planEnv(), plan.ApproveOptions{Run: id, Task: task, Payload: payload})
-	if err != nil {
-		return refuseLive(err, id)
-	}
-	if dryRun {
-		return printPlan(g, p)
-	}
-	res, err := executeDecision(ctx, p, fmt.Sprintf("nothing was decided: task %s still waits for approval and its change could not be carried into the tree; fix the path, then `mulligan approve %s` again", task, addr))
-	if err != nil {
-		return refuseLive(err, id)
-	}
-	n := p.Approved.N
-	fmt.Fprintf(g.io.ErrOut, "approve: %s@%d accepted; task %s succeeded\n", task, n, task)
-	if res.Restore != nil {
-		// Independent tasks went on (or the tree was reset) after it: its change was carried in.
-		fmt.Fprintf(g.io.ErrOut, "approve: %s@%d's change is in the tree (%d path%s changed); undo point %s\n",
-			task, n, len(res.Restore.Changes), plural(len(res.Restore.Changes)), res.UndoRef)
-	}
-	return continueRun(ctx, g, st, id, continueOptions{Detach: detach})
+		p, err := plan.PlanApprove(ctx, st.planEnv(), plan.ApproveOptions{Run: id, Task: task, Payload: payload})
+		if err != nil {
+			return err
+		}
+		if dryRun {
+			return printPlan(g, p)
+		}
+		res, err := executeDecision(ctx, p, fmt.Sprintf("nothing was decided: task %s still waits for approval and its change could not be carried into the tree; fix the path, then `mulligan approve %s` again", task, addr))
+		if err != nil {
+			return err
+		}
+		n := p.Approved.N
+		fmt.Fprintf(g.io.ErrOut, "approve: %s@%d accepted; task %s succeeded\n", task, n, task)
+		if res.Restore != nil {
+			// Independent tasks went on (or the tree was reset) after it: its change was carried in.
+			fmt.Fprintf(g.io.ErrOut, "approve: %s@%d's change is in the tree (%d path%s changed); undo point %s\n",
+				task, n, len(res.Restore.Changes), plural(len(res.Restore.Changes)), res.UndoRef)
+		}
+		return nil
+	})
 }
 
 func runReject(ctx context.Context, g *globals, addr, text string, detach bool) error {
-	st, err := openState(g)
-	if err != nil {
-		return err
+	d := decision{command: "reject", addr: addr, detach: detach, refuse: refuseLive}
+	return runDecision(ctx, g, d, func(st *state, t *attempt.Target) error {
+		if err := waitingNamed(t, "reject"); err != nil {
+			return err
+		}
+		if err := attempt.Reject(ctx, st.db, t.Run.ID, t.Task.ID, text); err != nil {
+			return err
+		}
+		if text != "" {
+			fmt.Fprintf(g.io.ErrOut, "reject: task %s gets a new attempt with your text\n", t.Task.ID)
+		} else {
+			fmt.Fprintf(g.io.ErrOut, "reject: task %s gets a new attempt\n", t.Task.ID)
+		}
+		return nil
+	})
+}
+
+// waitingNamed refuses an address whose @N is not the attempt waiting for approval: approve and
+// reject decide on that one attempt, and an address names exactly one.
+func waitingNamed(t *attempt.Target, command string) error {
+	if t.N == 0 || t.Task.State != store.TaskWaitingApproval {
+		return nil
 	}
-	defer st.Close()
-	id, task, err := decisionTarget(ctx, st, "reject", addr)
-	if err != nil {
-		return err
+	if w := attempt.WaitingAttempt(t.Task); w != nil && w.N != t.N {
+		return usageError(fmt.Sprintf("mulligan %s %s/%s@%d", command, t.Run.ID, t.Task.ID, w.N),
+			"%s@%d is not the attempt waiting for approval: %s@%d is", t.Task.ID, t.N, t.Task.ID, w.N)
 	}
-	if err := attempt.Reject(ctx, st.db, id, task, text); err != nil {
-		return refuseLive(err, id)
-	}
-	if text != "" {
-		fmt.Fprintf(g.io.ErrOut, "reject: task %s gets a new attempt with your text\n", task)
-	} else {
-		fmt.Fprintf(g.io.ErrOut, "reject: task %s gets a new attempt\n", task)
-	}
-	return continueRun(ctx, g, st, id, continueOptions{Detach: detach})
+	return nil
 }
 
 // refuseLive turns ErrActive into exit 6: a run that goes on with its independent tasks takes

@@ -49,7 +49,44 @@ func stopCommand(g *globals) *cli.Command {
 	}
 }
 
-// decisionTarget resolves ADDR to its run and task (the attempt number does not matter).
+// decision is one operator decision on a task (approve, reject, prompt, stop, retry-task), as
+// runDecision takes it: every one opens the history, resolves its address to one task of one
+// run (in this worktree), decides, and continues the run like run does.
+type decision struct {
+	command string // the command's name, for messages
+	addr    string // the address as typed
+	dryRun  bool   // print the plan only: hooks off, the run does not continue
+	detach  bool
+	force   bool
+	// refuse maps the decision's errors (ErrActive: refuseActive or refuseLive).
+	refuse func(err error, runID string) error
+}
+
+// runDecision is the skeleton the decision commands share. decide takes the decision on the task
+// the address names; with dryRun it prints the plan instead.
+func runDecision(ctx context.Context, g *globals, d decision, decide func(st *state, t *attempt.Target) error) error {
+	st, err := openState(g)
+	if err != nil {
+		return err
+	}
+	st.noHooks = d.dryRun // a dry run acts on nothing, hooks included
+	defer st.Close()
+	t, err := st.resolve(ctx, d.addr, attempt.WantTask)
+	if err != nil {
+		return err
+	}
+	if err := inRunWorktree(st, t.Run, d.command+" "+d.addr); err != nil {
+		return err
+	}
+	if err := decide(st, t); err != nil {
+		return d.refuse(err, t.Run.ID)
+	}
+	if d.dryRun {
+		return nil
+	}
+	return continueRun(ctx, g, st, t.Run.ID, continueOptions{Detach: d.detach, Force: d.force})
+}
+
 // executeDecision executes a decision's plan (stop, approve). When its tree step fails nothing
 // was recorded: the error keeps the tree error's exit code and says so with undecided as hint.
 // Other errors are the caller's to map.
@@ -62,76 +99,38 @@ func executeDecision(ctx context.Context, p *plan.Plan, undecided string) (*plan
 	return res, err
 }
 
-func decisionTarget(ctx context.Context, st *state, command, text string) (runID, task string, err error) {
-	addr, err := attempt.ParseAddress(text)
-	if err != nil {
-		return "", "", usageError("an address is [RUN/]TASK[@N], e.g. fix-tests or k3f9/fix-tests", "%s", err)
-	}
-	id, err := st.resolveRun(ctx, addr.Run)
-	if err != nil {
-		return "", "", err
-	}
-	run, err := st.getRun(ctx, id)
-	if err != nil {
-		return "", "", err
-	}
-	if err := inRunWorktree(st, run, command+" "+text); err != nil {
-		return "", "", err
-	}
-	for _, t := range run.Tasks {
-		if t.ID == addr.Task {
-			return id, t.ID, nil
-		}
-	}
-	return "", "", unknownTask(run, addr.Task)
-}
-
 func runPrompt(ctx context.Context, g *globals, addr, text string, detach bool) error {
-	st, err := openState(g)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	id, task, err := decisionTarget(ctx, st, "prompt", addr)
-	if err != nil {
-		return err
-	}
-	if err := attempt.PromptTask(ctx, st.db, id, task, text); err != nil {
-		return refuseActive(err, id)
-	}
-	fmt.Fprintf(g.io.ErrOut, "prompt: task %s gets a new attempt with your text\n", task)
-	return continueRun(ctx, g, st, id, continueOptions{Detach: detach})
+	d := decision{command: "prompt", addr: addr, detach: detach, refuse: refuseActive}
+	return runDecision(ctx, g, d, func(st *state, t *attempt.Target) error {
+		if err := attempt.PromptTask(ctx, st.db, t.Run.ID, t.Task.ID, text); err != nil {
+			return err
+		}
+		fmt.Fprintf(g.io.ErrOut, "prompt: task %s gets a new attempt with your text\n", t.Task.ID)
+		return nil
+	})
 }
 
 func runStop(ctx context.Context, g *globals, addr string, detach, dryRun bool) error {
-	st, err := openState(g)
-	if err != nil {
-		return err
-	}
-	if dryRun {
-		st.noHooks = true // a dry run acts on nothing, hooks included
-	}
-	defer st.Close()
-	id, task, err := decisionTarget(ctx, st, "stop", addr)
-	if err != nil {
-		return err
-	}
-	p, err := plan.PlanStop(ctx, st.planEnv(), plan.StopOptions{Run: id, Task: task})
-	if err != nil {
-		return refuseActive(err, id)
-	}
-	if dryRun {
-		return printPlan(g, p)
-	}
-	res, err := executeDecision(ctx, p, fmt.Sprintf("nothing was decided: task %s is still blocked and the tree could not be put back to its base; fix the path, then `mulligan stop %s` again", task, addr))
-	if err != nil {
-		return refuseActive(err, id)
-	}
-	fmt.Fprintf(g.io.ErrOut, "stop: task %s failed (operator-stop); its dependents will be skipped\n", task)
-	if res.Restore != nil {
-		// A failed task leaves no edits behind; its attempts' trees stay in their refs.
-		fmt.Fprintf(g.io.ErrOut, "stop: the tree is back at task %s's base (%d path%s changed); undo point %s\n",
-			task, len(res.Restore.Changes), plural(len(res.Restore.Changes)), res.UndoRef)
-	}
-	return continueRun(ctx, g, st, id, continueOptions{Detach: detach})
+	d := decision{command: "stop", addr: addr, detach: detach, dryRun: dryRun, refuse: refuseActive}
+	return runDecision(ctx, g, d, func(st *state, t *attempt.Target) error {
+		id, task := t.Run.ID, t.Task.ID
+		p, err := plan.PlanStop(ctx, st.planEnv(), plan.StopOptions{Run: id, Task: task})
+		if err != nil {
+			return err
+		}
+		if dryRun {
+			return printPlan(g, p)
+		}
+		res, err := executeDecision(ctx, p, fmt.Sprintf("nothing was decided: task %s is still blocked and the tree could not be put back to its base; fix the path, then `mulligan stop %s` again", task, addr))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(g.io.ErrOut, "stop: task %s failed (operator-stop); its dependents will be skipped\n", task)
+		if res.Restore != nil {
+			// A failed task leaves no edits behind; its attempts' trees stay in their refs.
+			fmt.Fprintf(g.io.ErrOut, "stop: the tree is back at task %s's base (%d path%s changed); undo point %s\n",
+				task, len(res.Restore.Changes), plural(len(res.Restore.Changes)), res.UndoRef)
+		}
+		return nil
+	})
 }

@@ -31,8 +31,8 @@ var commandHelp = map[string]struct{ examples, exits string }{
 	"diff": {`mulligan diff fix-tests@2              what attempt 2 changed
   mulligan diff fix-tests@1 fix-tests@2 --stat`, "0, 1 a tree is gone (gc), 2 no such attempt"},
 	"snapshot": {`mulligan snapshot -m 'before the refactor'`, "0, 1 the snapshot failed"},
-	"restore": {`mulligan restore refs/mulligan/runs/k3f9/fix/2/post
-  mulligan restore k3f9/fix@2`, "0, 1 failed, 2 usage, 6 refused (the tree changed under the restore)"},
+	"restore": {`mulligan restore refs/mulligan/runs/k3f9/fix-tests/2/post
+  mulligan restore k3f9/fix-tests@2`, "0, 1 failed, 2 usage, 6 refused (the tree changed under the restore)"},
 	"undo": {`mulligan undo`, "0, 1 failed, 2 nothing to undo, 6 refused"},
 	"retry-task": {`mulligan retry-task fix-tests
   mulligan retry-task k3f9 fix-tests --from-base --no-deps`, runExits},

@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 type restoreOptions struct {
@@ -49,7 +52,16 @@ func runRestore(c *cli.Context, g *globals, opts restoreOptions) error {
 	defer repo.Close()
 	tree, _, err := repo.ResolveRevision(opts.Rev)
 	if err != nil {
-		return err
+		// Not a git revision: an attempt's address (k3f9/fix-tests@2) names the tree it left.
+		t, aerr := addressTree(c.Context, g, repo, opts.Rev)
+		if aerr != nil {
+			var addr *attempt.AddressError
+			if _, perr := attempt.ParseAddress(opts.Rev); perr == nil && (errors.As(aerr, &addr) || strings.ContainsAny(opts.Rev, "/@")) {
+				return aerr
+			}
+			return err
+		}
+		tree = t
 	}
 	paths, err := repoPaths(repo, opts.Paths)
 	if err != nil {
@@ -60,6 +72,27 @@ func runRestore(c *cli.Context, g *globals, opts restoreOptions) error {
 		what += " -- " + strings.Join(paths, " ")
 	}
 	return restorePaths(c, g, repo, tree, opts.DryRun, what, paths)
+}
+
+// addressTree is the tree the attempt an address names left (its post snapshot).
+func addressTree(ctx context.Context, g *globals, repo *snapshot.Repo, text string) (snapshot.Hash, error) {
+	db, err := store.Open(store.DefaultPath(repo.CommonDir()))
+	if err != nil {
+		return snapshot.Hash{}, err
+	}
+	defer db.Close()
+	st := &state{repo: repo, db: db, g: g, noHooks: true}
+	run, a, err := st.resolveAddress(ctx, text)
+	if err != nil {
+		return snapshot.Hash{}, err
+	}
+	if err := notPruned(run); err != nil {
+		return snapshot.Hash{}, err
+	}
+	if a.Tree == "" {
+		return snapshot.Hash{}, &Error{Code: ExitFailed, Msg: fmt.Sprintf("%s/%s@%d has no tree yet: it is still running", run.ID, a.TaskID, a.N)}
+	}
+	return snapshot.NewHash(a.Tree), nil
 }
 
 // repoPaths turns paths given on the command line (relative to the current directory) into

@@ -8,7 +8,6 @@ import (
 
 	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/attempt/plan"
-	"github.com/mulligan-dev/mulligan/store"
 )
 
 type retryTaskOptions struct {
@@ -59,64 +58,49 @@ func retryTaskCommand(g *globals) *cli.Command {
 }
 
 func runRetryTask(ctx context.Context, g *globals, opts retryTaskOptions) error {
-	st, err := openState(g)
-	if err != nil {
-		return err
+	addr := opts.Task
+	if opts.Run != "" {
+		addr = opts.Run + "/" + opts.Task
 	}
-	if opts.DryRun {
-		st.noHooks = true // a dry run acts on nothing, hooks included
-	}
-	defer st.Close()
-	id, err := st.resolveRun(ctx, opts.Run)
-	if err != nil {
-		return err
-	}
-	run, err := st.getRun(ctx, id)
-	if err != nil {
-		return err
-	}
-	po := plan.RetryOptions{Run: id, Task: opts.Task, NoDeps: opts.NoDeps, FromBase: opts.FromBase, Force: opts.Force, NoCompensate: opts.NoCompensate}
-	if opts.Reload {
-		// The edited file is read and checked here, with its authoring errors and hints.
-		if po.Reload, po.ReloadPlan, err = loadReload(run, opts.File, fmt.Sprintf("mulligan retry-task %s %s --reload", id, opts.Task)); err != nil {
+	d := decision{command: "retry-task", addr: addr, detach: opts.Detach, dryRun: opts.DryRun, force: opts.Force, refuse: refuseActive}
+	return runDecision(ctx, g, d, func(st *state, t *attempt.Target) error {
+		id, task := t.Run.ID, t.Task.ID
+		po := plan.RetryOptions{Run: id, Task: task, NoDeps: opts.NoDeps, FromBase: opts.FromBase, Force: opts.Force, NoCompensate: opts.NoCompensate}
+		if opts.Reload {
+			// The edited file is read and checked here, with its authoring errors and hints.
+			var err error
+			if po.Reload, po.ReloadPlan, err = loadReload(t.Run, opts.File, fmt.Sprintf("mulligan retry-task %s %s --reload", id, task)); err != nil {
+				return err
+			}
+		}
+		p, err := plan.PlanRetry(ctx, st.planEnv(), po)
+		if err != nil {
 			return err
 		}
-	}
-	p, err := plan.PlanRetry(ctx, st.planEnv(), po)
-	if err != nil {
-		return refuseActive(err, id)
-	}
-	if opts.DryRun {
-		return printPlan(g, p)
-	}
-	res, err := p.Execute(ctx)
-	compensationList(g.io.ErrOut, res.Compensations)
-	if err != nil {
-		return refuseActive(err, id)
-	}
-	if res.Restore != nil {
-		fmt.Fprintf(g.io.ErrOut, "retry-task: the tree is back at task %s's base (%d path%s changed); undo point %s\n",
-			opts.Task, len(res.Restore.Changes), plural(len(res.Restore.Changes)), res.UndoRef)
-		printSubmoduleTrees(g.io.ErrOut, p.SubmoduleRef, res.Submodules)
-		if res.Git != nil && res.Git.Attempt != "" {
-			printGitRevert(g.io.ErrOut, res.Git, false)
+		if opts.DryRun {
+			return printPlan(g, p)
 		}
-	} else {
-		fmt.Fprintf(g.io.ErrOut, "retry-task: starting from the current tree; undo point %s\n", res.UndoRef)
-	}
-	if p.Reload != nil {
-		printReload(g.io.ErrOut, "retry-task", p.Reload, p.ReloadPlan)
-	}
-	fmt.Fprintf(g.io.ErrOut, "retry-task: reset %s to pending\n", joinList(res.Reset))
-	return continueRun(ctx, g, st, id, continueOptions{Force: opts.Force, Detach: opts.Detach})
-}
-
-func unknownTask(run *store.Run, task string) error {
-	known := make([]string, len(run.Tasks))
-	for i, t := range run.Tasks {
-		known[i] = t.ID
-	}
-	return &attempt.UnknownTaskError{Task: task, Known: known}
+		res, err := p.Execute(ctx)
+		compensationList(g.io.ErrOut, res.Compensations)
+		if err != nil {
+			return err
+		}
+		if res.Restore != nil {
+			fmt.Fprintf(g.io.ErrOut, "retry-task: the tree is back at task %s's base (%d path%s changed); undo point %s\n",
+				task, len(res.Restore.Changes), plural(len(res.Restore.Changes)), res.UndoRef)
+			printSubmoduleTrees(g.io.ErrOut, p.SubmoduleRef, res.Submodules)
+			if res.Git != nil && res.Git.Attempt != "" {
+				printGitRevert(g.io.ErrOut, res.Git, false)
+			}
+		} else {
+			fmt.Fprintf(g.io.ErrOut, "retry-task: starting from the current tree; undo point %s\n", res.UndoRef)
+		}
+		if p.Reload != nil {
+			printReload(g.io.ErrOut, "retry-task", p.Reload, p.ReloadPlan)
+		}
+		fmt.Fprintf(g.io.ErrOut, "retry-task: reset %s to pending\n", joinList(res.Reset))
+		return nil
+	})
 }
 
 func joinList(s []string) string {

@@ -84,15 +84,25 @@ func openRun(ctx context.Context, g *globals, ref string) (st *state, id string,
 	return st, id, nil
 }
 
-// resolveRun turns a RUN argument ("", "last", an id or a prefix) into a run id.
+// resolveRun turns a RUN argument ("", "last", an id or a prefix, or an address, which names
+// its run) into a run id.
 func (s *state) resolveRun(ctx context.Context, ref string) (string, error) {
-	var id string
+	t, err := s.resolve(ctx, ref, attempt.WantRun)
+	if err != nil {
+		return "", err
+	}
+	return t.Run.ID, nil
+}
+
+// resolve is the one address resolver (attempt.Resolve) for every command.
+func (s *state) resolve(ctx context.Context, text string, want attempt.Want) (*attempt.Target, error) {
+	var t *attempt.Target
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
-		id, err = tx.ResolveRun(ref, "")
+		t, err = attempt.Resolve(tx, text, want)
 		return err
 	})
-	return id, err
+	return t, err
 }
 
 func (s *state) getRun(ctx context.Context, id string) (*store.Run, error) {
@@ -107,42 +117,11 @@ func (s *state) getRun(ctx context.Context, id string) (*store.Run, error) {
 
 // resolveAddress finds the attempt an address names.
 func (s *state) resolveAddress(ctx context.Context, text string) (*store.Run, *store.Attempt, error) {
-	addr, err := attempt.ParseAddress(text)
-	if err != nil {
-		return nil, nil, usageError("an address is [RUN/]TASK[@N], e.g. main@2 or k3f9/fix-tests@latest", "%s", err)
-	}
-	id, err := s.resolveRun(ctx, addr.Run)
+	t, err := s.resolve(ctx, text, attempt.WantAttempt)
 	if err != nil {
 		return nil, nil, err
 	}
-	run, err := s.getRun(ctx, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, t := range run.Tasks {
-		if t.ID != addr.Task {
-			continue
-		}
-		if len(t.Attempts) == 0 {
-			return nil, nil, &Error{Code: ExitFailed, Msg: fmt.Sprintf("task %s of run %s has no attempts yet", t.ID, run.ID)}
-		}
-		if addr.N == 0 {
-			return run, &t.Attempts[len(t.Attempts)-1], nil
-		}
-		for i := range t.Attempts {
-			if t.Attempts[i].N == addr.N {
-				return run, &t.Attempts[i], nil
-			}
-		}
-		return nil, nil, &Error{Code: ExitUsage, Msg: fmt.Sprintf("run %s has no attempt %s@%d", run.ID, t.ID, addr.N),
-			Hints: []string{fmt.Sprintf("task %s has attempts 1 to %d", t.ID, t.Attempts[len(t.Attempts)-1].N)}}
-	}
-	var tasks []string
-	for _, t := range run.Tasks {
-		tasks = append(tasks, t.ID)
-	}
-	return nil, nil, &Error{Code: ExitUsage, Msg: fmt.Sprintf("run %s has no task %q", run.ID, addr.Task),
-		Hints: []string{"its tasks: " + strings.Join(tasks, ", ")}}
+	return t.Run, t.Attempt, nil
 }
 
 func mapAttemptError(err error) error {
@@ -151,7 +130,15 @@ func mapAttemptError(err error) error {
 	var unknown *attempt.UnknownTaskError
 	var conflict *attempt.ReloadConflictError
 	var empty *store.EmptyError
+	var addr *attempt.AddressError
 	switch {
+	case errors.As(err, &addr):
+		e := withHint(ExitUsage, err)
+		if len(addr.Candidates) > 0 {
+			e.Hints = append(e.Hints, "did you mean: "+strings.Join(addr.Candidates, ", "))
+		}
+		e.Hints = append(e.Hints, "an address is RUN, RUN/TASK, RUN/TASK@N, TASK@N or TASK (the newest run that has it); `mulligan show` lists a run's")
+		return e
 	case errors.As(err, &empty):
 		return withHint(ExitFailed, err,
 			"if it was truncated or replaced, put the database back (from a backup or a copy) before running mulligan here",

@@ -406,3 +406,48 @@ func marshalNeeds(needs []string) (string, error) {
 	b, err := json.Marshal(needs)
 	return string(b), err
 }
+
+// RunsWithTask returns, newest first, up to limit runs that have a task named task: what a bare
+// task name in an address resolves against.
+func (tx *Tx) RunsWithTask(task string, limit int) ([]string, error) {
+	rows, err := tx.query(`SELECT r.id FROM runs r JOIN tasks t ON t.run_id = r.id WHERE t.id = ?
+		ORDER BY r.started_at DESC, r.id DESC LIMIT ?`, task, limit)
+	if err != nil {
+		return nil, fmt.Errorf("find the runs of task %s: %w", task, err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// RecentTaskIDs returns the task names of the newest runs (up to runs of them), newest run
+// first, each name once: the candidates an unknown task name is answered with.
+func (tx *Tx) RecentTaskIDs(runs int) ([]string, error) {
+	rows, err := tx.query(`SELECT t.id FROM tasks t JOIN (SELECT id, started_at FROM runs
+		ORDER BY started_at DESC, id DESC LIMIT ?) r ON t.run_id = r.id
+		ORDER BY r.started_at DESC, r.id DESC, t.ord`, runs)
+	if err != nil {
+		return nil, fmt.Errorf("list recent tasks: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	seen := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids, rows.Err()
+}
