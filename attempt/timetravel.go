@@ -30,6 +30,9 @@ type TimetravelOptions struct {
 	// DryRun computes the result in a transaction that is rolled back: what a timetravel would
 	// change, nothing changed (the plan's preview).
 	DryRun bool
+	// LeftTree is the tree timetravel leaves in the working tree: recorded as the tree the run
+	// stopped with, which resume compares the working tree with ("": none recorded).
+	LeftTree string
 }
 
 // errDryRun rolls back a dry run's transaction.
@@ -118,6 +121,11 @@ func Timetravel(ctx context.Context, db *store.DB, opts TimetravelOptions) (*Tim
 		}
 		if err := pauseRun(tx, run, ReasonTimetravel, store.RunStateChanged{}); err != nil {
 			return err
+		}
+		if opts.LeftTree != "" {
+			if err := tx.SetStopTree(run.ID, opts.LeftTree, time.Now()); err != nil {
+				return err
+			}
 		}
 		if opts.DryRun {
 			return errDryRun

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/attempt/plan"
 	"github.com/mulligan-dev/mulligan/compensate"
 	"github.com/mulligan-dev/mulligan/store"
@@ -28,6 +29,7 @@ func mapPlanError(err error) error {
 		wrongWT  *plan.WorktreeError
 		compFail *plan.CompensationFailedError
 		unapply  *plan.UnapplyConflictError
+		back     *plan.TimetravelConflictError
 	)
 	switch {
 	case errors.As(err, &uncomp):
@@ -46,6 +48,11 @@ func mapPlanError(err error) error {
 		return withHint(ExitUsage, err, fmt.Sprintf("run it there: mulligan -C %s %s", wrongWT.Worktree, wrongWT.Command))
 	case errors.As(err, &unapply):
 		return withHint(ExitRefused, err, "put those paths back by hand (`mulligan diff` shows the attempt's change), or pass --no-restore to reset the run's record and leave the tree as it is")
+	case errors.As(err, &back):
+		e := withHint(ExitRefused, err, "nothing was changed; take each path as the attempt left it (your version goes to an undo ref), then timetravel again:")
+		e.Hints = append(e.Hints, restoreHints(&attempt.ConflictPathsError{Ref: back.Ref, Paths: back.Paths}, "")...)
+		e.Hints = append(e.Hints, fmt.Sprintf("or keep the tree as it is and reset the run's record alone: mulligan timetravel %s/%s@%d --no-restore", back.Run, back.Task, back.N))
+		return e
 	case errors.As(err, &compFail):
 		return withHint(ExitFailed, err, fmt.Sprintf("when `mulligan compensate %s` has undone it, run `mulligan %s` again", compFail.Run, compFail.Command))
 	}

@@ -77,11 +77,14 @@ func PlanTimetravel(ctx context.Context, env Env, opts TimetravelOptions) (*Plan
 		return nil, err
 	}
 	if !opts.NoRestore {
-		target := snapshot.NewHash(a.Tree)
+		var target snapshot.Hash
 		if attempt.TaskIsolated(run, a.TaskID) {
-			if target, err = unappliedTree(ctx, env, run, p.Timetravel.Superseded); err != nil {
-				return nil, err
-			}
+			target, err = unappliedTree(ctx, env, run, p.Timetravel.Superseded)
+		} else {
+			target, err = takenBackTree(ctx, env, run, a)
+		}
+		if err != nil {
+			return nil, err
 		}
 		if err := p.diffTree(ctx, target); err != nil {
 			return nil, err
@@ -91,6 +94,15 @@ func PlanTimetravel(ctx context.Context, env Env, opts TimetravelOptions) (*Plan
 		tt.DryRun = false
 		if res.Restore != nil {
 			tt.UndoRef, tt.FromTree = res.UndoRef, res.Restore.UndoTree.String()
+		}
+		// What resume compares the working tree with: the tree timetravel leaves.
+		tt.LeftTree = p.Tree.String()
+		if opts.NoRestore {
+			cur, err := env.Repo.WriteTree(ctx)
+			if err != nil {
+				return err
+			}
+			tt.LeftTree = cur.Tree.String()
 		}
 		out, err := attempt.Timetravel(ctx, env.DB, tt)
 		res.Timetravel = out
@@ -165,6 +177,75 @@ func unappliedTree(ctx context.Context, env Env, run *store.Run, superseded []st
 		tree = next
 	}
 	return tree, nil
+}
+
+// takenBackTree is the working tree as it is now with the changes the run made after attempt a
+// taken back path by path (SPEC §6 timetravel): the change from the tree the run left to a's tree,
+// applied to the tree on disk. A path no attempt touched keeps what the user has (an untracked
+// file, an edit elsewhere); a path the user changed since the run left it that going back changes
+// too is a conflict, and nothing is planned.
+func takenBackTree(ctx context.Context, env Env, run *store.Run, a *store.Attempt) (snapshot.Hash, error) {
+	cur, err := env.Repo.WriteTree(ctx)
+	if err != nil {
+		return snapshot.Hash{}, err
+	}
+	var stop *store.StopTree
+	if err := env.DB.View(ctx, func(tx *store.Tx) (err error) {
+		stop, err = tx.GetStopTree(run.ID)
+		return err
+	}); err != nil {
+		return snapshot.Hash{}, err
+	}
+	left := leftTree(run, stop)
+	if left.IsZero() {
+		return snapshot.NewHash(a.Tree), nil // nothing known of what the run left: the attempt's tree
+	}
+	next, conflicts, err := env.Repo.ApplyChange(left, snapshot.NewHash(a.Tree), cur.Tree)
+	if err != nil {
+		return snapshot.Hash{}, err
+	}
+	if len(conflicts) > 0 {
+		return snapshot.Hash{}, &TimetravelConflictError{Run: run.ID, Task: a.TaskID, N: a.N, Ref: a.Ref, Paths: conflicts}
+	}
+	return next, nil
+}
+
+// leftTree is the tree the run left in the working tree: the one it recorded when it last
+// stopped, when no attempt started after that; else what its newest attempt left (its task's
+// base when that task failed: a failed task leaves no edits behind); else its base.
+func leftTree(run *store.Run, stop *store.StopTree) snapshot.Hash {
+	var last *store.Attempt
+	var lastTask *store.Task
+	for i := range run.Tasks {
+		for j := range run.Tasks[i].Attempts {
+			if a := &run.Tasks[i].Attempts[j]; a.Tree != "" && (last == nil || a.StartedAt.After(last.StartedAt)) {
+				last, lastTask = a, &run.Tasks[i]
+			}
+		}
+	}
+	switch {
+	case stop != nil && (last == nil || !stop.At.Before(last.StartedAt)):
+		return snapshot.NewHash(stop.Tree)
+	case last == nil:
+		return snapshot.NewHash(run.BaseTree)
+	case lastTask.State == store.TaskFailed && lastTask.BaseTree != "":
+		return snapshot.NewHash(lastTask.BaseTree)
+	}
+	return snapshot.NewHash(last.Tree)
+}
+
+// TimetravelConflictError: going back to attempt Task@N would change paths the working tree
+// changed since the run left it.
+type TimetravelConflictError struct {
+	Run, Task string
+	N         int
+	Ref       string // the attempt's post ref
+	Paths     []string
+}
+
+func (e *TimetravelConflictError) Error() string {
+	return fmt.Sprintf("going back to %s/%s@%d would overwrite %d path(s) changed since the run left them (%s)",
+		e.Run, e.Task, e.N, len(e.Paths), strings.Join(e.Paths, ", "))
 }
 
 // UnapplyConflictError: a change a superseded attempt applied cannot be taken back, because the
