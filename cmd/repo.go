@@ -33,6 +33,7 @@ func openRepo() (*snapshot.Repo, error) {
 func mapSnapshotError(err error) error {
 	var conflict *snapshot.ConflictError
 	var owner *snapshot.OwnershipError
+	var notFetched *snapshot.NotFetchedError
 	switch {
 	case errors.As(err, &owner):
 		return withHint(ExitUsage, err,
@@ -42,6 +43,12 @@ func mapSnapshotError(err error) error {
 		return withHint(ExitUsage, err, "run mulligan inside a git working tree, or pass -C DIR")
 	case errors.Is(err, snapshot.ErrUnsupportedEnv):
 		return withHint(ExitUsage, err, "unset it for mulligan, e.g. `env -u GIT_OBJECT_DIRECTORY mulligan …`")
+	case errors.Is(err, snapshot.ErrUnsupportedFormat):
+		return withHint(ExitUsage, err,
+			"nothing was written to this repository; mulligan reads git's objects, refs and index itself and works only in the formats it implements",
+			"what the repository asks for: git config --local --get-regexp '^(core\\.repositoryformatversion|extensions\\.)'")
+	case errors.As(err, &notFetched):
+		return withHint(ExitFailed, err, "fetch it from "+notFetched.Remote+" first (git fetches what a partial clone lacks when a command needs it): "+notFetched.FetchCommand())
 	case errors.Is(err, snapshot.ErrBareRepository):
 		return withHint(ExitUsage, err, "mulligan needs a working tree: use a non-bare clone or `git worktree add`")
 	case errors.Is(err, snapshot.ErrPathNotFound):

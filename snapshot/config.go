@@ -285,7 +285,9 @@ func xdgConfigPath(name string) string {
 }
 
 // loadConfig reads the configuration git would use in this repository.
-func loadConfig(gitDir, commonDir, branch string) (*gitConfig, error) {
+// With worktreeConfig (extensions.worktreeConfig, read by readRepoFormat) the worktree's
+// config.worktree is read after the repository's config.
+func loadConfig(gitDir, commonDir, branch string, worktreeConfig bool) (*gitConfig, error) {
 	cfg := &gitConfig{}
 	l := &configLoader{cfg: cfg, gitDir: gitDir, branch: branch}
 	if err := l.loadSystemGlobal(); err != nil {
@@ -294,7 +296,7 @@ func loadConfig(gitDir, commonDir, branch string) (*gitConfig, error) {
 	if err := l.loadFile(filepath.Join(commonDir, "config")); err != nil {
 		return nil, err
 	}
-	if cfg.boolean("extensions.worktreeConfig", false) {
+	if worktreeConfig {
 		if err := l.loadFile(filepath.Join(gitDir, "config.worktree")); err != nil {
 			return nil, err
 		}

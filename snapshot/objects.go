@@ -39,6 +39,9 @@ type objectStore struct {
 	packs   []*packIndex
 	altOnce sync.Once
 	alts    []*objectStore
+
+	// promisor is the remote a partial clone fetches missing objects from ("": not one).
+	promisor string
 }
 
 func newObjectStore(dir string) *objectStore {

@@ -35,7 +35,13 @@ func (s *objectStore) object(h plumbing.Hash) (plumbing.EncodedObject, error) {
 		var obj plumbing.EncodedObject
 		obj, err = s.objectIn(h, 0)
 		moved := errors.Is(err, plumbing.ErrObjectNotFound) || errors.Is(err, fs.ErrNotExist)
-		if err == nil || !moved || try == 3 {
+		if err == nil || !moved {
+			return obj, err
+		}
+		if try == 3 {
+			if s.promisor != "" && errors.Is(err, plumbing.ErrObjectNotFound) {
+				return nil, &NotFetchedError{ID: h, Remote: s.promisor}
+			}
 			return obj, err
 		}
 		time.Sleep(time.Duration(try+1) * 20 * time.Millisecond)

@@ -209,7 +209,11 @@ func openAt(cwd, root, gitDir string, gitDirFromEnv bool) (*Repo, error) {
 	if target, ok := readSymbolicHead(gitDir); ok && strings.HasPrefix(target, "refs/heads/") {
 		branch = strings.TrimPrefix(target, "refs/heads/")
 	}
-	cfg, err := loadConfig(r.gitDir, r.commonDir, branch)
+	format, err := readRepoFormat(r.commonDir)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := loadConfig(r.gitDir, r.commonDir, branch, format.worktreeConfig)
 	if err != nil {
 		return nil, err
 	}
@@ -231,6 +235,7 @@ func openAt(cwd, root, gitDir string, gitDirFromEnv bool) (*Repo, error) {
 	r.cfg = cfg
 	r.set = cfg.settings(r.root)
 	r.objs = newObjectStore(filepath.Join(r.commonDir, "objects"))
+	r.objs.promisor = promisorRemote(format, cfg)
 	sweepRestoreTemps(r.root, r.gitDir)
 	return r, nil
 }
