@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -126,6 +129,28 @@ func Reject(ctx context.Context, db *store.DB, runID, task, text string) error {
 			return err
 		}
 		return pauseRun(tx, run, ReasonRejected, store.RunStateChanged{ForTask: t.ID, Who: Who()})
+	})
+}
+
+// CompileApprovalSchema reads the task's approval_schema (and the files its $refs name) as the
+// run's base holds it, not as the working tree holds it now: the agent whose work the approval
+// judges may have rewritten it. A file outside the working tree is read from disk.
+func CompileApprovalSchema(repo *snapshot.Repo, runID, file string) (*Schema, error) {
+	commit, err := repo.Ref(snapshot.BaseRef(runID))
+	if err != nil {
+		return nil, fmt.Errorf("approval_schema %s: the run's base: %w", file, err)
+	}
+	base, err := repo.ReadCommit(commit)
+	if err != nil {
+		return nil, fmt.Errorf("approval_schema %s: the run's base: %w", file, err)
+	}
+	root := repo.Root()
+	return compileSchema(root, file, "approval_schema", func(path string) ([]byte, error) {
+		rel, err := filepath.Rel(root, path)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return os.ReadFile(path)
+		}
+		return repo.ReadPath(base.Tree, rel, 16<<20)
 	})
 }
 

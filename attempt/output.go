@@ -22,24 +22,20 @@ type Schema struct {
 
 // CompileSchema reads the task's output_schema (relative to the working tree root).
 func CompileSchema(root, file string) (*Schema, error) {
-	return compileSchema(root, file, "output_schema")
-}
-
-// CompileApprovalSchema reads the task's approval_schema (relative to the working tree root).
-func CompileApprovalSchema(root, file string) (*Schema, error) {
-	return compileSchema(root, file, "approval_schema")
+	return compileSchema(root, file, "output_schema", os.ReadFile)
 }
 
 // compileSchema loads and resolves a schema file; a $ref to another file is read relative to
 // the file that holds it. Draft 2020-12 (the default) and draft-07 are the dialects validated
 // (google/jsonschema-go: unlike the validator it replaced, it builds nothing at process start).
-func compileSchema(root, file, key string) (*Schema, error) {
+// read reads a schema file by its absolute path.
+func compileSchema(root, file, key string, read func(path string) ([]byte, error)) (*Schema, error) {
 	p := file
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(root, p)
 	}
 	fail := func(err error) (*Schema, error) { return nil, fmt.Errorf("%s %s: %w", key, file, err) }
-	s, err := loadSchemaFile(p)
+	s, err := loadSchemaFile(p, read)
 	if err != nil {
 		return fail(err)
 	}
@@ -53,7 +49,7 @@ func compileSchema(root, file, key string) (*Schema, error) {
 		if u.Scheme != "file" {
 			return nil, fmt.Errorf("$ref %s: only files are read, not the network", u)
 		}
-		return loadSchemaFile(filepath.FromSlash(u.Path))
+		return loadSchemaFile(filepath.FromSlash(u.Path), read)
 	}
 	rs, err := s.Resolve(&jsonschema.ResolveOptions{BaseURI: base.String(), Loader: loader})
 	if err != nil {
@@ -62,8 +58,8 @@ func compileSchema(root, file, key string) (*Schema, error) {
 	return &Schema{path: file, s: rs}, nil
 }
 
-func loadSchemaFile(path string) (*jsonschema.Schema, error) {
-	data, err := os.ReadFile(path)
+func loadSchemaFile(path string, read func(string) ([]byte, error)) (*jsonschema.Schema, error) {
+	data, err := read(path)
 	if err != nil {
 		return nil, err
 	}

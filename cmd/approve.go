@@ -109,7 +109,7 @@ func runApprove(ctx context.Context, g *globals, addr string, payload json.RawMe
 				return usageError(fmt.Sprintf("pass the approval: mulligan approve %s/%s --payload JSON", id, task),
 					"task %s declares approval_schema %s: the approval needs a --payload", task, def.ApprovalSchema)
 			}
-			sch, err := attempt.CompileApprovalSchema(st.repo.Root(), def.ApprovalSchema)
+			sch, err := attempt.CompileApprovalSchema(st.repo, id, def.ApprovalSchema)
 			if err != nil {
 				return err
 			}

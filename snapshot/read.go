@@ -84,6 +84,20 @@ func (r *Repo) HasPath(tree Hash, path string) (bool, error) {
 	return e != nil, err
 }
 
+// ReadPath returns the content of the file (or link) at path in tree, os.ErrNotExist wrapped when
+// tree holds none there. limit is ReadBlob's.
+func (r *Repo) ReadPath(tree Hash, path string, limit int64) ([]byte, error) {
+	p := filepath.ToSlash(filepath.Clean(path))
+	e, err := r.lookupEntry(tree, strings.Split(p, "/"))
+	if err != nil {
+		return nil, err
+	}
+	if e == nil || e.isDir() || filemode.FileMode(e.mode) == filemode.Submodule {
+		return nil, fmt.Errorf("%s in tree %s: %w", p, tree, os.ErrNotExist)
+	}
+	return r.ReadBlob(e.hash, limit)
+}
+
 // MaterializeLimits bound what Materialize writes.
 type MaterializeLimits struct {
 	Files int   // regular files and links; 0: no limit
