@@ -30,6 +30,10 @@ type AttemptOutput struct {
 	Raw    []byte // the bytes the checks judge (may be empty)
 	Source string // "output_file", "result", "stdout", or "" when there is none
 	Result *AgentResult
+	// Refused is the failure of edits the CLI refused (nil: none); Others are the other tool
+	// calls it refused, for the operator to be told.
+	Refused *Failure
+	Others  []Refusal
 }
 
 // ReadOutput picks the attempt's output.
@@ -37,6 +41,9 @@ func ReadOutput(outputFile string, stdout []byte, p *Preset) AttemptOutput {
 	var o AttemptOutput
 	if p != nil && p.Result != nil {
 		o.Result = p.Result(stdout)
+	}
+	if p != nil {
+		o.Refused, o.Others = p.RefusalFailure(stdout)
 	}
 	if outputFile != "" {
 		if b, err := os.ReadFile(outputFile); err == nil {
@@ -89,7 +96,8 @@ func expectsResult(def *taskfile.Task, p *Preset) bool {
 }
 
 // CheckPayload applies the payload_declared checks to an exit-0 attempt: the preset's error flag,
-// the result contract, empty output where a result is expected. nil: the payload is fine.
+// edits the CLI refused, the result contract, empty output where a result is expected. nil: the
+// payload is fine.
 func CheckPayload(def *taskfile.Task, p *Preset, o AttemptOutput) *Failure {
 	if o.Result != nil && o.Result.IsError {
 		msg := strings.TrimSpace(o.Result.ErrorText)
@@ -97,6 +105,10 @@ func CheckPayload(def *taskfile.Task, p *Preset, o AttemptOutput) *Failure {
 			msg = "the agent's result declares an error"
 		}
 		return &Failure{Class: taskfile.ClassPayloadDeclared, Code: CodeIsError, Message: p.Name + ": " + clipLine([]byte(msg))}
+	}
+	if o.Refused != nil {
+		f := *o.Refused
+		return &f
 	}
 	if len(bytes.TrimSpace(o.Raw)) == 0 {
 		if expectsResult(def, p) {

@@ -21,6 +21,11 @@ type Preset struct {
 	Command []string
 	// Install is the hint given when the command is missing.
 	Install string
+	// Permits says what Command lets the agent do without a question (`mulligan presets`).
+	Permits string
+	// Grant is the hint of an attempt whose edits the CLI refused: the flag that grants them.
+	// GrantMore is the one for another refused tool (a shell command).
+	Grant, GrantMore string
 	// Result reads the final result and usage from stdout; nil: the CLI prints none we can read.
 	Result func(stdout []byte) *AgentResult
 	rules  []bannerRule
@@ -75,22 +80,32 @@ var presets = map[string]*Preset{
 		Name:    taskfile.PresetClaude,
 		Command: taskfile.PresetCommands[taskfile.PresetClaude],
 		Install: "install it: npm install -g @anthropic-ai/claude-code, then claude /login",
+		Permits: "edits files in the tree and runs file commands (mkdir, mv, cp) without a question (--permission-mode acceptEdits); any other shell command is refused",
+		Grant:   "claude needs --permission-mode acceptEdits (the preset's command has it) or --allowedTools Write,Edit in the agent's command",
+		GrantMore: "grant the command in the agent's command: --allowedTools 'Bash(go test:*)' (one rule per command), " +
+			"or --permission-mode bypassPermissions to allow everything (only in a sandbox)",
 		Result:  claudeResult,
 		verdict: claudeVerdict,
 	},
 	taskfile.PresetCodex: {
-		Name:    taskfile.PresetCodex,
-		Command: taskfile.PresetCommands[taskfile.PresetCodex],
-		Install: "install it: npm install -g @openai/codex, then codex login",
-		Result:  codexResult,
-		rules:   codexRules,
-		loop:    codexLoop,
+		Name:      taskfile.PresetCodex,
+		Command:   taskfile.PresetCommands[taskfile.PresetCodex],
+		Install:   "install it: npm install -g @openai/codex, then codex login",
+		Permits:   "edits files and runs commands inside the working tree, without network (--sandbox workspace-write); writes outside it are refused",
+		Grant:     "codex exec runs read-only unless told: add --sandbox workspace-write to the agent's command (the preset's command has it)",
+		GrantMore: "--sandbox danger-full-access lifts codex's sandbox (network, writes outside the tree): only where the machine is a sandbox itself",
+		Result:    codexResult,
+		rules:     codexRules,
+		loop:      codexLoop,
 	},
 	taskfile.PresetGemini: {
-		Name:    taskfile.PresetGemini,
-		Command: taskfile.PresetCommands[taskfile.PresetGemini],
-		Install: "install it: npm install -g @google/gemini-cli, then set GEMINI_API_KEY or log in",
-		Result:  geminiResult,
+		Name:      taskfile.PresetGemini,
+		Command:   taskfile.PresetCommands[taskfile.PresetGemini],
+		Install:   "install it: npm install -g @google/gemini-cli, then set GEMINI_API_KEY or log in",
+		Permits:   "edits files without a question (--approval-mode auto_edit); headless gemini offers no shell tool in that mode",
+		Grant:     "headless gemini offers its edit tools only when its approval mode allows edits: add --approval-mode auto_edit to the agent's command (the preset's command has it)",
+		GrantMore: "--approval-mode yolo lets gemini run every tool, shell commands included (gemini then starts its sandbox by default)",
+		Result:    geminiResult,
 		rules: []bannerRule{
 			noRetry(rule(taskfile.ClassAgentExit, CodeUntrusted, geminiTrustHint, `(?i)not running in a trusted directory`)),
 		},
@@ -100,6 +115,7 @@ var presets = map[string]*Preset{
 		Name:    taskfile.PresetAider,
 		Command: taskfile.PresetCommands[taskfile.PresetAider],
 		Install: "install it: python -m pip install aider-install && aider-install",
+		Permits: "edits the files it adds to the chat and answers yes to every question (--yes-always); commits nothing (--no-auto-commits): mulligan snapshots the tree",
 		Result:  aiderResult,
 		rules:   aiderRules,
 	},
@@ -107,6 +123,7 @@ var presets = map[string]*Preset{
 		Name:           taskfile.PresetOpencode,
 		Command:        taskfile.PresetCommands[taskfile.PresetOpencode],
 		Install:        "install it: npm install -g opencode-ai, then opencode auth login",
+		Permits:        "what opencode's permission settings allow (by default: edits and shell commands); a permission set to ask is refused headless, --auto approves those",
 		Result:         opencodeResult,
 		verdict:        opencodeVerdict,
 		errorsExitZero: true,
@@ -351,10 +368,16 @@ func codexResult(stdout []byte) *AgentResult {
 }
 
 // geminiResult reads `gemini -p -o json`: {"response", "stats": {"models": {M: {"tokens": …}}},
-// "error": {"type", "message", "code"}}.
+// "error": {"type", "message", "code"}}, or `-o stream-json` events (geminiStreamResult).
 func geminiResult(stdout []byte) *AgentResult {
+	vals := jsonValues(stdout)
+	for _, v := range vals {
+		if t, _ := v["type"].(string); t == "init" || t == "result" || t == "message" || t == "tool_use" {
+			return geminiStreamResult(vals)
+		}
+	}
 	var obj map[string]any
-	for _, v := range jsonValues(stdout) {
+	for _, v := range vals {
 		if _, ok := v["response"]; ok {
 			obj = v
 		} else if _, ok := v["error"]; ok {
@@ -370,7 +393,7 @@ func geminiResult(stdout []byte) *AgentResult {
 	}
 	if e, ok := obj["error"].(map[string]any); ok {
 		r.IsError = true
-		r.ErrorText, _ = e["message"].(string)
+		r.ErrorText = geminiErrorText(e)
 	}
 	if models, ok := path(obj, "stats", "models").(map[string]any); ok {
 		for _, m := range models {
@@ -384,6 +407,62 @@ func geminiResult(stdout []byte) *AgentResult {
 		}
 	}
 	return r
+}
+
+// geminiStreamResult reads `gemini -p -o stream-json`: the assistant's messages after the last
+// tool call are the answer (sent in pieces, "delta": true), the result event carries the status,
+// the error and the stats (input_tokens counts cached input too, as claude's and codex's do).
+func geminiStreamResult(vals []map[string]any) *AgentResult {
+	r := &AgentResult{}
+	var text strings.Builder
+	for _, v := range vals {
+		switch v["type"] {
+		case "message":
+			if v["role"] == "assistant" {
+				s, _ := v["content"].(string)
+				text.WriteString(s)
+				r.HasText = true
+			}
+		case "tool_use":
+			text.Reset()
+		case "result":
+			if e, ok := v["error"].(map[string]any); ok || v["status"] == "error" {
+				r.IsError = true
+				r.ErrorText = geminiErrorText(e)
+			}
+			if n, ok := num(path(v, "stats", "input_tokens")); ok {
+				r.TokensIn = intp(n)
+			}
+			if n, ok := num(path(v, "stats", "output_tokens")); ok {
+				r.TokensOut = intp(n)
+			}
+		}
+	}
+	r.Text = text.String()
+	return r
+}
+
+// geminiErrorText is the message of gemini's error object; an API error's JSON ({"error":
+// {"message"}}) quoted whole in it is read for its message, and an error with no message is named
+// by its type (INVALID_STREAM).
+func geminiErrorText(e map[string]any) string {
+	msg, _ := e["message"].(string)
+	if m := strings.TrimSpace(msg); strings.HasPrefix(m, "{") {
+		var inner map[string]any
+		if json.Unmarshal([]byte(m), &inner) == nil {
+			if s, ok := path(inner, "error", "message").(string); ok && s != "" {
+				msg = s
+			}
+		}
+	}
+	t, _ := e["type"].(string)
+	switch {
+	case strings.TrimSpace(msg) == "":
+		msg = t
+	case t != "" && t != "Error" && !strings.Contains(msg, t):
+		msg += " (" + t + ")"
+	}
+	return msg
 }
 
 // opencodeResult reads `opencode run --format json` events: text parts are the answer,

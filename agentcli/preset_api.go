@@ -53,6 +53,13 @@ var apiRules = map[string][]bannerRule{
 		rule(taskfile.ClassQuota, "rate_limit", "", `(?i)resource has been exhausted`),
 		// a 429 with a QuotaFailure for a daily quota (TerminalQuotaError)
 		rule(taskfile.ClassQuota, "usage_limit", "", `(?i)exhausted your (?:daily )?quota`),
+		// Google's words for every quota 429 ask to "check your plan and billing details": for
+		// gemini they are a quota with its retry delay, not a billing failure
+		rule(taskfile.ClassQuota, "usage_limit", "", `(?i)you exceeded your current quota`),
+		// a stream cut mid-way: gemini exits 0 with {"error": {"type": "INVALID_STREAM"}}
+		rule(taskfile.ClassTransport, "invalid_stream", "", `INVALID_STREAM|(?i)invalid stream received from model|model stream ended`),
+		// a 403 for a key or project Google suspended: no retry and no reset lifts it
+		rule(taskfile.ClassAuth, "suspended", "the API key's project is suspended: use another key (GEMINI_API_KEY) or ask Google to lift the suspension", `(?i)consumer .{0,200}has been suspended`),
 		// a 400 INVALID_ARGUMENT for a prompt over the window (claude's and codex's words are
 		// among the common banners)
 		noRetry(rule(taskfile.ClassAgentExit, CodeContextWindow, contextHint, `(?i)input token count \(\d+\) exceeds the maximum`)),

@@ -27,14 +27,14 @@ func TestPresetAPIFixtures(t *testing.T) {
 		{"claude_api_401.json", taskfile.PresetClaude, 1, taskfile.ClassAuth, "invalid_key"},
 		{"claude_api_prompt_too_long.json", taskfile.PresetClaude, 1, taskfile.ClassAgentExit, CodeContextWindow},
 		{"claude_api_usage_limit.json", taskfile.PresetClaude, 1, taskfile.ClassQuota, "rate_limit"},
-		{"claude_api_credit.json", taskfile.PresetClaude, 1, taskfile.ClassQuota, CodeCredit},
-		{"codex_api_rate_limit.jsonl", taskfile.PresetCodex, 1, taskfile.ClassQuota, "rate_limit"},
+		{"claude_api_credit.json", taskfile.PresetClaude, 1, taskfile.ClassQuota, CodeBilling},
+		{"codex_api_rate_limit.jsonl", taskfile.PresetCodex, 1, taskfile.ClassTransport, "rate_limit"},
 		{"codex_api_overloaded.jsonl", taskfile.PresetCodex, 1, taskfile.ClassTransport, "server_error"},
 		{"codex_api_server.jsonl", taskfile.PresetCodex, 1, taskfile.ClassTransport, "server_error"},
 		{"codex_api_auth.jsonl", taskfile.PresetCodex, 1, taskfile.ClassAuth, "invalid_key"},
 		{"codex_api_prompt_too_long.jsonl", taskfile.PresetCodex, 1, taskfile.ClassAgentExit, CodeContextWindow},
 		{"codex_api_usage_limit.jsonl", taskfile.PresetCodex, 1, taskfile.ClassQuota, "usage_limit"},
-		{"codex_api_credit.jsonl", taskfile.PresetCodex, 1, taskfile.ClassQuota, "usage_limit"},
+		{"codex_api_credit.jsonl", taskfile.PresetCodex, 1, taskfile.ClassQuota, CodeBilling},
 		// gemini -o json exits with the HTTP status modulo 256 and prints its JSON on stderr
 		{"gemini_api_rate_limit.txt", taskfile.PresetGemini, 173, taskfile.ClassQuota, "rate_limit"},
 		{"gemini_api_overloaded.txt", taskfile.PresetGemini, 247, taskfile.ClassTransport, "server_error"},
@@ -52,7 +52,7 @@ func TestPresetAPIFixtures(t *testing.T) {
 		// it compacted the conversation, wrote the file and answered, and still exited 1
 		{"opencode_api_prompt_too_long_recovered.jsonl", taskfile.PresetOpencode, 1, taskfile.ClassAgentExit, CodeContextWindow},
 		{"opencode_api_usage_limit.jsonl", taskfile.PresetOpencode, 1, taskfile.ClassQuota, "usage_limit"},
-		{"opencode_api_credit.jsonl", taskfile.PresetOpencode, 1, taskfile.ClassQuota, CodeCredit},
+		{"opencode_api_credit.jsonl", taskfile.PresetOpencode, 1, taskfile.ClassQuota, CodeBilling},
 	}
 	for _, c := range cases {
 		out, err := os.ReadFile(filepath.Join("testdata", "presets", c.file))

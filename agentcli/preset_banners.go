@@ -21,13 +21,16 @@ import (
 
 // Failure codes the presets assign.
 const (
-	CodeCredit        = "credit"           // quota that money lifts, not time
+	CodeBilling       = "billing"          // quota that money lifts, not time
 	CodeContextWindow = "context_window"   // the conversation does not fit the model
 	CodeUntrusted     = "untrusted_folder" // gemini refuses an untrusted folder (exit 55)
 	CodeModelCapacity = "model_capacity"   // codex: "Selected model is at capacity"
 	CodeOfflineLoop   = "offline_loop"     // the CLI retries for ever without the network
 	CodeCLIError      = "cli_error"        // opencode's "Error: …" with exit 0
 )
+
+// BillingHint is the hint of a billing failure: money lifts it, not time.
+const BillingHint = "the account has no credit left: add credit (or raise its spend cap) on the provider's billing page, or add another agent to the task's chain"
 
 // Default limits every agent gets from its preset unless the task sets them (SPEC §4 Policy).
 const (
@@ -74,7 +77,7 @@ var geminiExits = map[int]exitRule{
 // would otherwise read as a usage limit or a plain exit.
 var specificRules = []bannerRule{
 	// Credit: no reset time lifts it; a person adds funds or raises a cap.
-	noRetry(rule(taskfile.ClassQuota, CodeCredit, "", `(?i)credit balance is too low|out of credits|(?:hit|reached) your (?:workspace )?(?:spend cap|credit limit)|insufficient_quota|monthly usage limit reached|payment required`)),
+	noRetry(rule(taskfile.ClassQuota, CodeBilling, BillingHint, `(?i)credit balance is too low|out of credits|(?:hit|reached) your (?:workspace )?(?:spend cap|credit limit)|insufficient_quota|monthly usage limit reached|payment required|check your plan and billing|billing details|credits? (?:are |is )?exhausted`)),
 	// Usage limits the common rules do not know by these words; they name their reset.
 	rule(taskfile.ClassQuota, "usage_limit", "", `(?i)out of extra usage|hit your (?:weekly|session|daily|opus|sonnet|fast) limit|exhausted your (?:daily )?(?:quota|capacity)`),
 	noRetry(rule(taskfile.ClassAgentExit, CodeContextWindow, "the task does not fit the model's context window: split it or shorten its prompt", `(?i)ran out of room in the model's context window|prompt is too long|context_length_exceeded|maximum context length|input exceeds the context window`)),
@@ -84,6 +87,11 @@ func noRetry(r bannerRule) bannerRule { r.noRetry = true; return r }
 
 // codexRules are codex's own texts.
 var codexRules = []bannerRule{
+	// codex retries a 429 itself (its provider's request_max_retries) and then gives up with
+	// "exceeded retry limit, last status: 429 Too Many Requests": a transient limit it met
+	// several times, for the task's policy to retry with its backoff, not a quota wall with an
+	// invented reset (a usage limit says "usage limit" and names its reset).
+	rule(taskfile.ClassTransport, "rate_limit", "codex gave up after its own retries of a 429; the task's policy retries it (on_failure: retry)", `(?i)exceeded retry limit, last status: 429`),
 	noRetry(rule(taskfile.ClassAgentExit, CodeModelCapacity, "choose another model (codex -m …) or add an agent to the task's chain", `(?i)selected model is at capacity`)),
 }
 

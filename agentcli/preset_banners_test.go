@@ -35,8 +35,8 @@ func TestPresetBannerFixtures(t *testing.T) {
 		{"codex_usage_limit_at.txt", taskfile.PresetCodex, 1, taskfile.ClassQuota, "usage_limit", false, time.Date(2026, 12, 3, 15, 28, 0, 0, ny), "codex: ■ You've hit your usage limit."},
 		{"codex_usage_limit_in.txt", taskfile.PresetCodex, 1, taskfile.ClassQuota, "usage_limit", false, now.Add(3*24*time.Hour + 6*time.Hour + 57*time.Minute), ""},
 		{"codex_usage_limit_date.jsonl", taskfile.PresetCodex, 1, taskfile.ClassQuota, "usage_limit", false, time.Date(2026, 12, 8, 12, 30, 0, 0, ny), "codex: You've hit your usage limit. Visit"},
-		{"codex_out_of_credits.txt", taskfile.PresetCodex, 1, taskfile.ClassQuota, CodeCredit, true, time.Time{}, ""},
-		{"codex_spend_cap.txt", taskfile.PresetCodex, 1, taskfile.ClassQuota, CodeCredit, true, time.Time{}, ""},
+		{"codex_out_of_credits.txt", taskfile.PresetCodex, 1, taskfile.ClassQuota, CodeBilling, true, time.Time{}, ""},
+		{"codex_spend_cap.txt", taskfile.PresetCodex, 1, taskfile.ClassQuota, CodeBilling, true, time.Time{}, ""},
 		{"codex_model_capacity.txt", taskfile.PresetCodex, 1, taskfile.ClassAgentExit, CodeModelCapacity, true, time.Time{}, ""},
 		{"codex_context_window.txt", taskfile.PresetCodex, 1, taskfile.ClassAgentExit, CodeContextWindow, true, time.Time{}, ""},
 		{"claude_limit_utc.txt", taskfile.PresetClaude, 1, taskfile.ClassQuota, "usage_limit", false, time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC), ""},
@@ -48,15 +48,15 @@ func TestPresetBannerFixtures(t *testing.T) {
 		{"claude_api_error_429.json", taskfile.PresetClaude, 0, taskfile.ClassQuota, "rate_limit", false, time.Time{}, ""}, // is_error with subtype "success"
 		{"claude_prompt_too_long.json", taskfile.PresetClaude, 1, taskfile.ClassAgentExit, CodeContextWindow, true, time.Time{}, "claude: Prompt is too long"},
 		{"claude_rate_limit_event.jsonl", taskfile.PresetClaude, 1, taskfile.ClassQuota, "rate_limit", false, time.Unix(1796374800, 0), ""},
-		{"claude_credit.json", taskfile.PresetClaude, 1, taskfile.ClassQuota, CodeCredit, true, time.Time{}, "claude: Credit balance is too low"},
+		{"claude_credit.json", taskfile.PresetClaude, 1, taskfile.ClassQuota, CodeBilling, true, time.Time{}, "claude: Credit balance is too low"},
 		{"claude_overloaded.json", taskfile.PresetClaude, 1, taskfile.ClassTransport, "server_error", false, time.Time{}, "claude: API Error: 529"},
-		{"gemini_daily_quota.txt", taskfile.PresetGemini, 1, taskfile.ClassQuota, "usage_limit", false, time.Time{}, ""},
+		{"gemini_daily_quota.txt", taskfile.PresetGemini, 1, taskfile.ClassQuota, "usage_limit", false, nextMidnight(now, pacific()), ""}, // midnight Pacific
 		{"gemini_retry_in.txt", taskfile.PresetGemini, 1, taskfile.ClassQuota, "usage_limit", false, now.Add(12500 * time.Millisecond), ""},
 		{"../gemini_untrusted.txt", taskfile.PresetGemini, 55, taskfile.ClassAgentExit, CodeUntrusted, true, time.Time{}, ""},
 		{"aider_auth.txt", taskfile.PresetAider, 1, taskfile.ClassAuth, "invalid_key", false, time.Time{}, "aider: litellm.AuthenticationError"},
 		{"aider_rate_limit.txt", taskfile.PresetAider, 1, taskfile.ClassQuota, "rate_limit", false, now.Add(200 * time.Millisecond), ""},
 		{"aider_context.txt", taskfile.PresetAider, 1, taskfile.ClassAgentExit, CodeContextWindow, true, time.Time{}, ""},
-		{"opencode_monthly_limit.txt", taskfile.PresetOpencode, 0, taskfile.ClassQuota, CodeCredit, true, time.Time{}, "opencode: Monthly usage limit reached"},
+		{"opencode_monthly_limit.txt", taskfile.PresetOpencode, 0, taskfile.ClassQuota, CodeBilling, true, time.Time{}, "opencode: Monthly usage limit reached"},
 		{"opencode_error_exit0.txt", taskfile.PresetOpencode, 0, taskfile.ClassAgentExit, CodeCLIError, false, time.Time{}, "opencode: Model not found: opencode/gpt-9 (exit status 0)"},
 	}
 	for _, c := range cases {
@@ -75,7 +75,7 @@ func TestPresetBannerFixtures(t *testing.T) {
 			if c.msg != "" && (len(f.Message) < len(c.msg) || f.Message[:len(c.msg)] != c.msg) {
 				t.Errorf("message %q, want it to start %q", f.Message, c.msg)
 			}
-			if c.class != taskfile.ClassQuota || c.code == CodeCredit {
+			if c.class != taskfile.ClassQuota || c.code == CodeBilling {
 				return
 			}
 			at := f.ResetAt
@@ -108,7 +108,7 @@ func TestPresetBannersNegative(t *testing.T) {
 		t.Errorf("opencode's answer mentioning Error: %+v", f)
 	}
 	// A usage limit with a reset is a clock, not a credit wall.
-	if f := Classify(Observation{ExitCode: 1, Output: []byte("You've hit your usage limit. Visit https://chatgpt.com/settings/usage to purchase more credits or try again at 3:28 PM.\n")}, nil, PresetFor(taskfile.PresetCodex)); f == nil || f.Code == CodeCredit {
+	if f := Classify(Observation{ExitCode: 1, Output: []byte("You've hit your usage limit. Visit https://chatgpt.com/settings/usage to purchase more credits or try again at 3:28 PM.\n")}, nil, PresetFor(taskfile.PresetCodex)); f == nil || f.Code == CodeBilling {
 		t.Errorf("codex usage limit: %+v", f)
 	}
 	// gemini's exit 1 is no documented FatalError.

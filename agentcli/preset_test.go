@@ -125,7 +125,7 @@ func TestPresetBanners(t *testing.T) {
 		{taskfile.PresetClaude, `Invalid API key · Please run /login`, 1, taskfile.ClassAuth},
 		{taskfile.PresetClaude, `API Error: 401 {"type":"error","error":{"type":"authentication_error","message":"OAuth token has expired."}}`, 1, taskfile.ClassAuth},
 		{taskfile.PresetCodex, "■ You've hit your usage limit. Upgrade to Pro or try again in 1 day 2 hours 3 minutes.", 1, taskfile.ClassQuota},
-		{taskfile.PresetCodex, "stream error: exceeded retry limit, last status: 429 Too Many Requests", 1, taskfile.ClassQuota},
+		{taskfile.PresetCodex, "stream error: exceeded retry limit, last status: 429 Too Many Requests", 1, taskfile.ClassTransport},
 		{taskfile.PresetCodex, "unexpected status 401 Unauthorized: Incorrect API key provided", 1, taskfile.ClassAuth},
 		{taskfile.PresetGemini, `[API Error: You have exhausted your capacity on this model. Quota exceeded for quota metric 'Gemini 2.5 Pro Requests'. Please retry in 27.12s.]`, 1, taskfile.ClassQuota},
 		{taskfile.PresetGemini, `API key not valid. Please pass a valid API key.`, 1, taskfile.ClassAuth},

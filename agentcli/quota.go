@@ -60,6 +60,11 @@ func ParseQuotaReset(text string, now time.Time) (time.Time, bool) {
 		}
 		return t, true
 	}
+	if dailyQuotaRe.MatchString(text) {
+		// gemini's per-day quota resets at midnight Pacific time, whatever delay the API's
+		// message suggests for the per-minute limit beside it
+		return ok(nextMidnight(now, pacific()))
+	}
 	if m := retryAfterHdrRe.FindStringSubmatch(text); m != nil {
 		if n, err := strconv.ParseInt(m[1], 10, 64); err == nil && n <= int64(MaxQuotaWait/time.Second) {
 			return ok(now.Add(time.Duration(n) * time.Second))
@@ -102,6 +107,24 @@ func ParseQuotaReset(text string, now time.Time) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// dailyQuotaRe is gemini's TerminalQuotaError for a per-day quota.
+var dailyQuotaRe = lazyre.New(`(?i)exhausted your daily quota`)
+
+// pacific is America/Los_Angeles, where Google's daily quotas reset; UTC-8 where the system has
+// no zone data (an hour late in summer).
+func pacific() *time.Location {
+	if l, err := time.LoadLocation("America/Los_Angeles"); err == nil {
+		return l
+	}
+	return time.FixedZone("PST", -8*60*60)
+}
+
+// nextMidnight is the first midnight in loc after now.
+func nextMidnight(now time.Time, loc *time.Location) time.Time {
+	l := now.In(loc)
+	return time.Date(l.Year(), l.Month(), l.Day()+1, 0, 0, 0, 0, loc)
 }
 
 func unitOf(u string) time.Duration {

@@ -38,6 +38,10 @@ func TestParseQuotaReset(t *testing.T) {
 		{"Retry-After: 99999999", utc, time.Time{}},                                             // past the bound
 		{"resets at 25:00", utc, time.Time{}},                                                   // not a time
 		{"try again 3", utc, time.Time{}},                                                       // a bare number
+		// gemini's daily quota: the next midnight in Los Angeles (UTC-7 on 14 March 2026), not
+		// the per-minute delay its message also names
+		{"TerminalQuotaError: You have exhausted your daily quota on this model.\n  message: 'You exceeded your current quota. Please retry in 20.0s.'", utc, time.Date(2026, 3, 15, 7, 0, 0, 0, time.UTC)},
+		{"You have exhausted your daily quota on this model.", time.Date(2026, 3, 15, 6, 59, 0, 0, time.UTC), time.Date(2026, 3, 15, 7, 0, 0, 0, time.UTC)},
 	}
 	for _, c := range cases {
 		got, ok := ParseQuotaReset(c.text, c.now)

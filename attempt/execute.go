@@ -31,13 +31,14 @@ func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
 			timeout, deadlineBound = left, true
 		}
 	}
+	at.presetInfo = agentcli.PresetFor(at.agent.Preset)
+	shown := &progressWriter{w: at.log, p: r.env.Progress, task: t.ID, n: n, render: at.presetInfo.NewRenderer()}
 	at.spec = proc.Spec{
 		Argv: at.argv, Dir: r.env.Repo.Root(), Env: at.envv, Timeout: timeout, Heartbeat: heartbeat,
-		Grace: r.env.Grace, Output: &progressWriter{w: at.log, p: r.env.Progress, task: t.ID, n: n},
+		Grace: r.env.Grace, Output: shown,
 		Kill:    r.killCh,
 		OnStart: func(pgid int) { r.notePgid(ctx, t.ID, n, pgid) },
 	}
-	at.presetInfo = agentcli.PresetFor(at.agent.Preset)
 	var looped func() string
 	at.spec.Watch, looped = at.presetInfo.LoopWatcher()
 	if looped == nil {
@@ -47,6 +48,7 @@ func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
 	at.spec.OnOutput = silence.output
 	r.known = plumbing.ZeroHash // the agent may change anything
 	at.pr = proc.Run(ctx, at.spec)
+	shown.flush()
 	silence.stop()
 	pr := &at.pr
 
@@ -115,7 +117,7 @@ func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
 	if failure != nil {
 		switch failure.Class {
 		case taskfile.ClassQuota:
-			if failure.Code != agentcli.CodeCredit { // money, not time: no reset to wait for
+			if failure.Code != agentcli.CodeBilling { // money, not time: no reset to wait for
 				r.quotaReset(failure, pr.Tail)
 			}
 		case taskfile.ClassAgentMissing:

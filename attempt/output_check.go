@@ -94,6 +94,14 @@ type outputCheck struct {
 // separate: it runs after the post tree is taken.
 func (c *outputCheck) run(stdout []byte) *agentcli.Failure {
 	out := agentcli.ReadOutput(c.outputFile, stdout, c.preset)
+	if len(out.Others) > 0 {
+		names := make([]string, len(out.Others))
+		for i, o := range out.Others {
+			names[i] = o.String()
+		}
+		c.r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: c.t.ID,
+			Message: fmt.Sprintf("%s refused %s; %s", c.preset.Name, strings.Join(names, ", "), c.preset.GrantMore)})
+	}
 	if f := agentcli.CheckPayload(c.def, c.preset, out); f != nil {
 		return f
 	}

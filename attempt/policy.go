@@ -39,6 +39,9 @@ const (
 	ReasonResumeExhausted  = "resume-exhausted"
 	ReasonQuota            = "quota"
 	ReasonFailover         = "failover"
+	// ReasonBilling: the agent has no credit left and no other rung can run (SPEC §4 Failure
+	// classes: quota, code billing): no reset lifts it, a person does.
+	ReasonBilling = agentcli.CodeBilling
 )
 
 // Counters are a task's running tallies the policy reads.
@@ -64,10 +67,11 @@ func Decide(t *taskfile.Task, failure *agentcli.Failure, c Counters, now, deadli
 	if failure.Class == taskfile.ClassCancellation {
 		return Decision{Action: ActCancel, Failure: failure}
 	}
-	if failure.Class == taskfile.ClassQuota && failure.Code == agentcli.CodeCredit {
+	if failure.Class == taskfile.ClassQuota && failure.Code == agentcli.CodeBilling {
 		// No clock lifts it: the agent is disabled for the run (the chain moves on, or the
-		// task fails); nothing is parked to resume on an invented reset time.
-		return Decision{Action: ActFail, Reason: agentcli.CodeCredit, Failure: failure}
+		// task is held for a person to add credit); nothing is parked to resume on an invented
+		// reset time.
+		return Decision{Action: ActBlock, Reason: ReasonBilling, Failure: failure}
 	}
 	if failure.Class == taskfile.ClassQuota {
 		// No retry budget is spent against a quota wall, whatever on_failure says.
@@ -110,7 +114,7 @@ func Decide(t *taskfile.Task, failure *agentcli.Failure, c Counters, now, deadli
 // disablesAgent: the failure says this agent cannot work for the rest of the run (auth, a missing
 // command, no credit left): it is disabled and the chain moves on.
 func disablesAgent(f *agentcli.Failure) bool {
-	return f.Class == taskfile.ClassAuth || f.Class == taskfile.ClassAgentMissing || (f.Class == taskfile.ClassQuota && f.Code == agentcli.CodeCredit)
+	return f.Class == taskfile.ClassAuth || f.Class == taskfile.ClassAgentMissing || (f.Class == taskfile.ClassQuota && f.Code == agentcli.CodeBilling)
 }
 
 // WhyNotRetried says, for a decision that ends or holds a task after a failure, why no automatic
@@ -129,8 +133,6 @@ func WhyNotRetried(t *taskfile.Task, d Decision, run string) string {
 			return fmt.Sprintf("the task's `deadline` (%s) would pass before the next attempt: raise it, then %s", t.Deadline, retryTask)
 		case f.Class == taskfile.ClassBudgetExhausted:
 			return "the spend limit is reached: raise `max_cost_usd` (or `--max-cost`), then " + retryTask
-		case f.Class == taskfile.ClassQuota && f.Code == agentcli.CodeCredit:
-			return "the agent has no credit left, which no retry lifts: add credit or another agent to the chain (`agent: [...]`)"
 		case t.OnFailure != taskfile.OnFailureRetry:
 			return fmt.Sprintf("`on_failure` is %s: set `on_failure: retry` and `retries: N` to retry it", t.OnFailure)
 		case slices.Contains(t.NonRetryable, f.Class):
@@ -151,6 +153,8 @@ func WhyNotRetried(t *taskfile.Task, d Decision, run string) string {
 			return fmt.Sprintf("all %d retries are used: raise `retries`, or %s for a fresh budget", t.Retries, retryTask)
 		case ReasonCircuitTripped:
 			return fmt.Sprintf("%d failures in a row reached `max_consecutive_failures`: raise it, or %s for a fresh budget", t.MaxConsecutiveFailures, retryTask)
+		case ReasonBilling:
+			return fmt.Sprintf("the agent has no credit left, which no retry or reset lifts: add credit to its account (or another agent to the chain, `agent: [...]`), then %s", retryTask)
 		case ReasonNoProgress:
 			return fmt.Sprintf("the same failure repeated `max_identical_failures` (%d) times: change the prompt (mulligan prompt %s/%s TEXT) or %s", t.MaxIdenticalFailures, run, t.ID, retryTask)
 		}

@@ -41,6 +41,10 @@ func TestDecide(t *testing.T) {
 		{"deadline", policyTask("retry", 5, 9), fail, Counters{ConsecutiveFailures: 1}, now.Add(500 * time.Millisecond), ActFail, "budget_exhausted", taskfile.ClassBudgetExhausted},
 		{"deadline not yet", policyTask("retry", 5, 9), fail, Counters{ConsecutiveFailures: 1}, now.Add(time.Hour), ActRetry, "", taskfile.ClassAgentExit},
 		{"cancel", policyTask("retry", 5, 9), &agentcli.Failure{Class: taskfile.ClassCancellation}, Counters{}, time.Time{}, ActCancel, "", taskfile.ClassCancellation},
+		// no credit: held for a person under any policy, never parked on an invented reset
+		{"billing", policyTask("retry", 5, 9), &agentcli.Failure{Class: taskfile.ClassQuota, Code: agentcli.CodeBilling}, Counters{}, time.Time{}, ActBlock, ReasonBilling, taskfile.ClassQuota},
+		{"billing under fail", policyTask("fail", 0, 3), &agentcli.Failure{Class: taskfile.ClassQuota, Code: agentcli.CodeBilling}, Counters{}, time.Time{}, ActBlock, ReasonBilling, taskfile.ClassQuota},
+		{"usage limit parks", policyTask("fail", 0, 3), &agentcli.Failure{Class: taskfile.ClassQuota, Code: "usage_limit"}, Counters{}, time.Time{}, ActQuota, ReasonQuota, taskfile.ClassQuota},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
@@ -166,6 +167,10 @@ func (r *runner) composePrompt(def *taskfile.Task, prev *store.Attempt, operator
 		var out []byte
 		if prev.Log != "" {
 			out = readTail(prev.Log, 64<<10)
+			if a := r.file.Agents[prev.Agent]; a != nil {
+				// What the agent said and did, not its CLI's JSON events.
+				out = agentcli.Humanize(a.Preset, out)
+			}
 		}
 		parts.Prev = &PrevAttempt{N: prev.N, Class: prev.Class, Message: prev.Message, Output: out, Resumed: resumed, CarryOver: def.CarryOver}
 		if prev.Class == string(taskfile.ClassQualityRejection) && prev.Log != "" {

@@ -161,7 +161,7 @@ func (f *facts) creditWall() (storeAttempt, bool) {
 	for i := len(f.failed) - 1; i >= 0; i-- {
 		a := f.failed[i]
 		switch {
-		case a.Code == "credit":
+		case a.Code == agentcli.CodeBilling, a.Code == "credit": // (credit: recorded before billing)
 			return a, true
 		case a.Class == cQuota && creditRe.MatchString(a.Message+"\n"+lastLines(f.output[key(a.TaskID, a.N)], 5)):
 			return a, true

@@ -14,12 +14,13 @@ type presetJSON struct {
 	Name    string   `json:"name"`
 	Command []string `json:"command"` // the headless invocation used when a task gives none
 	Install string   `json:"install,omitempty"`
+	Permits string   `json:"permits,omitempty"` // what the command lets the agent do without a question
 }
 
 func presetsCommand(g *globals) *cli.Command {
 	return &cli.Command{
 		Name:  "presets",
-		Usage: "the agent CLIs mulligan knows: each preset's headless command (used when a task gives none) and how to install it",
+		Usage: "the agent CLIs mulligan knows: each preset's headless command (used when a task gives none), what it permits the agent and how to install it",
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return usageError("", "presets takes no arguments")
@@ -27,7 +28,7 @@ func presetsCommand(g *globals) *cli.Command {
 			var rows []presetJSON
 			for _, name := range agentcli.PresetNames() {
 				p, _ := agentcli.LookupPreset(name)
-				rows = append(rows, presetJSON{Name: name, Command: append([]string{}, p.Command...), Install: p.Install})
+				rows = append(rows, presetJSON{Name: name, Command: append([]string{}, p.Command...), Install: p.Install, Permits: p.Permits})
 			}
 			if g.json() {
 				return writeJSON(g.io.Out, rows)
@@ -40,6 +41,9 @@ func presetsCommand(g *globals) *cli.Command {
 					cmd = shellLine(r.Command)
 				}
 				tb.row(plain(r.Name), plain(cmd))
+				if r.Permits != "" {
+					tb.row(plain(""), plain("  permits: "+r.Permits))
+				}
 			}
 			if err := tb.write(g.io.Out); err != nil {
 				return err

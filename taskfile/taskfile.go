@@ -212,12 +212,14 @@ const (
 var Presets = []string{PresetClaude, PresetCodex, PresetGemini, PresetAider, PresetOpencode, PresetGeneric}
 
 // PresetCommands is each preset's documented headless command: an agent that names a preset and
-// no command runs it (`mulligan presets` lists them).
+// no command runs it (`mulligan presets` lists them and what each permits). Each edits the tree
+// without a question, in the permission mode its CLI's documentation recommends for headless use,
+// and streams its progress; the flags are checked against the CLIs pinned in testdata/clis.
 var PresetCommands = map[string][]string{
-	PresetClaude:   {"claude", "-p", "{{prompt}}", "--output-format", "json"},
-	PresetCodex:    {"codex", "exec", "--json", "{{prompt}}"},
-	PresetGemini:   {"gemini", "-p", "{{prompt}}", "-o", "json"},
-	PresetAider:    {"aider", "--message", "{{prompt}}", "--yes-always", "--no-pretty"},
+	PresetClaude:   {"claude", "-p", "{{prompt}}", "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits"},
+	PresetCodex:    {"codex", "exec", "--json", "--sandbox", "workspace-write", "{{prompt}}"},
+	PresetGemini:   {"gemini", "-p", "{{prompt}}", "--output-format", "stream-json", "--approval-mode", "auto_edit"},
+	PresetAider:    {"aider", "--message", "{{prompt}}", "--yes-always", "--no-pretty", "--no-auto-commits"},
 	PresetOpencode: {"opencode", "run", "--format", "json", "{{prompt}}"},
 }
 

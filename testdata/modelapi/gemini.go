@@ -43,16 +43,15 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request, body []byte, log
 	var part map[string]any
 	finish := "STOP"
 	switch {
-	case t.Write != nil && toolName(names, "write_file") != "":
+	// gemini's own tool names, offered or not, as a model that knows gemini-cli asks for them:
+	// headless gemini offers write_file only in an approval mode that allows edits, and a
+	// call of a tool it did not offer is its refusal ("Tool "write_file" not found").
+	case t.Write != nil:
 		part = map[string]any{"functionCall": map[string]any{"name": "write_file",
 			"args": map[string]any{"file_path": absPath(t.Write.Path, body), "content": t.Write.Content}}}
-	case t.Write != nil || t.Shell != "":
-		cmd := t.Shell
-		if t.Write != nil {
-			cmd = shellHeredoc(t.Write.Path, t.Write.Content)
-		}
-		part = map[string]any{"functionCall": map[string]any{"name": toolName(names, "run_shell_command"),
-			"args": map[string]any{"command": cmd, "description": "run a command"}}}
+	case t.Shell != "":
+		part = map[string]any{"functionCall": map[string]any{"name": "run_shell_command",
+			"args": map[string]any{"command": t.Shell, "description": "run a command"}}}
 	default:
 		part = map[string]any{"text": t.Text}
 	}
