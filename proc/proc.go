@@ -20,13 +20,18 @@ import (
 
 // Spec describes one bounded process: an agent, verify, a hook, a compensation.
 type Spec struct {
-	Argv      []string
-	Dir       string
-	Env       []string // the complete environment
-	Stdin     io.Reader
-	Timeout   time.Duration // 0: none
-	Heartbeat time.Duration // longest silence on stdout and stderr; 0: none
-	Grace     time.Duration // between SIGTERM and SIGKILL; default 5s
+	Argv    []string
+	Dir     string
+	Env     []string // the complete environment
+	Stdin   io.Reader
+	Timeout time.Duration // 0: none
+	// Heartbeat is the longest time without a sign of work: no output on stdout or stderr, no CPU
+	// time used by the process tree, no Activity. 0: none.
+	Heartbeat time.Duration
+	// Activity, when set, reports whether the process did something since the last call that
+	// Run cannot see itself (an agent's writes in its working tree): a sign of work for Heartbeat.
+	Activity func() bool
+	Grace    time.Duration // between SIGTERM and SIGKILL; default 5s
 	// Output receives stdout and stderr as they arrive (the full log, the terminal).
 	Output io.Writer
 	// StdoutCap bounds how much of the end of stdout is kept for result parsing (default 4 MiB).
@@ -50,7 +55,7 @@ type Result struct {
 	ExitCode  int   // -1 when it did not exit normally
 	StartErr  error // exec failed: not found, not executable
 	TimedOut  bool
-	Silent    bool // ended for heartbeat silence
+	Silent    bool // ended for heartbeat silence: no output, no CPU time used, no Activity
 	Cancelled bool // ended because ctx was cancelled
 	Killed    bool // ended by Kill
 	Watched   bool // ended because Watch said so
@@ -173,6 +178,7 @@ func (p *process) supervise(ctx context.Context, spec Spec, out *output, res *Re
 		timeout = t.C
 	}
 	var tick <-chan time.Time
+	var work *liveness
 	if spec.Heartbeat > 0 {
 		interval := min(spec.Heartbeat/4, time.Second)
 		if interval <= 0 {
@@ -181,6 +187,7 @@ func (p *process) supervise(ctx context.Context, spec Spec, out *output, res *Re
 		tk := time.NewTicker(interval)
 		defer tk.Stop()
 		tick = tk.C
+		work = &liveness{tree: p.tree, activity: spec.Activity, every: max(interval, spec.Heartbeat/10), last: time.Now()}
 	}
 
 	var watchC <-chan struct{} = out.watched
@@ -209,7 +216,9 @@ func (p *process) supervise(ctx context.Context, spec Spec, out *output, res *Re
 			watchC = nil // closed: once is enough
 			stop(&res.Watched)
 		case <-tick:
-			if out.silentFor(spec.Heartbeat) {
+			now := time.Now()
+			work.sample(now)
+			if out.silentFor(spec.Heartbeat) && now.Sub(work.last) >= spec.Heartbeat {
 				stop(&res.Silent)
 			}
 		case <-ctx.Done():
@@ -219,6 +228,36 @@ func (p *process) supervise(ctx context.Context, spec Spec, out *output, res *Re
 			stopping = true
 			p.tree.Signal(syscall.SIGKILL)
 		}
+	}
+}
+
+// liveness watches the signs of work other than output: CPU time used by the process tree and
+// the caller's Activity (writes in the tree). It samples them every `every` (a tenth of the
+// heartbeat: reading the tree's stat files costs some microseconds a process).
+type liveness struct {
+	tree     *reap.Tree
+	activity func() bool
+	every    time.Duration
+	sampled  time.Time
+	cpu      uint64
+	last     time.Time // the last sign of work seen
+}
+
+// sample looks at the signs when it is time: a change since the last look is work.
+func (l *liveness) sample(now time.Time) {
+	if now.Sub(l.sampled) < l.every {
+		return
+	}
+	first := l.sampled.IsZero()
+	l.sampled = now
+	if c := l.tree.CPUTicks(); c != l.cpu {
+		if !first {
+			l.last = now
+		}
+		l.cpu = c
+	}
+	if l.activity != nil && l.activity() {
+		l.last = now
 	}
 }
 

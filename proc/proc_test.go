@@ -65,6 +65,55 @@ func TestRunProcessHeartbeat(t *testing.T) {
 	}
 }
 
+// A process that prints nothing but works — uses CPU time, or writes (Activity) — is not ended
+// by the heartbeat; it ends by itself once it has been silent for three heartbeats. Activity
+// doubles as the test's clock: it is called at each sample.
+func TestRunProcessWorkingSilentlyIsNotSilent(t *testing.T) {
+	const hb = 300 * time.Millisecond
+	dir := t.TempDir()
+	stop := filepath.Join(dir, "stop")
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		argv   []string
+		writes bool // Activity reports writes in the tree
+		end    func()
+	}{
+		// a busy loop: CPU time and nothing else (no output, no child, no write)
+		{"cpu", sh("while [ ! -e " + stop + " ]; do :; done"), false, func() { os.WriteFile(stop, nil, 0o600) }},
+		// blocked on a fifo, using no CPU: only the writes Activity reports
+		{"writes", sh("read x < " + fifo), true, func() {
+			f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+			if err == nil {
+				f.WriteString("go\n")
+				f.Close()
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			ended := false
+			res := Run(context.Background(), Spec{Argv: tc.argv, Heartbeat: hb, Grace: 200 * time.Millisecond,
+				Activity: func() bool {
+					if !ended && time.Since(start) > 3*hb {
+						ended = true
+						go tc.end()
+					}
+					return tc.writes
+				}})
+			if res.Silent || res.ExitCode != 0 {
+				t.Fatalf("Silent=%v exit=%d: a process that works silently was ended", res.Silent, res.ExitCode)
+			}
+			if !ended {
+				t.Fatal("the process ended before three heartbeats")
+			}
+		})
+	}
+}
+
 func TestRunProcessChattyIsNotSilent(t *testing.T) {
 	res := Run(context.Background(), Spec{
 		Argv: sh("for i in 1 2 3 4 5 6; do echo $i; sleep 0.1; done"), Heartbeat: 2 * time.Second,

@@ -211,3 +211,21 @@ func zombie(pid int) bool {
 	}
 	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
 }
+
+// CPUTicks is the CPU time the tree's live processes have used, with the children they have
+// waited for, in clock ticks (utime, stime, cutime and cstime of their stat): a heartbeat's sign
+// that an agent works while it prints nothing. It changes when a member works or ends.
+func (t *Tree) CPUTicks() uint64 {
+	var sum uint64
+	for _, pid := range t.Members() {
+		f := statFields(pid)
+		if len(f) < 15 {
+			continue
+		}
+		for _, s := range f[11:15] {
+			v, _ := strconv.ParseUint(s, 10, 64)
+			sum += v
+		}
+	}
+	return sum
+}
