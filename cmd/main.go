@@ -17,7 +17,9 @@ import (
 
 // Main runs mulligan with the process's arguments and streams and returns the exit code.
 func Main() int {
-	return Run(context.Background(), os.Args[1:], System())
+	ctx, stop := interruptible(context.Background())
+	defer stop()
+	return Run(ctx, os.Args[1:], System())
 }
 
 // globals are the flags every command takes (SPEC §6).
@@ -57,7 +59,7 @@ func Run(ctx context.Context, args []string, ios *IOStreams) int {
 	// command's streams, before its error (if any) is printed.
 	afterCommand(ctx, g)
 	if err != nil {
-		err = mapError(err)
+		err = signalled(ctx, mapError(err))
 		printError(ios.ErrOut, err)
 	}
 	return exitCode(err)
