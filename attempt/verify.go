@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mulligan-dev/mulligan/agentcli"
+	"github.com/mulligan-dev/mulligan/autopsy/evidence"
 	"github.com/mulligan-dev/mulligan/proc"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
@@ -37,7 +38,17 @@ func RunVerify(ctx context.Context, v *taskfile.Verify, dir string, env []string
 			Message: fmt.Sprintf("verify `%s` ran past its timeout (%s)", cmd, v.Timeout) + agentcli.LastLineSuffix(pr.Tail)}
 	case pr.ExitCode != 0:
 		res.Failure = &agentcli.Failure{Class: taskfile.ClassQualityRejection, Code: agentcli.CodeVerifyFailed,
-			Message: fmt.Sprintf("verify `%s` exited with status %d", cmd, pr.ExitCode) + agentcli.LastLineSuffix(pr.Tail)}
+			Message: fmt.Sprintf("verify `%s` exited with status %d", cmd, pr.ExitCode) + verifySummary(pr.Tail)}
 	}
 	return res
+}
+
+// verifySummary says what a failed verify's output says: its failing tests (the first with its
+// file, line and message) when a test runner printed them (go test, pytest, jest, vitest, cargo
+// test…), a build that failed, else its last line.
+func verifySummary(out []byte) string {
+	if s := evidence.ParseTests(string(out)).Summary(); s != "" {
+		return ": " + s
+	}
+	return agentcli.LastLineSuffix(out)
 }
