@@ -122,7 +122,9 @@ func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
 			}
 		case taskfile.ClassAgentMissing:
 			if at.presetInfo.Install != "" && at.agent.Preset != taskfile.PresetGeneric {
+				// In the message too: it is what the terminal and the autopsy's timeline show.
 				failure.Hint = at.presetInfo.Install
+				failure.Message += "; " + at.presetInfo.Install
 			}
 		}
 		failure.RetryEligible = taskfile.Eligible(failure.Class, def.NonRetryable, def.RetryOn) && !failure.NoRetry

@@ -141,6 +141,7 @@ func (r *runner) endHeld(ctx context.Context, held []*store.Task) (*Outcome, err
 		return nil
 	}
 	if t := pick(store.TaskBlocked); t != nil {
+		r.noteHeldEdits(held)
 		return r.end(ctx, store.RunBlocked, t.Reason)
 	}
 	if t := pick(store.TaskWaitingApproval); t != nil {
@@ -150,6 +151,34 @@ func (r *runner) endHeld(ctx context.Context, held []*store.Task) (*Outcome, err
 		return nil, fmt.Errorf("run %s: no held task to end with", r.run.ID)
 	}
 	return r.end(ctx, store.RunWaitingQuota, ReasonQuota)
+}
+
+// noteHeldEdits names, when the run stops with a held in-place task's last attempt still in the
+// working tree (kept for inspection), the paths that attempt left changed from the task's base,
+// and the command that puts them back.
+func (r *runner) noteHeldEdits(held []*store.Task) {
+	lp := r.lastPost
+	if r.heldTree.IsZero() || lp.tree.IsZero() || lp.task == "" {
+		return
+	}
+	isHeld := false
+	for _, t := range held {
+		isHeld = isHeld || t.ID == lp.task
+	}
+	if !isHeld {
+		return
+	}
+	changes, err := r.env.Repo.DiffTrees(r.heldTree, lp.tree)
+	if err != nil || len(changes) == 0 {
+		return
+	}
+	paths := make([]string, len(changes))
+	for i, c := range changes {
+		paths[i] = c.Path
+	}
+	r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: lp.task, Message: fmt.Sprintf(
+		"%s@%d left %d path%s changed in the working tree, kept for you to inspect: %s; `mulligan revert %s/%s@%d --pre` puts the tree back as the task found it",
+		lp.task, lp.n, len(paths), plural1s(len(paths)), listPaths(paths), r.run.ID, lp.task, lp.n)})
 }
 
 // workLandedSince reports whether another task of the run succeeded after t's latest attempt

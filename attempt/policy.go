@@ -133,6 +133,8 @@ func WhyNotRetried(t *taskfile.Task, d Decision, run string) string {
 			return fmt.Sprintf("the task's `deadline` (%s) would pass before the next attempt: raise it, then %s", t.Deadline, retryTask)
 		case f.Class == taskfile.ClassBudgetExhausted:
 			return "the spend limit is reached: raise `max_cost_usd` (or `--max-cost`), then " + retryTask
+		case disablesAgent(f):
+			return fmt.Sprintf("%s is never retried (the agent is disabled for the run): fix it, then %s", f.Class, retryTask)
 		case t.OnFailure != taskfile.OnFailureRetry:
 			return fmt.Sprintf("`on_failure` is %s: set `on_failure: retry` and `retries: N` to retry it", t.OnFailure)
 		case slices.Contains(t.NonRetryable, f.Class):
@@ -141,8 +143,6 @@ func WhyNotRetried(t *taskfile.Task, d Decision, run string) string {
 			return "a retry would meet the same wall: change what the hint names, then " + retryTask
 		case f.Class == taskfile.ClassPayloadDeclared || f.Class == taskfile.ClassSchemaInvalid:
 			return fmt.Sprintf("%s is not retried by default: add it to `retry_on` to retry it", f.Class)
-		case disablesAgent(f):
-			return fmt.Sprintf("%s is never retried (the agent is disabled for the run): fix it, then %s", f.Class, retryTask)
 		}
 		return fmt.Sprintf("%s is never retried", f.Class)
 	case ActBlock:

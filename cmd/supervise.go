@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -119,7 +121,7 @@ func runSupervise(c *cli.Context, g *globals, refs []string) error {
 			// A loop repeats a decision that did not change (a healthy run, a quota not reset
 			// yet) only once.
 			if key := d.Action + "\x00" + d.Reason; last[d.Run] != key {
-				printDecision(g, d)
+				printDecision(g, d, st.repo)
 				last[d.Run] = key
 			}
 		}
@@ -145,7 +147,7 @@ func runSupervise(c *cli.Context, g *globals, refs []string) error {
 	}
 }
 
-func printDecision(g *globals, d attempt.SuperviseDecision) {
+func printDecision(g *globals, d attempt.SuperviseDecision, repo *snapshot.Repo) {
 	if g.json() {
 		writeJSONLine(g.io.Out, d)
 		return
@@ -156,9 +158,32 @@ func printDecision(g *globals, d attempt.SuperviseDecision) {
 	}
 	line := fmt.Sprintf("%s %s: %s (%s)", action, d.Run, d.Reason, d.State)
 	if d.PID != 0 {
-		line += fmt.Sprintf("; pid %d, log in mulligan/logs/%s/supervise.log", d.PID, d.Run)
+		log := filepath.Join("mulligan", "logs", d.Run, "supervise.log")
+		if dir, err := attempt.LogDir(repo.CommonDir(), d.Run); err == nil {
+			log = hereRelative(filepath.Join(dir, "supervise.log"), repo.Root())
+		}
+		line += fmt.Sprintf("; pid %d, log in %s", d.PID, log)
 	}
 	fmt.Fprintln(g.io.Out, line)
+}
+
+// hereRelative is path as seen from the current directory when the user stands in the working
+// tree root (.git/mulligan/…, or ../.git/mulligan/… from a subdirectory), else path itself.
+func hereRelative(path, root string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return path
+	}
+	if real, err := filepath.EvalSymlinks(wd); err == nil {
+		wd = real
+	}
+	if in, err := filepath.Rel(root, wd); err != nil || in == ".." || strings.HasPrefix(in, "../") {
+		return path
+	}
+	if rel, err := filepath.Rel(wd, path); err == nil {
+		return rel
+	}
+	return path
 }
 
 // movedOn compares a run's working tree with the one it left (attempt.TreeMovedOnEnded), opening
