@@ -63,5 +63,8 @@ func claimRun(ctx context.Context, env Env, run *store.Run, file *taskfile.File,
 	if err := r.recoverInterrupted(ctx); err != nil {
 		return nil, err
 	}
+	if err := r.recoverApplies(ctx); err != nil {
+		return nil, err
+	}
 	return r, nil
 }

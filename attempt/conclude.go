@@ -227,6 +227,10 @@ func (r *runner) recordTaskState(tx *store.Tx, at *attemptRun) error {
 	switch decision.Action {
 	case ActSucceed:
 		tr.To, tr.Reason = store.TaskSucceeded, ""
+		if r.inWorktree {
+			// An isolated task succeeds once its change is in the working tree (applyIsolated).
+			tr.To, tr.Reason = store.TaskRunning, ReasonApplying
+		}
 		if at.def.NeedsApproval {
 			// The attempt succeeded; the task waits for an operator's approve or reject.
 			tr.To, tr.Reason = store.TaskWaitingApproval, ReasonNeedsApproval

@@ -165,7 +165,7 @@ func (r *runner) runIsolated(ctx context.Context, t *store.Task, def *taskfile.T
 	r.env.Repo, r.known, r.inWorktree, r.slot = slot.repo, base, true, slot
 	out, err := r.runAttempts(ctx, t, def, base)
 	r.env.Repo, r.known, r.inWorktree, r.slot = home, plumbing.ZeroHash, false, nil // the user may have changed anything
-	if out != nil || err != nil || t.State != store.TaskSucceeded {
+	if out != nil || err != nil || t.State != store.TaskRunning || t.Reason != ReasonApplying {
 		return out, err // a held or failed task keeps its worktree, for a look (gc removes it)
 	}
 	return r.applyIsolated(ctx, t, base, w)
@@ -269,8 +269,9 @@ func (r *runner) baseCommit() plumbing.Hash {
 	return c
 }
 
-// applyIsolated applies the task's change to the working tree, or holds the task
-// apply-conflict. A worktree whose change is in is removed (its trees are in the attempt refs).
+// applyIsolated applies the task's change to the working tree (the task succeeds with it), or
+// holds the task apply-conflict with nothing written. A worktree whose change is in is removed
+// (its trees are in the attempt refs).
 func (r *runner) applyIsolated(ctx context.Context, t *store.Task, base plumbing.Hash, w *snapshot.Worktree) (*Outcome, error) {
 	var a *store.Attempt
 	if err := r.env.DB.View(context.WithoutCancel(ctx), func(tx *store.Tx) error {
@@ -290,69 +291,38 @@ func (r *runner) applyIsolated(ctx context.Context, t *store.Task, base plumbing
 	if a == nil {
 		return nil, fmt.Errorf("task %s succeeded without a successful attempt to apply", t.ID)
 	}
-	change := *a
-	change.PreTree = base.String() // the task's whole change, carry_over attempts included
-	plan, err := PlanApply(ctx, r.env.Repo, r.run.ID, change)
-	if err != nil {
-		return nil, err
-	}
 	addr := fmt.Sprintf("%s/%s@%d", r.run.ID, t.ID, a.N)
-	if len(plan.Conflicts) > 0 {
+	id := snapshot.NewID(r.env.Now())
+	res, err := Apply(ctx, r.env.Repo, r.env.DB, *a, ApplyOptions{Base: base, Settle: SettleRun, UndoRef: snapshot.UndoRef(id),
+		UndoMessage: fmt.Sprintf("mulligan undo %s\n\nThe working tree just before run %s applied %s.\n", id, r.run.ID, addr)})
+	var refused *ApplyConflictError
+	switch {
+	case errors.As(err, &refused):
 		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: fmt.Sprintf(
-			"%s's change conflicts with %d path(s) you changed meanwhile (%s): nothing applied; its tree is in %s. Apply it by hand: mulligan apply %s",
-			addr, len(plan.Conflicts), strings.Join(plan.Conflicts, ", "), a.Ref, addr)})
+			"%s's change conflicts with your working tree: %s. Its tree is in %s. Merge it with your version, the conflicting lines marked in the files: mulligan apply %s --merge",
+			addr, refused, a.Ref, addr)})
 		if err := r.setTaskState(ctx, t, store.TaskBlocked, ReasonApplyConflict, nil); err != nil {
 			return nil, err
 		}
 		r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskBlocked, Reason: ReasonApplyConflict})
 		r.heldHere[t.ID] = true // held; the working tree never held its attempts (no heldTree)
 		return nil, r.update(ctx, func(tx *store.Tx) error { return tx.ParkTask(r.run.ID, t.ID) })
-	}
-	id := snapshot.NewID(r.env.Now())
-	res, err := plan.Execute(ctx, r.env.Repo, r.env.DB, snapshot.UndoRef(id),
-		fmt.Sprintf("mulligan undo %s\n\nThe working tree just before run %s applied %s.\n", id, r.run.ID, addr))
-	if err != nil {
+	case err != nil:
 		return nil, fmt.Errorf("apply %s to the working tree: %w", addr, err)
 	}
-	if res != nil && len(res.Changes) > 0 {
-		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: fmt.Sprintf(
-			"applied %s to your working tree: %d path(s) changed; undo point %s", addr, len(res.Changes), res.Undo.Ref)})
+	t.State, t.Reason = store.TaskSucceeded, ""
+	if res.Restore != nil && len(res.Restore.Changes) > 0 {
+		msg := fmt.Sprintf("applied %s to your working tree: %d path(s) changed", addr, len(res.Restore.Changes))
+		if n := len(res.Plan.Merged); n > 0 {
+			msg += fmt.Sprintf(", %d merged with your edits by hunks", n)
+		}
+		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: msg + "; undo point " + snapshot.UndoRef(id)})
 	}
 	if err := r.env.Repo.RemoveWorktree(w); err != nil {
 		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: "could not remove the worktree " + w.Dir + ": " + err.Error()})
 	}
 	r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskSucceeded})
 	return nil, nil
-}
-
-// SettleApplied makes a task held apply-conflict succeeded once its attempt n was applied by
-// hand (`mulligan apply`); it reports whether it did. Any other task is left as it is.
-func SettleApplied(ctx context.Context, db *store.DB, runID, task string, n int) (bool, error) {
-	settled := false
-	err := db.Update(ctx, func(tx *store.Tx) error {
-		t, err := tx.GetTask(runID, task)
-		if err != nil {
-			return err
-		}
-		if t.State != store.TaskBlocked || t.Reason != ReasonApplyConflict {
-			return nil
-		}
-		won := 0
-		for _, a := range t.Attempts {
-			if a.State == store.AttemptSucceeded {
-				won = a.N
-			}
-		}
-		if won != n {
-			return nil
-		}
-		if _, err := tx.TransitionTask(runID, task, store.TaskTransition{To: store.TaskSucceeded, Reason: ReasonApplied, Attempt: n}); err != nil {
-			return err
-		}
-		settled = true
-		return nil
-	})
-	return settled, err
 }
 
 // bringIgnored copies (Copy globs) or links (Link globs) the user's files into a task's worktree,

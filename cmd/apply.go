@@ -8,27 +8,28 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
-	"github.com/mulligan-dev/mulligan/snapshot"
 )
 
 type applyOptions struct {
 	Addr   string
+	Merge  bool
 	DryRun bool
 }
 
 func applyCommand(g *globals) *cli.Command {
 	return &cli.Command{
 		Name:      "apply",
-		Usage:     "carry an attempt's change (pre → post) into the working tree as a three-way merge: paths changed since are never overwritten (an undo ref is taken first)",
+		Usage:     "carry an attempt's change (pre → post) into the working tree as a three-way merge (text by hunks, as git merge-file): whole or not at all, an undo ref taken first",
 		ArgsUsage: "ADDR",
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "dry-run", Usage: "print what would change and what conflicts, change nothing"},
+			&cli.BoolFlag{Name: "merge", Usage: "write conflicting hunks with conflict markers (like git checkout -m) instead of refusing"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print what would change and what conflicts, change nothing (exit 6 on a conflict)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usageError("e.g. mulligan apply k3f9/fix-tests@2", "apply takes one address")
 			}
-			return runApply(c.Context, g, applyOptions{Addr: c.Args().First(), DryRun: c.Bool("dry-run")})
+			return runApply(c.Context, g, applyOptions{Addr: c.Args().First(), Merge: c.Bool("merge"), DryRun: c.Bool("dry-run")})
 		},
 	}
 }
@@ -47,53 +48,82 @@ func runApply(ctx context.Context, g *globals, opts applyOptions) error {
 		return err
 	}
 	addr := fmt.Sprintf("%s/%s@%d", run.ID, a.TaskID, a.N)
-	plan, err := attempt.PlanApply(ctx, st.repo, run.ID, *a)
-	if errors.Is(err, attempt.ErrNotFinished) {
-		return withHint(ExitFailed, err, fmt.Sprintf("wait for it to end: mulligan events %s -f", run.ID))
+	// An apply a crash interrupted in this working tree is finished (or rolled back) first.
+	notes, err := attempt.RecoverApplies(ctx, st.repo, st.db)
+	for _, n := range notes {
+		fmt.Fprintln(g.io.ErrOut, n)
 	}
 	if err != nil {
 		return err
 	}
-	if opts.DryRun {
-		return printApply(g, addr, plan, nil, true)
-	}
 	ref, msg := undoPoint("apply " + addr)
-	res, err := plan.Execute(ctx, st.repo, st.db, ref, msg)
-	var conflict *attempt.ConflictPathsError
+	res, err := attempt.Apply(ctx, st.repo, st.db, *a, attempt.ApplyOptions{Markers: opts.Merge, DryRun: opts.DryRun,
+		Settle: attempt.SettleHeld, UndoRef: ref, UndoMessage: msg})
+	var refused *attempt.ApplyConflictError
 	switch {
-	case errors.As(err, &conflict):
-		hints := append([]string{"nothing was applied; the working tree changed these paths of the attempt's change otherwise since. Take the attempt's version of one by hand:"},
-			restoreHints(conflict, fmt.Sprintf(" (mulligan apply %s --dry-run lists them)", addr))...)
-		hints = append(hints, fmt.Sprintf("or see both sides: mulligan diff %s", addr))
-		return &Error{Code: ExitRefused, Msg: fmt.Sprintf("apply %s: %s", addr, err), Err: err, Hints: hints}
+	case errors.Is(err, attempt.ErrNotFinished):
+		return withHint(ExitFailed, err, fmt.Sprintf("wait for it to end: mulligan events %s -f", run.ID))
+	case errors.As(err, &refused):
+		if perr := printApply(g, addr, res, false); perr != nil {
+			return perr
+		}
+		return &Error{Code: ExitRefused, Msg: fmt.Sprintf("apply %s: %s", addr, err), Err: err, Hints: applyHints(addr, refused.Plan)}
 	case errors.Is(err, attempt.ErrActive):
 		return &Error{Code: ExitRefused, Msg: err.Error(), Err: err, Hints: []string{
 			"the working tree is that run's until it stops: apply when it has (`mulligan ls`), or pause it first"}}
 	case err != nil:
 		return err
 	}
-	if err := printApply(g, addr, plan, res, false); err != nil {
+	if err := printApply(g, addr, res, opts.DryRun); err != nil {
 		return err
 	}
-	// An isolated task held because its change conflicted is done once its change is in.
-	settled, err := attempt.SettleApplied(context.WithoutCancel(ctx), st.db, run.ID, a.TaskID, a.N)
-	if err != nil {
-		return err
+	if opts.DryRun && res.Plan.Refused() {
+		return &Error{Code: ExitRefused, Msg: fmt.Sprintf("apply %s would conflict (dry run, nothing changed)", addr),
+			Err: &attempt.ApplyConflictError{Plan: res.Plan}, Hints: applyHints(addr, res.Plan)}
 	}
-	if settled {
+	if res.Settled {
 		fmt.Fprintf(g.io.Out, "task %s of run %s succeeded (applied by hand); continue the run: mulligan resume %s\n", a.TaskID, run.ID, run.ID)
 	}
 	return nil
 }
 
-func printApply(g *globals, addr string, p *attempt.ApplyPlan, res *snapshot.RestoreResult, dryRun bool) error {
+// applyHints are the next commands after a refused apply: none of them discards the user's
+// version of a path.
+func applyHints(addr string, p *attempt.ApplyPlan) []string {
+	var hints []string
+	if len(p.Blocked) > 0 {
+		hints = append(hints, "a path the change writes holds files no snapshot keeps (ignored or untracked): move them aside, then apply again: mulligan apply "+addr)
+	}
+	for _, c := range p.Conflicts {
+		if !c.Marked {
+			hints = append(hints, "merge it with your version, the conflicting lines marked in the files for you to resolve: mulligan apply "+addr+" --merge")
+			break
+		}
+	}
+	return append(hints, "see the attempt's change: mulligan diff "+addr)
+}
+
+func printApply(g *globals, addr string, res *attempt.ApplyResult, dryRun bool) error {
+	p := res.Plan
 	changes := p.Changes
 	var undoRef any
-	if res != nil {
-		changes = res.Changes
-		if res.Undo != nil {
-			undoRef = res.Undo.Ref
-		}
+	if res.Restore != nil {
+		changes, undoRef = res.Restore.Changes, res.UndoRef
+	}
+	if p.Refused() {
+		changes = nil
+	}
+	type conflictJSON struct {
+		Path   string `json:"path"`
+		Reason string `json:"reason"`
+		Marked bool   `json:"marked"`
+	}
+	conflicts := []conflictJSON{}
+	for _, c := range p.Conflicts {
+		conflicts = append(conflicts, conflictJSON{c.Path, c.Reason, c.Marked})
+	}
+	for _, b := range p.Blocked {
+		conflicts = append(conflicts, conflictJSON{b.Path, b.Reason, false})
 	}
 	if g.json() {
 		changed := make([]changeJSON, 0, len(changes))
@@ -101,25 +131,36 @@ func printApply(g *globals, addr string, p *attempt.ApplyPlan, res *snapshot.Res
 			changed = append(changed, changeJSON{Path: ch.Path, Action: ch.Action.String()})
 		}
 		return writeJSON(g.io.Out, map[string]any{
-			"attempt": addr, "tree": p.Tree.String(), "changed": changed, "conflicts": nonNil(p.Conflicts),
+			"attempt": addr, "tree": p.Tree.String(), "changed": changed, "merged": nonNil(p.Merged), "conflicts": conflicts,
 			"undo_ref": undoRef, "dry_run": dryRun,
 		})
 	}
-	for _, ch := range changes {
-		fmt.Fprintf(g.io.Out, "%s %s\n", actionLetter(ch.Action), ch.Path)
+	merged := map[string]bool{}
+	for _, m := range p.Merged {
+		merged[m] = true
 	}
-	for _, c := range p.Conflicts {
-		fmt.Fprintf(g.io.Out, "! %s changed otherwise since the attempt started\n", c)
+	for _, ch := range changes {
+		note := ""
+		if merged[ch.Path] {
+			note = " (merged with your edits)"
+		}
+		fmt.Fprintf(g.io.Out, "%s %s%s\n", actionLetter(ch.Action), ch.Path, note)
+	}
+	for _, c := range conflicts {
+		fmt.Fprintf(g.io.Out, "! %s: %s\n", c.Path, c.Reason)
 	}
 	switch {
-	case dryRun && len(p.Conflicts) > 0:
-		fmt.Fprintf(g.io.Out, "would not apply %s: %d path%s conflict (dry run, nothing changed)\n", addr, len(p.Conflicts), plural(len(p.Conflicts)))
+	case p.Refused():
+		fmt.Fprintf(g.io.Out, "would not apply %s: %d path%s conflict; nothing changed\n", addr, len(conflicts), plural(len(conflicts)))
 	case dryRun:
 		fmt.Fprintf(g.io.Out, "would apply %s: %d path%s change (dry run, nothing changed)\n", addr, len(changes), plural(len(changes)))
 	case len(changes) == 0:
 		fmt.Fprintf(g.io.Out, "the working tree already holds %s's change: nothing written\n", addr)
 	default:
 		fmt.Fprintf(g.io.Out, "applied %s: %d path%s changed; undo point %s\n", addr, len(changes), plural(len(changes)), undoRef)
+		if n := len(p.MarkedPaths()); n > 0 {
+			fmt.Fprintf(g.io.Out, "%d file%s hold%s conflict markers (<<<<<<< working tree … >>>>>>> %s): resolve them in an editor\n", n, plural(n), map[bool]string{true: "s", false: ""}[n == 1], addr)
+		}
 		fmt.Fprintf(g.io.Out, "hint: `mulligan undo` puts back the tree this replaced\n")
 	}
 	return nil

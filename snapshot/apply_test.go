@@ -1,12 +1,8 @@
 package snapshot
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
-
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // ApplyChange carries a change (from → to) onto a tree that moved on elsewhere; the result is
@@ -14,19 +10,7 @@ import (
 func TestApplyChange(t *testing.T) {
 	dir := newGitRepo(t)
 	r := openRepo(t, dir)
-	set := func(files map[string]string) plumbing.Hash {
-		t.Helper()
-		entries, _ := os.ReadDir(dir)
-		for _, e := range entries {
-			if e.Name() != ".git" {
-				os.RemoveAll(filepath.Join(dir, e.Name()))
-			}
-		}
-		for p, c := range files {
-			writeFile(t, filepath.Join(dir, p), c)
-		}
-		return writeTree(t, r).Tree
-	}
+	set := treeSetter(t, dir, r)
 	base := map[string]string{"a.txt": "a\n", "b.txt": "b\n", "f": "file\n", "same.txt": "s\n", "both.txt": "0\n"}
 	from := set(base)
 	to := set(map[string]string{"a.txt": "a2\n", "f/g.txt": "dir now\n", "n/new.txt": "new\n", "same.txt": "s2\n", "both.txt": "mine\n"})

@@ -3,7 +3,6 @@ package snapshot
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -98,15 +97,7 @@ func (r *Repo) graft(tree plumbing.Hash, parts []string, entry *treeEntry) (plum
 	if len(es) == 0 {
 		return plumbing.ZeroHash, nil
 	}
-	var buf []byte
-	for _, e := range es {
-		buf = strconv.AppendUint(buf, uint64(e.mode), 8)
-		buf = append(buf, ' ')
-		buf = append(buf, e.name...)
-		buf = append(buf, 0)
-		buf = append(buf, e.hash[:]...)
-	}
-	return r.objs.writeBytes(plumbing.TreeObject, buf)
+	return r.writeTreeEntries(es)
 }
 
 // treeSortKey is git's order of tree entries: by name, a directory as if it ended in '/'.

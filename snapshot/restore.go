@@ -38,6 +38,9 @@ type RestoreOptions struct {
 	// uses, its own worktrees, where a file half-written when mulligan was killed differs from
 	// the tree and is written again by the next set-up.
 	InPlace bool
+	// Expect, when set, is the tree the caller planned against: a working tree that is not it
+	// now is refused (ErrTreeMoved) before anything is written.
+	Expect plumbing.Hash
 }
 
 // RestoreResult is what Restore did (or, on DryRun, would do).
@@ -80,6 +83,10 @@ func (r *Repo) Restore(ctx context.Context, target plumbing.Hash, opts RestoreOp
 		r.ignSeen = nil // the tree is about to change
 	}
 	res := &RestoreResult{UndoTree: ws.result.Tree}
+	if !opts.Expect.IsZero() && ws.result.Tree != opts.Expect {
+		ws.discard()
+		return nil, ErrTreeMoved
+	}
 	if err := r.checkPaths(opts.Paths, ws.result.Tree, targetTree); err != nil {
 		ws.discard()
 		return nil, err
