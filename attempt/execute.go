@@ -36,8 +36,9 @@ func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
 	at.spec = proc.Spec{
 		Argv: at.argv, Dir: r.env.Repo.Root(), Env: at.envv, Timeout: timeout, Heartbeat: heartbeat,
 		Grace: r.env.Grace, Output: shown,
-		Kill:    r.killCh,
-		OnStart: func(pgid int) { r.notePgid(ctx, t.ID, n, pgid) },
+		Kill:     r.killCh,
+		OnStart:  func(pgid int) { r.notePgid(ctx, t.ID, n, pgid) },
+		Activity: treeWrites(r.env.Repo),
 	}
 	var looped func() string
 	at.spec.Watch, looped = at.presetInfo.LoopWatcher()
@@ -131,4 +132,20 @@ func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
 	}
 	at.failure = failure
 	return nil
+}
+
+// treeWrites is a heartbeat's sign of work (proc.Spec.Activity): the agent wrote in the tree
+// since the last look, as the snapshot's watch of the tree counts it. nil where the tree is not
+// watched: output and CPU time are then the only signs.
+func treeWrites(repo *snapshot.Repo) func() bool {
+	last, ok := repo.TreeEvents()
+	if !ok {
+		return nil
+	}
+	return func() bool {
+		n, _ := repo.TreeEvents()
+		changed := n != last
+		last = n
+		return changed
+	}
 }

@@ -72,6 +72,20 @@ func (r *Repo) Watch() error {
 	return nil
 }
 
+// TreeEvents counts the changes the watch has seen in the working tree's directories since it
+// began (ok false when the tree is not watched): a change in the count between two calls is a
+// write in the tree, for the heartbeat's signs of work. A directory created since the last walk
+// is not watched yet: its writes show only as its creation.
+func (r *Repo) TreeEvents() (n uint64, ok bool) {
+	r.mu.Lock()
+	w := r.watch
+	r.mu.Unlock()
+	if w == nil {
+		return 0, false
+	}
+	return w.count(), true
+}
+
 // Unwatch ends Watch and writes what the last walk learnt to the private index on disk.
 func (r *Repo) Unwatch() error {
 	r.mu.Lock()

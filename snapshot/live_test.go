@@ -255,3 +255,32 @@ func TestPrivIndexAfterTheUsersIndexChanged(t *testing.T) {
 		t.Fatalf("after the user's index changed: %+v, want nothing read again", res)
 	}
 }
+
+// TreeEvents counts the writes in the watched tree (the heartbeat's sign of work), whatever walks
+// take in between; an unwatched tree says so.
+func TestTreeEvents(t *testing.T) {
+	dir := newGitRepo(t)
+	writeFile(t, filepath.Join(dir, "a", "f"), "1")
+	r := openRepo(t, dir)
+	if _, ok := r.TreeEvents(); ok {
+		t.Fatal("an unwatched tree reports events")
+	}
+	if err := r.Watch(); err != nil {
+		t.Skipf("cannot watch here: %v", err)
+	}
+	defer r.Unwatch()
+	assertSameTree(t, r, dir) // the walk watches the directories it reads
+	n0, ok := r.TreeEvents()
+	if n1, _ := r.TreeEvents(); !ok || n1 != n0 {
+		t.Fatalf("quiet tree: %d then %d events", n0, n1)
+	}
+	writeFile(t, filepath.Join(dir, "a", "f"), "2")
+	n2, _ := r.TreeEvents()
+	if n2 == n0 {
+		t.Fatal("a write in the tree is not counted")
+	}
+	assertSameTree(t, r, dir) // a take does not reset the count
+	if n3, _ := r.TreeEvents(); n3 < n2 {
+		t.Fatalf("the count went back from %d to %d after a walk", n2, n3)
+	}
+}

@@ -33,6 +33,7 @@ type watcher struct {
 	lost    bool                // events were lost (queue overflow): the next walk is full
 	special bool                // a .gitignore or .gitattributes changed: the next walk is full
 	dead    error               // watching cannot go on: walks are full from now on
+	events  uint64              // events seen since watching began (never reset by a take)
 	buf     []byte
 }
 
@@ -143,6 +144,7 @@ func (w *watcher) parse(b []byte) {
 			w.special = true
 		}
 		w.dirty[dir] = struct{}{}
+		w.events++
 		if ev.Mask&unix.IN_IGNORED != 0 {
 			// The directory is gone (or moved off the file system): its watch with it.
 			delete(w.wdPath, ev.Wd)
@@ -223,6 +225,14 @@ func (w *watcher) quiet() bool {
 	defer w.mu.Unlock()
 	w.drainLocked()
 	return w.dead == nil && !w.lost && !w.special && len(w.dirty) == 0
+}
+
+// count drains the queue and returns how many events it has seen since watching began.
+func (w *watcher) count() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.drainLocked()
+	return w.events
 }
 
 func (w *watcher) close() {

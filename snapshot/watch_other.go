@@ -26,4 +26,6 @@ func (w *watcher) take() (changes, error) { return changes{}, errors.New("no wat
 
 func (w *watcher) close() {}
 
+func (w *watcher) count() uint64 { return 0 }
+
 func (w *watcher) quiet() bool { return false }

@@ -7,6 +7,8 @@
 //	say:TEXT            print TEXT on stdout
 //	err:TEXT            print TEXT on stderr
 //	sleep:DURATION      sleep
+//	burn:DURATION       use the CPU for DURATION, printing nothing
+//	touch:DURATION:PATH append a line to PATH every 50ms for DURATION, printing nothing
 //	exit:N              exit with status N
 //	fail-until:N        exit 1 (saying so on stderr) while MULLIGAN_ATTEMPT < N
 //	spam:N              print N numbered lines
@@ -41,6 +43,9 @@ import (
 	"syscall"
 	"time"
 )
+
+// burnSink keeps burn's arithmetic from being optimised away.
+var burnSink uint64
 
 // Main runs the steps in args and returns the exit status.
 func Main(args []string) int {
@@ -97,6 +102,31 @@ func step(a string) (code int, stop bool) {
 			return fail("%v", err), true
 		}
 		time.Sleep(d)
+	case "burn":
+		d, err := time.ParseDuration(arg)
+		if err != nil {
+			return fail("%v", err), true
+		}
+		for end, x := time.Now().Add(d), uint64(1); time.Now().Before(end); {
+			for i := 0; i < 1e6; i++ {
+				x = x*6364136223846793005 + 1442695040888963407
+			}
+			burnSink = x
+		}
+	case "touch":
+		ds, path, ok := strings.Cut(arg, ":")
+		d, err := time.ParseDuration(ds)
+		if !ok || err != nil {
+			return fail("touch needs DURATION:PATH"), true
+		}
+		for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+			f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+			if err != nil {
+				return fail("%v", err), true
+			}
+			f.WriteString("x\n")
+			f.Close()
+		}
 	case "exit":
 		n, err := strconv.Atoi(arg)
 		if err != nil {
