@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"path"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/mulligan-dev/mulligan/autopsy/evidence"
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
 	"github.com/mulligan-dev/mulligan/scrub"
 	"github.com/mulligan-dev/mulligan/snapshot"
@@ -31,7 +33,10 @@ type facts struct {
 	output map[string]string
 	// verifyOutput is the tail of each attempt's verify log, <n>.verify.log beside its log.
 	verifyOutput map[string]string
-	missing      []string    // paths the prompt names that the task's base tree lacks
+	missing      []string        // paths the prompt names that the task's base tree lacks
+	passed       []store.Attempt // failures the run failed over past (see focusOnStop)
+	tests        map[string]evidence.Tests
+	agents       map[string]evidence.Agent
 	base         *baseVerify // the verify command on the task's base tree; nil when not run
 	events       []store.Event
 	effects      []store.Effect // the run's effect ledger
@@ -151,6 +156,13 @@ func (f *facts) evidence() []Evidence {
 // extension, no spaces, no URL scheme.
 var pathRe = lazyre.New("(?:^|[\\s`'\"(])((?:\\.{0,2}/)?[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*\\.[A-Za-z0-9]{1,8}|[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+/?)(?:$|[\\s`'\",.:;)])")
 
+// createRe: the words before a path that ask the agent to make it.
+var createRe = lazyre.New(`(?i)\b(?:create|creates|creating|add|adds|adding|write|writes|writing|new|generate|scaffold|introduce|make|touch|save|output|produce|named|called|into|to)\s+(?:a |an |the |new |empty |file |files |module |test |tests |script |doc |docs |page |package |directory |folder |in |at |under |as |for )*$`)
+
+// fileExtRe: an extension a file in a repository has (lower case, known): render.JSON and
+// os.Exit are identifiers, not files.
+var fileExtRe = lazyre.New(`\.(?:go|mod|sum|py|pyi|js|mjs|cjs|ts|tsx|jsx|json|jsonc|ya?ml|toml|ini|cfg|conf|md|mdx|rst|txt|csv|rs|java|kt|kts|scala|rb|php|c|h|cc|cpp|hpp|cs|swift|m|sh|bash|zsh|fish|ps1|sql|proto|graphql|html|htm|css|scss|sass|less|vue|svelte|xml|gradle|lock|env|tf|hcl|dockerfile|png|jpg|svg|ex|exs|erl|hs|ml|lua|r|dart|zig|nim|tex|ipynb)$`)
+
 // missingPromptPaths lists paths the task's prompt names that are not in the tree the task
 // started from, when that tree can be read.
 func (f *facts) missingPromptPaths() []string {
@@ -164,18 +176,37 @@ func (f *facts) missingPromptPaths() []string {
 	if base == "" {
 		return nil
 	}
+	return f.missingIn(func(p string) bool {
+		has, err := f.repo.HasPath(snapshot.NewHash(base), p)
+		return err == nil && !has
+	})
+}
+
+// missingIn lists the paths the prompt names, not as files to create, that lacks says are not
+// in the base tree.
+func (f *facts) missingIn(lacks func(string) bool) []string {
+	if f.def == nil {
+		return nil
+	}
+	prompt := f.def.Prompt
 	var missing []string
 	seen := map[string]bool{}
-	for _, m := range pathRe.FindAllStringSubmatch(f.def.Prompt, -1) {
-		p := strings.TrimSuffix(strings.TrimPrefix(m[1], "./"), "/")
+	for _, m := range pathRe.FindAllStringSubmatchIndex(prompt, -1) {
+		p := strings.TrimSuffix(strings.TrimPrefix(prompt[m[2]:m[3]], "./"), "/")
 		if seen[p] || strings.HasPrefix(p, "../") || strings.HasPrefix(p, "/") || strings.Contains(p, "://") || p == "" {
 			continue
 		}
 		seen[p] = true
-		if !strings.Contains(p, "/") && !strings.Contains(p, ".") {
-			continue
+		if !strings.Contains(p, "/") && !fileExtRe.MatchString(p) {
+			continue // a dotted identifier (render.JSON), a version (v1.2)
 		}
-		if has, err := f.repo.HasPath(snapshot.NewHash(base), p); err == nil && !has {
+		if strings.Contains(p, "/") && strings.Contains(path.Base(p), ".") && !fileExtRe.MatchString(p) {
+			continue // pkg/render.JSON
+		}
+		if createRe.MatchString(prompt[max(0, m[2]-60):m[2]]) {
+			continue // a file the task is to make
+		}
+		if lacks(p) {
 			missing = append(missing, p)
 		}
 	}

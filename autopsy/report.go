@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mulligan-dev/mulligan/autopsy/evidence"
 	"github.com/mulligan-dev/mulligan/scrub"
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
@@ -26,6 +27,8 @@ const (
 	AgentFlake  = "agent-flake"
 	ToolBug     = "tool-bug"
 	Unknown     = "unknown"
+	// NoFailure: the run did not fail (it succeeded, or waits for a decision): no failure verdict.
+	NoFailure = "no-failure"
 )
 
 // Report is one autopsy. Its JSON form is `mulligan autopsy -o json` (SPEC §9).
@@ -58,6 +61,8 @@ type Verdict struct {
 	Confidence float64 `json:"confidence"`
 	Rule       string  `json:"rule"`
 	Why        string  `json:"why"`
+	// Lines are the lines of output that decided the rule, quoted.
+	Lines []string `json:"lines"`
 }
 
 // Suggestion is the one next step: a sentence and the exact commands, in order.
@@ -231,7 +236,8 @@ func allEvents(tx *store.Tx, run string) ([]store.Event, error) {
 
 // gather collects the facts the rules read.
 func gather(in Input, run *store.Run, events []store.Event) *facts {
-	f := &facts{run: run, commands: map[string]bool{}, output: map[string]string{}, verifyOutput: map[string]string{}, events: events}
+	f := &facts{run: run, commands: map[string]bool{}, output: map[string]string{}, verifyOutput: map[string]string{}, events: events,
+		tests: map[string]evidence.Tests{}, agents: map[string]evidence.Agent{}}
 	f.clock = in.Now
 	for _, c := range in.Commands {
 		f.commands[c] = true
@@ -272,6 +278,7 @@ func gather(in Input, run *store.Run, events []store.Event) *facts {
 			f.verifyOutput[key(a.TaskID, a.N)] = readTail(verifyLog(a.Log), tailBytes)
 		}
 		f.setAsideDeaths()
+		f.focusOnStop()
 		f.missing = f.missingPromptPaths()
 		f.before = taskFailure(events, f.task.ID)
 	}
@@ -389,8 +396,10 @@ func (f *facts) report(in Input) *Report {
 		}
 	}
 	rule := decide(f)
-	r.Verdict = Verdict{Category: rule.Category, Confidence: rule.Confidence, Rule: rule.Name, Why: f.scrub.String(rule.Why(f) + f.lanesNote())}
+	r.Verdict = Verdict{Category: rule.Category, Confidence: rule.Confidence, Rule: rule.Name, Why: f.scrub.String(rule.Why(f) + f.lanesNote()),
+		Lines: f.scrub.Strings(f.decidingLines(rule))}
 	sg := rule.Suggest(f)
+	f.notePassed(&r.Verdict)
 	sg.Text = f.scrub.String(sg.Text)
 	sg.Commands = f.scrub.Strings(sg.Commands)
 	if sg.Commands == nil {

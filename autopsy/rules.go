@@ -1,25 +1,28 @@
 package autopsy
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
-	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
-// Rule is one row of the verdict table: the first rule whose Match holds decides the verdict.
-// Rules are data so that each is named in the report (`verdict.rule`) and tested on its own.
+// Rule is one row of the verdict table. Rules are data so that each is named in the report
+// (`verdict.rule`) and tested on its own.
 type Rule struct {
-	Name       string
-	Category   string
+	Name     string
+	Category string
+	// Confidence is the strength of the rule's evidence: the table is ranked by it, and the
+	// strongest rule that matches decides.
 	Confidence float64
 	Match      func(f *facts) bool
 	Why        func(f *facts) string
 	Suggest    func(f *facts) Suggestion
+	// Lines are the output lines that decided it (nil: the last failure's message).
+	Lines func(f *facts) []string
 }
 
 // Failure classes, as the store records them (taskfile.Class values).
@@ -43,15 +46,74 @@ const (
 	reasonApply  = "apply-conflict"
 )
 
-// Rules is the verdict table, in order. The rules read the evidence a person would: the classes,
-// exit codes, durations, files changed and post trees of the attempts, the agent's and the verify
-// command's output, the verify command on the base tree, and the other tasks of the run. The
-// environment is looked for first (in every output, not only the agent's), then what the attempts
-// have in common (the same outcome every time points at the task's definition, different ones at
-// the agent), and the table says `unknown` when the evidence does not decide.
-var Rules = []Rule{
+// Rules is the verdict table, strongest evidence first. The rules read the evidence a person
+// would: why the run stopped (not what it got past), the failing tests parsed from the verify
+// output and compared with the base tree and with the other attempts, how the verify command
+// ended, the agent's own last words and refused tool calls, network errors next to the agent's
+// own successful API calls, a prompt waiting for a terminal. Where the evidence does not carry a
+// verdict the table says `unknown` with the evidence summarised.
+var Rules = ranked(stateRules, envRules, workRules, weakRules)
+
+// ranked orders the rules by confidence, keeping the written order among equals.
+func ranked(groups ...[]Rule) []Rule {
+	all := slices.Concat(groups...)
+	slices.SortStableFunc(all, func(a, b Rule) int { return cmp.Compare(b.Confidence, a.Confidence) })
+	return all
+}
+
+// decide returns the strongest rule that matches.
+func decide(f *facts) Rule {
+	for _, r := range Rules {
+		if r.Match(f) {
+			return r
+		}
+	}
+	return Rules[len(Rules)-1]
+}
+
+// decidingLines are the lines a rule quotes, else the last failure's message.
+func (f *facts) decidingLines(r Rule) []string {
+	var out []string
+	if r.Lines != nil {
+		out = r.Lines(f)
+	} else if a := f.last(); a.Message != "" {
+		out = []string{clip(a.Message)}
+	}
+	var kept []string
+	for _, l := range out {
+		if l = strings.TrimSpace(l); l != "" && !slices.Contains(kept, l) {
+			kept = append(kept, clip(l))
+		}
+	}
+	if kept == nil {
+		kept = []string{}
+	}
+	return kept
+}
+
+// stateRules say what the run's state says: nothing failed, a decision waits, mulligan itself
+// failed, the task file is wrong.
+var stateRules = []Rule{
 	{
-		Name: "no-failure", Category: Unknown, Confidence: 1,
+		Name: "waiting-approval", Category: NoFailure, Confidence: 1,
+		Match: func(f *facts) bool {
+			t, _ := f.approval()
+			return t != nil && (f.task == nil || f.run.State == "waiting_approval")
+		},
+		Why: func(f *facts) string {
+			t, a := f.approval()
+			return fmt.Sprintf("nothing failed: task %s waits for your decision on attempt %d (needs_approval)", t.ID, a.N)
+		},
+		Suggest: func(f *facts) Suggestion {
+			t, a := f.approval()
+			addr := fmt.Sprintf("%s/%s@%d", f.run.ID, t.ID, a.N)
+			return Suggestion{Text: "waiting for your decision: read the attempt's change, then approve it (it is carried into the tree and the run goes on) or reject it with a note for the next attempt",
+				Commands: []string{"mulligan diff " + addr, "mulligan approve " + addr, "mulligan reject " + addr + " 'TEXT'"}}
+		},
+		Lines: func(f *facts) []string { return nil },
+	},
+	{
+		Name: "no-failure", Category: NoFailure, Confidence: 1,
 		Match: func(f *facts) bool { return f.task == nil },
 		Why: func(f *facts) string {
 			if n := f.recoveredAttempts(); n > 0 {
@@ -62,9 +124,10 @@ var Rules = []Rule{
 		Suggest: func(f *facts) Suggestion {
 			return Suggestion{Text: "nothing to fix; check the suspicious successes, if any", Commands: []string{"mulligan show " + f.run.ID}}
 		},
+		Lines: func(f *facts) []string { return nil },
 	},
 	{
-		Name: "internal-error", Category: ToolBug, Confidence: 0.9,
+		Name: "internal-error", Category: ToolBug, Confidence: 0.95,
 		Match: func(f *facts) bool {
 			return f.anyClass(cInternal) || (len(f.failed) == 0 && f.before.Class == cInternal)
 		},
@@ -100,23 +163,6 @@ var Rules = []Rule{
 		},
 	},
 	{
-		Name: "runner-died-repeatedly", Category: ToolBug, Confidence: 0.6,
-		Match: func(f *facts) bool {
-			return f.task.Reason == reasonResume || (f.lastClass() == cRunnerDied && f.count(cRunnerDied) >= 2)
-		},
-		Why: func(f *facts) string {
-			return fmt.Sprintf("the mulligan process died during %d attempt(s) and resuming did not get past it", f.count(cRunnerDied)+f.died)
-		},
-		Suggest: func(f *facts) Suggestion {
-			cmds := []string{}
-			if f.commands["bug"] {
-				cmds = append(cmds, "mulligan bug "+f.run.ID)
-			}
-			cmds = append(cmds, "mulligan events "+f.run.ID)
-			return Suggestion{Text: "look for what killed mulligan (out of memory, a crash) in the events and the system log, and report it with the bundle", Commands: cmds}
-		},
-	},
-	{
 		Name: "authoring-error", Category: WorkflowBug, Confidence: 0.95,
 		Match: func(f *facts) bool {
 			return f.anyClass(cAuthoring) || (len(f.failed) == 0 && f.before.Class == cAuthoring)
@@ -142,452 +188,20 @@ var Rules = []Rule{
 		},
 	},
 	{
-		Name: "empty-prompt", Category: WorkflowBug, Confidence: 0.9,
-		Match: func(f *facts) bool { return f.emptyPrompt() },
+		Name: "runner-died-repeatedly", Category: ToolBug, Confidence: 0.6,
+		Match: func(f *facts) bool {
+			return f.task.Reason == reasonResume || (f.lastClass() == cRunnerDied && f.count(cRunnerDied) >= 2)
+		},
 		Why: func(f *facts) string {
-			if f.def.PromptFile != "" {
-				return fmt.Sprintf("the prompt sent to attempt 1 was empty: prompt_file %s has no text, so the agent had no instructions", f.def.PromptFile)
-			}
-			return "the prompt sent to attempt 1 was empty, while the agent's command passes it: the agent had no instructions"
+			return fmt.Sprintf("the mulligan process died during %d attempt(s) and resuming did not get past it", f.count(cRunnerDied)+f.died)
 		},
 		Suggest: func(f *facts) Suggestion {
-			if f.def.PromptFile != "" {
-				// The file is read again by each attempt: no reload needed.
-				return Suggestion{Text: fmt.Sprintf("write the task's instructions into %s, then run the task again", f.def.PromptFile), Commands: []string{f.retry()}}
-			}
-			return Suggestion{Text: fmt.Sprintf("give task %s a prompt in %s, then run it again", f.task.ID, f.fileName()), Commands: []string{f.fixed()}}
-		},
-	},
-	{
-		Name: "auth", Category: Environment, Confidence: 0.95,
-		Match: func(f *facts) bool { return f.anyClass(cAuth) || f.anyExit(taskfile.PresetGemini, 41) },
-		Why: func(f *facts) string {
-			a := f.authAttempt()
-			return fmt.Sprintf("agent %s (%s) is not logged in or its key is invalid: %s", a.Agent, orWord(f.presetFor(a.Agent), "generic"), a.Message)
-		},
-		Suggest: func(f *facts) Suggestion {
-			a := f.authAttempt()
-			login, how := f.login(a.Agent)
 			cmds := []string{}
-			if login != "" {
-				cmds = append(cmds, login)
+			if f.commands["bug"] {
+				cmds = append(cmds, "mulligan bug "+f.run.ID)
 			}
-			cmds = append(cmds, f.retry())
-			return Suggestion{Text: how + ", then run the task again", Commands: cmds}
-		},
-	},
-	{
-		Name: "agent-missing", Category: Environment, Confidence: 0.95,
-		Match: func(f *facts) bool { return f.anyClass(cMissing) },
-		Why: func(f *facts) string {
-			a := f.firstOf(cMissing)
-			return fmt.Sprintf("the command of agent %s could not be started: %s", a.Agent, a.Message)
-		},
-		Suggest: func(f *facts) Suggestion {
-			a := f.firstOf(cMissing)
-			argv0 := f.argv0(a.Agent)
-			cmds := []string{}
-			if argv0 != "" {
-				cmds = append(cmds, "command -v "+shellQuote(argv0))
-			}
-			cmds = append(cmds, f.retry())
-			return Suggestion{Text: fmt.Sprintf("install %s (or fix `command` of agent %s in %s), check it is on PATH, then run the task again",
-				orWord(argv0, "the agent CLI"), a.Agent, f.fileName()), Commands: cmds}
-		},
-	},
-	{
-		// The agent's command started (a launcher, a shim) but what it runs is not installed:
-		// `/usr/bin/env: 'node': No such file or directory`, exit 127.
-		Name: "agent-runtime-missing", Category: Environment, Confidence: 0.9,
-		Match: func(f *facts) bool { _, ok := f.agentToolMissing(); return ok },
-		Why: func(f *facts) string {
-			a, _ := f.agentToolMissing()
-			s, _ := signalOf(f.agentSignals(a), sigTool)
-			return fmt.Sprintf("agent %s started, but a program it runs is not installed (%s, exit status %d): %s", a.Agent, s.what, f.exit(a), s.line)
-		},
-		Suggest: func(f *facts) Suggestion {
-			a, _ := f.agentToolMissing()
-			s, _ := signalOf(f.agentSignals(a), sigTool)
-			return Suggestion{Text: fmt.Sprintf("install %s where agent %s runs (or put it on the PATH mulligan is started with), then run the task again", s.what, a.Agent),
-				Commands: []string{"command -v " + shellQuote(s.what), f.retry()}}
-		},
-	},
-	{
-		// Money, not time: no reset will lift it, so nothing is to be resumed on a clock.
-		Name: "credit-exhausted", Category: Environment, Confidence: 0.9,
-		Match: func(f *facts) bool { _, ok := f.creditWall(); return ok },
-		Why: func(f *facts) string {
-			a, _ := f.creditWall()
-			return fmt.Sprintf("agent %s has no credit left (a quota no reset time lifts): %s", a.Agent, firstLine(a.Message))
-		},
-		Suggest: func(f *facts) Suggestion {
-			a, _ := f.creditWall()
-			return Suggestion{Text: fmt.Sprintf("a person has to add funds or raise the spend limit: %s; then run the task again (waiting will not help)", billing(f.presetFor(a.Agent))),
-				Commands: []string{f.retry()}}
-		},
-	},
-	{
-		Name: "quota", Category: Environment, Confidence: 0.85,
-		Match: func(f *facts) bool { return f.lastClass() == cQuota },
-		Why:   func(f *facts) string { return "the agent hit a usage or rate limit: " + f.last().Message },
-		Suggest: func(f *facts) Suggestion {
-			if at := f.task.ResumeAt; at != nil && at.After(f.now()) {
-				cmds := []string{}
-				if f.commands["supervise"] {
-					cmds = append(cmds, "mulligan supervise -r "+f.run.ID)
-				}
-				cmds = append(cmds, "mulligan resume "+f.run.ID+" --now")
-				return Suggestion{Text: fmt.Sprintf("the limit resets at %s: `mulligan supervise` resumes the run then (or `mulligan resume %s` after it); `resume --now` tries at once, after adding an agent with its own quota to the task's chain",
-					at.UTC().Format(time.RFC3339), f.run.ID), Commands: cmds}
-			}
-			return Suggestion{Text: "wait for the limit to reset (or add an agent with its own quota to the task's chain), then continue the run", Commands: []string{"mulligan resume " + f.run.ID}}
-		},
-	},
-	{
-		Name: "untrusted-folder", Category: Environment, Confidence: 0.9,
-		Match: func(f *facts) bool { _, ok := f.untrusted(); return ok },
-		Why: func(f *facts) string {
-			a, _ := f.untrusted()
-			return fmt.Sprintf("agent %s (gemini) refuses to work in a folder it does not trust (exit status 55); retrying cannot change that: %s", a.Agent, firstLine(a.Message))
-		},
-		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: "trust the working tree for gemini's headless runs: GEMINI_CLI_TRUST_WORKSPACE=true in the environment (or `--skip-trust` in the agent's command) trusts it for that session, " +
-				"so gemini loads the folder's own .gemini settings, .env, MCP servers and commands — only for a repository you trust; then run the task again",
-				Commands: []string{"GEMINI_CLI_TRUST_WORKSPACE=true " + f.retry()}}
-		},
-	},
-	{
-		Name: "agent-sandbox", Category: Environment, Confidence: 0.8,
-		Match: func(f *facts) bool { return f.anyExit(taskfile.PresetGemini, 44) },
-		Why: func(f *facts) string {
-			a := f.exitAttempt(taskfile.PresetGemini, 44)
-			return fmt.Sprintf("agent %s (gemini) could not start its sandbox (exit status 44): %s", a.Agent, firstLine(a.Message))
-		},
-		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: "start the container runtime gemini's sandbox uses (docker or podman), or turn the sandbox off in the agent's command, then run the task again",
-				Commands: []string{"docker info", f.retry()}}
-		},
-	},
-	{
-		Name: "agent-config", Category: WorkflowBug, Confidence: 0.8,
-		Match: func(f *facts) bool {
-			return f.anyExit(taskfile.PresetGemini, 42) || f.anyExit(taskfile.PresetGemini, 52) || f.anyExit(taskfile.PresetGemini, 53)
-		},
-		Why: func(f *facts) string {
-			for _, c := range []struct {
-				exit int
-				what string
-			}{{42, "its input was refused"}, {52, "its configuration is invalid"}, {53, "it reached its session turn limit"}} {
-				if f.anyExit(taskfile.PresetGemini, c.exit) {
-					a := f.exitAttempt(taskfile.PresetGemini, c.exit)
-					return fmt.Sprintf("agent %s (gemini) stopped because %s (exit status %d, not retryable): %s", a.Agent, c.what, c.exit, firstLine(a.Message))
-				}
-			}
-			return ""
-		},
-		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: fmt.Sprintf("fix the agent's command or its settings (.gemini/settings.json; for the turn limit raise model.maxSessionTurns or make the task smaller) in %s, then run the task again", f.fileName()),
-				Commands: []string{f.fixed()}}
-		},
-	},
-	{
-		Name: "context-window", Category: WorkflowBug, Confidence: 0.8,
-		Match: func(f *facts) bool {
-			return f.lastMatches(contextRe) && slices.Contains([]string{cAgentExit, cPayload, cTransport}, f.lastClass())
-		},
-		Why: func(f *facts) string {
-			return "the work did not fit the model's context window: " + f.lastMatch(contextRe)
-		},
-		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: fmt.Sprintf("split task %s into smaller tasks (or shorten its prompt and the files it must read) in %s; the same task fails the same way on retry", f.task.ID, f.fileName()),
-				Commands: []string{f.fixed()}}
-		},
-	},
-	{
-		Name: "disk-full", Category: Environment, Confidence: 0.9,
-		Match: func(f *facts) bool { _, ok := f.anySignal(sigDisk); return ok },
-		Why:   func(f *facts) string { s, _ := f.anySignal(sigDisk); return "the disk is full: " + s.line },
-		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: "free space on the disk of the working tree (and of the build caches), then run the task again", Commands: []string{"df -h " + shellQuote(f.run.Worktree), f.retry()}}
-		},
-	},
-	{
-		// A tool the verify command runs is not installed: on the base tree too, or with exit
-		// 126/127, it is the machine, not the attempts.
-		Name: "verify-tool-missing", Category: Environment, Confidence: 0.85,
-		Match: func(f *facts) bool { _, ok := f.verifyToolMissing(); return ok },
-		Why: func(f *facts) string {
-			s, _ := f.verifyToolMissing()
-			return fmt.Sprintf("the verify command could not run %s, which is not installed: %s", s.what, s.line)
-		},
-		Suggest: func(f *facts) Suggestion {
-			s, _ := f.verifyToolMissing()
-			return Suggestion{Text: fmt.Sprintf("install %s (or fix `verify.command` of task %s), then run the task again", s.what, f.task.ID),
-				Commands: []string{"command -v " + shellQuote(s.what), f.retry()}}
-		},
-	},
-	{
-		Name: "tls", Category: Environment, Confidence: 0.85,
-		Match: func(f *facts) bool { _, ok := f.everySignal(sigTLS); return ok },
-		Why: func(f *facts) string {
-			s, _ := f.everySignal(sigTLS)
-			return "TLS verification failed (a proxy that intercepts TLS, or a missing CA certificate): " + s.line
-		},
-		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: "give the agent the proxy's CA certificate (NODE_EXTRA_CA_CERTS=/path/ca.pem for the node CLIs, SSL_CERT_FILE for others) or fix the proxy, then run the task again",
-				Commands: []string{f.retry()}}
-		},
-	},
-	{
-		Name: "service-down", Category: Environment, Confidence: 0.8,
-		Match: func(f *facts) bool { _, ok := f.serviceDown(); return ok },
-		Why: func(f *facts) string {
-			s, _ := f.serviceDown()
-			return fmt.Sprintf("a local service the tests need is not running (port %s refused the connection, on the base tree as after the attempts): %s", orWord(s.what, "?"), s.line)
-		},
-		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: "start the service the tests connect to (a database, a server), then run the task again", Commands: []string{f.retry()}}
-		},
-	},
-	{
-		Name: "permission-denied", Category: Environment, Confidence: 0.8,
-		Match: func(f *facts) bool { _, ok := f.cannotWrite(); return ok },
-		Why: func(f *facts) string {
-			s, _ := f.cannotWrite()
-			return "the agent could not write the working tree (permission denied, nothing changed): " + s.line
-		},
-		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: "make the working tree writable by the user mulligan runs as (ownership, mode, a read-only mount, the agent's own sandbox settings), then run the task again",
-				Commands: []string{"ls -ld " + shellQuote(f.run.Worktree), f.retry()}}
-		},
-	},
-	{
-		// The network was down for the whole task: every failure is the network, in the agent's
-		// output or in the verify command's (a module download), and no task recovered from it.
-		Name: "network", Category: Environment, Confidence: 0.8,
-		Match: func(f *facts) bool { _, ok := f.networkDown(); return ok },
-		Why: func(f *facts) string {
-			s, _ := f.networkDown()
-			return fmt.Sprintf("the network failed in every attempt (%d): %s", len(f.failed), s.line)
-		},
-		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: "check the network (DNS, proxy, firewall, the provider's status page), then run the task again", Commands: []string{f.retry()}}
-		},
-	},
-	{
-		// The provider failed (overloaded, 5xx, a reset connection) in ways that changed from
-		// attempt to attempt, or while other tasks got through: a flake, not the machine.
-		Name: "provider-flake", Category: AgentFlake, Confidence: 0.7,
-		Match: func(f *facts) bool { return f.allClasses(cTransport) },
-		Why: func(f *facts) string {
-			why := fmt.Sprintf("the provider failed %d time(s) (%s)", len(f.failed), f.last().Message)
-			if t := f.siblingRecovered(); t != "" {
-				why += fmt.Sprintf("; task %s failed the same way and recovered on retry, so the network works", t)
-			}
-			return why
-		},
-		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: "the provider's errors are transient: run the task again (later, if its status page reports an incident)", Commands: []string{f.retry()}}
-		},
-	},
-	{
-		Name: "timeout-too-short", Category: WorkflowBug, Confidence: 0.75,
-		Match: func(f *facts) bool { return f.deterministicTimeouts() },
-		Why: func(f *facts) string {
-			limit, _ := agentcli.AgentLimits(f.def)
-			return fmt.Sprintf("all %d attempts ran into the %s timeout at the limit with the same result (%d file(s) changed each time): the outcome is the same every time, so the limit, not the agent, decides it",
-				len(f.failed), limit, f.files(f.last()))
-		},
-		Suggest: func(f *facts) Suggestion {
-			limit, _ := agentcli.AgentLimits(f.def)
-			return Suggestion{Text: fmt.Sprintf("raise `timeout` of task %s in %s (now %s), or split the task, then run it again", f.task.ID, f.fileName(), limit),
-				Commands: []string{f.fixed()}}
-		},
-	},
-	{
-		Name: "stuck-on-input", Category: WorkflowBug, Confidence: 0.7,
-		Match: func(f *facts) bool { return f.stuckSameWay() },
-		Why: func(f *facts) string {
-			l := f.lastOutputLine(f.last())
-			if questionRe.MatchString(l) {
-				return fmt.Sprintf("the agent went silent at the same point in all %d attempts, waiting for an answer nobody gives: %s", len(f.failed), l)
-			}
-			return fmt.Sprintf("the agent went silent at the same point in all %d attempts: %s", len(f.failed), orWord(l, "(no output)"))
-		},
-		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: fmt.Sprintf("run the agent non-interactively (claude -p with --permission-mode acceptEdits, codex exec --full-auto, gemini --yolo) in %s, or raise `heartbeat` if it only thinks long, then run the task again", f.fileName()),
-				Commands: []string{f.fixed()}}
-		},
-	},
-	{
-		Name: "timeouts", Category: AgentFlake, Confidence: 0.5,
-		Match: func(f *facts) bool { return f.allClasses(cTimeout, cHeartbeat) },
-		Why: func(f *facts) string {
-			if len(f.failed) == 1 {
-				return "the attempt ran out of time or went silent (" + f.lastClass() + "): " + f.last().Message
-			}
-			return fmt.Sprintf("%d attempts ran out of time or went silent (%s), at different points", len(f.failed), strings.Join(f.distinctClasses(), ", "))
-		},
-		Suggest: func(f *facts) Suggestion {
-			knob, d := "timeout", time.Duration(0)
-			if f.def != nil {
-				d = f.def.Timeout
-				if f.lastClass() == cHeartbeat {
-					knob, d = "heartbeat", f.def.Heartbeat
-				}
-			}
-			now := ""
-			if d > 0 {
-				now = " (now " + d.String() + ")"
-			}
-			return f.retryKeeping(fmt.Sprintf("another attempt may finish; raise `%s` of task %s in %s%s if the attempts were close", knob, f.task.ID, f.fileName(), now))
-		},
-	},
-	{
-		Name: "verify-fails-on-base", Category: WorkflowBug, Confidence: 0.8,
-		Match: func(f *facts) bool { return f.verifyBrokenOnBase() },
-		Why: func(f *facts) string {
-			return fmt.Sprintf("verify fails the same way on the tree the task started from (exit status %d) and after every attempt, without naming a failing test: the command itself cannot pass: %s",
-				f.base.ExitCode, orWord(lastNonBlank(f.base.Output), f.last().Message))
-		},
-		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: fmt.Sprintf("fix `verify.command` of task %s in %s (run it by hand on the base tree), then run the task again", f.task.ID, f.fileName()),
-				Commands: []string{f.fixed()}}
-		},
-	},
-	{
-		Name: "agent-broke-build", Category: AgentFlake, Confidence: 0.7,
-		Match: func(f *facts) bool { _, ok := f.brokeBuild(); return ok },
-		Why: func(f *facts) string {
-			a, _ := f.brokeBuild()
-			return fmt.Sprintf("attempt %d left code that does not build (the base tree did): %s", a.N, f.verifyView(a).build[0])
-		},
-		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: "the agent introduced a build or syntax error; the next attempt gets the error in its prompt: run the task again", Commands: []string{f.retry()}}
-		},
-	},
-	{
-		Name: "agent-changed-nothing", Category: WorkflowBug, Confidence: 0.65,
-		Match: func(f *facts) bool { return f.allClasses(cQuality) && f.noAttemptChanged() },
-		Why: func(f *facts) string {
-			return fmt.Sprintf("verify failed after %d attempt(s) that changed no file: the agent did not (or could not) edit the tree", len(f.failed))
-		},
-		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: fmt.Sprintf("let the agent edit files (claude -p needs --permission-mode acceptEdits, codex exec --full-auto) and check that the prompt asks for the change, in %s, then run the task again", f.fileName()),
-				Commands: []string{f.fixed()}}
-		},
-	},
-	{
-		Name: "verify-progress", Category: AgentFlake, Confidence: 0.7,
-		Match: func(f *facts) bool { _, ok := f.progress(); return ok },
-		Why: func(f *facts) string {
-			a, _ := f.progress()
-			return fmt.Sprintf("the attempts fixed part of it: %d test(s) failed on the base tree, %d after attempt %d (%s)",
-				len(readVerify(f.base.Output).tests), len(f.verifyView(a).tests), a.N, strings.Join(f.verifyView(a).tests, ", "))
-		},
-		Suggest: func(f *facts) Suggestion {
-			a, _ := f.progress()
-			return Suggestion{Text: fmt.Sprintf("the attempts are getting closer: run the task again, or keep the edits of attempt %d and finish by hand", a.N),
-				Commands: []string{f.retry(), f.keep(a)}}
-		},
-	},
-	{
-		Name: "verify-same-tests-as-base", Category: AgentFlake, Confidence: 0.6,
-		Match: func(f *facts) bool { return f.sameTestsAsBase() },
-		Why: func(f *facts) string {
-			return fmt.Sprintf("the tests that fail on the base tree still fail after every attempt (%s): the agent's changes did not fix them",
-				strings.Join(readVerify(f.base.Output).tests, ", "))
-		},
-		Suggest: func(f *facts) Suggestion {
-			return f.retryKeeping("the agent has not found the fix yet; another attempt (perhaps with `mulligan prompt` pointing it at the failing tests) may")
-		},
-	},
-	{
-		Name: "verify-intermittent", Category: AgentFlake, Confidence: 0.6,
-		Match: func(f *facts) bool {
-			return f.anyClass(cQuality) && (f.passes > 0 || len(f.distinctClasses()) > 1 || f.verifyDiffers())
-		},
-		Why: func(f *facts) string {
-			if f.verifyDiffers() {
-				return fmt.Sprintf("verify rejected %d attempt(s), each for different tests: the agent's work varies from attempt to attempt", f.count(cQuality))
-			}
-			return fmt.Sprintf("verify rejected %d attempt(s) while other attempts ended differently (%s): the results vary from attempt to attempt",
-				f.count(cQuality), strings.Join(f.distinctClasses(), ", "))
-		},
-		Suggest: func(f *facts) Suggestion { return f.retryKeeping("the verify result varies; another attempt may pass") },
-	},
-	{
-		Name: "verify-same-failure", Category: WorkflowBug, Confidence: 0.6,
-		Match: func(f *facts) bool {
-			return f.allClasses(cQuality) && len(f.failed) >= 2 && !f.verifyDiffers() && f.sameMessages()
-		},
-		Why: func(f *facts) string {
-			why := fmt.Sprintf("verify failed the same way in all %d attempts: %s", len(f.failed), f.last().Message)
-			if f.base != nil && !f.base.failed() {
-				why += " (it passes on the base tree: the change the task asks for breaks it every time)"
-			}
-			return why
-		},
-		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: fmt.Sprintf("check that the verify command of task %s can pass with the change the prompt asks for, and that the prompt asks for what it checks; fix %s, then run the task again",
-				f.task.ID, f.fileName()), Commands: []string{f.fixed(), f.logs(f.last())}}
-		},
-	},
-	{
-		Name: "schema-never-satisfied", Category: WorkflowBug, Confidence: 0.7,
-		Match: func(f *facts) bool { return f.allClasses(cSchema) },
-		Why: func(f *facts) string {
-			return fmt.Sprintf("the output never satisfied output_schema (%d attempt(s)): %s", len(f.failed), f.last().Message)
-		},
-		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: fmt.Sprintf("check that output_schema of task %s can be satisfied and that the prompt describes the output it wants; fix %s, then run the task again",
-				f.task.ID, f.fileName()), Commands: []string{f.fixed(), f.logs(f.last())}}
-		},
-	},
-	{
-		Name: "prompt-names-missing-files", Category: WorkflowBug, Confidence: 0.7,
-		// A prompt may name a file the task is to create: the rule needs the failure to
-		// mention the missing path too.
-		Match: func(f *facts) bool {
-			return len(f.missingMentioned()) > 0 && slices.Contains([]string{cAgentExit, cQuality, cPayload, cSchema}, f.lastClass())
-		},
-		Why: func(f *facts) string {
-			return "the prompt names files that are not in the tree the task started from: " + strings.Join(f.missingMentioned(), ", ")
-		},
-		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: fmt.Sprintf("fix the prompt of task %s in %s (or add %s to the tree), then run the task again",
-				f.task.ID, f.fileName(), strings.Join(f.missingMentioned(), ", ")), Commands: []string{f.fixed()}}
-		},
-	},
-	{
-		Name: "payload-declared-same", Category: WorkflowBug, Confidence: 0.5,
-		Match: func(f *facts) bool { return f.allClasses(cPayload) && len(f.failed) >= 2 && f.sameMessages() },
-		Why: func(f *facts) string {
-			return fmt.Sprintf("the agent reported failure the same way in all %d attempts: %s", len(f.failed), f.last().Message)
-		},
-		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: "read why the agent gave up and fix the task's prompt or its inputs, then run the task again", Commands: []string{f.logs(f.last()), f.fixed()}}
-		},
-	},
-	{
-		Name: "payload-declared", Category: AgentFlake, Confidence: 0.5,
-		Match: func(f *facts) bool { return f.lastClass() == cPayload },
-		Why: func(f *facts) string {
-			return "the agent exited 0 but its output declared a failure: " + f.last().Message
-		},
-		Suggest: func(f *facts) Suggestion {
-			return f.retryKeeping("the agent gave up this time, for reasons that differ; another attempt may not")
-		},
-	},
-	{
-		Name: "budget-exhausted", Category: AgentFlake, Confidence: 0.4,
-		Match: func(f *facts) bool { return f.lastClass() == cBudget },
-		Why: func(f *facts) string {
-			return fmt.Sprintf("the task's deadline or spend limit ran out after %d failed attempt(s): %s", len(f.failed), f.last().Message)
-		},
-		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: fmt.Sprintf("raise `deadline` or `max_cost_usd` of task %s in %s if the attempts were getting closer, then run it again", f.task.ID, f.fileName()),
-				Commands: []string{f.fixed()}}
+			cmds = append(cmds, "mulligan events "+f.run.ID)
+			return Suggestion{Text: "look for what killed mulligan (out of memory, a crash) in the events and the system log, and report it with the bundle", Commands: cmds}
 		},
 	},
 	{
@@ -598,31 +212,27 @@ var Rules = []Rule{
 			return Suggestion{Text: "run the task again when it can finish", Commands: []string{f.retry()}}
 		},
 	},
+}
+
+// weakRules decide on what the attempts have in common when no output says more, and say
+// `unknown` where nothing does.
+var weakRules = []Rule{
 	{
-		Name: "different-failures", Category: AgentFlake, Confidence: 0.6,
-		Match: func(f *facts) bool { return len(f.failed) >= 2 && !f.sameMessages() },
+		Name: "different-failures", Category: AgentFlake, Confidence: 0.45,
+		Match: func(f *facts) bool { return len(f.failed) >= 2 && !f.sameMessages() && !f.allSilent() },
 		Why: func(f *facts) string {
 			return fmt.Sprintf("the %d failed attempts failed in different ways (%s)", len(f.failed), strings.Join(f.distinctClasses(), ", "))
 		},
 		Suggest: func(f *facts) Suggestion { return f.retryKeeping("the failures differ, so another attempt may pass") },
+		Lines:   func(f *facts) []string { return f.messages() },
 	},
 	{
-		// The same exit with nothing said is no evidence of anything: say so.
-		Name: "silent-failures", Category: Unknown, Confidence: 0.3,
-		Match: func(f *facts) bool { return len(f.failed) >= 1 && f.allSilent() },
-		Why: func(f *facts) string {
-			return fmt.Sprintf("%d attempt(s) exited with status %d and printed nothing: no evidence says why", len(f.failed), f.exit(f.last()))
+		Name: "same-failure-repeated", Category: WorkflowBug, Confidence: 0.4,
+		Match: func(f *facts) bool {
+			return len(f.failed) >= 2 && f.sameMessages() && !f.allSilent() && !genericExitRe.MatchString(f.last().Message)
 		},
-		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: fmt.Sprintf("run the agent's command by hand in the working tree (%s) to see why it exits; the log is empty", orWord(f.argv0(f.last().Agent), "its command")),
-				Commands: []string{f.logs(f.last()), "mulligan show " + f.run.ID}}
-		},
-	},
-	{
-		Name: "same-failure-repeated", Category: WorkflowBug, Confidence: 0.45,
-		Match: func(f *facts) bool { return len(f.failed) >= 2 && f.sameMessages() },
 		Why: func(f *facts) string {
-			return fmt.Sprintf("all %d attempts failed the same way: %s", len(f.failed), f.last().Message)
+			return fmt.Sprintf("all %d attempts failed the same way (the same fingerprint: retrying repeats it): %s", len(f.failed), f.last().Message)
 		},
 		Suggest: func(f *facts) Suggestion {
 			return Suggestion{Text: fmt.Sprintf("the same failure every time points at the task, not the agent: read the output, fix the prompt or the agent's command in %s, then run the task again", f.fileName()),
@@ -630,31 +240,59 @@ var Rules = []Rule{
 		},
 	},
 	{
-		Name: "single-failure", Category: AgentFlake, Confidence: 0.4,
-		Match: func(f *facts) bool { return len(f.failed) == 1 && f.lastClass() == cAgentExit },
+		// One failure with a message and nothing to compare it with: no pattern, no verdict.
+		Name: "single-failure", Category: Unknown, Confidence: 0.35,
+		Match: func(f *facts) bool { return len(f.failed) == 1 && f.lastClass() == cAgentExit && !f.allSilent() },
 		Why: func(f *facts) string {
-			return "one attempt failed and was not retried: " + f.last().Message
+			return "one attempt failed and nothing compares it with another; what it said: " + f.summary()
 		},
 		Suggest: func(f *facts) Suggestion {
-			return f.retryKeeping("one failure is not a pattern; try again (with `on_failure: retry` and `retries` the runner would have)")
+			s := f.retryKeeping("one failure is not a pattern: read its output; if it names nothing you can fix, try again")
+			s.Commands = append([]string{f.logs(f.last())}, s.Commands...)
+			return s
 		},
 	},
 	{
-		Name: "fallback", Category: Unknown, Confidence: 0.2,
-		Match:   func(f *facts) bool { return true },
-		Why:     func(f *facts) string { return "no rule of the table matched; the evidence below is all there is" },
+		// The same exit with nothing said is no evidence of anything: say so.
+		Name: "silent-failures", Category: Unknown, Confidence: 0.3,
+		Match: func(f *facts) bool { return len(f.failed) >= 1 && f.allSilent() },
+		Why: func(f *facts) string {
+			return fmt.Sprintf("%d attempt(s) ended (%s) and printed nothing: no evidence says why", len(f.failed), f.last().Message)
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("run the agent's command by hand in the working tree (%s) to see why it exits; the log is empty", orWord(f.argv0(f.last().Agent), "its command")),
+				Commands: []string{f.logs(f.last()), "mulligan show " + f.run.ID}}
+		},
+	},
+	{
+		Name: "fallback", Category: Unknown, Confidence: 0.1,
+		Match: func(f *facts) bool { return true },
+		Why: func(f *facts) string {
+			if len(f.failed) == 0 {
+				return "no rule of the table matched; the evidence below is all there is"
+			}
+			return fmt.Sprintf("no evidence decides it: %d failed attempt(s), the last one %s: %s", len(f.failed), f.lastClass(), f.summary())
+		},
 		Suggest: func(f *facts) Suggestion { return f.inspect("read the attempt's output") },
 	},
 }
 
-// decide returns the first rule that matches.
-func decide(f *facts) Rule {
-	for _, r := range Rules {
-		if r.Match(f) {
-			return r
-		}
+// summary is the evidence of the last failure in a line: its message, the agent's last words.
+func (f *facts) summary() string {
+	a := f.last()
+	s := a.Message
+	if m := f.agentOf(a).LastMessage; m != "" && !strings.Contains(s, m) {
+		s += "; the agent said: " + m
 	}
-	return Rules[len(Rules)-1]
+	return s
+}
+
+func (f *facts) messages() []string {
+	var out []string
+	for _, a := range f.failed {
+		out = append(out, fmt.Sprintf("%s@%d %s: %s", a.TaskID, a.N, a.Class, a.Message))
+	}
+	return out
 }
 
 func (f *facts) last() storeAttempt {
@@ -666,14 +304,7 @@ func (f *facts) last() storeAttempt {
 
 func (f *facts) lastClass() string { return f.last().Class }
 
-func (f *facts) anyClass(c string) bool {
-	for _, a := range f.failed {
-		if a.Class == c {
-			return true
-		}
-	}
-	return false
-}
+func (f *facts) anyClass(c string) bool { return f.count(c) > 0 }
 
 func (f *facts) count(c string) int {
 	n := 0
@@ -772,21 +403,6 @@ func lastNonBlank(s string) string {
 		}
 	}
 	return ""
-}
-
-// missingMentioned are the prompt's missing paths that a failure's message or output names.
-func (f *facts) missingMentioned() []string {
-	var out []string
-	for _, p := range f.missing {
-		for _, a := range f.failed {
-			k := key(a.TaskID, a.N)
-			if strings.Contains(a.Message, p) || strings.Contains(f.output[k], p) || strings.Contains(f.verifyOutput[k], p) {
-				out = append(out, p)
-				break
-			}
-		}
-	}
-	return out
 }
 
 func (f *facts) now() time.Time {

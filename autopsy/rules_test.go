@@ -97,7 +97,7 @@ func TestRules(t *testing.T) {
 		cmds   []string // the suggestion's commands, exactly
 		inText string   // a phrase of the suggestion's text
 	}{
-		{"no-failure", func(t *testing.T) *facts { return mkFacts(t, "") }, Unknown,
+		{"no-failure", func(t *testing.T) *facts { return mkFacts(t, "") }, NoFailure,
 			[]string{"mulligan show k3f9abcd"}, "nothing to fix"},
 		{"internal-error", func(t *testing.T) *facts {
 			f := mkFacts(t, "", exit("agent exited with status 1"), att{class: cInternal, code: "start_failed", msg: "could not start the agent: too many open files"})
@@ -184,13 +184,13 @@ func TestRules(t *testing.T) {
 		{"service-down", func(t *testing.T) *facts {
 			out := "--- FAIL: TestDB (0.00s)\n    db_test.go:9: dial tcp 127.0.0.1:5432: connect: connection refused\n"
 			return withBase(mkFacts(t, "", verify(out, 2)), 1, out)
-		}, Environment, []string{"mulligan run fix"}, "start the service"},
+		}, Environment, []string{"sudo systemctl start postgresql", "mulligan run fix"}, "start PostgreSQL"},
 		{"permission-denied", func(t *testing.T) *facts {
 			return mkFacts(t, "", exit("agent exited with status 1: Permission denied (os error 13)"), exit("agent exited with status 1: Permission denied (os error 13)"))
 		}, Environment, []string{"ls -ld /src/proj", "mulligan run fix"}, "writable"},
 		{"network", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: cTransport, msg: "curl: (6) Could not resolve host: api.example.com"}, att{class: cTransport, msg: "fetch failed"})
-		}, Environment, []string{"mulligan run fix"}, "check the network"},
+		}, Environment, []string{"mulligan run fix", "curl -sSI https://api.example.com"}, "check DNS"},
 		{"provider-flake", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: cTransport, msg: "overloaded"}, att{class: cTransport, msg: "502 bad gateway"})
 		}, AgentFlake, []string{"mulligan run fix"}, "transient"},
@@ -202,8 +202,57 @@ func TestRules(t *testing.T) {
 			return f
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "raise `timeout` of task fix in mulligan.yaml (now 10m0s)"},
 		{"stuck-on-input", func(t *testing.T) *facts {
-			return rt(mkFacts(t, "", att{class: cHeartbeat, msg: "silent", out: "Apply? [y/N]\n"}, att{class: cHeartbeat, msg: "silent", out: "Apply? [y/N]\n"}))
+			return rt(mkFacts(t, "", att{class: cHeartbeat, msg: "silent", out: "Thinking about the parser\n"}, att{class: cHeartbeat, msg: "silent", out: "Thinking about the parser\n"}))
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "non-interactively"},
+		{"waits-for-answer", func(t *testing.T) *facts {
+			f := rt(mkFacts(t, "", att{class: cHeartbeat, msg: "silent", out: "Need to install the following packages:\ncreate-vite@5.2.3\nOk to proceed? (y) "}))
+			f.commands["prompt"] = true
+			f.task.State = "blocked"
+			return f
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload", "mulligan prompt k3f9abcd/fix 'Run every command non-interactively (npm init -y, npx --yes, apt-get -y, CI=true): nobody answers questions.'"}, "yes/no"},
+		{"waits-for-credentials", func(t *testing.T) *facts {
+			return rt(mkFacts(t, "", att{class: cHeartbeat, msg: "silent", out: "$ git push origin main\nUsername for 'https://github.com': "}))
+		}, Environment, []string{"gh auth setup-git", "GIT_TERMINAL_PROMPT=0 mulligan retry-task k3f9abcd fix"}, "credential helper"},
+		{"verify-killed", func(t *testing.T) *facts {
+			return rt(mkFacts(t, "", verify("=== RUN   TestIndexLarge\nsignal: killed\nFAIL\texample.com/idx\t41.2s\n", 2), verify("signal: killed\nFAIL\texample.com/idx\t40.9s\n", 2)))
+		}, Environment, []string{"mulligan retry-task k3f9abcd fix --reload", "free -h"}, "more memory"},
+		{"agent-out-of-memory", func(t *testing.T) *facts {
+			return withExit(mkFacts(t, "", exit("agent exited with status 134: FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory")), 134)
+		}, Environment, []string{"NODE_OPTIONS=--max-old-space-size=8192 mulligan run fix"}, "more memory"},
+		{"tool-calls-refused", func(t *testing.T) *facts {
+			return rt(mkFacts(t, "", att{class: cPayload, code: "permission_denied", msg: "claude: permission denied for Write",
+				out: `{"type":"result","num_turns":3,"result":"I need permission to write src/a.ts.","permission_denials":[{"tool_name":"Write","tool_input":{"file_path":"src/a.ts"}}]}`}))
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "--permission-mode acceptEdits"},
+		{"agent-sandbox-network", func(t *testing.T) *facts {
+			f := rt(mkFacts(t, "", att{class: cQuality, code: "verify_failed", msg: "verify `npm test` exited with status 1", files: 1,
+				out: `{"type":"item.completed","item":{"type":"command_execution","command":"npm install","aggregated_output":"npm error request to https://registry.npmjs.org/x failed, reason: getaddrinfo EAI_AGAIN registry.npmjs.org","exit_code":1,"status":"failed"}}` + "\n" + `{"type":"turn.completed","usage":{"output_tokens":9}}`}))
+			f.failed[0].Agent = "gen"
+			return f
+		}, Environment, []string{"curl -sSI https://registry.npmjs.org", "mulligan retry-task k3f9abcd fix --reload"}, "HTTPS_PROXY"},
+		{"verify-never-ends", func(t *testing.T) *facts {
+			v := att{class: cQuality, code: "verify_timeout", msg: "verify `npx jest --watch` ran past its timeout (10m0s)", verify: "Tests: 2 passed, 2 total\n\nWatch Usage: Press w to show more.\n", files: 1}
+			return rt(mkFacts(t, "", v, v))
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "run once and exit"},
+		{"flaky-test", func(t *testing.T) *facts {
+			a := verify("--- FAIL: TestTicker (0.21s)\n    ticker_test.go:30: tick took 210ms, want < 100ms\n--- FAIL: TestParse (0.00s)\n    parse_test.go:9: bad\nFAIL\tex/p\t0.3s\n", 2)
+			b := verify("--- FAIL: TestParse (0.00s)\n    parse_test.go:9: bad\nFAIL\tex/p\t0.1s\n", 2)
+			f := rt(mkFacts(t, "", b, a))
+			f.failed[0].Tree, f.failed[1].Tree = "t1", "t1"
+			f.attempts[0].Tree, f.attempts[1].Tree = "t1", "t1"
+			return f
+		}, AgentFlake, []string{"mulligan retry-task k3f9abcd fix"}, "deterministic"},
+		{"preexisting-failures", func(t *testing.T) *facts {
+			out := "--- FAIL: TestLegacy (0.00s)\n    legacy_test.go:4: no fixture\nFAIL\tex/legacy\t0.1s\n"
+			f := rt(mkFacts(t, "", verify(out, 2), verify(out, 3)))
+			f.def.Prompt = "Add a --json flag to export."
+			return withBase(f, 1, out)
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "narrow `verify.command`"},
+		{"waiting-approval", func(t *testing.T) *facts {
+			f := mkFacts(t, "", att{ok: true, files: 2})
+			f.run.State, f.run.Tasks[0].State = "waiting_approval", "waiting_approval"
+			f.task = nil
+			return f
+		}, NoFailure, []string{"mulligan diff k3f9abcd/fix@1", "mulligan approve k3f9abcd/fix@1", "mulligan reject k3f9abcd/fix@1 'TEXT'"}, "waiting for your decision"},
 		{"timeouts", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: cTimeout, msg: "ran past its timeout"}, att{class: cHeartbeat, msg: "silent"})
 		}, AgentFlake, []string{"mulligan run fix"}, "raise `heartbeat` of task fix in mulligan.yaml (now 2m0s)"},
@@ -263,7 +312,7 @@ func TestRules(t *testing.T) {
 		}, WorkflowBug, []string{"mulligan logs k3f9abcd/fix@2", "mulligan run fix"}, "points at the task"},
 		{"single-failure", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: cAgentExit, msg: "agent exited with status 2: it broke", files: 3})
-		}, AgentFlake, []string{"mulligan run fix", "mulligan restore refs/mulligan/runs/k3f9abcd/fix/1/post"}, "not a pattern"},
+		}, Unknown, []string{"mulligan logs k3f9abcd/fix@1", "mulligan run fix", "mulligan restore refs/mulligan/runs/k3f9abcd/fix/1/post"}, "not a pattern"},
 		{"fallback", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: "something_new", msg: "?"})
 		}, Unknown, []string{"mulligan show k3f9abcd", "mulligan logs k3f9abcd/fix@1"}, "output"},
@@ -304,7 +353,7 @@ func TestRules(t *testing.T) {
 
 // With revert in this build, keeping an attempt is suggested as revert; without, as restore.
 func TestSuggestionUsesExistingCommands(t *testing.T) {
-	f := mkFacts(t, "", att{class: cAgentExit, msg: "agent exited with status 2: it broke", files: 1})
+	f := mkFacts(t, "", att{class: cAgentExit, msg: "agent exited with status 2: it broke", files: 1}, att{class: cTimeout, msg: "timeout"})
 	if got := decide(f).Suggest(f).Commands; got[1] != "mulligan restore refs/mulligan/runs/k3f9abcd/fix/1/post" {
 		t.Errorf("without revert: %q", got)
 	}
@@ -495,5 +544,28 @@ func TestRulesNegative(t *testing.T) {
 				t.Errorf("decided %s", r.Name)
 			}
 		})
+	}
+}
+
+// The prompt's paths that the missing-file rule may name: not a file the prompt asks to create,
+// not a dotted identifier.
+func TestMissingInSkipsCreatedAndIdentifiers(t *testing.T) {
+	f := mkFacts(t, "", att{class: cAgentExit, msg: "x"})
+	f.def.Prompt = "Create docs/ARCHITECTURE.md describing render.JSON, then update internal/cache/lru.go and add a test in internal/cache/lru_test.go. See os.Exit and v1.2."
+	got := f.missingIn(func(string) bool { return true })
+	if strings.Join(got, " ") != "internal/cache/lru.go" {
+		t.Errorf("missing %q, want only internal/cache/lru.go", got)
+	}
+}
+
+// The table is ranked by the strength of its evidence.
+func TestRulesRanked(t *testing.T) {
+	for i := 1; i < len(Rules); i++ {
+		if Rules[i].Confidence > Rules[i-1].Confidence {
+			t.Errorf("rule %s (%.2f) after %s (%.2f)", Rules[i].Name, Rules[i].Confidence, Rules[i-1].Name, Rules[i-1].Confidence)
+		}
+	}
+	if last := Rules[len(Rules)-1]; last.Name != "fallback" || last.Category != Unknown {
+		t.Errorf("the last rule is %s, want the unknown fallback", last.Name)
 	}
 }

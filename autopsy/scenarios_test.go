@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/scrub"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
@@ -49,6 +47,7 @@ type scenario struct {
 	// want is the verdict category, cmd a pattern the first suggested command must match, and
 	// notCmd one no suggested command may match.
 	want, cmd, notCmd string
+	lacks             []string // paths the task's base tree does not have (nil: not known)
 }
 
 const scFile = `version: 1
@@ -171,7 +170,7 @@ func scenarios() []scenario {
 			want: WorkflowBug, cmd: `^mulligan retry-task k3f9abcd fix$`},
 		{name: "a run that succeeded on retry", runState: store.RunSucceeded, taskState: store.TaskSucceeded,
 			atts: []scAttempt{sc(cTransport, "claude: API Error: Unable to connect to API (ECONNRESET)", 1, 0, ""), ok(3)},
-			want: Unknown, cmd: `^mulligan show k3f9abcd$`, notCmd: `revert|restore`},
+			want: NoFailure, cmd: `^mulligan show k3f9abcd$`, notCmd: `revert|restore`},
 		{name: "the same tests fail as on the base: the agent's changes did not fix them", runState: store.RunBlocked, taskState: store.TaskBlocked, reason: "retries-exhausted",
 			atts: []scAttempt{verifyFail(1, 2, goFailTwo).treeID("a"), verifyFail(1, 3, goFailTwo).treeID("b"), verifyFail(1, 2, goFailTwo).treeID("c")},
 			base: &baseVerify{ExitCode: 1, Output: goFailTwo}, want: AgentFlake, cmd: `^mulligan retry-task k3f9abcd fix$`},
@@ -224,7 +223,7 @@ func scenarios() []scenario {
 				verifyFail(1, 2, "--- FAIL: TestStore (0.01s)\n    store_test.go:20: dial tcp 127.0.0.1:5432: connect: connection refused\nFAIL\n"),
 			},
 			base: &baseVerify{ExitCode: 1, Output: "--- FAIL: TestStore (0.01s)\n    store_test.go:20: dial tcp 127.0.0.1:5432: connect: connection refused\nFAIL\n"},
-			want: Environment, cmd: `^mulligan retry-task k3f9abcd fix$`},
+			want: Environment, cmd: `^sudo systemctl start postgresql$`},
 		{name: "the agent breaks a different test each time on a passing base", runState: store.RunBlocked, taskState: store.TaskBlocked, reason: "retries-exhausted",
 			atts: []scAttempt{verifyFail(1, 2, goFailOne), verifyFail(1, 2, "--- FAIL: TestParse (0.00s)\nFAIL\n")},
 			base: &baseVerify{ExitCode: 0, Output: "ok  \texample.com/p\t0.003s\n"}, want: AgentFlake, cmd: `^mulligan retry-task k3f9abcd fix$`},
@@ -348,30 +347,9 @@ func TestFailureScenarios(t *testing.T) {
 	all := scenarios()
 	score, verdicts := 0, 0
 	for _, s := range all {
-		run, _ := buildScenario(t, s, t.TempDir())
-		in := Input{RunID: run.ID, Commands: scCommands, Scrub: scrub.New(), Now: func() time.Time { return scNow }}
-		f := gather(in, run, nil)
-		f.base = s.base
-		r := f.report(in)
-		first := ""
-		if len(r.Suggestion.Commands) > 0 {
-			first = r.Suggestion.Commands[0]
-		}
-		var bad []string
+		r, bad := judgeScenario(t, s)
 		if r.Verdict.Category == s.want {
 			verdicts++
-		} else {
-			bad = append(bad, fmt.Sprintf("verdict %s (rule %s), want %s", r.Verdict.Category, r.Verdict.Rule, s.want))
-		}
-		if !regexp.MustCompile(s.cmd).MatchString(first) {
-			bad = append(bad, fmt.Sprintf("first command %q does not match %q", first, s.cmd))
-		}
-		if s.notCmd != "" {
-			for _, c := range r.Suggestion.Commands {
-				if regexp.MustCompile(s.notCmd).MatchString(c) {
-					bad = append(bad, fmt.Sprintf("suggests %q", c))
-				}
-			}
 		}
 		if testing.Verbose() {
 			t.Logf("%-5v %-26s %-13s %s", len(bad) == 0, r.Verdict.Rule, r.Verdict.Category, s.name)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mulligan-dev/mulligan/agentcli"
+	"github.com/mulligan-dev/mulligan/autopsy/evidence"
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
 )
 
@@ -44,12 +45,14 @@ var (
 		lazyre.New(`'([^']+)' is not recognized as an internal or external command`),
 		lazyre.New(`(?i)no module named '?(pytest|pip|venv)'?`),
 	}
-	serviceRe = lazyre.New(`(?i)dial tcp (?:127\.0\.0\.1|localhost|\[::1\]|0\.0\.0\.0):(\d+): connect: connection refused|connect ECONNREFUSED (?:127\.0\.0\.1|::1):(\d+)|Connection refused.{0,40}(?:localhost|127\.0\.0\.1)[: ](?:port )?(\d+)|could not connect to server: Connection refused`)
-	networkRe = lazyre.New(`(?i)could not resolve host|no such host|temporary failure in name resolution|name or service not known|name does not resolve|failed to lookup address|getaddrinfo|ENOTFOUND|EAI_AGAIN|network is unreachable|connection refused|ECONNREFUSED|ECONNRESET|connection reset by peer|TLS handshake timeout|dial tcp [^\n]*i/o timeout|unable to connect to api|cannot connect to api|fetch failed|waiting for network|error sending request|stream disconnected before completion|socket hang up|ETIMEDOUT|ENETUNREACH`)
-	tlsRe     = lazyre.New(`(?i)x509: |certificate signed by unknown authority|self[- ]signed certificate|SSL certificate (?:problem|verification|has expired|is not yet valid)|CERT_HAS_EXPIRED|UNABLE_TO_(?:GET_ISSUER_CERT|VERIFY_LEAF_SIGNATURE)|unable to get local issuer certificate|SSL error|invalid peer certificate|UnknownIssuer|certificate verify failed|CERTIFICATE_VERIFY_FAILED`)
-	diskRe    = lazyre.New(`(?i)no space left on device|disk quota exceeded|ENOSPC|not enough space on the disk`)
-	permRe    = lazyre.New(`(?i)permission denied|os error 13|EACCES|read-only file system|EROFS|operation not permitted|EPERM`)
-	memoryRe  = lazyre.New(`(?i)out of memory|heap out of memory|cannot allocate memory|OOMKilled|oom-kill`)
+	// serviceRe: a connection to this machine refused (a local server is not running), as Go,
+	// node, libpq, redis-py, MySQL, the JVM and curl say it; servicePortRe finds its port.
+	serviceRe     = lazyre.New(`(?i)(?:connection refused|ECONNREFUSED|Errno 111|Error 111|\(111\)|Can't connect to (?:MySQL|local)|could not connect to server|Connection to \S+ refused).*(?:localhost|127\.0\.0\.1|::1|0\.0\.0\.0)|(?:localhost|127\.0\.0\.1|::1\b|0\.0\.0\.0).*(?:connection refused|ECONNREFUSED|Errno 111|Error 111|\(111\)|refused)`)
+	servicePortRe = lazyre.New(`(?i)(?:localhost|127\.0\.0\.1|::1|0\.0\.0\.0)['"\]]?(?:\)|,|:| port)+\s*(?:port )?(\d{2,5})\b|port (\d{2,5})\b`)
+	tlsRe         = lazyre.New(`(?i)x509: |certificate signed by unknown authority|self[- ]signed certificate|SSL certificate (?:problem|verification|has expired|is not yet valid)|CERT_HAS_EXPIRED|UNABLE_TO_(?:GET_ISSUER_CERT|VERIFY_LEAF_SIGNATURE)|unable to get local issuer certificate|SSL error|invalid peer certificate|UnknownIssuer|certificate verify failed|CERTIFICATE_VERIFY_FAILED`)
+	diskRe        = lazyre.New(`(?i)no space left on device|disk quota exceeded|ENOSPC|not enough space on the disk`)
+	permRe        = lazyre.New(`(?i)permission denied|os error 13|EACCES|read-only file system|EROFS|operation not permitted|EPERM`)
+	memoryRe      = lazyre.New(`(?i)out of memory|heap out of memory|cannot allocate memory|OOMKilled|oom-kill`)
 )
 
 // envSignals lists the environment evidence in text, one per kind, the last line of each kind
@@ -70,17 +73,14 @@ func envSignals(text string) []envSignal {
 		}
 		switch {
 		case serviceRe.MatchString(l):
-			m := serviceRe.FindStringSubmatch(l)
 			port := ""
-			for _, g := range m[1:] {
-				if g != "" {
-					port = g
-				}
+			if m := servicePortRe.FindStringSubmatch(l); m != nil {
+				port = m[1] + m[2]
 			}
 			found[sigService] = envSignal{kind: sigService, line: clip(strings.TrimSpace(l)), what: port}
 		case tlsRe.MatchString(l):
 			found[sigTLS] = envSignal{kind: sigTLS, line: clip(strings.TrimSpace(l))}
-		case networkRe.MatchString(l):
+		case evidence.IsNetworkError(l):
 			found[sigNetwork] = envSignal{kind: sigNetwork, line: clip(strings.TrimSpace(l))}
 		}
 		if diskRe.MatchString(l) {
@@ -119,52 +119,37 @@ type verifyView struct {
 	tests  []string // failing tests, sorted, without duplicates
 	build  []string // build or syntax error lines
 	norm   string
-	silent bool // nothing was printed
+	head   string // the first error line, normalised: what a failure without tests is about
+	silent bool   // nothing was printed
 }
 
-var (
-	failingTestRes = []*lazyre.Regexp{
-		lazyre.New(`^\s*--- FAIL: (\S+)`),                              // go test
-		lazyre.New(`^(?:FAILED|ERROR) (\S+::\S+)`),                     // pytest short summary
-		lazyre.New(`^(\S+::\S+) FAILED`),                               // pytest -v
-		lazyre.New(`^test (\S+) \.\.\. FAILED`),                        // cargo test
-		lazyre.New(`^\s*● (.+ › .+)$`),                                 // jest
-		lazyre.New(`^\s*(?:✕|✗|×) (.+?)(?: \(\d+(?:\.\d+)? ?m?s\))?$`), // jest, vitest, mocha
-		lazyre.New(`^rspec (\./\S+)`),                                  // rspec
-		lazyre.New(`^(?:FAIL|ERROR): (\S+) \(`),                        // python unittest
-		lazyre.New(`^\s*\d+\) (\S+\.\S+)$`),                            // mocha summary
-	}
-	buildErrorRe = lazyre.New(`(?i)\bsyntax ?error\b|IndentationError|TabError|unexpected token|unexpected (?:EOF|end of input)|expected (?:';'|'\)'|'}'|expression|declaration)|\[build failed\]|error TS\d+:|error\[E\d+\]|could not compile|compilation failed|cannot find symbol|undefined: \w+|undefined reference to|ImportError: cannot import|ModuleNotFoundError: No module named '(?:src|app|lib)\b`)
-	volatileRe   = lazyre.New(`\d+(?:\.\d+)?\s*(?:ms|s|sec|seconds)\b|\(\d+(?:\.\d+)?s\)|0x[0-9a-f]+|/tmp/[^\s:]+|\d{4}-\d\d-\d\dT[\d:.]+Z?|\b\d+\b`)
-)
+var volatileRe = lazyre.New(`\d{4}-\d\d-\d\d[T_ ][\d:._]+Z?|\d+(?:\.\d+)?\s*(?:ms|s|sec|seconds)\b|\(\d+(?:\.\d+)?s\)|0x[0-9a-f]+|/tmp/[^\s:]+|\d{4}-\d\d-\d\dT[\d:.]+Z?|\b\d+\b`)
 
 func readVerify(out string) verifyView {
-	v := verifyView{silent: strings.TrimSpace(out) == ""}
+	t := evidence.ParseTests(out)
+	v := verifyView{silent: strings.TrimSpace(out) == "", tests: t.Keys(), build: t.Build}
 	var norm []string
-	for _, l := range strings.Split(strings.ReplaceAll(ansiRe.ReplaceAllString(out, ""), "\r", ""), "\n") {
-		if strings.TrimSpace(l) == "" {
-			continue
+	for _, l := range evidence.Lines(out) {
+		if strings.TrimSpace(l) != "" {
+			norm = append(norm, volatileRe.ReplaceAllString(strings.TrimSpace(l), "#"))
 		}
-		for _, re := range failingTestRes {
-			if m := re.FindStringSubmatch(l); m != nil {
-				v.tests = append(v.tests, strings.TrimSpace(m[1]))
-				break
-			}
-		}
-		if buildErrorRe.MatchString(l) {
-			v.build = append(v.build, clip(strings.TrimSpace(l)))
-		}
-		norm = append(norm, volatileRe.ReplaceAllString(strings.TrimSpace(l), "#"))
 	}
-	slices.Sort(v.tests)
-	v.tests = slices.Compact(v.tests)
 	v.norm = strings.Join(norm, "\n")
+	for _, l := range norm {
+		if decisiveRe.MatchString(l) {
+			v.head = l
+			break
+		}
+	}
 	return v
 }
 
 func (v verifyView) sameAs(w verifyView) bool {
 	if len(v.tests) > 0 || len(w.tests) > 0 {
 		return slices.Equal(v.tests, w.tests)
+	}
+	if v.head != "" && w.head != "" {
+		return v.head == w.head
 	}
 	return v.norm == w.norm
 }
@@ -184,7 +169,7 @@ func subset(a, b []string) bool {
 var contextRe = lazyre.New(`(?i)context window|prompt is too long|prompt_too_long|context_length_exceeded|maximum context length|exceeds the context|input is too long|ran out of room in the model`)
 
 // creditRe: a quota no clock lifts: money has to be added (or a cap raised) by a person.
-var creditRe = lazyre.New(`(?i)credit balance is too low|out of credits|(?:hit|reached) your (?:workspace )?(?:spend cap|credit limit)|insufficient[_ ](?:quota|credits|balance)|monthly (?:usage )?limit|payment required|add (?:more )?funds`)
+var creditRe = lazyre.New(`(?i)credit balance is too low|out of credits|(?:hit|reached) your (?:workspace )?(?:spend cap|credit limit)|insufficient[_ ](?:quota|credits|balance)|monthly (?:usage )?limit|payment required|add (?:more )?funds|check your plan and billing|exceeded your current quota|billing details|billing_hard_limit|insufficient funds`)
 
 // questionRe: a last line that waits for an answer on a terminal.
 var questionRe = lazyre.New(`(?i)\[y/n\]|\(y/n\)|\[yes/no\]|press enter|continue\?|proceed\?|\?\s*$|approve|allow this|do you want`)

@@ -49,6 +49,9 @@ func Markdown(w io.Writer, r *Report) error {
 		task = " (task " + *r.Task + ")"
 	}
 	fmt.Fprintf(&b, "%s%s.\n\nRule `%s`, confidence %.2f.\n", r.Verdict.Why, task, r.Verdict.Rule, r.Verdict.Confidence)
+	if len(r.Verdict.Lines) > 0 {
+		b.WriteString("\nThe lines that decided it:\n\n```\n" + strings.Join(r.Verdict.Lines, "\n") + "\n```\n")
+	}
 	fmt.Fprintf(&b, "\n## Next\n\n%s.\n", r.Suggestion.Text)
 	if len(r.Suggestion.Commands) > 0 {
 		b.WriteString("\n```sh\n")

@@ -55,13 +55,13 @@ func TestReportShapeAndFiles(t *testing.T) {
 		t.Errorf("dir mode %v", st.Mode())
 	}
 	b, _ := os.ReadFile(md)
-	for _, want := range []string{"# Autopsy of run k3f9abcd (failed)", "## Verdict: agent-flake", "Rule `single-failure`", "```sh\nmulligan run fix\n", "| fix@1 | fast | failed | agent_exit |", "error: boom"} {
+	for _, want := range []string{"# Autopsy of run k3f9abcd (failed)", "## Verdict: unknown", "Rule `single-failure`", "```sh\nmulligan logs k3f9abcd/fix@1\n", "The lines that decided it:", "| fix@1 | fast | failed | agent_exit |", "error: boom"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, b)
 		}
 	}
 	sum := Summary(r, ".git/mulligan/autopsy/k3f9abcd.md")
-	if lines := strings.Split(strings.TrimSpace(sum), "\n"); len(lines) != 4 || !strings.HasPrefix(lines[2], "  next: mulligan run fix") {
+	if lines := strings.Split(strings.TrimSpace(sum), "\n"); len(lines) != 4 || !strings.HasPrefix(lines[2], "  next: mulligan logs k3f9abcd/fix@1") {
 		t.Errorf("summary:\n%s", sum)
 	}
 }

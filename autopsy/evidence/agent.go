@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
 )
 
@@ -67,7 +68,7 @@ func ReadAgent(out string) Agent {
 		if t == "" {
 			continue
 		}
-		h := HumanLine(t)
+		h := agentcli.HumanLine(t)
 		if !strings.HasPrefix(t, "{") {
 			plainLast = h
 		}
@@ -308,41 +309,4 @@ func firstLines(s string) string {
 func lastLine(s string) string {
 	ls := Lines(strings.TrimSpace(s))
 	return strings.TrimSpace(ls[len(ls)-1])
-}
-
-var jsonTextRe = lazyre.New(`"(?:result|message|text)"\s*:\s*"((?:[^"\\]|\\.)*)"`)
-
-// HumanLine is a CLI's JSON event line by its message (the result, the error's message), or
-// the line itself when it is not JSON.
-func HumanLine(l string) string {
-	if !strings.HasPrefix(l, "{") {
-		return l
-	}
-	var v map[string]any
-	if json.Unmarshal([]byte(l), &v) != nil {
-		if m := jsonTextRe.FindStringSubmatch(l); m != nil {
-			var s string
-			if json.Unmarshal([]byte(`"`+m[1]+`"`), &s) == nil {
-				return clip(s)
-			}
-		}
-		return l
-	}
-	for _, p := range [][]string{{"result"}, {"error", "message"}, {"error", "data", "message"}, {"message"}, {"item", "message"}, {"item", "text"}, {"item", "aggregated_output"}, {"msg", "message"}, {"error"}} {
-		if s, ok := at(v, p...).(string); ok && strings.TrimSpace(s) != "" {
-			return clip(firstLines(s))
-		}
-	}
-	return l
-}
-
-func at(v any, keys ...string) any {
-	for _, k := range keys {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[k]
-	}
-	return v
 }

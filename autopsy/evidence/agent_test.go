@@ -147,6 +147,5 @@ func FuzzReaders(f *testing.F) {
 			t.Fatalf("prompt %+v", p)
 		}
 		_ = NetworkErrors(text)
-		_ = HumanLine(text)
 	})
 }

@@ -20,7 +20,7 @@ type NetError struct {
 }
 
 var (
-	netErrRe = lazyre.New(`(?i)could not resolve host|no such host|temporary failure in name resolution|name or service not known|name does not resolve|nodename nor servname|failed to lookup address|getaddrinfo|ENOTFOUND|EAI_AGAIN|network is unreachable|connection refused|ECONNREFUSED|ECONNRESET|connection reset by peer|TLS handshake timeout|i/o timeout|unable to connect to api|cannot connect to api|fetch failed|waiting for network|error sending request|stream disconnected before completion|socket hang up|ETIMEDOUT|ENETUNREACH|Failed to establish a new connection|Max retries exceeded with url|Could not connect to|Connection timed out|Network is unreachable|network request to .* failed|dial tcp|unable to access '`)
+	netErrRe = lazyre.New(`(?i)could not resolve host|no such host|temporary failure in name resolution|name or service not known|name does not resolve|nodename nor servname|failed to lookup address|getaddrinfo|ENOTFOUND|EAI_AGAIN|network is unreachable|connection refused|ECONNREFUSED|ECONNRESET|connection reset by peer|TLS handshake timeout|i/o timeout|unable to connect to api|cannot connect to api|fetch failed|waiting for network|error sending request|stream disconnected before completion|socket hang up|ETIMEDOUT|ENETUNREACH|Failed to establish a new connection|Max retries exceeded with url|Could not connect to|Connection timed out|Network is unreachable|network request to .* failed|dial tcp|unable to access '|server misbehaving|lookup \S+ on \S+:|Could not resolve proxy|Connection timed out`)
 	hostRes  = []*lazyre.Regexp{
 		lazyre.New(`(?i)(?:ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET) ([A-Za-z0-9.-]+\.[A-Za-z]{2,})`),
 		lazyre.New(`(?i)could not resolve host:? '?([A-Za-z0-9.-]+)`),
@@ -35,6 +35,9 @@ var (
 	// An agent CLI that says it cannot reach its API without naming the host.
 	agentAPIRe = lazyre.New(`(?i)unable to connect to api|cannot connect to api|API Error: (?:Connection error|Request timed out)|waiting for network|stream disconnected before completion|Reconnecting\.\.\.`)
 )
+
+// IsNetworkError: the line shows a network failure.
+func IsNetworkError(line string) bool { return netErrRe.MatchString(line) }
 
 // NetworkErrors lists the network failures in text, one per host, the last line of each.
 func NetworkErrors(text string) []NetError {

@@ -38,9 +38,13 @@ var promptRes = []struct {
 // be among the last lines printed (a question answered long ago is not what it waits for).
 func WaitingPrompt(text string) (Prompt, bool) {
 	lines := Lines(text)
+	if len(lines) > 8 {
+		lines = lines[len(lines)-8:]
+	}
+	lines = expandJSON(lines) // a tool's output inside a JSON event
 	seen := 0
 	for i := len(lines) - 1; i >= 0 && seen < 3; i-- {
-		l := strings.TrimSpace(HumanLine(strings.TrimSpace(lines[i])))
+		l := strings.TrimSpace(lines[i])
 		if l == "" {
 			continue
 		}

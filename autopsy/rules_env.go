@@ -1,0 +1,390 @@
+package autopsy
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mulligan-dev/mulligan/autopsy/evidence"
+	"github.com/mulligan-dev/mulligan/internal/lazyre"
+	"github.com/mulligan-dev/mulligan/taskfile"
+)
+
+// envRules: the machine, the accounts and the network, not the task or the agent's work. A
+// retry is suggested first only where the cause passes by itself.
+var envRules = []Rule{
+	{
+		Name: "auth", Category: Environment, Confidence: 0.95,
+		Match: func(f *facts) bool {
+			return f.lastClass() == cAuth || (f.exit(f.last()) == 41 && f.presetFor(f.last().Agent) == taskfile.PresetGemini)
+		},
+		Why: func(f *facts) string {
+			a := f.last()
+			return fmt.Sprintf("agent %s (%s) is not logged in or its key is invalid: %s", a.Agent, orWord(f.presetFor(a.Agent), "generic"), a.Message)
+		},
+		Suggest: func(f *facts) Suggestion {
+			login, how := f.login(f.last().Agent)
+			cmds := []string{}
+			if login != "" {
+				cmds = append(cmds, login)
+			}
+			cmds = append(cmds, f.retry())
+			return Suggestion{Text: how + ", then run the task again", Commands: cmds}
+		},
+	},
+	{
+		Name: "agent-missing", Category: Environment, Confidence: 0.95,
+		Match: func(f *facts) bool { return f.lastClass() == cMissing },
+		Why: func(f *facts) string {
+			a := f.last()
+			return fmt.Sprintf("the command of agent %s could not be started: %s", a.Agent, a.Message)
+		},
+		Suggest: func(f *facts) Suggestion {
+			a := f.last()
+			argv0 := f.argv0(a.Agent)
+			cmds := []string{}
+			if argv0 != "" {
+				cmds = append(cmds, "command -v "+shellQuote(argv0))
+			}
+			cmds = append(cmds, f.retry())
+			return Suggestion{Text: fmt.Sprintf("install %s (or fix `command` of agent %s in %s), check it is on PATH, then run the task again",
+				orWord(argv0, "the agent CLI"), a.Agent, f.fileName()), Commands: cmds}
+		},
+	},
+	{
+		// Money, not time: no reset will lift it, so nothing is to be resumed on a clock.
+		Name: "credit-exhausted", Category: Environment, Confidence: 0.95,
+		Match: func(f *facts) bool { _, ok := f.creditWall(); return ok },
+		Why: func(f *facts) string {
+			a, _ := f.creditWall()
+			return fmt.Sprintf("agent %s has no credit left (billing: a quota no reset time lifts, so waiting will not help): %s", a.Agent, firstLine(a.Message))
+		},
+		Suggest: func(f *facts) Suggestion {
+			a, _ := f.creditWall()
+			return Suggestion{Text: fmt.Sprintf("a person has to add funds or raise the spend limit: %s; or put an agent with credit in the task's chain; then run the task again (supervise and resume would wait for ever)", billing(f.presetFor(a.Agent))),
+				Commands: []string{f.retry()}}
+		},
+	},
+	{
+		Name: "agent-runtime-missing", Category: Environment, Confidence: 0.9,
+		Match: func(f *facts) bool { _, ok := f.agentToolMissing(); return ok },
+		Why: func(f *facts) string {
+			a, _ := f.agentToolMissing()
+			s, _ := signalOf(f.agentSignals(a), sigTool)
+			return fmt.Sprintf("agent %s started, but a program it runs is not installed (%s, exit status %d): %s", a.Agent, s.what, f.exit(a), s.line)
+		},
+		Suggest: func(f *facts) Suggestion {
+			a, _ := f.agentToolMissing()
+			s, _ := signalOf(f.agentSignals(a), sigTool)
+			return Suggestion{Text: fmt.Sprintf("install %s where agent %s runs (or put it on the PATH mulligan is started with), then run the task again", s.what, a.Agent),
+				Commands: []string{"command -v " + shellQuote(s.what), f.retry()}}
+		},
+		Lines: func(f *facts) []string {
+			a, _ := f.agentToolMissing()
+			s, _ := signalOf(f.agentSignals(a), sigTool)
+			return []string{s.line}
+		},
+	},
+	{
+		Name: "untrusted-folder", Category: Environment, Confidence: 0.9,
+		Match: func(f *facts) bool { _, ok := f.untrusted(); return ok },
+		Why: func(f *facts) string {
+			a, _ := f.untrusted()
+			return fmt.Sprintf("agent %s (gemini) refuses to work in a folder it does not trust (exit status 55); retrying cannot change that: %s", a.Agent, firstLine(a.Message))
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: "trust the working tree for gemini's headless runs: GEMINI_CLI_TRUST_WORKSPACE=true in the environment (or `--skip-trust` in the agent's command) trusts it for that session, " +
+				"so gemini loads the folder's own .gemini settings, .env, MCP servers and commands — only for a repository you trust; then run the task again",
+				Commands: []string{"GEMINI_CLI_TRUST_WORKSPACE=true " + f.retry()}}
+		},
+	},
+	{
+		Name: "disk-full", Category: Environment, Confidence: 0.9,
+		Match: func(f *facts) bool { _, ok := f.anySignal(sigDisk); return ok },
+		Why:   func(f *facts) string { s, _ := f.anySignal(sigDisk); return "the disk is full: " + s.line },
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: "free space on the disk of the working tree (and of the build caches), then run the task again", Commands: []string{"df -h " + shellQuote(f.run.Worktree), f.retry()}}
+		},
+		Lines: func(f *facts) []string { s, _ := f.anySignal(sigDisk); return []string{s.line} },
+	},
+	{
+		// The kernel killed the tests (137, "signal: killed", an out-of-memory text): the machine
+		// ran out of memory, not the code out of logic.
+		Name: "verify-killed", Category: Environment, Confidence: 0.9,
+		Match: func(f *facts) bool {
+			_, e := f.verifyEnd()
+			return e.Kind == evidence.Killed || e.Memory || e.Kind == evidence.Terminated
+		},
+		Why: func(f *facts) string {
+			a, e := f.verifyEnd()
+			what := "was killed (SIGKILL: as a rule the kernel's out-of-memory killer)"
+			switch {
+			case e.Memory:
+				what = "ran out of memory"
+			case e.Kind == evidence.Terminated:
+				what = "was terminated from outside (SIGTERM: a supervisor, a CI runner or a container stopping)"
+			}
+			return fmt.Sprintf("the verify command of attempt %d %s; the tests did not fail on their own: %s", a.N, what, e.Line)
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("give the tests more memory (a larger machine or container limit), or run fewer at once in `verify.command` of task %s (go test -p 1, pytest without -n, cargo test -j 1 -- --test-threads=1, jest --runInBand, gradle org.gradle.jvmargs=-Xmx2g), then run the task again",
+				f.task.ID), Commands: []string{f.fixed(), "free -h"}}
+		},
+		Lines: func(f *facts) []string { _, e := f.verifyEnd(); return []string{e.Line} },
+	},
+	{
+		Name: "agent-out-of-memory", Category: Environment, Confidence: 0.9,
+		Match: func(f *facts) bool { _, _, ok := f.agentKilled(); return ok },
+		Why: func(f *facts) string {
+			a, e, _ := f.agentKilled()
+			return fmt.Sprintf("agent %s ran out of memory: %s", a.Agent, e.Line)
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: "give the agent more memory (for the node CLIs NODE_OPTIONS=--max-old-space-size=8192 in its env), or split the task, then run it again", Commands: []string{"NODE_OPTIONS=--max-old-space-size=8192 " + f.retry()}}
+		},
+		Lines: func(f *facts) []string { _, e, _ := f.agentKilled(); return []string{e.Line} },
+	},
+	{
+		// A command waited for a password or a host key on a terminal nobody watches.
+		Name: "waits-for-credentials", Category: Environment, Confidence: 0.88,
+		Match: func(f *facts) bool {
+			_, p, ok := f.waitingPrompt()
+			return ok && (p.Kind == evidence.AskCredentials || p.Kind == evidence.AskPassword || p.Kind == evidence.AskHostKey)
+		},
+		Why: func(f *facts) string {
+			a, p, _ := f.waitingPrompt()
+			return fmt.Sprintf("attempt %d stopped on a prompt for credentials nobody could answer (%s): %q", a.N, a.Class, p.Line)
+		},
+		Suggest: func(f *facts) Suggestion {
+			a, p, _ := f.waitingPrompt()
+			first := "git config --global credential.helper cache"
+			switch {
+			case p.Kind == evidence.AskHostKey:
+				first = "ssh-keyscan " + shellQuote(orWord(hostKeyHost(f.output[key(a.TaskID, a.N)]), "github.com")) + " >> ~/.ssh/known_hosts"
+			case p.Kind == evidence.AskPassword:
+				first = "ssh-add"
+			case strings.Contains(p.Line, "github.com"):
+				first = "gh auth setup-git"
+			}
+			return Suggestion{Text: p.Avoid() + "; then run the task again", Commands: []string{first, "GIT_TERMINAL_PROMPT=0 " + f.retry()}}
+		},
+		Lines: func(f *facts) []string { _, p, _ := f.waitingPrompt(); return []string{p.Line} },
+	},
+	{
+		Name: "agent-sandbox", Category: Environment, Confidence: 0.85,
+		Match: func(f *facts) bool { return f.anyExit(taskfile.PresetGemini, 44) },
+		Why: func(f *facts) string {
+			a := f.exitAttempt(taskfile.PresetGemini, 44)
+			return fmt.Sprintf("agent %s (gemini) could not start its sandbox (exit status 44): %s", a.Agent, firstLine(a.Message))
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: "start the container runtime gemini's sandbox uses (docker or podman), or turn the sandbox off in the agent's command, then run the task again",
+				Commands: []string{"docker info", f.retry()}}
+		},
+	},
+	{
+		// A tool the verify command runs is not installed: on the base tree too, or with exit
+		// 126/127, it is the machine, not the attempts.
+		Name: "verify-tool-missing", Category: Environment, Confidence: 0.88,
+		Match: func(f *facts) bool { _, ok := f.verifyToolMissing(); return ok },
+		Why: func(f *facts) string {
+			s, _ := f.verifyToolMissing()
+			return fmt.Sprintf("the verify command could not run %s, which is not installed: %s", s.what, s.line)
+		},
+		Suggest: func(f *facts) Suggestion {
+			s, _ := f.verifyToolMissing()
+			return Suggestion{Text: fmt.Sprintf("install %s (or fix `verify.command` of task %s), then run the task again", s.what, f.task.ID),
+				Commands: []string{"command -v " + shellQuote(s.what), f.retry()}}
+		},
+		Lines: func(f *facts) []string { s, _ := f.verifyToolMissing(); return []string{s.line} },
+	},
+	{
+		Name: "tls", Category: Environment, Confidence: 0.87,
+		Match: func(f *facts) bool { _, ok := f.everySignal(sigTLS); return ok },
+		Why: func(f *facts) string {
+			s, _ := f.everySignal(sigTLS)
+			return "TLS verification failed (a proxy that intercepts TLS, or a missing CA certificate): " + s.line
+		},
+		Suggest: func(f *facts) Suggestion {
+			s, _ := f.everySignal(sigTLS)
+			cmds := []string{f.retry()}
+			if h := firstHost(s.line); h != "" {
+				// Who signed the certificate the tools were shown: a proxy's CA, not the site's.
+				cmds = []string{"openssl s_client -connect " + h + ":443 -servername " + h + " </dev/null 2>/dev/null | grep -E '^(subject|issuer)'", f.retry()}
+			}
+			return Suggestion{Text: "give the tools the proxy's CA certificate (NODE_EXTRA_CA_CERTS for node, SSL_CERT_FILE or REQUESTS_CA_BUNDLE and PIP_CERT for python, the system store for git and go) or fix the proxy, then run the task again",
+				Commands: cmds}
+		},
+		Lines: func(f *facts) []string { s, _ := f.everySignal(sigTLS); return []string{s.line} },
+	},
+	{
+		Name: "service-down", Category: Environment, Confidence: 0.86,
+		Match: func(f *facts) bool { _, ok := f.serviceDown(); return ok },
+		Why: func(f *facts) string {
+			s, _ := f.serviceDown()
+			return fmt.Sprintf("a local service the tests need is not running (%s refused the connection, on the base tree as after the attempts): %s", serviceName(s.what), s.line)
+		},
+		Suggest: func(f *facts) Suggestion {
+			s, _ := f.serviceDown()
+			return Suggestion{Text: fmt.Sprintf("start %s where the tests run (it must listen on port %s), then run the task again", serviceName(s.what), orWord(s.what, "?")),
+				Commands: []string{serviceStart(s.what), f.retry()}}
+		},
+		Lines: func(f *facts) []string { s, _ := f.serviceDown(); return []string{s.line} },
+	},
+	{
+		Name: "permission-denied", Category: Environment, Confidence: 0.85,
+		Match: func(f *facts) bool { _, ok := f.cannotWrite(); return ok },
+		Why: func(f *facts) string {
+			s, _ := f.cannotWrite()
+			return "the agent could not write the working tree (permission denied, nothing changed): " + s.line
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: "make the working tree writable by the user mulligan runs as (ownership, mode, a read-only mount, the agent's own sandbox settings), then run the task again",
+				Commands: []string{"ls -ld " + shellQuote(f.run.Worktree), f.retry()}}
+		},
+		Lines: func(f *facts) []string { s, _ := f.cannotWrite(); return []string{s.line} },
+	},
+	{
+		// The agent reached its API in every attempt, but the commands it ran could not reach the
+		// network: its sandbox (codex's workspace-write has none) or a proxy its shell lacks.
+		Name: "agent-sandbox-network", Category: Environment, Confidence: 0.86,
+		Match: func(f *facts) bool { _, _, ok := f.sandboxNetwork(); return ok },
+		Why: func(f *facts) string {
+			a, ne, _ := f.sandboxNetwork()
+			why := fmt.Sprintf("agent %s reached its API, but the commands it ran could not reach %s", a.Agent, orWord(ne.Host, "the network"))
+			if m := f.agentOf(a).LastMessage; m != "" {
+				why += "; the agent said: " + m
+			}
+			return why
+		},
+		Suggest: func(f *facts) Suggestion {
+			a, ne, _ := f.sandboxNetwork()
+			if f.presetFor(a.Agent) == taskfile.PresetCodex {
+				return Suggestion{Text: fmt.Sprintf("codex runs commands in a sandbox without network: allow it (`-c sandbox_workspace_write.network_access=true` in agent %s's command in %s, or the same in ~/.codex/config.toml), or install the dependencies before the run; then run the task again",
+					a.Agent, f.fileName()), Commands: []string{"printf '[sandbox_workspace_write]\\nnetwork_access=true\\n' >> ~/.codex/config.toml", f.fixed()}}
+			}
+			host := orWord(ne.Host, "example.com")
+			return Suggestion{Text: fmt.Sprintf("the agent's commands cannot reach %s while the agent reaches its API: give its shell the proxy (HTTPS_PROXY) or let its sandbox use the network, or install the dependencies before the run; then run the task again", host),
+				Commands: []string{"curl -sSI https://" + host, f.fixed()}}
+		},
+		Lines: func(f *facts) []string {
+			a, ne, _ := f.sandboxNetwork()
+			return []string{ne.Line, f.agentOf(a).LastMessage}
+		},
+	},
+	{
+		// The network was down for the whole task: every failure is the network, in the agent's
+		// output or in the verify command's (a module download), and no task recovered from it.
+		Name: "network", Category: Environment, Confidence: 0.84,
+		Match: func(f *facts) bool { _, ok := f.networkDown(); return ok },
+		Why: func(f *facts) string {
+			s, _ := f.networkDown()
+			return fmt.Sprintf("the network failed in every attempt (%d): %s", len(f.failed), s.line)
+		},
+		Suggest: func(f *facts) Suggestion {
+			probe := "curl -sSI https://" + f.networkHost()
+			return Suggestion{Text: "an outage passes: run the task again once the network is back (the second command checks it); if it fails the same way, check DNS, the proxy and the firewall on this machine",
+				Commands: []string{f.retry(), probe}}
+		},
+		Lines: func(f *facts) []string { s, _ := f.networkDown(); return []string{s.line} },
+	},
+	{
+		// The provider failed (overloaded, 5xx, a reset connection) in ways that changed from
+		// attempt to attempt, or while other tasks got through: a flake, not the machine.
+		Name: "provider-flake", Category: AgentFlake, Confidence: 0.8,
+		Match: func(f *facts) bool {
+			return f.allClasses(cTransport) || (f.lastClass() == cTransport && f.count(cTransport)*2 > len(f.failed))
+		},
+		Why: func(f *facts) string {
+			why := fmt.Sprintf("the provider failed %d time(s) (%s)", f.count(cTransport), f.lastOf(cTransport).Message)
+			if t := f.siblingRecovered(); t != "" {
+				why += fmt.Sprintf("; task %s failed the same way and recovered on retry, so the network works", t)
+			}
+			return why
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: "the provider's errors are transient: run the task again (later, if its status page reports an incident)", Commands: []string{f.retry()}}
+		},
+	},
+	{
+		Name: "quota", Category: Environment, Confidence: 0.85,
+		Match: func(f *facts) bool { return f.lastClass() == cQuota },
+		Why:   func(f *facts) string { return "the agent hit a usage or rate limit: " + f.last().Message },
+		Suggest: func(f *facts) Suggestion {
+			if at := f.task.ResumeAt; at != nil && at.After(f.now()) {
+				cmds := []string{}
+				if f.commands["supervise"] {
+					cmds = append(cmds, "mulligan supervise -r "+f.run.ID)
+				}
+				cmds = append(cmds, "mulligan resume "+f.run.ID+" --now")
+				return Suggestion{Text: fmt.Sprintf("the limit resets at %s: `mulligan supervise` resumes the run then (or `mulligan resume %s` after it); `resume --now` tries at once, after adding an agent with its own quota to the task's chain",
+					at.UTC().Format(time.RFC3339), f.run.ID), Commands: cmds}
+			}
+			return Suggestion{Text: "wait for the limit to reset (or add an agent with its own quota to the task's chain), then continue the run", Commands: []string{"mulligan resume " + f.run.ID}}
+		},
+	},
+}
+
+// serviceName names the usual server on a port.
+func serviceName(port string) string {
+	if s, ok := map[string]string{"5432": "PostgreSQL", "3306": "MySQL", "6379": "Redis", "27017": "MongoDB", "9200": "Elasticsearch",
+		"5672": "RabbitMQ", "11211": "memcached", "9092": "Kafka", "2181": "ZooKeeper", "8500": "Consul"}[port]; ok {
+		return s + " (port " + port + ")"
+	}
+	if port == "" {
+		return "the service"
+	}
+	return "the service on port " + port
+}
+
+// serviceStart is the command that starts the usual server on a port (systemd's unit names),
+// or shows what listens when the port names none.
+func serviceStart(port string) string {
+	if u, ok := map[string]string{"5432": "postgresql", "3306": "mysql", "6379": "redis-server", "27017": "mongod", "9200": "elasticsearch",
+		"5672": "rabbitmq-server", "11211": "memcached", "9092": "kafka", "2181": "zookeeper", "8500": "consul"}[port]; ok {
+		return "sudo systemctl start " + u
+	}
+	if port == "" {
+		return "ss -ltn"
+	}
+	return "ss -ltnp 'sport = :" + port + "'"
+}
+
+var hostKeyRe = lazyre.New(`authenticity of host '([^' (]+)`)
+
+// hostKeyHost is the host ssh asked to trust.
+func hostKeyHost(text string) string {
+	if m := hostKeyRe.FindStringSubmatch(text); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// networkHost is the host the failures could not reach, else the API of the agent's provider.
+func (f *facts) networkHost() string {
+	for i := len(f.failed) - 1; i >= 0; i-- {
+		a := f.failed[i]
+		k := key(a.TaskID, a.N)
+		for _, e := range evidence.NetworkErrors(a.Message + "\n" + f.output[k] + "\n" + f.verifyOutput[k]) {
+			if e.Host != "" {
+				return e.Host
+			}
+		}
+	}
+	switch f.presetFor(f.last().Agent) {
+	case taskfile.PresetCodex:
+		return "api.openai.com"
+	case taskfile.PresetGemini:
+		return "generativelanguage.googleapis.com"
+	}
+	return "api.anthropic.com"
+}
+
+func firstHost(line string) string {
+	for _, e := range evidence.NetworkErrors(line) {
+		if e.Host != "" {
+			return e.Host
+		}
+	}
+	return ""
+}

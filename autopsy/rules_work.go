@@ -1,0 +1,435 @@
+package autopsy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mulligan-dev/mulligan/agentcli"
+	"github.com/mulligan-dev/mulligan/autopsy/evidence"
+	"github.com/mulligan-dev/mulligan/internal/lazyre"
+	"github.com/mulligan-dev/mulligan/taskfile"
+)
+
+// workRules: the task's definition (workflow-bug: the same thing fails whatever the agent does)
+// against the agent's work (agent-flake: it varies, another attempt may pass).
+var workRules = []Rule{
+	{
+		Name: "empty-prompt", Category: WorkflowBug, Confidence: 0.9,
+		Match: func(f *facts) bool { return f.emptyPrompt() },
+		Why: func(f *facts) string {
+			if f.def.PromptFile != "" {
+				return fmt.Sprintf("the prompt sent to attempt 1 was empty: prompt_file %s has no text, so the agent had no instructions", f.def.PromptFile)
+			}
+			return "the prompt sent to attempt 1 was empty, while the agent's command passes it: the agent had no instructions"
+		},
+		Suggest: func(f *facts) Suggestion {
+			if f.def.PromptFile != "" {
+				// The file is read again by each attempt: no reload needed.
+				return Suggestion{Text: fmt.Sprintf("write the task's instructions into %s, then run the task again", f.def.PromptFile), Commands: []string{f.retry()}}
+			}
+			return Suggestion{Text: fmt.Sprintf("give task %s a prompt in %s, then run it again", f.task.ID, f.fileName()), Commands: []string{f.fixed()}}
+		},
+	},
+	{
+		// The agent's CLI refused its own tool calls: its command lacks the permission.
+		Name: "tool-calls-refused", Category: WorkflowBug, Confidence: 0.88,
+		Match: func(f *facts) bool { _, ds := f.refused(); return len(ds) > 0 },
+		Why: func(f *facts) string {
+			a, ds := f.refused()
+			return fmt.Sprintf("agent %s's CLI refused its tool calls (%s), so it could not do the work; its last words: %s", a.Agent, strings.Join(ds, "; "), orWord(f.agentOf(a).LastMessage, a.Message))
+		},
+		Suggest: func(f *facts) Suggestion {
+			a, _ := f.refused()
+			flag := map[string]string{
+				taskfile.PresetClaude: "claude: --permission-mode acceptEdits (and --allowedTools for the commands it must run)",
+				taskfile.PresetCodex:  "codex: --full-auto or --sandbox workspace-write",
+				taskfile.PresetGemini: "gemini: --approval-mode auto_edit (or --yolo) and --allowed-tools",
+			}[f.presetFor(a.Agent)]
+			return Suggestion{Text: fmt.Sprintf("grant the agent the permission in its command in %s (%s), then run the task again", f.fileName(), orWord(flag, "its CLI's permission flag")),
+				Commands: []string{f.fixed()}}
+		},
+		Lines: func(f *facts) []string { a, ds := f.refused(); return append(ds, f.agentOf(a).LastMessage) },
+	},
+	{
+		// A command asked a yes/no question (npm init, npx, apt) and waited: the task must say
+		// how to run it without one.
+		Name: "waits-for-answer", Category: WorkflowBug, Confidence: 0.87,
+		Match: func(f *facts) bool {
+			_, p, ok := f.waitingPrompt()
+			return ok && p.Kind != evidence.AskCredentials && p.Kind != evidence.AskPassword && p.Kind != evidence.AskHostKey
+		},
+		Why: func(f *facts) string {
+			a, p, _ := f.waitingPrompt()
+			return fmt.Sprintf("attempt %d stopped on a question nobody could answer (%s): %q", a.N, a.Class, p.Line)
+		},
+		Suggest: func(f *facts) Suggestion {
+			_, p, _ := f.waitingPrompt()
+			s := Suggestion{Text: p.Avoid() + fmt.Sprintf("; say so in the prompt of task %s (or run the agent itself non-interactively) in %s, then run it again", f.task.ID, f.fileName()),
+				Commands: []string{f.fixed()}}
+			if f.commands["prompt"] && f.task.State == "blocked" {
+				note := "Run every command non-interactively (npm init -y, npx --yes, apt-get -y, CI=true): nobody answers questions."
+				s.Text += "; or tell the next attempt with `mulligan prompt`"
+				s.Commands = append(s.Commands, fmt.Sprintf("mulligan prompt %s/%s %s", f.run.ID, f.task.ID, shellQuote(note)))
+			}
+			return s
+		},
+		Lines: func(f *facts) []string { _, p, _ := f.waitingPrompt(); return []string{p.Line} },
+	},
+	{
+		// The verify command itself never ends (watch mode) or hangs the same way every time.
+		Name: "verify-never-ends", Category: WorkflowBug, Confidence: 0.82,
+		Match: func(f *facts) bool {
+			return f.allClasses(cQuality) && f.lastOf(cQuality).Code == "verify_timeout" && (f.lastMatches(watchRe) || f.count(cQuality) >= 2 && f.sameMessages())
+		},
+		Why: func(f *facts) string {
+			why := fmt.Sprintf("the verify command ran past its timeout in all %d attempts", len(f.failed))
+			if l := f.lastMatch(watchRe); l != "" {
+				why += ", waiting in watch mode for a key press: " + l
+			}
+			return why
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("make `verify.command` of task %s run once and exit (jest --watchAll=false or CI=true, vitest run, no --watch), or raise its `timeout`, in %s; then run the task again",
+				f.task.ID, f.fileName()), Commands: []string{f.fixed()}}
+		},
+		Lines: func(f *facts) []string { return []string{f.lastMatch(watchRe), f.last().Message} },
+	},
+	{
+		Name: "context-window", Category: WorkflowBug, Confidence: 0.8,
+		Match: func(f *facts) bool {
+			return f.lastMatches(contextRe) && slices.Contains([]string{cAgentExit, cPayload, cTransport}, f.lastClass())
+		},
+		Why: func(f *facts) string {
+			return "the work did not fit the model's context window: " + f.lastMatch(contextRe)
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("split task %s into smaller tasks (or shorten its prompt and the files it must read) in %s; the same task fails the same way on retry", f.task.ID, f.fileName()),
+				Commands: []string{f.fixed()}}
+		},
+		Lines: func(f *facts) []string { return []string{f.lastMatch(contextRe)} },
+	},
+	{
+		Name: "agent-config", Category: WorkflowBug, Confidence: 0.8,
+		Match: func(f *facts) bool {
+			return f.anyExit(taskfile.PresetGemini, 42) || f.anyExit(taskfile.PresetGemini, 52) || f.anyExit(taskfile.PresetGemini, 53)
+		},
+		Why: func(f *facts) string {
+			for _, c := range []struct {
+				exit int
+				what string
+			}{{42, "its input was refused"}, {52, "its configuration is invalid"}, {53, "it reached its session turn limit"}} {
+				if f.anyExit(taskfile.PresetGemini, c.exit) {
+					a := f.exitAttempt(taskfile.PresetGemini, c.exit)
+					return fmt.Sprintf("agent %s (gemini) stopped because %s (exit status %d, not retryable): %s", a.Agent, c.what, c.exit, firstLine(a.Message))
+				}
+			}
+			return ""
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("fix the agent's command or its settings (.gemini/settings.json; for the turn limit raise model.maxSessionTurns or make the task smaller) in %s, then run the task again", f.fileName()),
+				Commands: []string{f.fixed()}}
+		},
+	},
+	{
+		// A test failed in one attempt and passed in another with no change in its package.
+		Name: "flaky-test", Category: AgentFlake, Confidence: 0.8,
+		Match: func(f *facts) bool { _, _, ok := f.flaky(); return ok },
+		Why: func(f *facts) string {
+			name, a, _ := f.flaky()
+			return fmt.Sprintf("test %s failed in attempt %d and passed in another attempt with no change in its package: it is flaky, not broken by the agent", name, a.N)
+		},
+		Suggest: func(f *facts) Suggestion {
+			name, _, _ := f.flaky()
+			return Suggestion{Text: fmt.Sprintf("the failure is transient: run the task again; make %s deterministic (or quarantine it) so it stops deciding runs", name), Commands: []string{f.retry()}}
+		},
+		Lines: func(f *facts) []string {
+			name, a, _ := f.flaky()
+			for _, t := range f.testsOf(a).Failed {
+				if t.Name == name {
+					return []string{strings.TrimSpace(t.Name + " " + t.Where() + ": " + t.Message)}
+				}
+			}
+			return nil
+		},
+	},
+	{
+		// Tests the task does not touch fail on the base tree: verify cannot pass.
+		Name: "preexisting-failures", Category: WorkflowBug, Confidence: 0.8,
+		Match: func(f *facts) bool { ts, ok := f.preexisting(); return ok && !f.promptAsksToFix(ts) },
+		Why: func(f *facts) string {
+			ts, _ := f.preexisting()
+			return fmt.Sprintf("the tests that fail after the attempts fail on the tree the task started from too (%s), and the prompt does not ask for them: they are not the agent's, and verify cannot pass", strings.Join(ts, ", "))
+		},
+		Suggest: func(f *facts) Suggestion {
+			ts, _ := f.preexisting()
+			return Suggestion{Text: fmt.Sprintf("fix or skip %s first, or narrow `verify.command` of task %s to what the task changes, in %s; then run the task again", strings.Join(ts, ", "), f.task.ID, f.fileName()),
+				Commands: []string{f.fixed()}}
+		},
+		Lines: func(f *facts) []string { return f.testLines(f.lastOf(cQuality)) },
+	},
+	{
+		Name: "timeout-too-short", Category: WorkflowBug, Confidence: 0.75,
+		Match: func(f *facts) bool { return f.deterministicTimeouts() },
+		Why: func(f *facts) string {
+			limit, _ := agentcli.AgentLimits(f.def)
+			return fmt.Sprintf("all %d attempts ran into the %s timeout at the limit with the same result (%d file(s) changed each time): the outcome is the same every time, so the limit, not the agent, decides it",
+				len(f.failed), limit, f.files(f.last()))
+		},
+		Suggest: func(f *facts) Suggestion {
+			limit, _ := agentcli.AgentLimits(f.def)
+			return Suggestion{Text: fmt.Sprintf("raise `timeout` of task %s in %s (now %s), or split the task, then run it again", f.task.ID, f.fileName(), limit),
+				Commands: []string{f.fixed()}}
+		},
+	},
+	{
+		Name: "verify-fails-on-base", Category: WorkflowBug, Confidence: 0.75,
+		Match: func(f *facts) bool { return f.verifyBrokenOnBase() },
+		Why: func(f *facts) string {
+			return fmt.Sprintf("verify fails the same way on the tree the task started from (exit status %d) and after every attempt, without naming a failing test: the command itself cannot pass: %s",
+				f.base.ExitCode, orWord(lastNonBlank(f.base.Output), f.last().Message))
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("fix `verify.command` of task %s in %s (run it by hand on the base tree), then run the task again", f.task.ID, f.fileName()),
+				Commands: []string{f.fixed()}}
+		},
+		Lines: func(f *facts) []string { return decisiveLines(f.base.Output) },
+	},
+	{
+		Name: "stuck-on-input", Category: WorkflowBug, Confidence: 0.7,
+		Match: func(f *facts) bool { return f.stuckSameWay() },
+		Why: func(f *facts) string {
+			l := f.lastOutputLine(f.last())
+			if questionRe.MatchString(l) {
+				return fmt.Sprintf("the agent went silent at the same point in all %d attempts, waiting for an answer nobody gives: %s", len(f.failed), l)
+			}
+			return fmt.Sprintf("the agent went silent at the same point in all %d attempts: %s", len(f.failed), orWord(l, "(no output)"))
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("run the agent non-interactively (claude -p with --permission-mode acceptEdits, codex exec --full-auto, gemini --yolo) in %s, or raise `heartbeat` if it only thinks long, then run the task again", f.fileName()),
+				Commands: []string{f.fixed()}}
+		},
+		Lines: func(f *facts) []string { return []string{f.lastOutputLine(f.last())} },
+	},
+	{
+		Name: "agent-broke-build", Category: AgentFlake, Confidence: 0.7,
+		Match: func(f *facts) bool { _, ok := f.brokeBuild(); return ok },
+		Why: func(f *facts) string {
+			a, _ := f.brokeBuild()
+			return fmt.Sprintf("attempt %d left code that does not build (the base tree did): %s", a.N, f.verifyView(a).build[0])
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: "the agent introduced a build or syntax error; the next attempt gets the error in its prompt: run the task again", Commands: []string{f.retry()}}
+		},
+		Lines: func(f *facts) []string { a, _ := f.brokeBuild(); return f.verifyView(a).build },
+	},
+	{
+		Name: "verify-progress", Category: AgentFlake, Confidence: 0.7,
+		Match: func(f *facts) bool { _, ok := f.progress(); return ok },
+		Why: func(f *facts) string {
+			a, _ := f.progress()
+			return fmt.Sprintf("the attempts fixed part of it: %d test(s) failed on the base tree, %d after attempt %d (%s)",
+				len(readVerify(f.base.Output).tests), len(f.verifyView(a).tests), a.N, strings.Join(f.verifyView(a).tests, ", "))
+		},
+		Suggest: func(f *facts) Suggestion {
+			a, _ := f.progress()
+			return Suggestion{Text: fmt.Sprintf("the attempts are getting closer: run the task again, or keep the edits of attempt %d and finish by hand", a.N),
+				Commands: []string{f.retry(), f.keep(a)}}
+		},
+		Lines: func(f *facts) []string { a, _ := f.progress(); return f.testLines(a) },
+	},
+	{
+		Name: "agent-changed-nothing", Category: WorkflowBug, Confidence: 0.65,
+		Match: func(f *facts) bool { return f.allClasses(cQuality) && f.noAttemptChanged() },
+		Why: func(f *facts) string {
+			return fmt.Sprintf("verify failed after %d attempt(s) that changed no file: the agent did not (or could not) edit the tree", len(f.failed))
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("let the agent edit files (claude -p needs --permission-mode acceptEdits, codex exec --full-auto) and check that the prompt asks for the change, in %s, then run the task again", f.fileName()),
+				Commands: []string{f.fixed()}}
+		},
+	},
+	{
+		Name: "verify-same-tests-as-base", Category: AgentFlake, Confidence: 0.6,
+		Match: func(f *facts) bool { return f.sameTestsAsBase() },
+		Why: func(f *facts) string {
+			return fmt.Sprintf("the tests that fail on the base tree still fail after every attempt (%s): the agent's changes did not fix them",
+				strings.Join(readVerify(f.base.Output).tests, ", "))
+		},
+		Suggest: func(f *facts) Suggestion {
+			return f.retryKeeping("the agent has not found the fix yet; another attempt (perhaps with `mulligan prompt` pointing it at the failing tests) may")
+		},
+		Lines: func(f *facts) []string { return f.testLines(f.lastOf(cQuality)) },
+	},
+	{
+		Name: "verify-intermittent", Category: AgentFlake, Confidence: 0.6,
+		Match: func(f *facts) bool {
+			return f.anyClass(cQuality) && (f.passes > 0 || len(f.distinctClasses()) > 1 || f.verifyDiffers())
+		},
+		Why: func(f *facts) string {
+			if f.verifyDiffers() {
+				return fmt.Sprintf("verify rejected %d attempt(s), each for different tests: the agent's work varies from attempt to attempt", f.count(cQuality))
+			}
+			return fmt.Sprintf("verify rejected %d attempt(s) while other attempts ended differently (%s): the results vary from attempt to attempt",
+				f.count(cQuality), strings.Join(f.distinctClasses(), ", "))
+		},
+		Suggest: func(f *facts) Suggestion { return f.retryKeeping("the verify result varies; another attempt may pass") },
+		Lines:   func(f *facts) []string { return f.testLines(f.lastOf(cQuality)) },
+	},
+	{
+		Name: "verify-same-failure", Category: WorkflowBug, Confidence: 0.6,
+		Match: func(f *facts) bool {
+			return f.allClasses(cQuality) && len(f.failed) >= 2 && !f.verifyDiffers() && f.sameMessages()
+		},
+		Why: func(f *facts) string {
+			why := fmt.Sprintf("verify failed the same way in all %d attempts: %s", len(f.failed), f.last().Message)
+			if f.base != nil && !f.base.failed() {
+				why += " (it passes on the base tree: the change the task asks for breaks it every time)"
+			}
+			return why
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("check that the verify command of task %s can pass with the change the prompt asks for, and that the prompt asks for what it checks; fix %s, then run the task again",
+				f.task.ID, f.fileName()), Commands: []string{f.fixed(), f.logs(f.last())}}
+		},
+		Lines: func(f *facts) []string { return f.testLines(f.last()) },
+	},
+	{
+		Name: "schema-never-satisfied", Category: WorkflowBug, Confidence: 0.6,
+		Match: func(f *facts) bool { return f.allClasses(cSchema) },
+		Why: func(f *facts) string {
+			return fmt.Sprintf("the output never satisfied output_schema (%d attempt(s)): %s", len(f.failed), f.last().Message)
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("check that output_schema of task %s can be satisfied and that the prompt describes the output it wants; fix %s, then run the task again",
+				f.task.ID, f.fileName()), Commands: []string{f.fixed(), f.logs(f.last())}}
+		},
+	},
+	{
+		Name: "timeouts", Category: AgentFlake, Confidence: 0.5,
+		Match: func(f *facts) bool { return f.allClasses(cTimeout, cHeartbeat) },
+		Why: func(f *facts) string {
+			if len(f.failed) == 1 {
+				return "the attempt ran out of time or went silent (" + f.lastClass() + "): " + f.last().Message
+			}
+			return fmt.Sprintf("%d attempts ran out of time or went silent (%s), at different points", len(f.failed), strings.Join(f.distinctClasses(), ", "))
+		},
+		Suggest: func(f *facts) Suggestion {
+			knob, d := "timeout", time.Duration(0)
+			if f.def != nil {
+				d = f.def.Timeout
+				if f.lastClass() == cHeartbeat {
+					knob, d = "heartbeat", f.def.Heartbeat
+				}
+			}
+			now := ""
+			if d > 0 {
+				now = " (now " + d.String() + ")"
+			}
+			return f.retryKeeping(fmt.Sprintf("another attempt may finish; raise `%s` of task %s in %s%s if the attempts were close", knob, f.task.ID, f.fileName(), now))
+		},
+	},
+	{
+		Name: "payload-declared-same", Category: WorkflowBug, Confidence: 0.5,
+		Match: func(f *facts) bool { return f.allClasses(cPayload) && len(f.failed) >= 2 && f.sameMessages() },
+		Why: func(f *facts) string {
+			return fmt.Sprintf("the agent reported failure the same way in all %d attempts: %s", len(f.failed), f.last().Message)
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: "read why the agent gave up and fix the task's prompt or its inputs, then run the task again", Commands: []string{f.logs(f.last()), f.fixed()}}
+		},
+	},
+	{
+		// A prompt may name a file the task is to create, or a dotted identifier: the rule needs
+		// a path the prompt does not ask to create, missing from the base tree, and named by the
+		// failure too; every rule with output evidence outranks it.
+		Name: "prompt-names-missing-files", Category: WorkflowBug, Confidence: 0.5,
+		Match: func(f *facts) bool {
+			return len(f.missingMentioned()) > 0 && slices.Contains([]string{cAgentExit, cQuality, cPayload, cSchema}, f.lastClass())
+		},
+		Why: func(f *facts) string {
+			return "the prompt names files that are not in the tree the task started from, and the failure names them too: " + strings.Join(f.missingMentioned(), ", ")
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("fix the prompt of task %s in %s (or add %s to the tree), then run the task again",
+				f.task.ID, f.fileName(), strings.Join(f.missingMentioned(), ", ")), Commands: []string{f.fixed()}}
+		},
+	},
+	{
+		Name: "payload-declared", Category: AgentFlake, Confidence: 0.45,
+		Match: func(f *facts) bool { return f.lastClass() == cPayload && len(f.failed) >= 2 },
+		Why: func(f *facts) string {
+			return "the agent exited 0 but its output declared a failure, for reasons that differ: " + f.last().Message
+		},
+		Suggest: func(f *facts) Suggestion {
+			return f.retryKeeping("the agent gave up this time, for reasons that differ; another attempt may not")
+		},
+	},
+	{
+		Name: "budget-exhausted", Category: AgentFlake, Confidence: 0.5,
+		Match: func(f *facts) bool { return f.lastClass() == cBudget },
+		Why: func(f *facts) string {
+			return fmt.Sprintf("the task's deadline or spend limit ran out after %d failed attempt(s): %s", len(f.failed), f.last().Message)
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("raise `deadline` or `max_cost_usd` of task %s in %s if the attempts were getting closer, then run it again", f.task.ID, f.fileName()),
+				Commands: []string{f.fixed()}}
+		},
+	},
+}
+
+var watchRe = lazyre.New(`(?i)Watch Usage|press [a-z] to |waiting for file changes|watching for (?:file )?changes|--watch`)
+
+// refused is the last attempt whose agent CLI refused its tool calls (permission_denied, or
+// the denials its output lists), when nothing changed in the tree.
+func (f *facts) refused() (storeAttempt, []string) {
+	a := f.last()
+	if a.N == 0 || f.files(a) > 0 {
+		return a, nil
+	}
+	var out []string
+	for _, d := range f.agentOf(a).Denials {
+		if d.Sandbox && len(f.agentOf(a).Network) > 0 {
+			continue // the sandbox's network: agent-sandbox-network says it
+		}
+		out = append(out, d.Line)
+	}
+	if a.Code == "permission_denied" && len(out) == 0 {
+		out = append(out, a.Message)
+	}
+	if a.Code != "permission_denied" && len(out) == 0 {
+		return a, nil
+	}
+	return a, out
+}
+
+// testLines quote an attempt's failing tests: name, file:line, message.
+func (f *facts) testLines(a storeAttempt) []string {
+	var out []string
+	for i, t := range f.testsOf(a).Failed {
+		if i == maxEvidence {
+			break
+		}
+		out = append(out, strings.TrimSpace(fmt.Sprintf("%s %s: %s", t.Name, t.Where(), t.Message)))
+	}
+	if len(out) == 0 {
+		out = f.testsOf(a).Build
+	}
+	return out
+}
+
+// missingMentioned are the prompt's missing paths that a failure's message or output names.
+func (f *facts) missingMentioned() []string {
+	var out []string
+	for _, p := range f.missing {
+		for _, a := range f.failed {
+			k := key(a.TaskID, a.N)
+			if strings.Contains(a.Message, p) || strings.Contains(f.output[k], p) || strings.Contains(f.verifyOutput[k], p) {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,290 @@
+package autopsy
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/mulligan-dev/mulligan/autopsy/evidence"
+	"github.com/mulligan-dev/mulligan/internal/lazyre"
+	"github.com/mulligan-dev/mulligan/snapshot"
+	"github.com/mulligan-dev/mulligan/store"
+)
+
+// The readings that compare: what stopped the run against what it got past, a failing test
+// against the base tree and against the other attempts, the agent's own words against its
+// output. Each returns the attempt or the lines that decide.
+
+// focusOnStop sets aside the failures the run got past: an agent disabled for the run (auth, a
+// missing CLI, no credit) or a quota wall, followed by attempts on another rung. The verdict is
+// about why the run stopped, not about the first failure it saw.
+func (f *facts) focusOnStop() {
+	if len(f.failed) < 2 {
+		return
+	}
+	last := f.failed[len(f.failed)-1]
+	if passable(last) {
+		return
+	}
+	var kept []storeAttempt
+	for _, a := range f.failed {
+		if passable(a) && a.Agent != last.Agent {
+			f.passed = append(f.passed, a)
+			continue
+		}
+		kept = append(kept, a)
+	}
+	f.failed = kept
+}
+
+// notePassed adds to a verdict the failures the run got past that still need a person (an agent
+// not logged in, not installed, out of credit: disabled for the run). Their commands are not
+// suggested: they are not why the run stopped.
+func (f *facts) notePassed(v *Verdict) {
+	for _, a := range f.passed {
+		if a.Class == cQuota && a.Code != "billing" && a.Code != "credit" {
+			continue // a clock: it passes by itself
+		}
+		v.Why += fmt.Sprintf("; on the way, agent %s (%s) failed over (%s): %s", a.Agent, orWord(f.presetFor(a.Agent), "generic"), a.Class, firstLine(a.Message))
+	}
+}
+
+// passable: a failure that fails the run over to the next rung instead of ending it.
+func passable(a storeAttempt) bool {
+	return a.Class == cAuth || a.Class == cMissing || a.Class == cQuota
+}
+
+// approval is the task of the run that waits for approve or reject, with its attempt.
+func (f *facts) approval() (*store.Task, storeAttempt) {
+	for i := range f.run.Tasks {
+		t := &f.run.Tasks[i]
+		if t.State != store.TaskWaitingApproval {
+			continue
+		}
+		var last storeAttempt
+		for _, a := range t.Attempts {
+			if a.State == store.AttemptSucceeded {
+				last = a
+			}
+		}
+		return t, last
+	}
+	return nil, storeAttempt{}
+}
+
+// testsOf is what the test runners said in an attempt's verify output.
+func (f *facts) testsOf(a storeAttempt) evidence.Tests {
+	k := key(a.TaskID, a.N)
+	if t, ok := f.tests[k]; ok {
+		return t
+	}
+	out := f.verifyOutput[k]
+	if strings.TrimSpace(out) == "" {
+		_, out, _ = strings.Cut(a.Message, ": ")
+	}
+	t := evidence.ParseTests(out)
+	if f.tests == nil {
+		f.tests = map[string]evidence.Tests{}
+	}
+	f.tests[k] = t
+	return t
+}
+
+// agentOf is what an attempt's agent output says about the agent's own run.
+func (f *facts) agentOf(a storeAttempt) evidence.Agent {
+	k := key(a.TaskID, a.N)
+	if r, ok := f.agents[k]; ok {
+		return r
+	}
+	r := evidence.ReadAgent(f.output[k])
+	if f.agents == nil {
+		f.agents = map[string]evidence.Agent{}
+	}
+	f.agents[k] = r
+	return r
+}
+
+// verifyEnd is how the last rejected attempt's verify command ended: killed, terminated, out
+// of its time.
+func (f *facts) verifyEnd() (storeAttempt, evidence.Exit) {
+	a := f.lastOf(cQuality)
+	if a.N == 0 {
+		return a, evidence.Exit{}
+	}
+	code := -1
+	if m := verifyStatusRe.FindStringSubmatch(a.Message); m != nil {
+		code = atoi(m[1])
+	}
+	e := evidence.ExitOf(code, f.verifyOutput[key(a.TaskID, a.N)]+"\n"+a.Message)
+	if a.Code == "verify_timeout" && e.Kind == "" {
+		e.Kind, e.Line = evidence.TimedOut, clip(a.Message)
+	}
+	return a, e
+}
+
+var verifyStatusRe = lazyre.New("^verify `[^`]*` exited with status (-?\\d+)")
+
+// waitingPrompt is a question the last attempt's agent (or its verify) stopped on.
+func (f *facts) waitingPrompt() (storeAttempt, evidence.Prompt, bool) {
+	a := f.last()
+	if a.N == 0 {
+		return a, evidence.Prompt{}, false
+	}
+	if a.Class != cHeartbeat && a.Class != cTimeout && a.Code != "verify_timeout" {
+		return a, evidence.Prompt{}, false
+	}
+	k := key(a.TaskID, a.N)
+	text := f.output[k]
+	if a.Code == "verify_timeout" {
+		text = f.verifyOutput[k]
+	}
+	if strings.TrimSpace(text) == "" {
+		_, text, _ = strings.Cut(a.Message, ": ")
+	}
+	p, ok := evidence.WaitingPrompt(text)
+	return a, p, ok
+}
+
+// sandboxNetwork: the agent reached its API (it answered) while the commands it ran could not
+// reach the network, in every failed attempt that shows the agent's output; the host they tried.
+func (f *facts) sandboxNetwork() (storeAttempt, evidence.NetError, bool) {
+	var last storeAttempt
+	var ne evidence.NetError
+	for _, a := range f.failed {
+		ag := f.agentOf(a)
+		if strings.TrimSpace(f.output[key(a.TaskID, a.N)]) == "" {
+			continue
+		}
+		var tool *evidence.NetError
+		for i := range ag.Network {
+			if !ag.Network[i].API {
+				tool = &ag.Network[i]
+			}
+		}
+		if !ag.APICalls || (tool == nil && !ag.NoNetworkSandbox) {
+			return storeAttempt{}, evidence.NetError{}, false
+		}
+		last = a
+		if tool != nil {
+			ne = *tool
+		}
+	}
+	return last, ne, last.N > 0
+}
+
+// preexisting: the tests failing after the last rejected attempt all fail on the base tree too.
+func (f *facts) preexisting() ([]string, bool) {
+	if !f.base.failed() || !f.allClasses(cQuality) {
+		return nil, false
+	}
+	base := evidence.ParseTests(f.base.Output).Keys()
+	now := f.testsOf(f.lastOf(cQuality)).Keys()
+	if len(base) == 0 || len(now) == 0 {
+		return nil, false
+	}
+	return now, subset(now, base)
+}
+
+// promptAsksToFix: the prompt asks for failing tests to be fixed, or names one of tests.
+func (f *facts) promptAsksToFix(tests []string) bool {
+	if f.def == nil {
+		return false
+	}
+	p := f.def.Prompt
+	if fixTestsRe.MatchString(p) {
+		return true
+	}
+	for _, t := range tests {
+		name := t[strings.LastIndexByte(t, ' ')+1:]
+		if strings.Contains(p, name) {
+			return true
+		}
+	}
+	return false
+}
+
+var fixTestsRe = lazyre.New(`(?i)\bfix\b.*\btests?\b|failing tests?|make (?:the )?tests? pass|tests? (?:are|is) (?:failing|red|broken)|\bgreen\b`)
+
+// flaky names a test that failed in one attempt and passed in another with no change in its
+// package between them: the same code passed and failed.
+func (f *facts) flaky() (string, storeAttempt, bool) {
+	as, _ := f.qualityViews()
+	var all []storeAttempt
+	all = append(all, f.attempts...)
+	for _, a := range as {
+		for _, t := range f.testsOf(a).Failed {
+			for _, b := range all {
+				if b.N == a.N || !f.ranTests(b) || slices.ContainsFunc(f.testsOf(b).Failed, func(u evidence.Test) bool { return u.Key() == t.Key() }) {
+					continue
+				}
+				if f.unchanged(a, b, t) || (f.repo == nil && timingRe.MatchString(t.Message)) {
+					return t.Name, a, true
+				}
+			}
+		}
+	}
+	return "", storeAttempt{}, false
+}
+
+// timingRe: a failure that depends on time or scheduling, not on the code's logic.
+var timingRe = lazyre.New(`(?i)timed? ?out|deadline exceeded|took \S+,? (?:want|expected)|elapsed|too slow|race detected|DATA RACE|flak|intermittent|ECONNRESET|Exceeded timeout of \d+ ?ms`)
+
+// ranTests: the attempt's verify ran the tests (it passed, or its runner printed results).
+func (f *facts) ranTests(a storeAttempt) bool {
+	if a.State == store.AttemptSucceeded {
+		return f.def != nil && f.def.Verify != nil
+	}
+	if a.Class != cQuality {
+		return false
+	}
+	t := f.testsOf(a)
+	return len(t.Build) == 0 && (len(t.Failed) > 0 || t.Total > 0)
+}
+
+// unchanged: attempts a and b left the same code in the test's package (its directory).
+func (f *facts) unchanged(a, b storeAttempt, t evidence.Test) bool {
+	if a.Tree != "" && a.Tree == b.Tree {
+		return true
+	}
+	if f.repo == nil || a.Tree == "" || b.Tree == "" {
+		return false
+	}
+	file := t.File
+	if file == "" {
+		return false
+	}
+	changes, err := f.repo.DiffTrees(snapshot.NewHash(a.Tree), snapshot.NewHash(b.Tree))
+	if err != nil {
+		return false
+	}
+	dir := path.Dir(strings.TrimPrefix(file, "./"))
+	for _, c := range changes {
+		if path.Dir(c.Path) == dir || strings.HasSuffix(path.Dir(c.Path), "/"+dir) {
+			return false
+		}
+	}
+	return true
+}
+
+// agentKilled: the agent's own process ran out of memory.
+func (f *facts) agentKilled() (storeAttempt, evidence.Exit, bool) {
+	a := f.last()
+	if a.Class != cAgentExit {
+		return a, evidence.Exit{}, false
+	}
+	e := evidence.ExitOf(f.exit(a), f.output[key(a.TaskID, a.N)]+"\n"+a.Message)
+	return a, e, e.Memory
+}
+
+func atoi(s string) int {
+	n := 0
+	neg := strings.HasPrefix(s, "-")
+	for _, c := range strings.TrimPrefix(s, "-") {
+		n = n*10 + int(c-'0')
+	}
+	if neg {
+		return -n
+	}
+	return n
+}
