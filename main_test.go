@@ -37,6 +37,8 @@ func TestMain(m *testing.M) {
 		"aligned":      func() { os.Exit(aligned(os.Args[1:])) },
 		"scrubcheck":   func() { os.Exit(scrubCheck(os.Args[1:])) },
 		"helpexamples": func() { os.Exit(helpExamples(os.Args[1:])) },
+		"waitscreen":   func() { os.Exit(waitScreen(os.Args[1:])) },
+		"browsercheck": func() { os.Exit(browserCheck(os.Args[1:])) },
 	})
 }
 

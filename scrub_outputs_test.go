@@ -56,6 +56,7 @@ var scrubOutputs = []scrubOutput{
 	{args: []string{"hooks"}}, // a hook's error is its exit status, not its output
 	{args: []string{"hooks", "-o", "json"}, json: "doc"},
 	{args: []string{"logs", "main@1", "--scrub"}, carry: true},
+	{args: []string{"report", "-o", "-"}, carry: true},  // the HTML report, written to stdout
 	{args: []string{"retry-task", "main"}, carry: true}, // the run's own live output, stderr included
 }
 

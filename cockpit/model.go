@@ -186,8 +186,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-// setBoard takes a new board, keeping the selected row where it was (by its key), or selecting
-// the first task that waits for the user on the first board.
+// setBoard takes a new board, keeping the selected row (by its key), or selecting the first
+// task that waits for the user on the first board.
 func (m *Model) setBoard(b *Board) {
 	m.board = b
 	m.now = b.Now
@@ -201,13 +201,20 @@ func (m *Model) setBoard(b *Board) {
 		}
 		return
 	}
-	for i, it := range m.items {
-		if it.key(b) == m.selKey {
-			m.sel = i
-			return
+	// The selected row went away (a task decided leaves the attention list): the same task
+	// among its run's, else what waits for the user first, else the row at the same place.
+	for _, key := range []string{m.selKey, strings.TrimPrefix(m.selKey, "!")} {
+		for i, it := range m.items {
+			if it.key(b) == key {
+				m.sel, m.selKey = i, key
+				return
+			}
 		}
 	}
 	m.sel = min(m.sel, max(0, len(m.items)-1))
+	if len(m.items) > 0 && m.items[0].attention {
+		m.sel = 0
+	}
 	if len(m.items) > 0 {
 		m.selKey = m.items[m.sel].key(b)
 	}

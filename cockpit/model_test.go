@@ -220,18 +220,30 @@ func TestClockMovesWithoutReading(t *testing.T) {
 	}
 }
 
+// reload gives the model the next board, changed by change, and returns the selected row's key.
+func reload(m *Model, change func(b *Board)) string {
+	b := board()
+	change(b)
+	m.Update(boardMsg{b: b})
+	return m.items[m.sel].key(m.board)
+}
+
 func TestSelectionFollowsItsItem(t *testing.T) {
-	r := &recorder{b: board()}
-	m := open(t, r)
-	press(m, "j", "j", "j", "j") // deploy, docs, merge, run aaaa1111, fix
+	m := open(t, &recorder{b: board()})
+	if got := m.items[m.sel].key(m.board); got != "!aaaa1111/deploy" {
+		t.Fatalf("top opened on %s, want the first task waiting: !aaaa1111/deploy", got)
+	}
+	// deploy was rejected and runs again: it leaves the waiting list, the selection follows it
+	// to its run's rows.
+	if got := reload(m, func(b *Board) { b.Runs[0].Tasks[1].State = store.TaskRunning }); got != "aaaa1111/deploy" {
+		t.Errorf("selected %s, want aaaa1111/deploy", got)
+	}
+	press(m, "g", "j", "j", "j") // docs, merge, run aaaa1111, fix
 	if got := m.items[m.sel].key(m.board); got != "aaaa1111/fix" {
 		t.Fatalf("selected %s, want aaaa1111/fix", got)
 	}
-	// The next board has the approval decided: one row fewer above, fix stays selected.
-	b := board()
-	b.Runs[0].Tasks[1].State = store.TaskSucceeded
-	m.Update(boardMsg{b: b})
-	if got := m.items[m.sel].key(m.board); got != "aaaa1111/fix" {
+	// The approval is decided: one row fewer above, fix stays selected.
+	if got := reload(m, func(b *Board) { b.Runs[0].Tasks[1].State = store.TaskSucceeded }); got != "aaaa1111/fix" {
 		t.Errorf("after a reload selected %s, want aaaa1111/fix", got)
 	}
 	if f := ansi.Strip(m.Frame()); !strings.Contains(f, "▸   ● fix ") {
