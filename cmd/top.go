@@ -25,8 +25,8 @@ func topCommand(g *globals) *cli.Command {
 				return usageError("e.g. mulligan top", "top takes no argument")
 			}
 			if !g.io.outTTY || !isTerminal(os.Stdin) {
-				return usageError("in a script, follow runs with mulligan events -f, or mulligan ls and mulligan show",
-					"top needs a terminal (standard input and output)")
+				return &Error{Code: ExitFailed, Msg: "top needs a terminal (standard input and output)",
+					Hints: []string{"in a script, follow runs with mulligan events -f, or mulligan ls and mulligan show"}}
 			}
 			return runTop(c.Context, g)
 		},
