@@ -32,9 +32,11 @@ bench: build
 
 # The crash loop: a run with retries, hooks and side effects killed with SIGKILL at random
 # moments and resumed until it ends, then checked (state, the operator's files, the database,
-# every hook delivered, every effect recorded). MULLIGAN_STRESS_ITERATIONS, MULLIGAN_STRESS_SEED.
+# every hook delivered, every effect recorded); and a run of parallel isolated tasks and a best_of
+# race killed the same way and in the middle of its applies (every directory whole, no lost
+# update). MULLIGAN_STRESS_ITERATIONS, MULLIGAN_STRESS_SEED.
 stress:
-	MULLIGAN_STRESS=1 $(GO) test -count=1 -timeout 60m -run '^TestCrashLoop$$' -v .
+	MULLIGAN_STRESS=1 $(GO) test -count=1 -timeout 60m -run '^TestCrashLoop(Isolated)?$$' -v .
 
 # make demo KEEP=1 keeps the demo's repository and says where it is.
 demo: build
