@@ -15,7 +15,7 @@ import (
 )
 
 // What an attempt must never take from the user besides the working tree (SPEC §2.1): HEAD,
-// branches, tags, the stash and the index. The state is recorded with the pre snapshot
+// branches, tags, the stash, the index and the git operations in progress (a merge, a rebase…). The state is recorded with the pre snapshot
 // (store.attempt_git), compared when the attempt ends (git_changes, attempt.git_changed), and
 // put back by compare-and-swap whenever the tree goes back to the task's base — unless the task
 // says `git: allow`, or the attempt succeeded and the task does not say `git: isolate`.
@@ -108,6 +108,8 @@ func describeUndo(cs []snapshot.GitChange) string {
 	parts := make([]string, len(cs))
 	for i, c := range cs {
 		switch {
+		case c.Op != "":
+			parts[i] = "the git operations in progress as they were (" + c.Op + ")"
 		case c.Index:
 			parts[i] = "the index as it was"
 		case c.Stash != "":

@@ -86,7 +86,7 @@ func RevertGit(ctx context.Context, repo *snapshot.Repo, db *store.DB, run *stor
 	out := &GitRevert{Attempt: key(*target)}
 	// post is the state to put back from: the values now of the things an attempt left so.
 	post := &snapshot.GitState{Head: pre.Head, Refs: map[string]string{}, Partial: true,
-		StashLog: pre.StashLog, StashLogSum: pre.StashLogSum, Index: pre.Index}
+		StashLog: pre.StashLog, StashLogSum: pre.StashLogSum, Index: pre.Index, Ops: pre.Ops}
 	notOurs := func(c snapshot.GitChange) {
 		out.Left = append(out.Left, snapshot.GitSkip{Change: c, Reason: "not left so by an attempt of this run since " + out.Attempt})
 	}
@@ -98,6 +98,8 @@ func RevertGit(ctx context.Context, repo *snapshot.Repo, db *store.DB, run *stor
 				ours = ours || (l.Head == cur.Head)
 			case c.Index:
 				ours = ours || (l.Index.Entries == cur.Index.Entries)
+			case c.Op != "":
+				ours = ours || (l.Ops.Sum == cur.Ops.Sum)
 			case c.Stash != "":
 				ours = ours || (l.Refs["refs/stash"] == cur.Refs["refs/stash"] && l.StashLogSum == cur.StashLogSum)
 			default:
@@ -113,6 +115,8 @@ func RevertGit(ctx context.Context, repo *snapshot.Repo, db *store.DB, run *stor
 			post.Head = cur.Head
 		case c.Index:
 			post.Index = cur.Index
+		case c.Op != "":
+			post.Ops = cur.Ops
 		case c.Stash != "":
 			post.Refs["refs/stash"] = cur.Refs["refs/stash"]
 			post.StashLog, post.StashLogSum = cur.StashLog, cur.StashLogSum

@@ -174,6 +174,8 @@ func describeLeft(c snapshot.GitChange, attempt string) string {
 	switch {
 	case c.Index:
 		return "the index as it is (it differs from the one " + attempt + " started from)"
+	case c.Op != "":
+		return "the git operations in progress as they are (" + c.Op + " since " + attempt + " started)"
 	case c.Stash != "":
 		return "the stash list as it is (it differs from the one " + attempt + " started from)"
 	case c.Ref == "HEAD":

@@ -47,6 +47,7 @@ type GitState struct {
 	StashLog    string     `json:"stash_log,omitempty"`
 	StashLogSum string     `json:"stash_log_sum,omitempty"`
 	Index       IndexState `json:"index"`
+	Ops         OpState    `json:"ops"` // the operations in progress (gitstate_ops.go)
 }
 
 // HeadState is HEAD: its symbolic target (empty when detached) and the commit it resolves to
@@ -107,6 +108,9 @@ func (r *Repo) ReadGitState(keepIndex bool) (*GitState, error) {
 		if len(data) <= maxStashLog {
 			st.StashLog = string(data)
 		}
+	}
+	if st.Ops, err = r.readOpState(keepIndex); err != nil {
+		return nil, err
 	}
 	idx, err := r.currentIndexState(keepIndex)
 	if errors.Is(err, fs.ErrNotExist) {

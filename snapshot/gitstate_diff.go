@@ -55,12 +55,15 @@ type GitChange struct {
 	Ref   string // a ref, "HEAD" included
 	Index bool
 	Stash string
+	Op    string // how the git operations in progress changed (OpState sums in From and To)
 	From  string // "" absent
 	To    string
 }
 
 func (c GitChange) String() string {
 	switch {
+	case c.Op != "":
+		return c.Op
 	case c.Index:
 		return "the index changed"
 	case c.Stash != "":
@@ -91,6 +94,12 @@ func nullStr(s string) *string {
 // MarshalJSON writes the change in the shape of `show -o json`'s git_changes.
 func (c GitChange) MarshalJSON() ([]byte, error) {
 	switch {
+	case c.Op != "":
+		return json.Marshal(struct {
+			Op   string  `json:"op"`
+			From *string `json:"from"`
+			To   *string `json:"to"`
+		}{c.Op, nullStr(c.From), nullStr(c.To)})
 	case c.Index:
 		return []byte(`{"index":"changed"}`), nil
 	case c.Stash != "":
@@ -113,13 +122,14 @@ func (c *GitChange) UnmarshalJSON(b []byte) error {
 		Ref   string  `json:"ref"`
 		Index string  `json:"index"`
 		Stash string  `json:"stash"`
+		Op    string  `json:"op"`
 		From  *string `json:"from"`
 		To    *string `json:"to"`
 	}
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*c = GitChange{Ref: j.Ref, Index: j.Index != "", Stash: j.Stash}
+	*c = GitChange{Ref: j.Ref, Index: j.Index != "", Stash: j.Stash, Op: j.Op}
 	if j.From != nil {
 		c.From = *j.From
 	}
@@ -130,7 +140,7 @@ func (c *GitChange) UnmarshalJSON(b []byte) error {
 }
 
 // DiffGitState lists what changed from pre to post (post may be Partial): HEAD first, then the
-// refs by name, the stash, the index.
+// refs by name, the stash, the index, the operations in progress.
 func DiffGitState(pre, post *GitState) []GitChange {
 	var out []GitChange
 	if pre.Head.Target != post.Head.Target || (pre.Head.Target == "" && pre.Head.Commit != post.Head.Commit) {
@@ -155,6 +165,9 @@ func DiffGitState(pre, post *GitState) []GitChange {
 	}
 	if pre.Index.Entries != post.Index.Entries {
 		out = append(out, GitChange{Index: true, From: pre.Index.Sum, To: post.Index.Sum})
+	}
+	if pre.Ops.Sum != post.Ops.Sum {
+		out = append(out, GitChange{Op: opsChange(pre.Ops, post.Ops), From: pre.Ops.Sum, To: post.Ops.Sum})
 	}
 	return out
 }

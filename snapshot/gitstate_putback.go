@@ -46,6 +46,11 @@ func (r *Repo) PutBackGit(pre, post *GitState, message string) (*GitPutBack, err
 				skip(c, "%v", err)
 				continue
 			}
+		case c.Op != "":
+			if err := r.casOps(pre.Ops, post.Ops); err != nil {
+				skip(c, "%v", err)
+				continue
+			}
 		case c.Stash != "":
 			if err := r.casStash(pre, post, message); err != nil {
 				skip(c, "%v", err)
