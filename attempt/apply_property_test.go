@@ -164,4 +164,3 @@ func diskState(t *testing.T, dir string) []string {
 	})
 	return out
 }
-
