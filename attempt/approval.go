@@ -22,8 +22,8 @@ import (
 
 // Events of the operator's approval decisions.
 const (
-	EventApproved = "task.approved"
-	EventRejected = "task.rejected"
+	EventApproved = store.EventTaskApproved
+	EventRejected = store.EventTaskRejected
 )
 
 // ErrNotWaitingApproval is returned by approve and reject for a task that waits for no approval.
@@ -89,9 +89,9 @@ func Approve(ctx context.Context, db *store.DB, runID, task string, n int, paylo
 		if last := WaitingAttempt(t).N; last != n {
 			return fmt.Errorf("task %s of run %s: attempt %d is the one waiting, not %d", task, runID, last, n)
 		}
-		ev := map[string]any{"who": Who(), "payload": nil}
+		ev := store.TaskApproved{Who: Who()}
 		if len(payload) > 0 {
-			ev["payload"] = payload
+			ev.Payload = payload
 		}
 		if _, err := tx.AppendEvent(run.ID, t.ID, n, EventApproved, ev); err != nil {
 			return err
@@ -116,7 +116,7 @@ func Reject(ctx context.Context, db *store.DB, runID, task, text string) error {
 		if a := WaitingAttempt(t); a != nil {
 			n = a.N
 		}
-		if _, err := tx.AppendEvent(run.ID, t.ID, n, EventRejected, map[string]any{"text": nullable(text), "who": Who()}); err != nil {
+		if _, err := tx.AppendEvent(run.ID, t.ID, n, EventRejected, store.TaskRejected{Text: store.OptString(text), Who: Who()}); err != nil {
 			return err
 		}
 		if text != "" {

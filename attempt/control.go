@@ -218,7 +218,7 @@ func RequestPause(ctx context.Context, db *store.DB, runID, request string) (*Co
 			if err := tx.SetControl(runID, request); err != nil {
 				return err
 			}
-			_, err := tx.AppendEvent(runID, "", 0, "run.control_requested", map[string]any{"request": request, "pid": run.Owner.PID})
+			_, err := tx.AppendEvent(runID, "", 0, store.EventControlRequested, store.ControlRequested{Request: request, PID: run.Owner.PID})
 			return err
 		}
 		res.Action = "paused"
@@ -261,7 +261,7 @@ func RequestCancel(ctx context.Context, env Env, runID string) (*ControlResult, 
 		if err := tx.SetControl(runID, store.ControlCancel); err != nil {
 			return err
 		}
-		_, err = tx.AppendEvent(runID, "", 0, "run.control_requested", map[string]any{"request": store.ControlCancel, "pid": run.Owner.PID})
+		_, err = tx.AppendEvent(runID, "", 0, store.EventControlRequested, store.ControlRequested{Request: store.ControlCancel, PID: run.Owner.PID})
 		return err
 	})
 	if err != nil {

@@ -103,7 +103,7 @@ func GC(ctx context.Context, repo *snapshot.Repo, db *store.DB, opts GCOptions) 
 			if err := tx.UpdateRun(hdr); err != nil {
 				return err
 			}
-			_, err = tx.AppendEvent(run.ID, "", 0, "run.pruned", map[string]any{"refs": len(g.Refs), "who": Who()})
+			_, err = tx.AppendEvent(run.ID, "", 0, store.EventRunPruned, store.RunPruned{Refs: len(g.Refs), Who: Who()})
 			return err
 		})
 		if err != nil {

@@ -81,7 +81,7 @@ func (r *runner) saveGitPost(ctx context.Context, task string, n int, pre, post 
 		if len(changes) == 0 {
 			return tx.SetAttemptGitReset(r.run.ID, task, n, store.GitPutBack) // nothing to put back
 		}
-		return r.event(tx, task, n, "attempt.git_changed", map[string]any{"changes": json.RawMessage(changesJSON), "head_ref": nullable(headRef)})
+		return r.event(tx, task, n, store.EventGitChanged, store.GitChanged{Changes: changesJSON, HeadRef: store.OptString(headRef)})
 	})
 	if err != nil {
 		return err
@@ -250,7 +250,11 @@ func (r *runner) putBackGit(ctx context.Context, task string, def *taskfile.Task
 				if err := tx.SetAttemptGitReset(r.run.ID, task, row.N, store.GitKept); err != nil {
 					return err
 				}
-				return r.event(tx, task, row.N, "attempt.git_reset", map[string]any{"kept": changes, "git": mode})
+				kept, err := json.Marshal(changes)
+				if err != nil {
+					return err
+				}
+				return r.event(tx, task, row.N, store.EventGitReset, store.GitKeptPayload{Kept: kept, Git: string(mode)})
 			}); err != nil {
 				return err
 			}
@@ -265,16 +269,24 @@ func (r *runner) putBackGit(ctx context.Context, task string, def *taskfile.Task
 			return err
 		}
 		state := store.GitPutBack
-		skipped := make([]map[string]any, len(res.Skipped))
+		skipped := make([]store.GitSkipped, len(res.Skipped))
 		for i, s := range res.Skipped {
 			state = store.GitPartial
-			skipped[i] = map[string]any{"change": s.Change, "reason": s.Reason}
+			change, err := json.Marshal(s.Change)
+			if err != nil {
+				return err
+			}
+			skipped[i] = store.GitSkipped{Change: change, Reason: s.Reason}
+		}
+		restored, err := json.Marshal(nonNilChanges(res.Restored))
+		if err != nil {
+			return err
 		}
 		if err := r.update(ctx, func(tx *store.Tx) error {
 			if err := tx.SetAttemptGitReset(r.run.ID, task, row.N, state); err != nil {
 				return err
 			}
-			return r.event(tx, task, row.N, "attempt.git_reset", map[string]any{"restored": nonNilChanges(res.Restored), "skipped": skipped, "git": mode})
+			return r.event(tx, task, row.N, store.EventGitReset, store.GitResetPayload{Restored: restored, Skipped: skipped, Git: string(mode)})
 		}); err != nil {
 			return err
 		}

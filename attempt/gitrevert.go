@@ -173,10 +173,11 @@ func (g *GitRevert) RestoredList() []snapshot.GitChange {
 }
 
 // LeftList is git_left in JSON: what was left as it is, and why.
-func (g *GitRevert) LeftList() []map[string]any {
-	out := make([]map[string]any, len(g.Left))
+func (g *GitRevert) LeftList() []store.GitSkipped {
+	out := make([]store.GitSkipped, len(g.Left))
 	for i, l := range g.Left {
-		out[i] = map[string]any{"change": l.Change, "reason": l.Reason}
+		change, _ := json.Marshal(l.Change) // a GitChange always marshals
+		out[i] = store.GitSkipped{Change: change, Reason: l.Reason}
 	}
 	return out
 }

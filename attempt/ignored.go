@@ -30,8 +30,8 @@ func (r *runner) keepIgnored(ctx context.Context) error {
 		return nil
 	}
 	return r.update(ctx, func(tx *store.Tx) error {
-		return r.event(tx, "", 0, "snapshot.taken", map[string]any{"ref": kept.Ref, "commit": kept.Commit.String(),
-			"reason": "ignored-files", "files": kept.Files, "bytes": kept.Bytes})
+		return r.event(tx, "", 0, store.EventSnapshotTaken, store.SnapshotTaken{Ref: kept.Ref, Commit: kept.Commit.String(),
+			Reason: "ignored-files", Files: kept.Files, Bytes: kept.Bytes})
 	})
 }
 
@@ -54,7 +54,7 @@ func (r *runner) putBackIgnored(ctx context.Context, tree plumbing.Hash) {
 		}
 		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: r.current, Message: msg})
 		_ = r.update(ctx, func(tx *store.Tx) error {
-			return r.event(tx, r.current, 0, "ignored.restored", map[string]any{"paths": res.Restored, "replaced_ref": res.ReplacedRef})
+			return r.event(tx, r.current, 0, store.EventIgnoredRestored, store.IgnoredRestored{Paths: res.Restored, ReplacedRef: res.ReplacedRef})
 		})
 	}
 	for _, f := range res.Failed {

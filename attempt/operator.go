@@ -91,7 +91,7 @@ func CheckIdleRun(ctx context.Context, db *store.DB, runID string, force bool) e
 }
 
 // RecordEvent appends one run event (revert's audit record).
-func RecordEvent(ctx context.Context, db *store.DB, runID, task string, n int, typ string, payload map[string]any) error {
+func RecordEvent(ctx context.Context, db *store.DB, runID, task string, n int, typ string, payload any) error {
 	return db.Update(ctx, func(tx *store.Tx) error {
 		_, err := tx.AppendEvent(runID, task, n, typ, payload)
 		return err

@@ -251,8 +251,8 @@ func (r *runner) startAttempt(ctx context.Context, at *attemptRun) error {
 		if err := tx.RecordEffect(&e); err != nil {
 			return err
 		}
-		return r.event(tx, t.ID, n, "effect.recorded", map[string]any{
-			"effect": e.ID, "name": e.Name, "idempotent": false, "implicit": true, "delivery_id": e.DeliveryID})
+		return r.event(tx, t.ID, n, store.EventEffectRecorded, store.EffectRecordedPayload{
+			Effect: e.ID, Name: e.Name, Idempotent: false, Implicit: true, DeliveryID: e.DeliveryID})
 	}); err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 
 // EventQuotaLifted is the event `resume --now` appends: quota walls hit before it no longer hold
 // the run's agents back.
-const EventQuotaLifted = "quota.lifted"
+const EventQuotaLifted = store.EventQuotaLifted
 
 // spend is what runAttempt knows of the run's history before an attempt: the reported cost so
 // far and until when each agent is behind a quota wall.

@@ -205,7 +205,7 @@ func normHooks(h taskfile.Hooks) taskfile.Hooks {
 }
 
 // EventRunReloaded records a reload: the file, old and new hashes and what changed.
-const EventRunReloaded = "run.reloaded"
+const EventRunReloaded = store.EventRunReloaded
 
 // applyReload replaces the run's stored definition with updated and applies the plan, inside the
 // caller's transaction (which also changes the states that continue the run): removed tasks are
@@ -264,10 +264,10 @@ func applyReload(tx *store.Tx, runID string, old, updated *taskfile.File, by str
 	if err := tx.UpdateRun(hdr); err != nil {
 		return nil, err
 	}
-	_, err = tx.AppendEvent(run.ID, "", 0, EventRunReloaded, map[string]any{
-		"task_file": updated.Path, "old_hash": oldHash, "new_hash": updated.Hash,
-		"added": nonNil(p.Added), "removed": nonNil(p.Removed), "changed": nonNil(p.Changed),
-		"agents_changed": nonNil(p.Agents), "run_hooks_changed": p.RunHooks, "by": by, "who": Who(),
+	_, err = tx.AppendEvent(run.ID, "", 0, EventRunReloaded, store.RunReloaded{
+		TaskFile: updated.Path, OldHash: oldHash, NewHash: updated.Hash,
+		Added: nonNil(p.Added), Removed: nonNil(p.Removed), Changed: nonNil(p.Changed),
+		AgentsChanged: nonNil(p.Agents), RunHooksChanged: p.RunHooks, By: by, Who: Who(),
 	})
 	if err != nil {
 		return nil, err

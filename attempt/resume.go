@@ -162,8 +162,8 @@ func Resume(ctx context.Context, env Env, opts ResumeOptions) (*Outcome, error) 
 				return nil, err
 			}
 			if undo != nil {
-				if _, err := tx.AppendEvent(run.ID, "", 0, "snapshot.taken", map[string]any{"ref": undo.Ref, "tree": undo.Tree.String(),
-					"commit": undo.Commit.String(), "reason": ReasonTreeMovedOn, "why": why}); err != nil {
+				if _, err := tx.AppendEvent(run.ID, "", 0, store.EventSnapshotTaken, store.SnapshotTaken{Ref: undo.Ref, Tree: undo.Tree.String(),
+					Commit: undo.Commit.String(), Reason: ReasonTreeMovedOn, Why: why}); err != nil {
 					return nil, err
 				}
 			}

@@ -241,9 +241,9 @@ func Start(ctx context.Context, env Env, opts StartOptions) (*Outcome, error) {
 		for i, t := range order {
 			tasks[i] = t.ID
 		}
-		_, err := tx.AppendEvent(runID, "", 0, "run.started", map[string]any{
-			"worktree": repo.Root(), "task_file": opts.File.Path, "task_file_hash": opts.File.Hash,
-			"tasks": tasks, "pid": owner.PID, "host": owner.Host,
+		_, err := tx.AppendEvent(runID, "", 0, store.EventRunStarted, store.RunStarted{
+			Worktree: repo.Root(), TaskFile: opts.File.Path, TaskFileHash: opts.File.Hash,
+			Tasks: tasks, PID: owner.PID, Host: owner.Host,
 		})
 		return err
 	})
@@ -489,7 +489,7 @@ func (r *runner) takeBase(ctx context.Context) error {
 			return err
 		}
 		r.run.BaseRef, r.run.BaseTree = run.BaseRef, run.BaseTree
-		return r.event(tx, "", 0, "snapshot.taken", map[string]any{"ref": ref, "tree": res.Tree.String(), "commit": res.Commit.String()})
+		return r.event(tx, "", 0, store.EventSnapshotTaken, store.SnapshotTaken{Ref: ref, Tree: res.Tree.String(), Commit: res.Commit.String()})
 	})
 }
 

@@ -193,8 +193,8 @@ func (r *runner) restore(ctx context.Context, tree plumbing.Hash) error {
 	r.noteReset(res)
 	if res != nil && res.Undo != nil && res.Undo.Ref != "" {
 		_ = r.update(ctx, func(tx *store.Tx) error {
-			return r.event(tx, r.current, 0, "snapshot.taken", map[string]any{"ref": res.Undo.Ref, "tree": res.UndoTree.String(),
-				"commit": res.Undo.Commit.String(), "reason": "unrecorded-edits"})
+			return r.event(tx, r.current, 0, store.EventSnapshotTaken, store.SnapshotTaken{Ref: res.Undo.Ref, Tree: res.UndoTree.String(),
+				Commit: res.Undo.Commit.String(), Reason: "unrecorded-edits"})
 		})
 	}
 	if err != nil {

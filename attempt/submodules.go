@@ -57,9 +57,9 @@ func (r *runner) putBackSubmodules(ctx context.Context, task string, base plumbi
 				sm.Path, task, n, describePaths(sm.Changes), sm.UndoRef, sm.Path, sm.UndoRef)
 		}
 		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: task, Message: msg})
-		payload := map[string]any{"path": sm.Path, "ref": ref, "undo_ref": nullable(sm.UndoRef), "reason": nullable(sm.Skipped)}
+		payload := store.SubmoduleRestored{Path: sm.Path, Ref: ref, UndoRef: store.OptString(sm.UndoRef), Reason: store.OptString(sm.Skipped)}
 		_ = r.update(ctx, func(tx *store.Tx) error {
-			return r.event(tx, task, 0, "submodule.restored", payload)
+			return r.event(tx, task, 0, store.EventSubmoduleRestored, payload)
 		})
 	}
 }

@@ -110,8 +110,8 @@ func writeAutopsy(ctx context.Context, g *globals, st *state, run *store.Run) {
 		return
 	}
 	_ = st.db.Update(ctx, func(tx *store.Tx) error {
-		_, err := tx.AppendEvent(run.ID, "", 0, "autopsy.written", map[string]any{
-			"path": path, "category": r.Verdict.Category, "rule": r.Verdict.Rule,
+		_, err := tx.AppendEvent(run.ID, "", 0, store.EventAutopsyWritten, store.AutopsyWritten{
+			Path: path, Category: r.Verdict.Category, Rule: r.Verdict.Rule,
 		})
 		return err
 	})

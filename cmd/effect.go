@@ -108,8 +108,8 @@ func effectRecord(c *cli.Context, g *globals) error {
 		if err := tx.RecordEffect(&e); err != nil {
 			return err
 		}
-		_, err := tx.AppendEvent(run, task, num, "effect.recorded", map[string]any{
-			"effect": e.ID, "name": e.Name, "idempotent": e.Idempotent, "delivery_id": e.DeliveryID})
+		_, err := tx.AppendEvent(run, task, num, store.EventEffectRecorded, store.EffectRecordedPayload{
+			Effect: e.ID, Name: e.Name, Idempotent: e.Idempotent, DeliveryID: e.DeliveryID})
 		return err
 	}); err != nil {
 		return err

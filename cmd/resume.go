@@ -194,7 +194,7 @@ func checkQuotaWait(ctx context.Context, st *state, id, mode string, quotaNow bo
 			Hints: []string{fmt.Sprintf("mulligan resume %s after that, or mulligan resume %s --now to try at once", id, id)}}
 	}
 	return st.db.Update(ctx, func(tx *store.Tx) error {
-		_, err := tx.AppendEvent(id, "", 0, attempt.EventQuotaLifted, map[string]any{"by": "resume --now", "resume_at": at.UTC().Format(time.RFC3339Nano)})
+		_, err := tx.AppendEvent(id, "", 0, attempt.EventQuotaLifted, store.QuotaLifted{By: "resume --now", ResumeAt: at.UTC().Format(time.RFC3339Nano)})
 		return err
 	})
 }

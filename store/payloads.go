@@ -300,3 +300,168 @@ type TimetravelTask struct {
 	From TaskState `json:"from"`
 	To   TaskState `json:"to"`
 }
+
+// Event types of the payloads below.
+const (
+	EventRunStarted        = "run.started"
+	EventRunPruned         = "run.pruned"
+	EventRunReloaded       = "run.reloaded"
+	EventControlRequested  = "run.control_requested"
+	EventSnapshotTaken     = "snapshot.taken"
+	EventIgnoredRestored   = "ignored.restored"
+	EventSubmoduleRestored = "submodule.restored"
+	EventGitChanged        = "attempt.git_changed"
+	EventGitReset          = "attempt.git_reset"
+	EventEffectRecorded    = "effect.recorded"
+	EventTaskRejected      = "task.rejected"
+	EventQuotaLifted       = "quota.lifted"
+	EventAutopsyWritten    = "autopsy.written"
+)
+
+// RunStarted is the payload of run.started.
+type RunStarted struct {
+	Worktree     string   `json:"worktree"`
+	TaskFile     string   `json:"task_file"`
+	TaskFileHash string   `json:"task_file_hash"`
+	Tasks        []string `json:"tasks"`
+	PID          int      `json:"pid"`
+	Host         string   `json:"host"`
+}
+
+// RunPruned is the payload of run.pruned (gc): how many refs went.
+type RunPruned struct {
+	Refs int       `json:"refs"`
+	Who  *Operator `json:"who"`
+}
+
+// RunReloaded is the payload of run.reloaded (resume --reload, retry-task --reload).
+type RunReloaded struct {
+	TaskFile        string    `json:"task_file"`
+	OldHash         string    `json:"old_hash"`
+	NewHash         string    `json:"new_hash"`
+	Added           []string  `json:"added"`
+	Removed         []string  `json:"removed"`
+	Changed         []string  `json:"changed"`
+	AgentsChanged   []string  `json:"agents_changed"`
+	RunHooksChanged bool      `json:"run_hooks_changed"`
+	By              string    `json:"by"`
+	Who             *Operator `json:"who"`
+}
+
+// ControlRequested is the payload of run.control_requested: a pause or cancel asked of the
+// process that runs the run.
+type ControlRequested struct {
+	Request string `json:"request"`
+	PID     int    `json:"pid"`
+}
+
+// SnapshotTaken is the payload of snapshot.taken: a ref mulligan wrote outside an attempt (the
+// run's base, the kept ignored files, the tree a reset or a forced resume replaced). Reason is
+// why, when it is not the base; Why what a forced resume overrode.
+type SnapshotTaken struct {
+	Ref    string `json:"ref"`
+	Tree   string `json:"tree,omitempty"`
+	Commit string `json:"commit"`
+	Reason string `json:"reason,omitempty"`
+	Why    string `json:"why,omitempty"`
+	Files  int    `json:"files,omitempty"`
+	Bytes  int64  `json:"bytes,omitempty"`
+}
+
+// IgnoredRestored is the payload of ignored.restored: kept ignored files a reset put back.
+type IgnoredRestored struct {
+	Paths       []string `json:"paths"`
+	ReplacedRef string   `json:"replaced_ref"`
+}
+
+// SubmoduleRestored is the payload of submodule.restored.
+type SubmoduleRestored struct {
+	Path    string    `json:"path"`
+	Ref     string    `json:"ref"`
+	UndoRef OptString `json:"undo_ref"`
+	Reason  OptString `json:"reason"` // why it was skipped
+}
+
+// GitChanged is the payload of attempt.git_changed: what the attempt did to HEAD, refs, the stash
+// and the index (snapshot.GitChange values, as JSON), and the head ref that keeps its commits.
+type GitChanged struct {
+	Changes json.RawMessage `json:"changes"`
+	HeadRef OptString       `json:"head_ref"`
+}
+
+// GitKeptPayload is the payload of attempt.git_reset when the attempt's git changes were kept.
+type GitKeptPayload struct {
+	Kept json.RawMessage `json:"kept"`
+	Git  string          `json:"git"`
+}
+
+// GitResetPayload is the payload of attempt.git_reset when they were put back: Restored as put back,
+// Skipped with why (someone else changed them meanwhile).
+type GitResetPayload struct {
+	Restored json.RawMessage `json:"restored"`
+	Skipped  []GitSkipped    `json:"skipped"`
+	Git      string          `json:"git"`
+}
+
+// GitSkipped is a git change a reset did not put back.
+type GitSkipped struct {
+	Change json.RawMessage `json:"change"`
+	Reason string          `json:"reason"`
+}
+
+// EffectRecordedPayload is the payload of effect.recorded. Implicit: the effect every started attempt of
+// a task with non-idempotent side effects may have had.
+type EffectRecordedPayload struct {
+	Effect     int64  `json:"effect"`
+	Name       string `json:"name"`
+	Idempotent bool   `json:"idempotent"`
+	Implicit   bool   `json:"implicit,omitempty"`
+	DeliveryID string `json:"delivery_id"`
+}
+
+// TaskRejected is the payload of task.rejected (`mulligan reject`).
+type TaskRejected struct {
+	Text OptString `json:"text"`
+	Who  *Operator `json:"who"`
+}
+
+// QuotaLifted is the payload of quota.lifted: the operator lifted a quota wall early.
+type QuotaLifted struct {
+	By       string `json:"by"`
+	ResumeAt string `json:"resume_at"`
+}
+
+// AutopsyWritten is the payload of autopsy.written.
+type AutopsyWritten struct {
+	Path     string `json:"path"`
+	Category string `json:"category"`
+	Rule     string `json:"rule"`
+}
+
+// More event types of the payloads below.
+const (
+	EventTaskApproved = "task.approved"
+	EventRevert       = "revert"
+)
+
+// TaskApproved is the payload of task.approved: who approved, and the --payload given (null
+// without one).
+type TaskApproved struct {
+	Who     *Operator       `json:"who"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+// Revert is the payload of revert: the tree an attempt (or the run's base) left, set as the
+// working tree. GitRestored and GitLeft are there when HEAD, refs and the index went back too.
+type Revert struct {
+	Who         *Operator       `json:"who"`
+	Target      string          `json:"target"`
+	From        string          `json:"from"`
+	To          string          `json:"to"`
+	UndoRef     string          `json:"undo_ref"`
+	Changed     int             `json:"changed"`
+	Complete    bool            `json:"complete"`
+	Force       bool            `json:"force"`
+	GitRestored json.RawMessage `json:"git_restored,omitempty"`
+	GitLeft     *[]GitSkipped   `json:"git_left,omitempty"`
+}

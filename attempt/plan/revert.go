@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/mulligan-dev/mulligan/attempt"
@@ -97,14 +98,19 @@ func PlanRevert(ctx context.Context, env Env, opts RevertOptions) (*Plan, error)
 		}
 	}
 	p.record = func(ctx context.Context, res *Result, complete bool) error {
-		payload := map[string]any{
-			"who": attempt.Who(), "target": target, "from": res.Restore.UndoTree.String(), "to": tree,
-			"undo_ref": res.UndoRef, "changed": len(res.Restore.Changes), "complete": complete, "force": opts.Force,
+		payload := store.Revert{
+			Who: attempt.Who(), Target: target, From: res.Restore.UndoTree.String(), To: tree,
+			UndoRef: res.UndoRef, Changed: len(res.Restore.Changes), Complete: complete, Force: opts.Force,
 		}
 		if res.Git != nil {
-			payload["git_restored"], payload["git_left"] = res.Git.RestoredList(), res.Git.LeftList()
+			restored, err := json.Marshal(res.Git.RestoredList())
+			if err != nil {
+				return err
+			}
+			left := res.Git.LeftList()
+			payload.GitRestored, payload.GitLeft = restored, &left
 		}
-		return attempt.RecordEvent(context.WithoutCancel(ctx), env.DB, run.ID, task, n, "revert", payload)
+		return attempt.RecordEvent(context.WithoutCancel(ctx), env.DB, run.ID, task, n, store.EventRevert, payload)
 	}
 	return p, nil
 }
