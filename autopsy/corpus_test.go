@@ -81,6 +81,7 @@ const corpusAgents = `agents:
   script: {command: [./agent.sh, "{{prompt}}"]}
 `
 
+// loadCorpus reads one corpus file as a scenario, with the paths its base tree lacks.
 func loadCorpus(t *testing.T, path string) (scenario, corpusFile) {
 	t.Helper()
 	ar, err := txtar.ParseFile(path)
@@ -172,19 +173,18 @@ func loadCorpus(t *testing.T, path string) (scenario, corpusFile) {
 	if c.Base != nil {
 		s.base = &baseVerify{ExitCode: *c.Base, Output: files["base"]}
 	}
-	s.lacks = c.Lacks
 	return s, c
 }
 
 // judgeScenario takes the autopsy of a scenario as `mulligan autopsy` would and says what is
-// wrong with it (nothing: right).
-func judgeScenario(t *testing.T, s scenario) (*Report, []string) {
+// wrong with it (nothing: right). lacks, when not nil, are the paths its base tree lacks.
+func judgeScenario(t *testing.T, s scenario, lacks []string) (*Report, []string) {
 	run, _ := buildScenario(t, s, t.TempDir())
 	in := Input{RunID: run.ID, Commands: scCommands, Scrub: scrub.New(), Now: func() time.Time { return scNow }}
 	f := gather(in, run, nil)
 	f.base = s.base
-	if s.lacks != nil {
-		f.missing = f.missingIn(func(p string) bool { return slices.Contains(s.lacks, p) })
+	if lacks != nil {
+		f.missing = f.missingIn(func(p string) bool { return slices.Contains(lacks, p) })
 	}
 	r := f.report(in)
 	first := ""
@@ -217,7 +217,7 @@ func scoreCorpus(t *testing.T, dir string, fail bool) (right, total int, given, 
 	given, correct, wanted = map[string]int{}, map[string]int{}, map[string]int{}
 	for _, p := range paths {
 		s, c := loadCorpus(t, p)
-		r, bad := judgeScenario(t, s)
+		r, bad := judgeScenario(t, s, c.Lacks)
 		total++
 		given[r.Verdict.Category]++
 		wanted[s.want]++

@@ -2,11 +2,9 @@ package autopsy
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/mulligan-dev/mulligan/autopsy/evidence"
-	"github.com/mulligan-dev/mulligan/internal/lazyre"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
@@ -143,32 +141,6 @@ var envRules = []Rule{
 			return Suggestion{Text: "give the agent more memory (for the node CLIs NODE_OPTIONS=--max-old-space-size=8192 in its env), or split the task, then run it again", Commands: []string{"NODE_OPTIONS=--max-old-space-size=8192 " + f.retry()}}
 		},
 		Lines: func(f *facts) []string { _, e, _ := f.agentKilled(); return []string{e.Line} },
-	},
-	{
-		// A command waited for a password or a host key on a terminal nobody watches.
-		Name: "waits-for-credentials", Category: Environment, Confidence: 0.88,
-		Match: func(f *facts) bool {
-			_, p, ok := f.waitingPrompt()
-			return ok && (p.Kind == evidence.AskCredentials || p.Kind == evidence.AskPassword || p.Kind == evidence.AskHostKey)
-		},
-		Why: func(f *facts) string {
-			a, p, _ := f.waitingPrompt()
-			return fmt.Sprintf("attempt %d stopped on a prompt for credentials nobody could answer (%s): %q", a.N, a.Class, p.Line)
-		},
-		Suggest: func(f *facts) Suggestion {
-			a, p, _ := f.waitingPrompt()
-			first := "git config --global credential.helper cache"
-			switch {
-			case p.Kind == evidence.AskHostKey:
-				first = "ssh-keyscan " + shellQuote(orWord(hostKeyHost(f.output[key(a.TaskID, a.N)]), "github.com")) + " >> ~/.ssh/known_hosts"
-			case p.Kind == evidence.AskPassword:
-				first = "ssh-add"
-			case strings.Contains(p.Line, "github.com"):
-				first = "gh auth setup-git"
-			}
-			return Suggestion{Text: p.Avoid() + "; then run the task again", Commands: []string{first, "GIT_TERMINAL_PROMPT=0 " + f.retry()}}
-		},
-		Lines: func(f *facts) []string { _, p, _ := f.waitingPrompt(); return []string{p.Line} },
 	},
 	{
 		Name: "agent-sandbox", Category: Environment, Confidence: 0.85,
@@ -348,16 +320,6 @@ func serviceStart(port string) string {
 		return "ss -ltn"
 	}
 	return "ss -ltnp 'sport = :" + port + "'"
-}
-
-var hostKeyRe = lazyre.New(`authenticity of host '([^' (]+)`)
-
-// hostKeyHost is the host ssh asked to trust.
-func hostKeyHost(text string) string {
-	if m := hostKeyRe.FindStringSubmatch(text); m != nil {
-		return m[1]
-	}
-	return ""
 }
 
 // networkHost is the host the failures could not reach, else the API of the agent's provider.

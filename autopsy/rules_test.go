@@ -212,7 +212,7 @@ func TestRules(t *testing.T) {
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload", "mulligan prompt k3f9abcd/fix 'Run every command non-interactively (npm init -y, npx --yes, apt-get -y, CI=true): nobody answers questions.'"}, "yes/no"},
 		{"waits-for-credentials", func(t *testing.T) *facts {
 			return rt(mkFacts(t, "", att{class: cHeartbeat, msg: "silent", out: "$ git push origin main\nUsername for 'https://github.com': "}))
-		}, Environment, []string{"gh auth setup-git", "GIT_TERMINAL_PROMPT=0 mulligan retry-task k3f9abcd fix"}, "credential helper"},
+		}, WorkflowBug, []string{"gh auth setup-git", "GIT_TERMINAL_PROMPT=0 mulligan retry-task k3f9abcd fix"}, "credential helper"},
 		{"verify-killed", func(t *testing.T) *facts {
 			return rt(mkFacts(t, "", verify("=== RUN   TestIndexLarge\nsignal: killed\nFAIL\texample.com/idx\t41.2s\n", 2), verify("signal: killed\nFAIL\texample.com/idx\t40.9s\n", 2)))
 		}, Environment, []string{"mulligan retry-task k3f9abcd fix --reload", "free -h"}, "more memory"},

@@ -53,6 +53,33 @@ var workRules = []Rule{
 		Lines: func(f *facts) []string { a, ds := f.refused(); return append(ds, f.agentOf(a).LastMessage) },
 	},
 	{
+		// A command waited for a password or a host key on a terminal nobody watches: the task
+		// needs credentials set up for a run nobody attends (or not to push at all).
+		Name: "waits-for-credentials", Category: WorkflowBug, Confidence: 0.88,
+		Match: func(f *facts) bool {
+			_, p, ok := f.waitingPrompt()
+			return ok && (p.Kind == evidence.AskCredentials || p.Kind == evidence.AskPassword || p.Kind == evidence.AskHostKey)
+		},
+		Why: func(f *facts) string {
+			a, p, _ := f.waitingPrompt()
+			return fmt.Sprintf("attempt %d stopped on a prompt for credentials nobody could answer (%s): %q", a.N, a.Class, p.Line)
+		},
+		Suggest: func(f *facts) Suggestion {
+			a, p, _ := f.waitingPrompt()
+			first := "git config --global credential.helper cache"
+			switch {
+			case p.Kind == evidence.AskHostKey:
+				first = "ssh-keyscan " + shellQuote(orWord(hostKeyHost(f.output[key(a.TaskID, a.N)]), "github.com")) + " >> ~/.ssh/known_hosts"
+			case p.Kind == evidence.AskPassword:
+				first = "ssh-add"
+			case strings.Contains(p.Line, "github.com"):
+				first = "gh auth setup-git"
+			}
+			return Suggestion{Text: p.Avoid() + "; then run the task again", Commands: []string{first, "GIT_TERMINAL_PROMPT=0 " + f.retry()}}
+		},
+		Lines: func(f *facts) []string { _, p, _ := f.waitingPrompt(); return []string{p.Line} },
+	},
+	{
 		// A command asked a yes/no question (npm init, npx, apt) and waited: the task must say
 		// how to run it without one.
 		Name: "waits-for-answer", Category: WorkflowBug, Confidence: 0.87,
@@ -377,6 +404,16 @@ var workRules = []Rule{
 				Commands: []string{f.fixed()}}
 		},
 	},
+}
+
+var hostKeyRe = lazyre.New(`authenticity of host '([^' (]+)`)
+
+// hostKeyHost is the host ssh asked to trust.
+func hostKeyHost(text string) string {
+	if m := hostKeyRe.FindStringSubmatch(text); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 var watchRe = lazyre.New(`(?i)Watch Usage|press [a-z] to |waiting for file changes|watching for (?:file )?changes|--watch`)

@@ -156,13 +156,16 @@ func (f *facts) sandboxNetwork() (storeAttempt, evidence.NetError, bool) {
 		if strings.TrimSpace(f.output[key(a.TaskID, a.N)]) == "" {
 			continue
 		}
+		if a.Class == cTransport {
+			return storeAttempt{}, evidence.NetError{}, false // the agent's own API failed
+		}
 		var tool *evidence.NetError
 		for i := range ag.Network {
 			if !ag.Network[i].API {
 				tool = &ag.Network[i]
 			}
 		}
-		if !ag.APICalls || (tool == nil && !ag.NoNetworkSandbox) {
+		if !(ag.APICalls && tool != nil) && !ag.NoNetworkSandbox {
 			return storeAttempt{}, evidence.NetError{}, false
 		}
 		last = a

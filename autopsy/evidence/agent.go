@@ -31,8 +31,8 @@ type Agent struct {
 	// Network are the network failures anywhere in the output: in the tools' output (npm, git,
 	// go) or the CLI's own.
 	Network []NetError
-	// Sandboxed: the CLI ran its commands in a sandbox without network (codex workspace-write),
-	// as its output shows.
+	// NoNetworkSandbox: the CLI ran its commands without network (codex's workspace-write
+	// sandbox), as its output shows or the agent itself says (its words prove its API works).
 	NoNetworkSandbox bool
 }
 
@@ -40,7 +40,11 @@ var (
 	denialTextRe = lazyre.New(`(?i)requested permissions? to (?:use |write to |read |edit )?(\S+).*haven't granted|permission to use (\S+) (?:has been|was) denied|is not in the list of allowed tools|not found in registry|Tool execution (?:denied|was denied)|denied by (?:policy|the user|user)|rejected by (?:the )?user|exec command rejected|This command requires approval`)
 	sandboxRe    = lazyre.New(`(?i)failed in sandbox|sandbox(?:ed)? (?:denied|denial|error)|Sandbox\(\w+\)|LandlockRestrict|seatbelt|CODEX_SANDBOX_NETWORK_DISABLED|network_access[" ]*[:=] *false|sandbox: (?:read-only|workspace-write)`)
 	noNetSbRe    = lazyre.New(`(?i)CODEX_SANDBOX_NETWORK_DISABLED=1|network_access[" ]*[:=] *false|network-sandbox-policy: restricted|sandbox has no network|(?:without|no) network access(?: in| inside)? (?:the |this |my )?sandbox|sandbox(?:ed)? (?:environment )?(?:has |with )?no network|network (?:access )?is (?:disabled|blocked|restricted) (?:in|inside|by) (?:the |this |my )?sandbox`)
-	tokensRe     = lazyre.New(`(?i)^tokens used:? [\d,]+|"(?:output_tokens|total_tokens|candidates)"\s*:\s*[1-9]`)
+	// saysNoNetRe: the agent's own words that its commands have no network.
+	saysNoNetRe = lazyre.New(`(?i)\b(?:no|without|lacks?|lacking|blocked|blocks|disabled|restricted|denied)\b[^.]{0,40}\b(?:network|internet)\b|\b(?:network|internet)\b[^.]{0,30}\b(?:is |was )?(?:blocked|disabled|restricted|unavailable|not available|denied|unreachable)\b|\boffline\b`)
+	// toolLineRe: a line a tool or the CLI printed, not the agent's words.
+	toolLineRe = lazyre.New(`(?i)^(?:error|fatal|warn(?:ing)?|npm|pip|go:|\[?api error|exception|traceback|\S+:\d+:)`)
+	tokensRe   = lazyre.New(`(?i)^tokens used:? [\d,]+|"(?:output_tokens|total_tokens|candidates)"\s*:\s*[1-9]`)
 )
 
 // ReadAgent reads an agent CLI's output: claude's json and stream-json, codex exec --json (both
@@ -82,8 +86,13 @@ func ReadAgent(out string) Agent {
 			a.addDenial(Denial{Line: clip(h), Sandbox: sandboxRe.MatchString(h)})
 		}
 	}
+	spoke := a.LastMessage != "" // the model's own message, from the CLI's events
 	if a.LastMessage == "" {
 		a.LastMessage = clip(plainLast)
+		spoke = !toolLineRe.MatchString(plainLast) && !netErrRe.MatchString(plainLast)
+	}
+	if spoke && saysNoNetRe.MatchString(a.LastMessage) {
+		a.NoNetworkSandbox = true
 	}
 	a.Network = NetworkErrors(out)
 	return a
