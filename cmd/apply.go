@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/attempt/plan"
 )
 
 type applyOptions struct {
@@ -48,43 +49,57 @@ func runApply(ctx context.Context, g *globals, opts applyOptions) error {
 		return err
 	}
 	addr := fmt.Sprintf("%s/%s@%d", run.ID, a.TaskID, a.N)
-	// An apply a crash interrupted in this working tree is finished (or rolled back) first.
-	notes, err := attempt.RecoverApplies(ctx, st.repo, st.db)
-	for _, n := range notes {
-		fmt.Fprintln(g.io.ErrOut, n)
+	p, err := plan.PlanApply(ctx, st.planEnv(), plan.ApplyOptions{Run: run.ID, Task: a.TaskID, N: a.N, Merge: opts.Merge})
+	if p != nil {
+		for _, n := range p.Recovered {
+			fmt.Fprintln(g.io.ErrOut, n)
+		}
+	}
+	if errors.Is(err, attempt.ErrNotFinished) {
+		return withHint(ExitFailed, err, fmt.Sprintf("wait for it to end: mulligan events %s -f", run.ID))
 	}
 	if err != nil {
 		return err
 	}
-	ref, msg := undoPoint("apply " + addr)
-	res, err := attempt.Apply(ctx, st.repo, st.db, *a, attempt.ApplyOptions{Markers: opts.Merge, DryRun: opts.DryRun,
-		Settle: attempt.SettleHeld, UndoRef: ref, UndoMessage: msg})
+	if opts.DryRun || p.Apply.Refused() {
+		if err := printApply(g, addr, &attempt.ApplyResult{Plan: p.Apply}, opts.DryRun); err != nil {
+			return err
+		}
+		if !p.Apply.Refused() {
+			return nil
+		}
+		return applyRefused(addr, &attempt.ApplyConflictError{Plan: p.Apply}, opts.DryRun)
+	}
+	res, err := p.Execute(ctx)
 	var refused *attempt.ApplyConflictError
 	switch {
-	case errors.Is(err, attempt.ErrNotFinished):
-		return withHint(ExitFailed, err, fmt.Sprintf("wait for it to end: mulligan events %s -f", run.ID))
-	case errors.As(err, &refused):
-		if perr := printApply(g, addr, res, false); perr != nil {
+	case errors.As(err, &refused): // the tree changed since the plan, into a conflict
+		if perr := printApply(g, addr, &attempt.ApplyResult{Plan: refused.Plan}, false); perr != nil {
 			return perr
 		}
-		return &Error{Code: ExitRefused, Msg: fmt.Sprintf("apply %s: %s", addr, err), Err: err, Hints: applyHints(addr, refused.Plan)}
+		return applyRefused(addr, refused, false)
 	case errors.Is(err, attempt.ErrActive):
 		return &Error{Code: ExitRefused, Msg: err.Error(), Err: err, Hints: []string{
 			"the working tree is that run's until it stops: apply when it has (`mulligan ls`), or pause it first"}}
 	case err != nil:
 		return err
 	}
-	if err := printApply(g, addr, res, opts.DryRun); err != nil {
+	if err := printApply(g, addr, res.Applied, false); err != nil {
 		return err
 	}
-	if opts.DryRun && res.Plan.Refused() {
-		return &Error{Code: ExitRefused, Msg: fmt.Sprintf("apply %s would conflict (dry run, nothing changed)", addr),
-			Err: &attempt.ApplyConflictError{Plan: res.Plan}, Hints: applyHints(addr, res.Plan)}
-	}
-	if res.Settled {
+	if res.Applied.Settled {
 		fmt.Fprintf(g.io.Out, "task %s of run %s succeeded (applied by hand); continue the run: mulligan resume %s\n", a.TaskID, run.ID, run.ID)
 	}
 	return nil
+}
+
+// applyRefused is exit 6 for an apply that conflicts (or would, on a dry run).
+func applyRefused(addr string, err *attempt.ApplyConflictError, dryRun bool) error {
+	msg := fmt.Sprintf("apply %s: %s", addr, err)
+	if dryRun {
+		msg = fmt.Sprintf("apply %s would conflict (dry run, nothing changed)", addr)
+	}
+	return &Error{Code: ExitRefused, Msg: msg, Err: err, Hints: applyHints(addr, err.Plan)}
 }
 
 // applyHints are the next commands after a refused apply: none of them discards the user's

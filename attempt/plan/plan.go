@@ -1,13 +1,14 @@
 // Package plan holds the operator's decisions that change the working tree, the world and the
-// run's recorded state at once — revert, retry-task, timetravel, stop and approve — as plans:
-// PlanRevert, PlanRetry, PlanTimetravel, PlanStop and PlanApprove read the run, check everything that could refuse the
-// decision and return what it will change (the tree it restores and the paths that differ, the
-// side effects it crosses and what becomes of each, the tasks it replays, the state change), or
-// the refusal as a typed error; Plan.Execute then does it, in one order for all of them. A dry
-// run is the plan, printed. Nothing here prints: package cmd prints plans and results and maps
-// the refusals to exit codes (SPEC §8). The state changes themselves (attempt.Timetravel,
-// attempt.ResetTasks, attempt.StopTask, the revert audit) stay in package attempt: a plan calls
-// them; it never writes the store's rows by hand.
+// run's recorded state at once — revert, retry-task, timetravel, stop, approve and apply — as
+// plans: PlanRevert, PlanRetry, PlanTimetravel, PlanStop, PlanApprove and PlanApply read the run,
+// check everything that could refuse the decision and return what it will change (the tree it
+// restores and the paths that differ, the side effects it crosses and what becomes of each, the
+// tasks it replays, the state change), or the refusal as a typed error; Plan.Execute then does
+// it, in one order for all of them. A dry run is the plan, printed. Nothing here prints: package
+// cmd prints plans and results and maps the refusals to exit codes (SPEC §8). The state changes
+// themselves (attempt.Timetravel, attempt.ResetTasks, attempt.StopTask, the revert audit,
+// attempt.Apply's record) stay in package attempt: a plan calls them; it never writes the
+// store's rows by hand.
 //
 // The order, and why (think of a SIGKILL between any two steps):
 //
@@ -94,6 +95,10 @@ type Plan struct {
 	Stop string
 	// Approved is the attempt approve accepts.
 	Approved *store.Attempt
+	// Apply is what `mulligan apply` would do now: the merge, what it changes, what refuses it.
+	// Recovered says what finishing the applies a crash interrupted did first.
+	Apply     *attempt.ApplyPlan
+	Recovered []string
 	// Git is what going back to an attempt's pre puts back of HEAD, refs, the stash and the
 	// index, and what it leaves (SPEC §2.1), as planned; nil when the decision does not go back
 	// to a pre.
@@ -104,6 +109,8 @@ type Plan struct {
 	// SubmoduleRef names the snapshot of the submodules' working trees (in their own
 	// repositories) that goes with the tree: RestoreSubmodules after the tree ("": none).
 	SubmoduleRef string
+	// apply is the tree step of `mulligan apply` (attempt.Apply: merge, intent, write, record).
+	apply func(ctx context.Context, res *Result) error
 	// git puts the git state back after the tree (step 3), or says what it would (dry).
 	git func(ctx context.Context, dry bool) (*attempt.GitRevert, error)
 	// record is step 4; complete is false when the tree changed only in part (revert audits it).
@@ -140,6 +147,7 @@ type Result struct {
 	Restore            *snapshot.RestoreResult
 	UndoRef            string
 	Timetravel         *attempt.TimetravelResult
+	Applied            *attempt.ApplyResult
 	Reset              []string // the tasks retry-task reset to pending
 	Git                *attempt.GitRevert
 	// Submodules are the submodules whose working tree was set back as SubmoduleRef kept it.
@@ -238,6 +246,9 @@ func (p *Plan) compensate(ctx context.Context, res *Result) error {
 }
 
 func (p *Plan) changeTree(ctx context.Context, res *Result) error {
+	if p.apply != nil {
+		return p.apply(ctx, res)
+	}
 	ref, msg := undoPoint(p.undoWhat)
 	switch {
 	case !p.Tree.IsZero():
