@@ -2,8 +2,10 @@ package autopsy
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/autopsy/evidence"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
@@ -41,6 +43,9 @@ var envRules = []Rule{
 			a := f.last()
 			argv0 := f.argv0(a.Agent)
 			cmds := []string{}
+			if in := installCommand(f.presetFor(a.Agent)); in != "" {
+				cmds = append(cmds, in)
+			}
 			if argv0 != "" {
 				cmds = append(cmds, "command -v "+shellQuote(argv0))
 			}
@@ -295,6 +300,21 @@ var envRules = []Rule{
 			return Suggestion{Text: "wait for the limit to reset (or add an agent with its own quota to the task's chain), then continue the run", Commands: []string{"mulligan resume " + f.run.ID}}
 		},
 	},
+}
+
+// installCommand is the command that installs a preset's CLI, from its install hint
+// ("install it: CMD, then …").
+func installCommand(preset string) string {
+	p := agentcli.PresetFor(preset)
+	if p == nil || preset == "" || preset == taskfile.PresetGeneric {
+		return ""
+	}
+	cmd, ok := strings.CutPrefix(p.Install, "install it: ")
+	if !ok {
+		return ""
+	}
+	cmd, _, _ = strings.Cut(cmd, ", then")
+	return strings.TrimSpace(cmd)
 }
 
 // serviceName names the usual server on a port.
