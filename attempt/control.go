@@ -137,9 +137,11 @@ func (r *runner) pauseCancelled(ctx context.Context, reason, code, message strin
 			if t.State != store.TaskCancelled {
 				continue
 			}
-			if n := len(t.Attempts); n > 0 {
-				a := &t.Attempts[n-1]
-				if a.State == store.AttemptCancelled && a.Class == string(taskfile.ClassCancellation) {
+			for j := range t.Attempts {
+				// The attempts this stop cancelled: one per racing lane. (An attempt stopped
+				// before has its code already; a cancel or kill ends a run for good.)
+				a := &t.Attempts[j]
+				if a.State == store.AttemptCancelled && a.Class == string(taskfile.ClassCancellation) && a.Code == agentcli.CodeCancelled {
 					a.Counted, a.Code, a.Message = false, code, message
 					if err := tx.UpdateAttempt(a); err != nil {
 						return err

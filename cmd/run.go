@@ -281,7 +281,7 @@ func printRunEnd(g *globals, run *store.Run) {
 		fmt.Fprintf(g.io.Out, "hint: mulligan show %s\n", run.ID)
 	case store.RunPaused:
 		if run.Reason == attempt.ReasonInterrupted {
-			fmt.Fprintf(g.io.Out, "interrupted: the attempt in flight was stopped and does not count; its tree is kept in its ref\n")
+			fmt.Fprintf(g.io.Out, "interrupted: the work in flight was stopped and does not count; each attempt's tree is kept in its ref\n")
 			fmt.Fprintf(g.io.Out, "hint: mulligan resume %s resets its edits and goes on; mulligan cancel %s ends the run for good\n", run.ID, run.ID)
 			break
 		}
