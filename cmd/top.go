@@ -78,7 +78,7 @@ func runTop(ctx context.Context, g *globals) error {
 		},
 		Log: func(path string) (string, int64) { return cockpit.ReadLog(path, scrub) },
 	}
-	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(20)}
+	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(10)}
 	color := g.io.ColorEnabled()
 	if !color {
 		opts = append(opts, tea.WithColorProfile(colorprofile.Ascii))
