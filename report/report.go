@@ -54,6 +54,7 @@ type Doc struct {
 	Start     time.Time
 	End       time.Time
 	Rows      []Row
+	Ticks     []Tick
 	Attempts  []Attempt
 	Effects   []Effect
 	Autopsy   string
@@ -65,6 +66,12 @@ type Doc struct {
 type Row struct {
 	Label string
 	Bars  []Bar
+}
+
+// Tick is a mark on the timeline's axis: the time since the run started.
+type Tick struct {
+	Left  float64
+	Label string
 }
 
 // Bar is an attempt on the timeline, placed in percent of the run's span.
@@ -127,16 +134,27 @@ func Build(ctx context.Context, in Input) (*Doc, error) {
 		return in.Scrub.String(s)
 	}
 	d := &Doc{Run: run, Generated: now().UTC(), Start: run.StartedAt, Pruned: run.Pruned}
-	d.End = d.Generated
+	// The timeline ends with the run, or with its last attempt when it is parked (a blocked
+	// run's report written a day later is not a day long), or now while an attempt runs.
+	d.End = d.Start
 	if run.FinishedAt != nil {
 		d.End = *run.FinishedAt
 	}
 	for _, t := range run.Tasks {
 		for _, a := range t.Attempts {
-			if a.FinishedAt != nil && a.FinishedAt.After(d.End) {
-				d.End = *a.FinishedAt
+			end := d.Generated
+			if a.FinishedAt != nil {
+				end = *a.FinishedAt
+			}
+			if end.After(d.End) {
+				d.End = end
 			}
 		}
+	}
+	span := d.End.Sub(d.Start)
+	for i := range 5 {
+		at := span * time.Duration(i) / 4
+		d.Ticks = append(d.Ticks, Tick{Left: float64(i) * 25, Label: roundSpan(at, span)})
 	}
 	for _, t := range run.Tasks {
 		d.Rows = append(d.Rows, rows(d, t)...)
@@ -225,6 +243,17 @@ func rows(d *Doc, t store.Task) []Row {
 		out = append(out, r)
 	}
 	return out
+}
+
+// roundSpan rounds d to what tells the marks of a timeline of span apart.
+func roundSpan(d, span time.Duration) string {
+	switch {
+	case span < 2*time.Second:
+		return d.Round(time.Millisecond).String()
+	case span < 2*time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
 }
 
 func anchor(a store.Attempt) string { return fmt.Sprintf("attempt-%s-%d", a.TaskID, a.N) }
