@@ -55,6 +55,60 @@ type race struct {
 	winner  int // the winning lane, 0 while none has won
 	winnerN int // its attempt
 	cancels map[int]context.CancelCauseFunc
+	ended   map[int]bool  // lanes whose runner has returned
+	wake    chan struct{} // closed (and replaced) when a lane ends or one wins
+}
+
+// wakeLocked tells the lanes waiting in claimIdle that the race changed.
+func (rc *race) wakeLocked() {
+	if rc.wake != nil {
+		close(rc.wake)
+	}
+	rc.wake = make(chan struct{})
+}
+
+// end records that lane's runner has returned.
+func (rc *race) end(lane int) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.ended == nil {
+		rc.ended = map[int]bool{}
+	}
+	rc.ended[lane] = true
+	rc.wakeLocked()
+}
+
+// claimIdle is claim for an attempt that succeeded without changing a file: it does not win
+// while another lane is still working (one of them may do the task), only once every other lane
+// has ended without a winner. It reports false when another lane won, or ctx ended first.
+func (rc *race) claimIdle(ctx context.Context, lane, n int) bool {
+	for {
+		rc.mu.Lock()
+		if rc.winner != 0 {
+			rc.mu.Unlock()
+			return rc.winner == lane
+		}
+		working := 0
+		for l := range rc.cancels {
+			if l != lane && !rc.ended[l] {
+				working++
+			}
+		}
+		if working == 0 {
+			rc.mu.Unlock()
+			return rc.claim(lane, n)
+		}
+		if rc.wake == nil {
+			rc.wake = make(chan struct{})
+		}
+		wake := rc.wake
+		rc.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 // claim makes lane (its attempt n) the winner unless another lane won first, and cancels the
@@ -66,6 +120,7 @@ func (rc *race) claim(lane, n int) bool {
 		return rc.winner == lane
 	}
 	rc.winner, rc.winnerN = lane, n
+	rc.wakeLocked()
 	for l, cancel := range rc.cancels {
 		if l != lane {
 			cancel(errLostRace)
@@ -222,6 +277,7 @@ func (r *runner) runRace(ctx context.Context, t *store.Task, def *taskfile.Task,
 		go func() {
 			defer wg.Done()
 			lr.end, lr.err = lr.sub.runLane(lr.ctx, lr.own, def, base, deadlineAt)
+			rc.end(lr.sub.lane.n)
 			if lr.err != nil {
 				rc.abort(lr.err) // the race ends with the error: the other lanes stop now
 			}

@@ -95,3 +95,45 @@ func TestRaceClaim(t *testing.T) {
 		}
 	}
 }
+
+// A lane that succeeded without changing a file waits while another lane still works: it is
+// superseded when that lane wins, and wins once every other lane has ended without a winner.
+func TestRaceClaimIdle(t *testing.T) {
+	newRace := func() (*race, map[int]context.Context) {
+		rc := &race{width: 3, cancels: map[int]context.CancelCauseFunc{}}
+		ctxs := map[int]context.Context{}
+		for l := 1; l <= 3; l++ {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			ctxs[l], rc.cancels[l] = ctx, cancel
+		}
+		return rc, ctxs
+	}
+
+	// Lane 1 changed nothing; lane 2 then wins with a change: lane 1 does not win.
+	rc, ctxs := newRace()
+	got := make(chan bool)
+	go func() { got <- rc.claimIdle(ctxs[1], 1, 1) }()
+	if !rc.claim(2, 2) {
+		t.Fatal("lane 2's claim refused while lane 1 waits")
+	}
+	if <-got {
+		t.Error("the lane that changed nothing won although another lane was working")
+	}
+
+	// Lane 1 changed nothing; lanes 2 and 3 end without a win: lane 1 wins then, not before.
+	rc, ctxs = newRace()
+	go func() { got <- rc.claimIdle(ctxs[1], 1, 4) }()
+	rc.end(2)
+	select {
+	case <-got:
+		t.Fatal("the lane that changed nothing won while lane 3 was working")
+	default:
+	}
+	rc.end(3)
+	if !<-got {
+		t.Error("the lane that changed nothing did not win once the others had ended")
+	}
+	if w, n := rc.won(); w != 1 || n != 4 {
+		t.Errorf("winner lane %d attempt %d, want lane 1 attempt 4", w, n)
+	}
+}

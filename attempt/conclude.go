@@ -227,6 +227,9 @@ func (r *runner) recordTaskState(tx *store.Tx, at *attemptRun) error {
 	switch decision.Action {
 	case ActSucceed:
 		tr.To, tr.Reason = store.TaskSucceeded, ""
+		if nothingChanged(at) {
+			tr.Reason = ReasonNothingChanged
+		}
 		if r.inWorktree {
 			// An isolated task succeeds once its change is in the working tree (applyIsolated).
 			tr.To, tr.Reason = store.TaskRunning, ReasonApplying
@@ -303,4 +306,15 @@ func attemptMessage(run, task string, n int, state string, f *agentcli.Failure) 
 		body += fmt.Sprintf("\nclass: %s\ncode: %s\nmessage: %s", f.Class, f.Code, oneLine(f.Message))
 	}
 	return subject + "\n\n" + body + "\n"
+}
+
+// ReasonNothingChanged marks a task that succeeded without changing a file, with no verify to
+// say it had nothing to change: an agent whose edits went nowhere (refused without a word, or
+// written outside the tree) looks like this. It stays succeeded, with an attention mark on the
+// terminal, in show and in `tasks --state attention`.
+const ReasonNothingChanged = store.ReasonNothingChanged
+
+// nothingChanged: a prompt task's attempt succeeded with no file changed and no verify.
+func nothingChanged(at *attemptRun) bool {
+	return len(at.changed) == 0 && at.def.Verify == nil && (at.def.Prompt != "" || at.def.PromptFile != "")
 }

@@ -109,7 +109,14 @@ func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
 	if r.lane != nil {
 		// A lane whose attempt passed claims the win; one that passed too late, or was cancelled
 		// because another won, is superseded. One that failed by itself stays failed.
-		won := failure == nil && r.lane.race.claim(r.lane.n, n)
+		var won bool
+		switch {
+		case failure == nil && at.pre != nil && at.postTree == at.pre.Tree:
+			// It changed nothing: it wins only if no other lane, still working, does the task.
+			won = r.lane.race.claimIdle(ctx, r.lane.n, n)
+		case failure == nil:
+			won = r.lane.race.claim(r.lane.n, n)
+		}
 		if !won && (failure == nil || failure.Class == taskfile.ClassCancellation && r.lost(ctx)) {
 			w, wn := r.lane.race.won()
 			failure, at.superseded = supersededFailure(r.lane.n, w, wn, t.ID), true

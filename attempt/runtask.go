@@ -304,6 +304,11 @@ func (r *runner) runAttempt(ctx context.Context, def *taskfile.Task, t *store.Ta
 	}
 	r.env.Progress.Event(ProgressEvent{Kind: KindAttemptFinished, Task: t.ID, N: at.n, Agent: at.agentName, Failure: at.decision.Failure,
 		Duration: at.finished.Sub(at.started), Files: len(at.changed), State: at.state, Lane: at.row.Lane})
+	if at.state == store.AttemptSucceeded && nothingChanged(at) {
+		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: fmt.Sprintf(
+			"%s@%d succeeded without changing a file, and no verify says nothing was to change: check what the agent did (mulligan logs %s/%s@%d)",
+			t.ID, at.n, r.run.ID, t.ID, at.n)})
+	}
 	if at.pr.Cancelled {
 		if s, ok := context.Cause(ctx).(signalCause); ok {
 			r.mu.Lock()

@@ -24,7 +24,7 @@ func tasksCommand(g *globals) *cli.Command {
 		Usage: "the inventory across runs: tasks by state (what waits for you first: --state attention), newest first",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "state", Usage: "`STATE`: " + strings.Join(store.InventoryStates, ", ") +
-				" (attention = blocked, waiting_approval or silent); repeat for several; default: all of them"},
+				" (attention = blocked, waiting_approval, silent, or succeeded without changing a file); repeat for several; default: all of them"},
 			&cli.StringFlag{Name: "run", Usage: "only the tasks of `RUN`"},
 			&cli.IntFlag{Name: "limit", Value: tasksDefaultLimit, Usage: fmt.Sprintf("at most `N` rows (at most %d)", tasksMaxLimit)},
 			&cli.StringFlag{Name: "cursor", Usage: "the next page: the `C` the previous page ended with"},
@@ -135,6 +135,9 @@ func nextStep(r store.InventoryRow) string {
 	}
 	if r.Task.SilentAt != nil {
 		return "mulligan logs " + addr + " -f"
+	}
+	if r.Task.Reason == store.ReasonNothingChanged {
+		return "mulligan logs " + addr + " (it succeeded without changing a file)"
 	}
 	return ""
 }

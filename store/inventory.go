@@ -12,8 +12,12 @@ import (
 // The inventory (`mulligan tasks`): tasks across every run of the database, by state, newest
 // first, a page at a time.
 
+// ReasonNothingChanged is the reason of a task that succeeded without changing a file, with no
+// verify to say it had nothing to change: it needs a person's look too.
+const ReasonNothingChanged = "nothing-changed"
+
 // StateAttention is the inventory's union of what waits for a person: blocked, waiting_approval,
-// and tasks whose attempt raised its silence flag.
+// tasks whose attempt raised its silence flag, and tasks that succeeded without changing a file.
 const StateAttention = "attention"
 
 // InventoryStates are the states `tasks --state` takes.
@@ -53,7 +57,8 @@ func (tx *Tx) Inventory(q InventoryQuery) ([]InventoryRow, string, error) {
 	for _, s := range states {
 		switch {
 		case s == StateAttention:
-			conds = append(conds, `t.state IN ('blocked', 'waiting_approval')`, `(t.silent_at IS NOT NULL AND t.state = 'running')`)
+			conds = append(conds, `t.state IN ('blocked', 'waiting_approval')`, `(t.silent_at IS NOT NULL AND t.state = 'running')`,
+				`(t.state = 'succeeded' AND t.reason = '`+ReasonNothingChanged+`')`)
 		case checkState("task", s, taskStates) == nil:
 			conds = append(conds, `t.state = ?`)
 			args = append(args, s)
