@@ -296,16 +296,19 @@ func path(m map[string]any, keys ...string) any {
 }
 
 // claudeResult reads `claude -p --output-format json` (one object) or stream-json (the last
-// {"type":"result"} line): is_error, result, usage, total_cost_usd.
+// {"type":"result"} line): is_error, result, usage, total_cost_usd. A stream-json session ended
+// before its result (cancelled, superseded, killed) is read for the usage its assistant messages
+// reported so far: what it was billed for, without a cost (claude prints that at the end).
 func claudeResult(stdout []byte) *AgentResult {
 	var last map[string]any
-	for _, v := range jsonValues(stdout) {
+	vals := jsonValues(stdout)
+	for _, v := range vals {
 		if v["type"] == "result" {
 			last = v
 		}
 	}
 	if last == nil {
-		return nil
+		return claudeRunningUsage(vals)
 	}
 	r := &AgentResult{HasText: true}
 	r.Text, _ = last["result"].(string)
@@ -324,6 +327,37 @@ func claudeResult(stdout []byte) *AgentResult {
 	}
 	if c, ok := num(last["total_cost_usd"]); ok {
 		r.CostUSD = &c
+	}
+	return r
+}
+
+// claudeRunningUsage sums the usage of the assistant messages of a stream-json session that
+// printed no result; each message counts once (claude repeats it on each of its content blocks).
+// nil when it printed none.
+func claudeRunningUsage(vals []map[string]any) *AgentResult {
+	var r *AgentResult
+	seen := map[string]bool{}
+	for _, v := range vals {
+		if v["type"] != "assistant" {
+			continue
+		}
+		u, ok := path(v, "message", "usage").(map[string]any)
+		id, _ := path(v, "message", "id").(string)
+		if !ok || seen[id] && id != "" {
+			continue
+		}
+		seen[id] = true
+		if r == nil {
+			r = &AgentResult{}
+		}
+		for _, k := range []string{"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"} {
+			if n, ok := num(u[k]); ok {
+				r.TokensIn = addInt(r.TokensIn, n)
+			}
+		}
+		if n, ok := num(u["output_tokens"]); ok {
+			r.TokensOut = addInt(r.TokensOut, n)
+		}
 	}
 	return r
 }

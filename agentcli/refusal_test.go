@@ -99,3 +99,27 @@ func TestRender(t *testing.T) {
 		}
 	}
 }
+
+// A claude session ended before its result (cancelled, superseded) still reports what its
+// assistant messages were billed for, each message once.
+func TestClaudeRunningUsage(t *testing.T) {
+	out, err := os.ReadFile(filepath.Join("testdata", "presets", "refusals", "claude_default_mode.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cut []string
+	for _, l := range strings.SplitAfter(string(out), "\n") {
+		if !strings.Contains(l, `"type":"result"`) {
+			cut = append(cut, l)
+		}
+	}
+	// the first message once more, as claude repeats it for each content block
+	cut = append(cut, cut[0])
+	r := PresetFor(taskfile.PresetClaude).Result([]byte(strings.Join(cut, "")))
+	if r == nil || r.TokensIn == nil || r.TokensOut == nil {
+		t.Fatalf("no usage from the messages: %+v", r)
+	}
+	if *r.TokensIn != 1200+12548+300+1200 || *r.TokensOut != 3 || r.CostUSD != nil || r.HasText || r.IsError {
+		t.Errorf("in %d out %d cost %v text %v error %v, want 15248 and 3, no cost, no result", *r.TokensIn, *r.TokensOut, r.CostUSD, r.HasText, r.IsError)
+	}
+}

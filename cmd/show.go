@@ -81,9 +81,9 @@ func printRun(g *globals, run *store.Run) {
 		tb := table{indent: "  "}
 		attempts, raced := byLane(t.Attempts)
 		if raced {
-			tb.header("LANE", "#", "AGENT", "STATE", "CLASS", "EXIT", "DURATION", "FILES", "REF")
+			tb.header("LANE", "#", "AGENT", "STATE", "CLASS", "EXIT", "DURATION", "FILES", "COST", "REF")
 		} else {
-			tb.header("#", "AGENT", "STATE", "CLASS", "EXIT", "DURATION", "FILES", "REF")
+			tb.header("#", "AGENT", "STATE", "CLASS", "EXIT", "DURATION", "FILES", "COST", "REF")
 		}
 		for _, a := range attempts {
 			class := a.Class
@@ -106,7 +106,7 @@ func printRun(g *globals, run *store.Run) {
 			if ref == "" {
 				ref = "-"
 			}
-			cells := []cell{plain(fmt.Sprint(a.N)), plain(a.Agent), painted(a.State, stateColor), plain(class), plain(exit), plain(dur), plain(files), plain(ref)}
+			cells := []cell{plain(fmt.Sprint(a.N)), plain(a.Agent), painted(a.State, stateColor), plain(class), plain(exit), plain(dur), plain(files), plain(attemptSpend(a)), plain(ref)}
 			if raced {
 				lane := "-"
 				if a.Lane > 0 {
@@ -176,4 +176,24 @@ func printGitChanges(w io.Writer, a store.Attempt) {
 		fate = "not put back yet"
 	}
 	fmt.Fprintf(w, "  @%d git: %s (%s)\n", a.N, strings.Join(parts, ", "), fate)
+}
+
+// attemptSpend is an attempt's reported cost, or its tokens where its CLI printed no cost (a
+// session ended before its result: cancelled, superseded); "-" when it reported nothing. Every
+// attempt counts: a stopped one was billed for what it did.
+func attemptSpend(a store.Attempt) string {
+	if a.CostUSD != nil {
+		return cost(a.CostUSD)
+	}
+	if a.TokensIn != nil || a.TokensOut != nil {
+		var in, out int64
+		if a.TokensIn != nil {
+			in = *a.TokensIn
+		}
+		if a.TokensOut != nil {
+			out = *a.TokensOut
+		}
+		return fmt.Sprintf("%d+%d tok", in, out)
+	}
+	return "-"
 }
