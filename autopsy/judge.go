@@ -370,14 +370,15 @@ func (f *facts) qualityViews() ([]storeAttempt, []verifyView) {
 }
 
 // verifyBrokenOnBase: verify fails on the base tree exactly as after every attempt, and what
-// it prints names no failing test and no build error: the command cannot pass as written.
+// it prints names no failing test, or the tests do not even load (a build or collection
+// error): the command cannot pass as written.
 func (f *facts) verifyBrokenOnBase() bool {
 	if !f.base.failed() || !f.allClasses(cQuality) {
 		return false
 	}
 	base := readVerify(f.base.Output)
-	if len(base.tests) > 0 || len(base.build) > 0 {
-		return false
+	if len(base.tests) > 0 && len(base.build) == 0 {
+		return false // tests that fail: a question of the code, not of the command
 	}
 	_, vs := f.qualityViews()
 	for _, v := range vs {

@@ -203,7 +203,7 @@ var envRules = []Rule{
 		},
 		Suggest: func(f *facts) Suggestion {
 			s, _ := f.serviceDown()
-			return Suggestion{Text: fmt.Sprintf("start %s where the tests run (it must listen on port %s), then run the task again", serviceName(s.what), orWord(s.what, "?")),
+			return Suggestion{Text: fmt.Sprintf("start %s where the tests run, then run the task again", serviceName(s.what)),
 				Commands: []string{serviceStart(s.what), f.retry()}}
 		},
 		Lines: func(f *facts) []string { s, _ := f.serviceDown(); return []string{s.line} },
@@ -319,6 +319,9 @@ func installCommand(preset string) string {
 
 // serviceName names the usual server on a port.
 func serviceName(port string) string {
+	if port == "docker" {
+		return "the Docker daemon"
+	}
 	if s, ok := map[string]string{"5432": "PostgreSQL", "3306": "MySQL", "6379": "Redis", "27017": "MongoDB", "9200": "Elasticsearch",
 		"5672": "RabbitMQ", "11211": "memcached", "9092": "Kafka", "2181": "ZooKeeper", "8500": "Consul"}[port]; ok {
 		return s + " (port " + port + ")"
@@ -332,7 +335,7 @@ func serviceName(port string) string {
 // serviceStart is the command that starts the usual server on a port (systemd's unit names),
 // or shows what listens when the port names none.
 func serviceStart(port string) string {
-	if u, ok := map[string]string{"5432": "postgresql", "3306": "mysql", "6379": "redis-server", "27017": "mongod", "9200": "elasticsearch",
+	if u, ok := map[string]string{"docker": "docker", "5432": "postgresql", "3306": "mysql", "6379": "redis-server", "27017": "mongod", "9200": "elasticsearch",
 		"5672": "rabbitmq-server", "11211": "memcached", "9092": "kafka", "2181": "zookeeper", "8500": "consul"}[port]; ok {
 		return "sudo systemctl start " + u
 	}

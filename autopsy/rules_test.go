@@ -204,6 +204,9 @@ func TestRules(t *testing.T) {
 		{"stuck-on-input", func(t *testing.T) *facts {
 			return rt(mkFacts(t, "", att{class: cHeartbeat, msg: "silent", out: "Thinking about the parser\n"}, att{class: cHeartbeat, msg: "silent", out: "Thinking about the parser\n"}))
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "non-interactively"},
+		{"turn-limit", func(t *testing.T) *facts {
+			return rt(mkFacts(t, "", att{class: cPayload, code: "is_error", msg: "claude: error_max_turns"}, att{class: cPayload, code: "is_error", msg: "claude: error_max_turns"}))
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "--max-turns"},
 		{"waits-for-answer", func(t *testing.T) *facts {
 			f := rt(mkFacts(t, "", att{class: cHeartbeat, msg: "silent", out: "Need to install the following packages:\ncreate-vite@5.2.3\nOk to proceed? (y) "}))
 			f.commands["prompt"] = true
@@ -291,7 +294,7 @@ func TestRules(t *testing.T) {
 		}, WorkflowBug, []string{"mulligan run fix"}, "src/gone.go"},
 		{"payload-declared-same", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: cPayload, code: "is_error", msg: "result: I cannot"}, att{class: cPayload, code: "is_error", msg: "result: I cannot"})
-		}, WorkflowBug, []string{"mulligan logs k3f9abcd/fix@2", "mulligan run fix"}, "why the agent gave up"},
+		}, WorkflowBug, []string{"mulligan run fix", "mulligan logs k3f9abcd/fix@2"}, "gives up the same way"},
 		{"payload-declared", func(t *testing.T) *facts {
 			return mkFacts(t, "", exit("agent exited with status 1"), att{class: cPayload, code: "is_error", msg: "result: gave up"})
 		}, AgentFlake, []string{"mulligan run fix"}, "gave up"},

@@ -160,6 +160,21 @@ var workRules = []Rule{
 		},
 	},
 	{
+		// The agent ran out of turns: the task is larger than the agent's turn limit allows.
+		Name: "turn-limit", Category: WorkflowBug, Confidence: 0.8,
+		Match: func(f *facts) bool {
+			return f.lastMatches(turnLimitRe) && slices.Contains([]string{cAgentExit, cPayload}, f.lastClass())
+		},
+		Why: func(f *facts) string {
+			return "the agent used up its turns before finishing: " + f.lastMatch(turnLimitRe)
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("raise the agent's turn limit (claude --max-turns, gemini model.maxSessionTurns) or split task %s into smaller tasks, in %s; then run it again", f.task.ID, f.fileName()),
+				Commands: []string{f.fixed()}}
+		},
+		Lines: func(f *facts) []string { return []string{f.lastMatch(turnLimitRe)} },
+	},
+	{
 		// A test failed in one attempt and passed in another with no change in its package.
 		Name: "flaky-test", Category: AgentFlake, Confidence: 0.8,
 		Match: func(f *facts) bool { _, _, ok := f.flaky(); return ok },
@@ -364,7 +379,7 @@ var workRules = []Rule{
 			return fmt.Sprintf("the agent reported failure the same way in all %d attempts: %s", len(f.failed), f.last().Message)
 		},
 		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: "read why the agent gave up and fix the task's prompt or its inputs, then run the task again", Commands: []string{f.logs(f.last()), f.fixed()}}
+			return Suggestion{Text: "the agent gives up the same way every time: fix the task's prompt or its inputs for what it says (the log has the rest), then run the task again", Commands: []string{f.fixed(), f.logs(f.last())}}
 		},
 	},
 	{
@@ -415,6 +430,8 @@ func hostKeyHost(text string) string {
 	}
 	return ""
 }
+
+var turnLimitRe = lazyre.New(`(?i)error_max_turns|max(?:imum)?[ _-]?turns|maxSessionTurns|turn limit|Reached max session turns`)
 
 var watchRe = lazyre.New(`(?i)Watch Usage|press [a-z] to |waiting for file changes|watching for (?:file )?changes|--watch`)
 

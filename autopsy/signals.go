@@ -47,11 +47,11 @@ var (
 	}
 	// serviceRe: a connection to this machine refused (a local server is not running), as Go,
 	// node, libpq, redis-py, MySQL, the JVM and curl say it; servicePortRe finds its port.
-	serviceRe     = lazyre.New(`(?i)(?:connection refused|ECONNREFUSED|Errno 111|Error 111|\(111\)|Can't connect to (?:MySQL|local)|could not connect to server|Connection to \S+ refused).*(?:localhost|127\.0\.0\.1|::1|0\.0\.0\.0)|(?:localhost|127\.0\.0\.1|::1\b|0\.0\.0\.0).*(?:connection refused|ECONNREFUSED|Errno 111|Error 111|\(111\)|refused)`)
+	serviceRe     = lazyre.New(`(?i)Cannot connect to the Docker daemon|Is the docker daemon running|(?:connection refused|\bECONNREFUSED\b|Errno 111|Error 111|\(111\)|Can't connect to (?:MySQL|local)|could not connect to server|Connection to \S+ refused).*(?:localhost|127\.0\.0\.1|::1|0\.0\.0\.0)|(?:localhost|127\.0\.0\.1|::1\b|0\.0\.0\.0).*(?:connection refused|\bECONNREFUSED\b|Errno 111|Error 111|\(111\)|refused)`)
 	servicePortRe = lazyre.New(`(?i)(?:localhost|127\.0\.0\.1|::1|0\.0\.0\.0)['"\]]?(?:\)|,|:| port)+\s*(?:port )?(\d{2,5})\b|port (\d{2,5})\b`)
 	tlsRe         = lazyre.New(`(?i)x509: |certificate signed by unknown authority|self[- ]signed certificate|SSL certificate (?:problem|verification|has expired|is not yet valid)|CERT_HAS_EXPIRED|UNABLE_TO_(?:GET_ISSUER_CERT|VERIFY_LEAF_SIGNATURE)|unable to get local issuer certificate|SSL error|invalid peer certificate|UnknownIssuer|certificate verify failed|CERTIFICATE_VERIFY_FAILED`)
-	diskRe        = lazyre.New(`(?i)no space left on device|disk quota exceeded|ENOSPC|not enough space on the disk`)
-	permRe        = lazyre.New(`(?i)permission denied|os error 13|EACCES|read-only file system|EROFS|operation not permitted|EPERM`)
+	diskRe        = lazyre.New(`(?i)no space left on device|disk quota exceeded|\bENOSPC\b|not enough space on the disk`)
+	permRe        = lazyre.New(`(?i)permission denied|os error 13|\bEACCES\b|read-only file system|\bEROFS\b|operation not permitted|\bEPERM\b`)
 	memoryRe      = lazyre.New(`(?i)out of memory|heap out of memory|cannot allocate memory|OOMKilled|oom-kill`)
 )
 
@@ -76,6 +76,9 @@ func envSignals(text string) []envSignal {
 			port := ""
 			if m := servicePortRe.FindStringSubmatch(l); m != nil {
 				port = m[1] + m[2]
+			}
+			if strings.Contains(strings.ToLower(l), "docker daemon") {
+				port = "docker"
 			}
 			found[sigService] = envSignal{kind: sigService, line: clip(strings.TrimSpace(l)), what: port}
 		case tlsRe.MatchString(l):

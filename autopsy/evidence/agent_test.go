@@ -74,6 +74,11 @@ npm error network This is a problem related to network connectivity.`
 			t.Errorf("NetworkErrors(%q) = %+v, want host %s", c.text, es, c.host)
 		}
 	}
+	for _, notNet := range []string{"E   ModuleNotFoundError: No module named 'app'", "TypeError: fileNotFound is not a function"} {
+		if es := NetworkErrors(notNet); len(es) != 0 {
+			t.Errorf("NetworkErrors(%q) = %+v, want none", notNet, es)
+		}
+	}
 	api := NetworkErrors("API Error: Unable to connect to API (ConnectionRefused)\n")
 	if len(api) != 1 || !api[0].API {
 		t.Errorf("claude's API error: %+v", api)

@@ -20,9 +20,9 @@ type NetError struct {
 }
 
 var (
-	netErrRe = lazyre.New(`(?i)could not resolve host|no such host|temporary failure in name resolution|name or service not known|name does not resolve|nodename nor servname|failed to lookup address|getaddrinfo|ENOTFOUND|EAI_AGAIN|network is unreachable|connection refused|ECONNREFUSED|ECONNRESET|connection reset by peer|TLS handshake timeout|i/o timeout|unable to connect to api|cannot connect to api|fetch failed|waiting for network|error sending request|stream disconnected before completion|socket hang up|ETIMEDOUT|ENETUNREACH|Failed to establish a new connection|Max retries exceeded with url|Could not connect to|Connection timed out|Network is unreachable|network request to .* failed|dial tcp|unable to access '|server misbehaving|lookup \S+ on \S+:|Could not resolve proxy|Connection timed out`)
+	netErrRe = lazyre.New(`(?i)could not resolve host|no such host|temporary failure in name resolution|name or service not known|name does not resolve|nodename nor servname|failed to lookup address|getaddrinfo|\bENOTFOUND\b|\bEAI_AGAIN\b|network is unreachable|connection refused|\bECONNREFUSED\b|\bECONNRESET\b|connection reset by peer|TLS handshake timeout|i/o timeout|unable to connect to api|cannot connect to api|fetch failed|waiting for network|error sending request|stream disconnected before completion|socket hang up|\bETIMEDOUT\b|\bENETUNREACH\b|Failed to establish a new connection|Max retries exceeded with url|Could not connect to|Connection timed out|Network is unreachable|network request to .* failed|dial tcp|unable to access '|server misbehaving|lookup \S+ on \S+:|Could not resolve proxy|Connection timed out`)
 	hostRes  = []*lazyre.Regexp{
-		lazyre.New(`(?i)(?:ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET) ([A-Za-z0-9.-]+\.[A-Za-z]{2,})`),
+		lazyre.New(`(?i)(?:\bENOTFOUND\b|\bEAI_AGAIN\b|\bECONNREFUSED\b|\bETIMEDOUT\b|\bECONNRESET\b) ([A-Za-z0-9.-]+\.[A-Za-z]{2,})`),
 		lazyre.New(`(?i)could not resolve host:? '?([A-Za-z0-9.-]+)`),
 		lazyre.New(`lookup ([A-Za-z0-9.-]+\.[A-Za-z]{2,})(?: on [^:]+)?: `),
 		lazyre.New(`host='([^']+)'`),
@@ -60,7 +60,7 @@ func NetworkErrors(text string) []NetError {
 		idx[k] = len(out)
 		out = append(out, e)
 	}
-	// A line without a host ("npm error code ENOTFOUND") says no more than one with it.
+	// A line without a host ("npm error code \bENOTFOUND\b") says no more than one with it.
 	if i, ok := idx[""]; ok && len(out) > 1 {
 		out = append(out[:i], out[i+1:]...)
 	}
