@@ -111,11 +111,11 @@ func Compensate(ctx context.Context, db *store.DB, dir string, es []store.Effect
 			if err := tx.ResolveEffect(e.ID, r.State, r.Output); err != nil {
 				return err
 			}
-			p := map[string]any{"effect": e.ID, "name": e.Name, "state": r.State, "delivery_id": e.DeliveryID}
+			p := store.EffectCompensatedPayload{Effect: e.ID, Name: e.Name, State: r.State, DeliveryID: e.DeliveryID}
 			if r.Err != nil {
-				p["error"] = r.Err.Error()
+				p.Error = r.Err.Error()
 			}
-			_, err := tx.AppendEvent(e.RunID, e.TaskID, e.Attempt, "effect.compensated", p)
+			_, err := tx.AppendEvent(e.RunID, e.TaskID, e.Attempt, store.EventEffectCompensated, p)
 			return err
 		})
 		if err != nil {

@@ -388,12 +388,8 @@ func (tx *Tx) FinishHookDelivery(d *HookDelivery, o Owner, state string, exit *i
 		return fmt.Errorf("hook delivery %d: %w", d.ID, ErrClaimed)
 	}
 	d.State, d.ExitCode, d.Output, d.Error, d.DeliveredAt = state, exit, output, errText, &now
-	p := map[string]any{"hook": d.Hook, "level": d.Level, "delivery_id": d.DeliveryID, "state": state,
-		"tries": d.Tries, "exit_code": exit}
-	if errText != "" {
-		p["error"] = errText
-	}
-	_, err = tx.AppendEvent(d.RunID, d.TaskID, d.Attempt, "hook.delivered", p)
+	_, err = tx.AppendEvent(d.RunID, d.TaskID, d.Attempt, EventHookDelivered, HookDeliveredPayload{Hook: d.Hook, Level: d.Level,
+		DeliveryID: d.DeliveryID, State: state, Tries: d.Tries, ExitCode: exit, Error: errText})
 	return err
 }
 

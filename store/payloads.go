@@ -465,3 +465,30 @@ type Revert struct {
 	GitRestored json.RawMessage `json:"git_restored,omitempty"`
 	GitLeft     *[]GitSkipped   `json:"git_left,omitempty"`
 }
+
+// EventHookDelivered is the event of a hook delivery's outcome.
+const EventHookDelivered = "hook.delivered"
+
+// HookDeliveredPayload is the payload of hook.delivered: a delivery's outcome (delivered or failed).
+type HookDeliveredPayload struct {
+	Hook       string `json:"hook"`
+	Level      string `json:"level"`
+	DeliveryID string `json:"delivery_id"`
+	State      string `json:"state"`
+	Tries      int    `json:"tries"`
+	ExitCode   *int   `json:"exit_code"`
+	Error      string `json:"error,omitempty"`
+}
+
+// EventEffectCompensated is the event of a compensation's outcome.
+const EventEffectCompensated = "effect.compensated"
+
+// EffectCompensatedPayload is the payload of effect.compensated: the effect and its compensation's
+// state (compensated, compensation_failed, unresolved), with the error of a failed one.
+type EffectCompensatedPayload struct {
+	Effect     int64  `json:"effect"`
+	Name       string `json:"name"`
+	State      string `json:"state"`
+	DeliveryID string `json:"delivery_id"`
+	Error      string `json:"error,omitempty"`
+}
