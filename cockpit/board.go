@@ -34,6 +34,8 @@ type RunView struct {
 	FinishedAt        *time.Time
 	CostUSD, MaxCost  *float64
 	Tasks             []TaskView
+	// LastEvent is the newest event of an active run (nil for a finished run, or none yet).
+	LastEvent *store.Event
 }
 
 // Active says whether the run has not ended.
@@ -105,17 +107,33 @@ type Loader struct {
 	Recent int
 
 	files map[string]*taskfile.File
+	// follow is what was read of each active run's event stream: its newest event, the seq to
+	// read after, and when its quota walls were last lifted.
+	follow map[string]*followed
+}
+
+type followed struct {
+	seq    int64
+	last   *store.Event
+	lifted time.Time
 }
 
 // Load reads the board: every active run, then the newest finished ones.
 func (l *Loader) Load(ctx context.Context) (*Board, error) {
 	b := &Board{Now: l.DB.Now()}
 	var runs []*store.Run
-	lifted := map[string]time.Time{}
+	if l.follow == nil {
+		l.follow = map[string]*followed{}
+	}
 	err := l.DB.View(ctx, func(tx *store.Tx) error {
 		active, err := tx.RunsInState(store.RunRunning, store.RunPaused, store.RunBlocked, store.RunWaitingQuota, store.RunWaitingApproval)
 		if err != nil {
 			return err
+		}
+		for id := range l.follow {
+			if !slices.ContainsFunc(active, func(r store.Run) bool { return r.ID == id }) {
+				delete(l.follow, id) // it ended: read again from its start if it comes back
+			}
 		}
 		// The newest first: the run just started is the one the user looks for.
 		slices.Reverse(active)
@@ -142,12 +160,10 @@ func (l *Loader) Load(ctx context.Context) (*Board, error) {
 				return err
 			}
 			runs = append(runs, run)
-			if !store.RunFinished(run.State) && hasQuota(run) {
-				evs, err := tx.Events(run.ID, 0, 0)
-				if err != nil {
+			if !store.RunFinished(run.State) {
+				if err := l.followEvents(tx, run.ID); err != nil {
 					return err
 				}
-				lifted[run.ID] = liftedAt(evs)
 			}
 		}
 		return nil
@@ -156,10 +172,12 @@ func (l *Loader) Load(ctx context.Context) (*Board, error) {
 		return nil, err
 	}
 	for _, run := range runs {
-		b.Runs = append(b.Runs, l.runView(run))
-		if !store.RunFinished(run.State) {
-			b.Walls = append(b.Walls, walls(run, lifted[run.ID], b.Now)...)
+		rv := l.runView(run)
+		if f := l.follow[run.ID]; f != nil && rv.Active() {
+			rv.LastEvent = f.last
+			b.Walls = append(b.Walls, walls(run, f.lifted, b.Now)...)
 		}
+		b.Runs = append(b.Runs, rv)
 	}
 	slices.SortFunc(b.Walls, func(x, y Wall) int { return x.Until.Compare(y.Until) })
 	return b, nil
@@ -218,25 +236,28 @@ func (l *Loader) scrub(s string) string {
 	return l.Scrub(s)
 }
 
-func hasQuota(run *store.Run) bool {
-	for _, t := range run.Tasks {
-		if t.State == store.TaskWaitingQuota {
-			return true
-		}
-		for _, a := range t.Attempts {
-			if a.Class == string(taskfile.ClassQuota) {
-				return true
-			}
-		}
+// followEvents reads the run's events since the last load: the whole stream once, then only
+// what was appended.
+func (l *Loader) followEvents(tx *store.Tx, run string) error {
+	f := l.follow[run]
+	if f == nil {
+		f = &followed{}
+		l.follow[run] = f
 	}
-	return false
+	evs, err := tx.Events(run, f.seq, 0)
+	if err != nil || len(evs) == 0 {
+		return err
+	}
+	f.seq = evs[len(evs)-1].Seq
+	f.last = &evs[len(evs)-1]
+	f.lifted = liftedAt(evs, f.lifted)
+	return nil
 }
 
 // liftedAt is when the operator last lifted the run's quota walls (quota.lifted, or a task
-// taken out of waiting_quota by `resume --mode immediate`); zero when never. The runner reads
-// the walls the same way (attempt's loadSpend), for its own use only.
-func liftedAt(evs []store.Event) time.Time {
-	var at time.Time
+// taken out of waiting_quota by `resume --mode immediate`), at or after at (zero: never). The
+// runner reads the walls the same way (attempt's loadSpend), for its own use only.
+func liftedAt(evs []store.Event, at time.Time) time.Time {
 	for _, ev := range evs {
 		lift := ev.Type == attempt.EventQuotaLifted
 		if ev.Type == store.EventTaskStateChanged {

@@ -25,6 +25,7 @@ func board() *Board {
 		Now: t0,
 		Runs: []RunView{
 			{ID: "aaaa1111", State: store.RunRunning, StartedAt: t0.Add(-5 * time.Minute), CostUSD: &cost, MaxCost: store.Ptr(2.0),
+				LastEvent: &store.Event{Time: t0.Add(-time.Second), Type: "attempt.started", Task: "fix", Attempt: 2},
 				Tasks: []TaskView{
 					{Run: "aaaa1111", ID: "fix", State: store.TaskRunning, BestOf: 2,
 						Attempts: []store.Attempt{
@@ -153,6 +154,7 @@ func TestFrameOnOpen(t *testing.T) {
 		"  bbbb2222/merge             blocked: its change conflicts with the tree",
 		"RUNS",
 		"  run aaaa1111  running  3 tasks  5m00s  $0.25 of $2.00",
+		"    " + t0.Add(-time.Second).Local().Format(time.TimeOnly) + " attempt.started fix@2",
 		"fix              running  races 2 lanes",
 		"lane 1  @1 claude rung 1/2  1m30s of 10m00s  files 3  $0.25",
 		"› editing parser.go",

@@ -201,6 +201,14 @@ func (m *Model) listLines() []string {
 			rows = append(rows, row{m.styles.heading.Render(h), -1})
 		}
 		add(m.runLine(r), true)
+		if e := r.LastEvent; e != nil {
+			where := e.Task
+			if e.Attempt > 0 {
+				where = fmt.Sprintf("%s@%d", e.Task, e.Attempt)
+			}
+			rows = append(rows, row{"    " + m.styles.dim.Render(strings.TrimSpace(fmt.Sprintf("%s %s %s",
+				e.Time.Local().Format(time.TimeOnly), e.Type, where))), -1})
+		}
 		for _, t := range r.Tasks {
 			add(m.taskLine(t), true)
 			ls := lanes(t)
