@@ -185,7 +185,7 @@ func (r *runner) noteHeldEdits(held []*store.Task) {
 // ended: t was held while independent tasks went on, and its next attempt starts from the tree
 // they left, not from its old base (which would drop their work).
 func workLandedSince(run *store.Run, t *store.Task) bool {
-	var last *time.Time
+	last := t.StartedAt // a task restarted on its recorded base (retry-task --from-base) keeps it
 	for _, a := range t.Attempts {
 		if a.FinishedAt != nil && (last == nil || a.FinishedAt.After(*last)) {
 			last = a.FinishedAt

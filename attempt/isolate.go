@@ -63,6 +63,20 @@ func TaskIsolated(run *store.Run, task string) bool {
 	return isolatedIn(run, storedTaskFile(run), task)
 }
 
+// TaskInWorktree reports whether task of run runs its attempts in worktrees: isolated, or racing
+// lanes (best_of).
+func TaskInWorktree(run *store.Run, task string) bool {
+	file := storedTaskFile(run)
+	if isolatedIn(run, file, task) {
+		return true
+	}
+	if file == nil {
+		return false
+	}
+	def := file.Task(task)
+	return def != nil && def.BestOf > 1
+}
+
 // isolatedRest reports whether every unfinished task of run runs in a worktree: then the run
 // never resets the working tree, and the user's work since it stopped is not its to compare.
 func isolatedRest(run *store.Run) bool {
@@ -369,20 +383,40 @@ func bringIgnored(home, dir string, files taskfile.WorktreeFiles) ([]string, err
 	return brought, errors.Join(errs...)
 }
 
-// copyTree copies a file, symlink or directory, cloning file data where the filesystem can
-// (reflinks on btrfs, XFS), else copying it.
+// copyTree copies a file or directory, cloning file data where the filesystem can (reflinks on
+// btrfs, XFS), else copying it. A symlink is copied as what it points to (SPEC §4.1): a link to a
+// file outside the repository (`.env` → ~/secrets/app.env) would let the agent's writes through
+// to it. A link inside a copied directory that points within that directory stays a link.
 func copyTree(src, dst string) error {
+	return copyEntry(src, src, dst, 0)
+}
+
+// maxLinkDepth bounds the links followed into directories (a link cycle).
+const maxLinkDepth = 16
+
+func copyEntry(top, src, dst string, depth int) error {
 	fi, err := os.Lstat(src)
 	if err != nil {
 		return err
 	}
-	switch {
-	case fi.Mode()&os.ModeSymlink != 0:
+	if fi.Mode()&os.ModeSymlink != 0 {
 		target, err := os.Readlink(src)
 		if err != nil {
 			return err
 		}
-		return os.Symlink(target, dst)
+		if src != top && linkWithin(top, src, target) {
+			return os.Symlink(target, dst)
+		}
+		if depth >= maxLinkDepth {
+			return fmt.Errorf("%s: too many levels of links", src)
+		}
+		real, err := filepath.EvalSymlinks(src)
+		if err != nil {
+			return nil // a dangling link: nothing to bring
+		}
+		return copyEntry(real, real, dst, depth+1)
+	}
+	switch {
 	case fi.IsDir():
 		if err := os.Mkdir(dst, fi.Mode().Perm()|0o700); err != nil {
 			return err
@@ -392,7 +426,7 @@ func copyTree(src, dst string) error {
 			return err
 		}
 		for _, e := range ents {
-			if err := copyTree(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+			if err := copyEntry(top, filepath.Join(src, e.Name()), filepath.Join(dst, e.Name()), depth); err != nil {
 				return err
 			}
 		}
@@ -401,6 +435,15 @@ func copyTree(src, dst string) error {
 		return copyFile(src, dst, fi.Mode().Perm())
 	}
 	return nil // sockets, devices, fifos: not brought
+}
+
+// linkWithin reports whether the link at path, to target, points within the directory top.
+func linkWithin(top, path, target string) bool {
+	if filepath.IsAbs(target) {
+		return false
+	}
+	rel, err := filepath.Rel(top, filepath.Join(filepath.Dir(path), target))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 func copyFile(src, dst string, perm os.FileMode) error {
@@ -420,6 +463,31 @@ func copyFile(src, dst string, perm os.FileMode) error {
 		}
 	}
 	return out.Close()
+}
+
+// removeSettledWorktrees removes the worktrees of this run's tasks that succeeded while no runner
+// ran them (an apply by hand, an approval): their trees are in their attempts' refs, and nothing
+// will run there again.
+func (r *runner) removeSettledWorktrees() {
+	ws, err := r.env.Repo.Worktrees()
+	if err != nil {
+		return
+	}
+	for _, w := range ws {
+		rest, ok := strings.CutPrefix(w.Name, r.run.ID+"-")
+		if !ok {
+			continue
+		}
+		task, _, _ := strings.Cut(rest, "+") // a lane's: <run>-<task>+<lane>
+		for _, t := range r.run.Tasks {
+			if t.ID != task || t.State != store.TaskSucceeded {
+				continue
+			}
+			if err := r.env.Repo.RemoveWorktree(w); err != nil {
+				r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: "could not remove the worktree " + w.Dir + ": " + err.Error()})
+			}
+		}
+	}
 }
 
 // GCWorktrees removes the worktrees of runs that have finished (whatever their age: every

@@ -140,6 +140,10 @@ type ResetOptions struct {
 	// Graft, with Reload, rewrites a started task's base tree to hold the reloaded task file
 	// (nil: the file lies outside the worktree, or the caller keeps bases as they are).
 	Graft func(tree string) (string, error)
+	// KeepBase: Task keeps its recorded base (restarted now), for `retry-task --from-base` of a
+	// task that runs in a worktree: its worktree is set to that base, the working tree is not
+	// touched (isolate.go).
+	KeepBase bool
 }
 
 // ResetTasks is retry-task's state change, in one transaction: the task and (unless NoDeps) its
@@ -195,7 +199,12 @@ func ResetTasks(ctx context.Context, db *store.DB, opts ResetOptions) ([]string,
 				return err
 			}
 			// A fresh budget and base: the breaker's count starts again with the budget.
+			base := t.BaseTree
 			t.RetriesUsed, t.ConsecutiveFailures, t.StartedAt, t.BaseTree = 0, 0, nil, ""
+			if opts.KeepBase && id == opts.Task && base != "" {
+				now := time.Now().UTC()
+				t.StartedAt, t.BaseTree = &now, base
+			}
 			if _, err := tx.TransitionTask(run.ID, id, store.TaskTransition{To: store.TaskPending, Cause: ReasonRetryTask, Row: t}); err != nil {
 				return err
 			}

@@ -433,6 +433,7 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 			return nil, err
 		}
 	}
+	r.removeSettledWorktrees()
 	for {
 		run, err := r.reload(ctx)
 		if err != nil {

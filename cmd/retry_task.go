@@ -92,6 +92,8 @@ func runRetryTask(ctx context.Context, g *globals, opts retryTaskOptions) error 
 			if res.Git != nil && res.Git.Attempt != "" {
 				printGitRevert(g.io.ErrOut, res.Git, false)
 			}
+		} else if opts.FromBase && attempt.TaskInWorktree(t.Run, task) {
+			fmt.Fprintf(g.io.ErrOut, "retry-task: task %s starts again from its base in its own worktree; your working tree is not touched\n", task)
 		} else {
 			fmt.Fprintf(g.io.ErrOut, "retry-task: starting from the current tree; undo point %s\n", res.UndoRef)
 		}

@@ -93,7 +93,12 @@ func PlanRetry(ctx context.Context, env Env, opts RetryOptions) (*Plan, error) {
 			return nil, err
 		}
 	}
-	if opts.FromBase {
+	// A task that runs in a worktree of its own starts again there, at its recorded base: the
+	// working tree (other tasks' applied changes, the user's edits) is not touched.
+	keepBase := opts.FromBase && attempt.TaskInWorktree(planned, opts.Task)
+	if keepBase {
+		p.KeepTree = true
+	} else if opts.FromBase {
 		p.undoWhat = what + " --from-base"
 		if graft != nil {
 			// the base, but with the reloaded task file the operator just edited
@@ -117,7 +122,7 @@ func PlanRetry(ctx context.Context, env Env, opts RetryOptions) (*Plan, error) {
 	p.record = func(ctx context.Context, res *Result, _ bool) error {
 		reset, err := attempt.ResetTasks(ctx, env.DB, attempt.ResetOptions{
 			RunID: run.ID, Task: opts.Task, NoDeps: opts.NoDeps, Force: opts.Force, Load: storedFile,
-			UndoRef: res.UndoRef, Reload: opts.Reload, Graft: graft,
+			UndoRef: res.UndoRef, Reload: opts.Reload, Graft: graft, KeepBase: keepBase,
 		})
 		res.Reset = reset
 		return err
