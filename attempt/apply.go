@@ -358,11 +358,14 @@ func SettleApplied(ctx context.Context, db *store.DB, runID, task string, n int)
 // run's own apply, is held apply-conflict. It returns what it did, one line each.
 func RecoverApplies(ctx context.Context, repo *snapshot.Repo, db *store.DB) ([]string, error) {
 	var intents []store.ApplyIntent
-	if err := db.View(ctx, func(tx *store.Tx) error {
-		var err error
-		intents, err = tx.ApplyIntents(repo.Root())
-		return err
-	}); err != nil || len(intents) == 0 {
+	read := func() error {
+		return db.View(ctx, func(tx *store.Tx) error {
+			var err error
+			intents, err = tx.ApplyIntents(repo.Root())
+			return err
+		})
+	}
+	if err := read(); err != nil || len(intents) == 0 {
 		return nil, err
 	}
 	unlock, err := LockApply(ctx, repo)
@@ -370,6 +373,11 @@ func RecoverApplies(ctx context.Context, repo *snapshot.Repo, db *store.DB) ([]s
 		return nil, err
 	}
 	defer unlock()
+	// Read again under the lock: an apply in flight holds it to its end, so what is left now
+	// is what a process that died left.
+	if err := read(); err != nil {
+		return nil, err
+	}
 	var notes []string
 	for _, in := range intents {
 		addr := fmt.Sprintf("%s/%s@%d", in.RunID, in.TaskID, in.Attempt)

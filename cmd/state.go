@@ -37,6 +37,17 @@ func openState(g *globals) (*state, error) {
 		repo.Close()
 		return nil, err
 	}
+	// An apply a crash interrupted in this working tree is finished (or rolled back) by the
+	// next command, before it reads or changes anything (SPEC §4.1).
+	notes, err := attempt.RecoverApplies(context.Background(), repo, db)
+	if g != nil && g.io != nil {
+		for _, n := range notes {
+			fmt.Fprintln(g.io.ErrOut, "mulligan: "+n)
+		}
+		if err != nil {
+			fmt.Fprintf(g.io.ErrOut, "mulligan: warning: %v\nhint: `mulligan resume RUN` tries again\n", err)
+		}
+	}
 	return &state{repo: repo, db: db, g: g}, nil
 }
 
