@@ -167,6 +167,19 @@ func Apply(ctx context.Context, repo *snapshot.Repo, db *store.DB, a store.Attem
 		return nil, err
 	}
 	defer unlock()
+	for try := 1; ; try++ {
+		res, err := applyLocked(ctx, repo, db, a, opts)
+		// The user saved a file between the plan and the first write: nothing was written;
+		// merge again onto the tree as it is now.
+		if errors.Is(err, snapshot.ErrTreeMoved) && try < 3 {
+			continue
+		}
+		return res, err
+	}
+}
+
+// applyLocked is Apply under the working tree's apply lock.
+func applyLocked(ctx context.Context, repo *snapshot.Repo, db *store.DB, a store.Attempt, opts ApplyOptions) (*ApplyResult, error) {
 	p, err := planApply(ctx, repo, a, opts)
 	if err != nil {
 		return nil, err
@@ -385,7 +398,7 @@ func RecoverApplies(ctx context.Context, repo *snapshot.Repo, db *store.DB) ([]s
 		if err != nil {
 			return notes, err
 		}
-		_, _, other, err := pathStates(repo, cur.Tree, in)
+		todo, _, other, err := pathStates(repo, cur.Tree, in)
 		if err != nil {
 			return notes, err
 		}
@@ -395,9 +408,12 @@ func RecoverApplies(ctx context.Context, repo *snapshot.Repo, db *store.DB) ([]s
 			settle = SettleRun
 		}
 		if len(other) == 0 {
-			if _, err := repo.Restore(ctx, plumbing.NewHash(in.Tree), snapshot.RestoreOptions{Paths: in.Paths, Expect: cur.Tree,
-				NoUndoRef: true, Kept: func(t plumbing.Hash) bool { return t == cur.Tree }}); err != nil {
-				return notes, fmt.Errorf("finish the interrupted apply of %s: %w", addr, err)
+			// Only the paths not written yet: one the apply deleted is in neither tree now.
+			if len(todo) > 0 {
+				if _, err := repo.Restore(ctx, plumbing.NewHash(in.Tree), snapshot.RestoreOptions{Paths: todo, Expect: cur.Tree,
+					NoUndoRef: true, Kept: func(t plumbing.Hash) bool { return t == cur.Tree }}); err != nil {
+					return notes, fmt.Errorf("finish the interrupted apply of %s: %w", addr, err)
+				}
 			}
 			if _, err := finishApply(ctx, repo, db, a, settle, in.ID, ApplyPayload{Tree: in.Tree, Changed: len(in.Paths), UndoRef: &in.UndoRef, Recovered: true}); err != nil {
 				return notes, err

@@ -296,7 +296,9 @@ func TestApplyConcurrent(t *testing.T) {
 func TestRecoverApplies(t *testing.T) {
 	ctx := context.Background()
 	f := newApplyFixture(t)
+	f.write("a-gone.txt", "deleted by the agent\n")
 	a := f.attempt(1, func() {
+		os.Remove(filepath.Join(f.dir, "a-gone.txt"))
 		for i := 0; i < 6; i++ {
 			f.write(fmt.Sprintf("dir/f%d.txt", i), fmt.Sprintf("agent %d\n", i))
 		}
@@ -304,7 +306,7 @@ func TestRecoverApplies(t *testing.T) {
 	interrupt := func(written int) store.ApplyIntent {
 		t.Helper()
 		cur := f.tree()
-		var paths []string
+		paths := []string{"a-gone.txt"} // deleted first
 		for i := 0; i < 6; i++ {
 			paths = append(paths, fmt.Sprintf("dir/f%d.txt", i))
 		}
@@ -328,6 +330,9 @@ func TestRecoverApplies(t *testing.T) {
 			t.Fatalf("f%d after recovery: %q", i, got)
 		}
 	}
+	if fileExists(filepath.Join(f.dir, "a-gone.txt")) {
+		t.Fatal("a-gone.txt is back after recovery")
+	}
 	if n := intents(t, f); n != 0 {
 		t.Fatalf("%d intents left", n)
 	}
@@ -339,7 +344,7 @@ func TestRecoverApplies(t *testing.T) {
 	if err != nil || len(notes) != 1 || !strings.Contains(notes[0], "rolled back") {
 		t.Fatalf("recover: %v %v", notes, err)
 	}
-	if fileExists(filepath.Join(f.dir, "dir/f0.txt")) || f.read("dir/f4.txt") != "the user's own\n" {
+	if fileExists(filepath.Join(f.dir, "dir/f0.txt")) || f.read("dir/f4.txt") != "the user's own\n" || f.read("a-gone.txt") != "deleted by the agent\n" {
 		t.Fatalf("after roll back: f0 %q, f4 %q", f.read("dir/f0.txt"), f.read("dir/f4.txt"))
 	}
 	if n := intents(t, f); n != 0 {
