@@ -49,18 +49,24 @@ func stopCommand(g *globals) *cli.Command {
 	}
 }
 
-// decision is one operator decision on a task (approve, reject, prompt, stop, retry-task), as
-// runDecision takes it: every one opens the history, resolves its address to one task of one
-// run (in this worktree), decides, and continues the run like run does.
+// decision is one operator decision on a task (approve, reject, prompt, stop, retry-task,
+// timetravel), as runDecision takes it: every one opens the history, resolves its address to one
+// task of one run (in this worktree), decides, and continues the run like run does.
 type decision struct {
 	command string // the command's name, for messages
 	addr    string // the address as typed
-	dryRun  bool   // print the plan only: hooks off, the run does not continue
+	// attempt: the address must name one attempt (timetravel), not only a task.
+	attempt bool
+	dryRun  bool // print the plan only: hooks off, the run does not continue
 	detach  bool
 	force   bool
 	// refuse maps the decision's errors (ErrActive: refuseActive or refuseLive).
 	refuse func(err error, runID string) error
 }
+
+// errStay is what a decision returns when it is done and the run does not continue (timetravel
+// without --resume).
+var errStay = errors.New("decided; the run does not continue")
 
 // runDecision is the skeleton the decision commands share. decide takes the decision on the task
 // the address names; with dryRun it prints the plan instead.
@@ -71,14 +77,21 @@ func runDecision(ctx context.Context, g *globals, d decision, decide func(st *st
 	}
 	st.noHooks = d.dryRun // a dry run acts on nothing, hooks included
 	defer st.Close()
-	t, err := st.resolve(ctx, d.addr, attempt.WantTask)
+	want := attempt.WantTask
+	if d.attempt {
+		want = attempt.WantAttempt
+	}
+	t, err := st.resolve(ctx, d.addr, want)
 	if err != nil {
 		return err
 	}
 	if err := inRunWorktree(st, t.Run, d.command+" "+d.addr); err != nil {
 		return err
 	}
-	if err := decide(st, t); err != nil {
+	switch err := decide(st, t); {
+	case errors.Is(err, errStay):
+		return nil
+	case err != nil:
 		return d.refuse(err, t.Run.ID)
 	}
 	if d.dryRun {

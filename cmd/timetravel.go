@@ -52,63 +52,55 @@ func timetravelCommand(g *globals) *cli.Command {
 	}
 }
 
-func runTimetravel(ctx context.Context, g *globals, opts timetravelOptions) (err error) {
-	st, err := openState(g)
-	if err != nil {
-		return err
-	}
-	if opts.DryRun {
-		st.noHooks = true // a dry run acts on nothing, hooks included
-	}
-	defer st.Close()
-	run, a, err := st.resolveAddress(ctx, opts.Addr)
-	if err != nil {
-		return err
-	}
-	p, err := plan.PlanTimetravel(ctx, st.planEnv(), plan.TimetravelOptions{Run: run.ID, Task: a.TaskID, N: a.N,
-		Resume: opts.Resume, NoRestore: opts.NoRestore, Force: opts.Force, NoCompensate: opts.NoCompensate})
-	if err != nil {
-		return refuseActive(err, run.ID)
-	}
-	if opts.DryRun {
-		return printPlan(g, p)
-	}
-	res, err := p.Execute(ctx)
-	compensated, failed := compensationList(g.io.ErrOut, res.Compensations)
-	var step *plan.StepError
-	if errors.As(err, &step) && step.Step == plan.StepRecord && res.Restore != nil {
-		return &Error{Code: exitCode(mapError(step.Err)), Msg: err.Error(), Err: err, Hints: []string{
-			"the working tree was restored but the run's state was not changed; `mulligan undo` puts the tree back"}}
-	}
-	if err != nil {
-		return refuseActive(err, run.ID)
-	}
-	out := res.Timetravel
-	if opts.Resume && !failed {
-		printTimetravel(g.io.ErrOut, run.ID, p.Target, p.Tree, res.Restore, out, false)
-		return continueRun(ctx, g, st, run.ID, continueOptions{Force: opts.Force, Detach: opts.Detach})
-	}
-	if failed {
-		defer func() {
-			if err == nil {
-				err = exitError{ExitFailed}
-			}
-		}()
-	}
-	if g.json() {
-		var undo, changed any
-		if res.Restore != nil {
-			undo = res.UndoRef
-			changed = changesJSON(res.Restore.Changes)
+func runTimetravel(ctx context.Context, g *globals, opts timetravelOptions) error {
+	d := decision{command: "timetravel", addr: opts.Addr, attempt: true, dryRun: opts.DryRun, detach: opts.Detach, force: opts.Force,
+		refuse: refuseActive}
+	return runDecision(ctx, g, d, func(st *state, t *attempt.Target) error {
+		run, a := t.Run, t.Attempt
+		p, err := plan.PlanTimetravel(ctx, st.planEnv(), plan.TimetravelOptions{Run: run.ID, Task: a.TaskID, N: a.N,
+			Resume: opts.Resume, NoRestore: opts.NoRestore, Force: opts.Force, NoCompensate: opts.NoCompensate})
+		if err != nil {
+			return err
 		}
-		return writeJSON(g.io.Out, map[string]any{
-			"run": run.ID, "to": p.Target, "tree": snapshot.NewHash(a.Tree).String(), "restored": res.Restore != nil, "undo_ref": undo,
-			"changed": changed, "compensated": nonNil(compensated), "superseded": nonNil(out.Superseded),
-			"unsuperseded": nonNil(out.Restored), "tasks": out.Tasks, "state": "paused",
-		})
-	}
-	printTimetravel(g.io.Out, run.ID, p.Target, snapshot.NewHash(a.Tree), res.Restore, out, true)
-	return nil
+		if opts.DryRun {
+			return printPlan(g, p)
+		}
+		res, err := p.Execute(ctx)
+		compensated, failed := compensationList(g.io.ErrOut, res.Compensations)
+		var step *plan.StepError
+		if errors.As(err, &step) && step.Step == plan.StepRecord && res.Restore != nil {
+			return &Error{Code: exitCode(mapError(step.Err)), Msg: err.Error(), Err: err, Hints: []string{
+				"the working tree was restored but the run's state was not changed; `mulligan undo` puts the tree back"}}
+		}
+		if err != nil {
+			return err
+		}
+		out := res.Timetravel
+		if opts.Resume && !failed {
+			printTimetravel(g.io.ErrOut, run.ID, p.Target, p.Tree, res.Restore, out, false)
+			return nil // the run continues
+		}
+		if g.json() {
+			var undo, changed any
+			if res.Restore != nil {
+				undo = res.UndoRef
+				changed = changesJSON(res.Restore.Changes)
+			}
+			if err := writeJSON(g.io.Out, map[string]any{
+				"run": run.ID, "to": p.Target, "tree": snapshot.NewHash(a.Tree).String(), "restored": res.Restore != nil, "undo_ref": undo,
+				"changed": changed, "compensated": nonNil(compensated), "superseded": nonNil(out.Superseded),
+				"unsuperseded": nonNil(out.Restored), "tasks": out.Tasks, "state": "paused",
+			}); err != nil {
+				return err
+			}
+		} else {
+			printTimetravel(g.io.Out, run.ID, p.Target, snapshot.NewHash(a.Tree), res.Restore, out, true)
+		}
+		if failed {
+			return exitError{ExitFailed} // a compensation failed: said above
+		}
+		return errStay
+	})
 }
 
 func nonNil[T any](s []T) []T {
