@@ -30,7 +30,7 @@ import (
 //	task: the fix task's state (default: the run's); reason (default retries-exhausted if blocked)
 //	resume_at: a duration from now, for a parked task
 //	agents: the fix task's chain (default [claude]); prompt; verify (argv, [] for none);
-//	timeout; heartbeat
+//	timeout; heartbeat; isolation
 //	lacks: paths the task's base tree does not have
 //	base: the verify's exit status on the base tree (its output in the archive's "base" file)
 //	attempts: a list of {class, code, msg, exit, vexit, files, dur, agent, task, tree}; no class
@@ -52,6 +52,7 @@ type corpusFile struct {
 	Verify    *[]string         `yaml:"verify"`
 	Timeout   string            `yaml:"timeout"`
 	Heartbeat string            `yaml:"heartbeat"`
+	Isolation string            `yaml:"isolation"`
 	Lacks     []string          `yaml:"lacks"`
 	Base      *int              `yaml:"base"`
 	Attempts  []corpusAttempt   `yaml:"attempts"`
@@ -114,7 +115,7 @@ func loadCorpus(t *testing.T, path string) (scenario, corpusFile) {
 	var tf strings.Builder
 	tf.WriteString("version: 1\n" + corpusAgents + "tasks:\n")
 	fmt.Fprintf(&tf, "  - id: fix\n    prompt: %q\n    agent: [%s]\n    on_failure: retry\n    retries: 2\n", prompt, strings.Join(agents, ", "))
-	for _, d := range [][2]string{{"timeout", c.Timeout}, {"heartbeat", c.Heartbeat}} {
+	for _, d := range [][2]string{{"timeout", c.Timeout}, {"heartbeat", c.Heartbeat}, {"isolation", c.Isolation}} {
 		if d[1] != "" {
 			fmt.Fprintf(&tf, "    %s: %s\n", d[0], d[1])
 		}

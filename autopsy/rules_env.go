@@ -7,6 +7,7 @@ import (
 
 	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/autopsy/evidence"
+	"github.com/mulligan-dev/mulligan/internal/lazyre"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
@@ -170,6 +171,11 @@ var envRules = []Rule{
 		},
 		Suggest: func(f *facts) Suggestion {
 			s, _ := f.verifyToolMissing()
+			if nodeBinRe.MatchString(s.what) {
+				// A program of node_modules/.bin: the dependencies are not installed where verify runs.
+				return Suggestion{Text: fmt.Sprintf("%s comes from node_modules: install the dependencies where verify runs, then run the task again", s.what),
+					Commands: []string{"npm ci", f.retry()}}
+			}
 			return Suggestion{Text: fmt.Sprintf("install %s (or fix `verify.command` of task %s), then run the task again", s.what, f.task.ID),
 				Commands: []string{"command -v " + shellQuote(s.what), f.retry()}}
 		},
@@ -301,6 +307,9 @@ var envRules = []Rule{
 		},
 	},
 }
+
+// nodeBinRe: programs a project installs into node_modules/.bin rather than the machine.
+var nodeBinRe = lazyre.New(`^(?:jest|vitest|vite|tsc|ts-node|tsx|eslint|prettier|mocha|next|nuxt|webpack|rollup|esbuild|react-scripts|playwright|cypress|nx|turbo|lerna|ava|karma|jasmine|nodemon|astro|svelte-kit|ng)$`)
 
 // installCommand is the command that installs a preset's CLI, from its install hint
 // ("install it: CMD, then …").

@@ -204,6 +204,11 @@ func TestRules(t *testing.T) {
 		{"stuck-on-input", func(t *testing.T) *facts {
 			return rt(mkFacts(t, "", att{class: cHeartbeat, msg: "silent", out: "Thinking about the parser\n"}, att{class: cHeartbeat, msg: "silent", out: "Thinking about the parser\n"}))
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "non-interactively"},
+		{"worktree-lacks-dependencies", func(t *testing.T) *facts {
+			f := rt(mkFacts(t, "", verify("sh: 1: vitest: not found\n", 1), verify("sh: 1: vitest: not found\n", 1)))
+			f.def.Isolation = "worktree"
+			return withBase(f, 127, "sh: 1: vitest: not found\n")
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "link: [node_modules]"},
 		{"turn-limit", func(t *testing.T) *facts {
 			return rt(mkFacts(t, "", att{class: cPayload, code: "is_error", msg: "claude: error_max_turns"}, att{class: cPayload, code: "is_error", msg: "claude: error_max_turns"}))
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "--max-turns"},

@@ -105,6 +105,23 @@ var workRules = []Rule{
 		Lines: func(f *facts) []string { _, p, _ := f.waitingPrompt(); return []string{p.Line} },
 	},
 	{
+		// An isolated worktree has no node_modules unless the task links it (SPEC §4.1).
+		Name: "worktree-lacks-dependencies", Category: WorkflowBug, Confidence: 0.89,
+		Match: func(f *facts) bool {
+			s, ok := f.verifyToolMissing()
+			return ok && nodeBinRe.MatchString(s.what) && f.def != nil && f.def.Isolation == taskfile.IsolationWorktree
+		},
+		Why: func(f *facts) string {
+			s, _ := f.verifyToolMissing()
+			return fmt.Sprintf("the verify command could not run %s, a program of node_modules, in the task's own worktree, which has no node_modules: %s", s.what, s.line)
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("add `worktree: {link: [node_modules]}` to task %s in %s (or install the dependencies in `verify.command`), then run it again", f.task.ID, f.fileName()),
+				Commands: []string{f.fixed()}}
+		},
+		Lines: func(f *facts) []string { s, _ := f.verifyToolMissing(); return []string{s.line} },
+	},
+	{
 		// The verify command itself never ends (watch mode) or hangs the same way every time.
 		Name: "verify-never-ends", Category: WorkflowBug, Confidence: 0.82,
 		Match: func(f *facts) bool {
@@ -233,6 +250,10 @@ var workRules = []Rule{
 				f.base.ExitCode, orWord(lastNonBlank(f.base.Output), f.last().Message))
 		},
 		Suggest: func(f *facts) Suggestion {
+			if strings.Contains(f.base.Output, "missing go.sum entry") {
+				return Suggestion{Text: "the repository's go.sum lacks entries its imports need: run go mod tidy in the repository and commit it, then run the task again",
+					Commands: []string{"go mod tidy", f.retry()}}
+			}
 			return Suggestion{Text: fmt.Sprintf("fix `verify.command` of task %s in %s (run it by hand on the base tree), then run the task again", f.task.ID, f.fileName()),
 				Commands: []string{f.fixed()}}
 		},

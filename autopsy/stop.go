@@ -231,7 +231,7 @@ func (f *facts) flaky() (string, storeAttempt, bool) {
 }
 
 // timingRe: a failure that depends on time or scheduling, not on the code's logic.
-var timingRe = lazyre.New(`(?i)timed? ?out|deadline exceeded|took \S+,? (?:want|expected)|elapsed|too slow|race detected|DATA RACE|flak|intermittent|ECONNRESET|Exceeded timeout of \d+ ?ms`)
+var timingRe = lazyre.New(`(?i)timed? ?out|deadline exceeded|\d+(?:\.\d+)?(?:ms|s)\b.*\b(?:want|expected)\b|\b(?:want|expected)\b.*\d+(?:\.\d+)?(?:ms|s)\b|took \S+,? (?:want|expected)|elapsed|too slow|race detected|DATA RACE|flak|intermittent|ECONNRESET|Exceeded timeout of \d+ ?ms`)
 
 // ranTests: the attempt's verify ran the tests (it passed, or its runner printed results).
 func (f *facts) ranTests(a storeAttempt) bool {
@@ -277,7 +277,10 @@ func (f *facts) agentKilled() (storeAttempt, evidence.Exit, bool) {
 		return a, evidence.Exit{}, false
 	}
 	e := evidence.ExitOf(f.exit(a), f.output[key(a.TaskID, a.N)]+"\n"+a.Message)
-	return a, e, e.Memory
+	if e.Kind == evidence.Killed && e.Line == "" {
+		e.Line = a.Message // exit 137 said nothing more: the kernel's OOM killer, as a rule
+	}
+	return a, e, e.Memory || f.exit(a) == 137
 }
 
 func atoi(s string) int {
