@@ -209,6 +209,9 @@ func TestRules(t *testing.T) {
 			f.def.Isolation = "worktree"
 			return withBase(f, 127, "sh: 1: vitest: not found\n")
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "link: [node_modules]"},
+		{"verify-says-nothing", func(t *testing.T) *facts {
+			return mkFacts(t, "", verify("make: *** [Makefile:12: test] Error 2\n", 1), verify("make: *** [Makefile:12: test] Error 2\n", 2))
+		}, Unknown, []string{"mulligan logs k3f9abcd/fix@2", "mulligan diff k3f9abcd/fix@2"}, "by hand"},
 		{"turn-limit", func(t *testing.T) *facts {
 			return rt(mkFacts(t, "", att{class: cPayload, code: "is_error", msg: "claude: error_max_turns"}, att{class: cPayload, code: "is_error", msg: "claude: error_max_turns"}))
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "--max-turns"},

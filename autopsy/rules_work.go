@@ -341,6 +341,34 @@ var workRules = []Rule{
 		Lines:   func(f *facts) []string { return f.testLines(f.lastOf(cQuality)) },
 	},
 	{
+		// The verify command failed and said nothing but that it failed (make's "Error 2", an
+		// exit status): no evidence says why, whatever the attempts have in common.
+		Name: "verify-says-nothing", Category: Unknown, Confidence: 0.62,
+		Match: func(f *facts) bool {
+			as, vs := f.qualityViews()
+			if len(as) == 0 || len(as) != len(f.failed) {
+				return false
+			}
+			for i := range as {
+				if !vs[i].saysNothing() {
+					return false
+				}
+			}
+			return true
+		},
+		Why: func(f *facts) string {
+			return fmt.Sprintf("verify failed in %d attempt(s) without saying why (%s): no evidence decides between the code, the command and the machine", len(f.failed), f.last().Message)
+		},
+		Suggest: func(f *facts) Suggestion {
+			s := Suggestion{Text: "run the verify command by hand in the attempt's tree, with its verbose output, to see what fails", Commands: []string{f.logs(f.last())}}
+			if a, ok := f.best(); ok {
+				s.Commands = append(s.Commands, "mulligan diff "+fmt.Sprintf("%s/%s@%d", f.run.ID, a.TaskID, a.N))
+			}
+			return s
+		},
+		Lines: func(f *facts) []string { return decisiveLines(f.verifyOutput[key(f.last().TaskID, f.last().N)]) },
+	},
+	{
 		Name: "verify-same-failure", Category: WorkflowBug, Confidence: 0.6,
 		Match: func(f *facts) bool {
 			return f.allClasses(cQuality) && len(f.failed) >= 2 && !f.verifyDiffers() && f.sameMessages()

@@ -147,6 +147,23 @@ func readVerify(out string) verifyView {
 	return v
 }
 
+// genericFailRe: a line that says only that something failed, not what.
+var genericFailRe = lazyre.New(`(?i)^(?:make(?:\[\d+\])?: \*\*\* .*Error #|exit status #|FAIL|error:? Command failed with exit code #\.?|npm (?:ERR!|error) (?:Test failed.*|code \S+|errno #|command failed|command sh -c .*|Lifecycle script .* failed.*|path \S+|workspace \S+|location \S+|A complete log of this run can be found in:.*|\s*)|ELIFECYCLE.*|Error: Process completed with exit code #\.?|.*returned non-zero exit status #\.?|\S+: exit status #|> .*)$`)
+
+// saysNothing: the verify output has no failing test, no build error and no line that says
+// more than that it failed.
+func (v verifyView) saysNothing() bool {
+	if len(v.tests) > 0 || len(v.build) > 0 {
+		return false
+	}
+	for _, l := range strings.Split(v.norm, "\n") {
+		if l != "" && !genericFailRe.MatchString(l) {
+			return false
+		}
+	}
+	return true
+}
+
 func (v verifyView) sameAs(w verifyView) bool {
 	if len(v.tests) > 0 || len(w.tests) > 0 {
 		return slices.Equal(v.tests, w.tests)

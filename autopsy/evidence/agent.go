@@ -42,9 +42,11 @@ var (
 	noNetSbRe    = lazyre.New(`(?i)CODEX_SANDBOX_NETWORK_DISABLED=1|network_access[" ]*[:=] *false|network-sandbox-policy: restricted|sandbox has no network|(?:without|no) network access(?: in| inside)? (?:the |this |my )?sandbox|sandbox(?:ed)? (?:environment )?(?:has |with )?no network|network (?:access )?is (?:disabled|blocked|restricted) (?:in|inside|by) (?:the |this |my )?sandbox`)
 	// saysNoNetRe: the agent's own words that its commands have no network.
 	saysNoNetRe = lazyre.New(`(?i)\b(?:no|without|lacks?|lacking|blocked|blocks|disabled|restricted|denied)\b[^.]{0,40}\b(?:network|internet)\b|\b(?:network|internet)\b[^.]{0,30}\b(?:is |was )?(?:blocked|disabled|restricted|unavailable|not available|denied|unreachable)\b|\boffline\b`)
+	codexHeadRe = lazyre.New(`^\[\d{4}-\d\d-\d\dT[\d:.]+Z?\] codex$`)
+	timestampRe = lazyre.New(`^\[\d{4}-\d\d-\d\dT[\d:.]+Z?\] `)
 	// toolLineRe: a line a tool or the CLI printed, not the agent's words.
 	toolLineRe = lazyre.New(`(?i)^(?:error|fatal|warn(?:ing)?|npm|pip|go:|\[?api error|exception|traceback|\S+:\d+:)`)
-	tokensRe   = lazyre.New(`(?i)^tokens used:? [\d,]+|"(?:output_tokens|total_tokens|candidates)"\s*:\s*[1-9]`)
+	tokensRe   = lazyre.New(`(?i)(?:^|\]\s*)tokens used:? [\d,]+|"(?:output_tokens|total_tokens|candidates)"\s*:\s*[1-9]`)
 )
 
 // ReadAgent reads an agent CLI's output: claude's json and stream-json, codex exec --json (both
@@ -66,11 +68,22 @@ func ReadAgent(out string) Agent {
 			}
 		}
 	}
-	var plainLast string
+	var plainLast, codexSaid string
+	inCodex := false
 	for _, l := range lines {
 		t := strings.TrimSpace(l)
 		if t == "" {
 			continue
+		}
+		// codex exec's plain transcript: "[time] codex" heads the agent's own message.
+		if codexHeadRe.MatchString(t) {
+			inCodex, codexSaid = true, ""
+			continue
+		}
+		if strings.HasPrefix(t, "[") && timestampRe.MatchString(t) {
+			inCodex = false
+		} else if inCodex {
+			codexSaid = strings.TrimSpace(codexSaid + " " + t)
 		}
 		h := agentcli.HumanLine(t)
 		if !strings.HasPrefix(t, "{") {
@@ -87,6 +100,9 @@ func ReadAgent(out string) Agent {
 		}
 	}
 	spoke := a.LastMessage != "" // the model's own message, from the CLI's events
+	if a.LastMessage == "" && codexSaid != "" {
+		a.LastMessage, spoke, a.APICalls = clip(codexSaid), true, true
+	}
 	if a.LastMessage == "" {
 		a.LastMessage = clip(plainLast)
 		spoke = !toolLineRe.MatchString(plainLast) && !netErrRe.MatchString(plainLast)
