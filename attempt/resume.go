@@ -110,6 +110,8 @@ func Resume(ctx context.Context, env Env, opts ResumeOptions) (*Outcome, error) 
 	if store.RunFinished(run.State) {
 		return nil, fmt.Errorf("run %s %s: %w", run.ID, run.State, ErrRunFinished)
 	}
+	// Stopped by Ctrl-C: the tree holds the interrupted attempt's half edit (resetInterrupted).
+	interrupted := run.State == store.RunPaused && run.Reason == ReasonInterrupted
 	handover := opts.HandoverEpoch != 0 && opts.HandoverEpoch == run.Epoch
 	if run.Owner != nil && store.ProcessAlive(*run.Owner) && run.Owner.PID != store.Self().PID && !handover {
 		return nil, fmt.Errorf("%w: run %s is running (pid %d on %s)", ErrActive, run.ID, run.Owner.PID, run.Owner.Host)
@@ -185,6 +187,7 @@ func Resume(ctx context.Context, env Env, opts ResumeOptions) (*Outcome, error) 
 	if err != nil {
 		return nil, err
 	}
+	r.undoReset = interrupted
 	return r.execute(ctx)
 }
 

@@ -158,6 +158,11 @@ type runner struct {
 	lane *laneRun
 	// slot is the worktree an isolated task's attempts run in (isolate.go); nil in place.
 	slot *worktreeSlot
+
+	// undoReset: the run resumes after an interruption (Ctrl-C), so the working tree holds the
+	// interrupted attempt's half edit: the first reset keeps it under an undo ref, which
+	// `mulligan undo` brings back.
+	undoReset bool
 }
 
 // ErrActive is returned when another live process runs in this worktree; it wraps the store's

@@ -187,6 +187,10 @@ func (r *runner) restore(ctx context.Context, tree plumbing.Hash) error {
 	}
 	sctx, done := r.snapshotCtx(ctx)
 	defer done()
+	if r.undoReset && !r.inWorktree && r.lane == nil {
+		r.undoReset = false
+		return r.resetInterrupted(sctx, tree)
+	}
 	res, err := r.env.Repo.Restore(sctx, tree, snapshot.RestoreOptions{NoUndoRef: true, Kept: kept,
 		UndoMessage: fmt.Sprintf("mulligan run %s: the working tree before a reset to %s\n\nIt held changes no attempt of the run recorded.\n", r.run.ID, tree)})
 	r.noteSubmodules(res)
@@ -196,6 +200,36 @@ func (r *runner) restore(ctx context.Context, tree plumbing.Hash) error {
 			return r.event(tx, r.current, 0, store.EventSnapshotTaken, store.SnapshotTaken{Ref: res.Undo.Ref, Tree: res.UndoTree.String(),
 				Commit: res.Undo.Commit.String(), Reason: "unrecorded-edits"})
 		})
+	}
+	if err != nil {
+		return err
+	}
+	r.known = tree
+	r.putBackIgnored(ctx, tree)
+	return nil
+}
+
+// resetInterrupted is the first reset after a run interrupted by Ctrl-C resumes: the working tree
+// holds the interrupted attempt's half edit, which it keeps under an undo ref (`mulligan undo`
+// brings it back) and names.
+func (r *runner) resetInterrupted(ctx context.Context, tree plumbing.Hash) error {
+	id := snapshot.NewID(r.env.Now())
+	res, err := r.env.Repo.Restore(ctx, tree, snapshot.RestoreOptions{UndoRef: snapshot.UndoRef(id),
+		UndoMessage: fmt.Sprintf("mulligan undo %s\n\nThe working tree an interrupted attempt of run %s left, before resume reset it.\n", id, r.run.ID)})
+	r.noteSubmodules(res)
+	if res != nil && res.Undo != nil && res.Undo.Ref != "" {
+		_ = r.update(ctx, func(tx *store.Tx) error {
+			return r.event(tx, r.current, 0, store.EventSnapshotTaken, store.SnapshotTaken{Ref: res.Undo.Ref, Tree: res.UndoTree.String(),
+				Commit: res.Undo.Commit.String(), Reason: ReasonInterrupted})
+		})
+		if len(res.Changes) > 0 {
+			paths := make([]string, len(res.Changes))
+			for i, c := range res.Changes {
+				paths[i] = c.Path
+			}
+			r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: r.current, Message: fmt.Sprintf(
+				"the interrupted attempt's edits are reset: %s; kept in %s: `mulligan undo` brings them back", listPaths(paths), res.Undo.Ref)})
+		}
 	}
 	if err != nil {
 		return err
