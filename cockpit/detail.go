@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/autopsy"
 	"github.com/mulligan-dev/mulligan/internal/tailfile"
 )
@@ -115,13 +116,20 @@ func firstLine(s string) string {
 // logLimit is how much of a log's end the log pane shows.
 const logLimit = 256 << 10
 
-// ReadLog is a log's end (at most logLimit bytes), scrubbed, and the file's size.
+// ReadLog is a log's end (at most logLimit bytes), then its verify command's output when it
+// ran (as `mulligan logs` prints them), scrubbed, and the two files' size.
 func ReadLog(path string, scrub func(string) string) (string, int64) {
 	buf, size, err := tailfile.Read(path, logLimit)
 	if err != nil {
 		return "(no log: " + err.Error() + ")", -1
 	}
-	return scrub(string(buf)), size
+	text := string(buf)
+	vpath := attempt.VerifyLogPath(path)
+	if v, vsize, err := tailfile.Read(vpath, logLimit); err == nil {
+		text += "\n--- verify output (" + vpath + ") ---\n" + string(v)
+		size += vsize
+	}
+	return scrub(text), size
 }
 
 // Stamp is a cheap fingerprint of what a Load would read: the database and its write-ahead log

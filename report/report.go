@@ -236,6 +236,10 @@ func rows(d *Doc, t store.Task) []Row {
 			if a.Class != "" {
 				label += " · " + a.Class
 			}
+			label += " · " + duration(a, d.End)
+			if a.CostUSD != nil {
+				label += " · " + cost(a.CostUSD)
+			}
 			title := fmt.Sprintf("%s@%d · %s · %s · %s · %s · spend %s", t.ID, a.N, a.Agent, a.State,
 				cmp.Or(a.Class, "no class"), duration(a, d.End), cost(a.CostUSD))
 			r.Bars = append(r.Bars, Bar{Left: left, Width: width, Outcome: a.State, Label: label, Title: title, Anchor: anchor(a)})
