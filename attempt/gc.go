@@ -219,35 +219,46 @@ func gcUndo(repo *snapshot.Repo, label, prefix string, olderThan time.Duration, 
 const indexCopyGrace = time.Hour
 
 // GCIndexCopies deletes the copies of the user's index (kept with the attempts' git states, under
-// <git-dir>/mulligan/user-index/) that no attempt of a run gc has not pruned refers to, once
-// they are an hour old. It returns their sums.
-func GCIndexCopies(ctx context.Context, repo *snapshot.Repo, db *store.DB, now time.Time, dryRun bool) ([]string, error) {
-	copies, err := repo.IndexCopies()
-	if err != nil || len(copies) == 0 {
-		return []string{}, err
-	}
+// <git-dir>/mulligan/user-index/) and of the git operations in progress (…/git-ops/) that no
+// attempt of a run gc has not pruned refers to, once they are an hour old. It returns their sums.
+func GCIndexCopies(ctx context.Context, repo *snapshot.Repo, db *store.DB, now time.Time, dryRun bool) (index, ops []string, err error) {
 	var pres [][]byte
 	if err := db.View(ctx, func(tx *store.Tx) (err error) {
 		pres, err = tx.LiveGitPres()
 		return err
 	}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	used := map[string]bool{}
+	usedIndex, usedOps := map[string]bool{}, map[string]bool{}
 	for _, p := range pres {
 		var st snapshot.GitState
-		if json.Unmarshal(p, &st) == nil && st.Index.Sum != "" {
-			used[st.Index.Sum] = true
+		if json.Unmarshal(p, &st) == nil {
+			usedIndex[st.Index.Sum], usedOps[st.Ops.Sum] = true, true
 		}
 	}
+	if index, err = gcCopies(repo.IndexCopies, repo.RemoveIndexCopy, usedIndex, now, dryRun); err != nil {
+		return index, nil, fmt.Errorf("gc index copy: %w", err)
+	}
+	if ops, err = gcCopies(repo.OpsCopies, repo.RemoveOpsCopy, usedOps, now, dryRun); err != nil {
+		return index, ops, fmt.Errorf("gc copy of git operations: %w", err)
+	}
+	return index, ops, nil
+}
+
+// gcCopies removes the kept copies list gives that used does not name, once past the grace.
+func gcCopies(list func() ([]snapshot.IndexCopy, error), remove func(string) error, used map[string]bool, now time.Time, dryRun bool) ([]string, error) {
+	copies, err := list()
 	out := []string{}
+	if err != nil {
+		return out, err
+	}
 	for _, c := range copies {
 		if used[c.Sum] || now.Sub(c.Kept) < indexCopyGrace {
 			continue
 		}
 		if !dryRun {
-			if err := repo.RemoveIndexCopy(c.Sum); err != nil {
-				return out, fmt.Errorf("gc index copy %s: %w", c.Sum, err)
+			if err := remove(c.Sum); err != nil {
+				return out, fmt.Errorf("%s: %w", c.Sum, err)
 			}
 		}
 		out = append(out, c.Sum)

@@ -51,16 +51,16 @@ func runGC(ctx context.Context, g *globals, age time.Duration, keepUndo int, dry
 	if err == nil {
 		undo, err = attempt.GCUndoRefs(st.repo, age, keepUndo, now, dryRun)
 	}
-	var copies []string
+	var copies, opCopies []string
 	if err == nil {
-		copies, err = attempt.GCIndexCopies(ctx, st.repo, st.db, now, dryRun)
+		copies, opCopies, err = attempt.GCIndexCopies(ctx, st.repo, st.db, now, dryRun)
 	}
 	var worktrees []string
 	if err == nil {
 		worktrees, err = attempt.GCWorktrees(ctx, st.repo, st.db, dryRun)
 	}
 	if g.json() && err == nil {
-		return writeJSON(g.io.Out, map[string]any{"dry_run": dryRun, "runs": runs, "undo_refs": undo, "index_copies": copies, "worktrees": worktrees})
+		return writeJSON(g.io.Out, map[string]any{"dry_run": dryRun, "runs": runs, "undo_refs": undo, "index_copies": copies, "git_op_copies": opCopies, "worktrees": worktrees})
 	}
 	verb := "pruned"
 	if dryRun {
@@ -87,12 +87,17 @@ func runGC(ctx context.Context, g *globals, age time.Duration, keepUndo int, dry
 		fmt.Fprintf(g.io.Out, "%s %d undo ref%s older than %s (the newest %d are kept whatever their age)\n",
 			undoVerb, len(undo), plural(len(undo)), ageString(age), keepUndo)
 	}
-	if len(copies) > 0 {
-		copyVerb := "removed"
-		if dryRun {
-			copyVerb = "would remove"
+	copyVerb := "removed"
+	if dryRun {
+		copyVerb = "would remove"
+	}
+	for _, c := range []struct {
+		sums []string
+		of   string
+	}{{copies, "the index"}, {opCopies, "git operations in progress"}} {
+		if len(c.sums) > 0 {
+			fmt.Fprintf(g.io.Out, "%s %d cop%s of %s that no kept run's attempt refers to\n", copyVerb, len(c.sums), pluralY(len(c.sums)), c.of)
 		}
-		fmt.Fprintf(g.io.Out, "%s %d cop%s of the index that no kept run's attempt refers to\n", copyVerb, len(copies), pluralY(len(copies)))
 	}
 	for _, w := range worktrees {
 		if dryRun {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // The git operations in progress are part of the git state an attempt may not take (SPEC
@@ -108,7 +109,9 @@ func (r *Repo) opState(files []opFile, keep bool) (OpState, error) {
 	}
 	dir := r.opsCopyPath(st.Sum)
 	if _, err := os.Stat(dir); err == nil {
-		return st, nil // kept already: content-addressed
+		now := time.Now()
+		os.Chtimes(dir, now, now) // kept again now: gc leaves it alone for a while
+		return st, nil            // kept already: content-addressed
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return st, err
@@ -247,4 +250,17 @@ func opsChange(pre, post OpState) string {
 		return "started a " + strings.Join(post.Ops, " and ")
 	}
 	return "the " + strings.Join(pre.Ops, " and ") + " in progress changed"
+}
+
+// OpsCopies lists the copies of git operations in progress kept for this worktree.
+func (r *Repo) OpsCopies() ([]IndexCopy, error) {
+	return keptCopies(filepath.Dir(r.opsCopyPath("x")), fs.DirEntry.IsDir)
+}
+
+// RemoveOpsCopy deletes the copy of git operations in progress named sum.
+func (r *Repo) RemoveOpsCopy(sum string) error {
+	if len(sum) != 64 || filepath.Base(sum) != sum {
+		return errors.New("not a copy of git operations: " + sum)
+	}
+	return os.RemoveAll(r.opsCopyPath(sum))
 }

@@ -20,7 +20,12 @@ type IndexCopy struct {
 
 // IndexCopies lists the index copies kept for this worktree.
 func (r *Repo) IndexCopies() ([]IndexCopy, error) {
-	dir := filepath.Dir(r.indexCopyPath("x"))
+	return keptCopies(filepath.Dir(r.indexCopyPath("x")), func(e fs.DirEntry) bool { return e.Type().IsRegular() })
+}
+
+// keptCopies lists the content-addressed copies in dir (entries named by a sha256 that kind
+// accepts; anything else is a temporary of a writer, or not ours), sorted by sum.
+func keptCopies(dir string, kind func(fs.DirEntry) bool) ([]IndexCopy, error) {
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -30,8 +35,8 @@ func (r *Repo) IndexCopies() ([]IndexCopy, error) {
 	}
 	var out []IndexCopy
 	for _, e := range ents {
-		if !e.Type().IsRegular() || len(e.Name()) != 64 {
-			continue // a temporary file of a writer, or not ours
+		if !kind(e) || len(e.Name()) != 64 {
+			continue
 		}
 		fi, err := e.Info()
 		if err != nil {
