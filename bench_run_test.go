@@ -87,11 +87,14 @@ func benchEnv(t *testing.T) []string {
 	os.WriteFile(cfg, []byte("[user]\n\tname = Bench\n\temail = bench@example.com\n[init]\n\tdefaultBranch = main\n[commit]\n\tgpgSign = false\n[maintenance]\n\tauto = false\n[gc]\n\tauto = 0\n"), 0o600)
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_") && !strings.HasPrefix(kv, "HOME=") {
+		if !strings.HasPrefix(kv, "GIT_") && !strings.HasPrefix(kv, "HOME=") &&
+			!strings.HasPrefix(kv, "XDG_DATA_HOME=") && !strings.HasPrefix(kv, "MULLIGAN_WORKTREES=") {
 			env = append(env, kv)
 		}
 	}
-	return append(env, "HOME="+home, "GIT_CONFIG_GLOBAL="+cfg, "GIT_CONFIG_NOSYSTEM=1", "NO_COLOR=1", "LC_ALL=C")
+	// mulligan's worktrees (isolated tasks, best_of) go under this HOME, never the user's.
+	return append(env, "HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, ".local", "share"),
+		"GIT_CONFIG_GLOBAL="+cfg, "GIT_CONFIG_NOSYSTEM=1", "NO_COLOR=1", "LC_ALL=C")
 }
 
 // runBenchTree makes (once, cached in the temp dir) a committed tree of n files, 25 a directory,
