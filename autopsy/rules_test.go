@@ -212,6 +212,10 @@ func TestRules(t *testing.T) {
 		{"verify-says-nothing", func(t *testing.T) *facts {
 			return mkFacts(t, "", verify("make: *** [Makefile:12: test] Error 2\n", 1), verify("make: *** [Makefile:12: test] Error 2\n", 2))
 		}, Unknown, []string{"mulligan logs k3f9abcd/fix@2", "mulligan diff k3f9abcd/fix@2"}, "by hand"},
+		{"machine-lacks", func(t *testing.T) *facts {
+			out := "go: go.mod requires go >= 1.24 (running go 1.22.5; GOTOOLCHAIN=local)\n"
+			return rt(withBase(mkFacts(t, "", verify(out, 1), verify(out, 2)), 1, out))
+		}, Environment, []string{"go env -w GOTOOLCHAIN=go1.24+auto", "mulligan retry-task k3f9abcd fix"}, "Go 1.24 or later"},
 		{"turn-limit", func(t *testing.T) *facts {
 			return rt(mkFacts(t, "", att{class: cPayload, code: "is_error", msg: "claude: error_max_turns"}, att{class: cPayload, code: "is_error", msg: "claude: error_max_turns"}))
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "--max-turns"},
