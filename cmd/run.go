@@ -58,7 +58,7 @@ func runCommand(g *globals) *cli.Command {
 			&cli.StringFlag{Name: "preset", Usage: "ad hoc: the agent CLI's `PRESET` (claude, codex, gemini, aider, opencode, generic)"},
 			&cli.StringFlag{Name: "max-cost", Usage: "stop before the next attempt once the run's reported spend reaches `USD`"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "validate the task file and print the plan (tasks in order, agents, isolation, limits); run and record nothing"},
-			&cli.BoolFlag{Name: "isolate", Usage: "run every task in a worktree of its own; a success is applied to the working tree by a three-way merge, so you can keep editing"},
+			&cli.BoolFlag{Name: "isolate", Usage: "run every task in a worktree of its own (under $XDG_DATA_HOME/mulligan/worktrees, or $MULLIGAN_WORKTREES); a success is applied to the working tree by a three-way merge, so you can keep editing"},
 			noAutopsyFlag,
 		},
 		Action: func(c *cli.Context) error {
