@@ -175,6 +175,9 @@ func readIndexHeader(br *bufio.Reader, size int64) (version uint32, count int, e
 		return 0, 0, badIndex("unsupported version %d", version)
 	}
 	count = int(binary.BigEndian.Uint32(b[8:12]))
+	if int64(count) > (size-12-20)/62 { // an entry takes 62 bytes at least
+		return 0, 0, badIndex("%d entries cannot fit in %d bytes", count, size)
+	}
 	br.Discard(12)
 	return version, count, nil
 }
@@ -240,14 +243,19 @@ func scanIndexEntries(br *bufio.Reader, version uint32, count int, size int64, f
 		}
 		hdr := int64(62)
 		if flags&0x4000 != 0 {
-			if version < 3 || off+64 > end {
-				return 0, badIndex("extended flags in entry %d", i)
+			// Extended flags, read in any version as git reads them (git writes them from
+			// version 3 on).
+			if off+64 > end {
+				return 0, badIndex("truncated extended flags in entry %d", i)
 			}
 			b, err := br.Peek(64)
 			if err != nil {
-				return 0, badIndex("extended flags in entry %d", i)
+				return 0, badIndex("truncated extended flags in entry %d", i)
 			}
 			ext := binary.BigEndian.Uint16(b[62:])
+			if ext&^0x6000 != 0 {
+				return 0, badIndex("unknown extended flags %#04x in entry %d", ext, i)
+			}
 			if ext&0x4000 != 0 {
 				u.flags |= fSkipWT
 			}
@@ -286,6 +294,11 @@ func scanIndexEntries(br *bufio.Reader, version uint32, count int, size int64, f
 				name = slices.Grow(name, int(nameLen))[:nameLen]
 				if _, err := io.ReadFull(br, name); err != nil {
 					return 0, badIndex("truncated name in entry %d", i)
+				}
+				if bytes.IndexByte(name, 0) >= 0 {
+					// git keeps the bytes after the NUL in the entry and ignores them when it
+					// prints or compares the path as a string: no one path to read.
+					return 0, badIndex("NUL in the name of entry %d", i)
 				}
 				read = nameLen
 			}

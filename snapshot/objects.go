@@ -366,6 +366,8 @@ type packIndex struct {
 	offs   []byte // count*4: the offset, or (high bit set) an index into large
 	large  []byte // 8 bytes each
 	pack   *os.File
+	// offs32: the offsets are 32 bits, none in large (a version 1 index)
+	offs32 bool
 }
 
 func openPackIndex(path string) (*packIndex, error) {
@@ -380,7 +382,7 @@ func openPackIndex(path string) (*packIndex, error) {
 	}
 	const hdrLen = 8 + 256*4
 	size := fi.Size()
-	if size < hdrLen+40 {
+	if size < 256*4+40 {
 		return nil, fmt.Errorf("%s: truncated pack index", path)
 	}
 	p := &packIndex{path: path}
@@ -393,16 +395,15 @@ func openPackIndex(path string) (*packIndex, error) {
 			return nil, err
 		}
 	}
-	if !bytes.Equal(data[:4], []byte{0xff, 't', 'O', 'c'}) || binary.BigEndian.Uint32(data[4:8]) != 2 {
+	if !bytes.Equal(data[:4], []byte{0xff, 't', 'O', 'c'}) {
+		return p.v1(data)
+	}
+	if binary.BigEndian.Uint32(data[4:8]) != 2 || size < hdrLen+40 {
 		p.close()
 		return nil, fmt.Errorf("%s: unsupported pack index version", path)
 	}
-	for i := 0; i < 256; i++ {
-		p.fanout[i] = binary.BigEndian.Uint32(data[8+4*i:])
-		if i > 0 && p.fanout[i] < p.fanout[i-1] {
-			p.close()
-			return nil, fmt.Errorf("%s: damaged pack index", path)
-		}
+	if err := p.readFanout(data[8:]); err != nil {
+		return nil, err
 	}
 	n := int64(p.fanout[255])
 	end := hdrLen + n*(20+4+4)
@@ -414,6 +415,44 @@ func openPackIndex(path string) (*packIndex, error) {
 	p.offs = data[hdrLen+n*24 : end]
 	p.large = data[end : size-40]
 	return p, nil
+}
+
+// v1 reads a version 1 index (git before 1.5.2): the fan-out, then each object's 4-byte offset
+// and id, then the trailer. Its entries are copied into the version 2 layout.
+func (p *packIndex) v1(data []byte) (*packIndex, error) {
+	defer func() {
+		if p.mapped != nil {
+			unix.Munmap(p.mapped)
+			p.mapped = nil
+		}
+	}()
+	if err := p.readFanout(data); err != nil {
+		return nil, err
+	}
+	n := int64(p.fanout[255])
+	if 256*4+n*24+40 > int64(len(data)) {
+		return nil, fmt.Errorf("%s: truncated pack index", p.path)
+	}
+	p.names, p.offs = make([]byte, 0, n*20), make([]byte, 0, n*4)
+	for i := int64(0); i < n; i++ {
+		e := data[256*4+24*i:]
+		p.offs = append(p.offs, e[:4]...)
+		p.names = append(p.names, e[4:24]...)
+	}
+	p.offs32 = true
+	return p, nil
+}
+
+// readFanout reads the 256 counts that start b and checks that they never decrease.
+func (p *packIndex) readFanout(b []byte) error {
+	for i := 0; i < 256; i++ {
+		p.fanout[i] = binary.BigEndian.Uint32(b[4*i:])
+		if i > 0 && p.fanout[i] < p.fanout[i-1] {
+			p.close()
+			return fmt.Errorf("%s: damaged pack index", p.path)
+		}
+	}
+	return nil
 }
 
 // close unmaps the index and closes the pack (packMu held, or the index is no one else's).
@@ -432,7 +471,7 @@ func (p *packIndex) close() {
 // offset is the pack offset of the i-th object.
 func (p *packIndex) offset(i int) uint64 {
 	o := binary.BigEndian.Uint32(p.offs[4*i:])
-	if o&0x80000000 == 0 {
+	if o&0x80000000 == 0 || p.offs32 {
 		return uint64(o)
 	}
 	j := int(o & 0x7fffffff)

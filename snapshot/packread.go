@@ -3,7 +3,6 @@ package snapshot
 import (
 	"bufio"
 	"compress/zlib"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -244,16 +243,33 @@ func inflateExactly(r io.Reader, size uint64) ([]byte, error) {
 
 // deltaSizes reads a delta's source and result sizes and where its instructions start.
 func deltaSizes(d []byte) (src, dst uint64, rest []byte, err error) {
-	src, n := binary.Uvarint(d)
-	if n <= 0 {
-		return 0, 0, nil, errors.New("bad delta header")
+	if src, d, err = deltaHeaderSize(d); err != nil {
+		return 0, 0, nil, err
 	}
-	d = d[n:]
-	dst, n = binary.Uvarint(d)
-	if n <= 0 {
-		return 0, 0, nil, errors.New("bad delta header")
+	if dst, d, err = deltaHeaderSize(d); err != nil {
+		return 0, 0, nil, err
 	}
-	return src, dst, d[n:], nil
+	return src, dst, d, nil
+}
+
+// deltaHeaderSize reads one size of a delta's header as git's get_delta_hdr_size does: a
+// varint that the end of the delta may cut short.
+func deltaHeaderSize(d []byte) (uint64, []byte, error) {
+	if len(d) == 0 {
+		return 0, nil, errors.New("bad delta header")
+	}
+	var size uint64
+	for shift := uint(0); ; shift += 7 {
+		if shift > 63 {
+			return 0, nil, errors.New("bad delta header")
+		}
+		c := d[0]
+		d = d[1:]
+		size |= uint64(c&0x7f) << shift
+		if c&0x80 == 0 || len(d) == 0 {
+			return size, d, nil
+		}
+	}
 }
 
 // applyDelta builds the result of delta d on base (git's patch-delta.c). The last delta of a

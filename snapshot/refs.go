@@ -125,6 +125,13 @@ func (r *Repo) packedRefs() (map[string]plumbing.Hash, error) {
 		}
 		return nil, fmt.Errorf("read packed-refs: %w", err)
 	}
+	return parsePackedRefs(data), nil
+}
+
+// parsePackedRefs reads a packed-refs file: "<id> <name>" lines, with "^<id>" peeled lines and a
+// "#" header skipped. A line git would not take is skipped, and so is a ref whose name git
+// marks broken (REF_BAD_NAME): git lists neither.
+func parsePackedRefs(data []byte) map[string]plumbing.Hash {
 	out := make(map[string]plumbing.Hash)
 	for rest := data; len(rest) > 0; {
 		var line []byte
@@ -139,11 +146,12 @@ func (r *Repo) packedRefs() (map[string]plumbing.Hash, error) {
 		if bytes.IndexByte(line, ' ') != 40 {
 			continue
 		}
-		if h, ok := parseHash(string(line[:40])); ok {
-			out[string(bytes.TrimSpace(line[41:]))] = h
+		name := string(line[41:])
+		if h, ok := parseHash(string(line[:40])); ok && checkRefName(name) == nil {
+			out[name] = h
 		}
 	}
-	return out, nil
+	return out
 }
 
 // Ref returns the object a ref points to (following symbolic refs). Missing: ErrRefNotFound.
