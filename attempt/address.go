@@ -120,9 +120,12 @@ func Resolve(tx *store.Tx, text string, want Want) (*Target, error) {
 		}
 		if len(ids) == 0 {
 			if !strings.Contains(text, "@") {
-				// A bare word that is no task's name may be a run's id.
-				if t, err := resolveRunRef(tx, text, want); err == nil {
-					return t, nil
+				// A bare word that is no task's name may be a run's id: what it names (or why
+				// that is not one attempt) is the answer, unless it names no run either.
+				t, err := resolveRunRef(tx, text, want)
+				var named *AddressError
+				if err == nil || errors.As(err, &named) {
+					return t, err
 				}
 			}
 			return nil, unknownTaskAnywhere(tx, text, addr.Task)
