@@ -65,7 +65,7 @@ var commandHelp = map[string]struct{ examples, exits string }{
 	"autopsy": {`mulligan autopsy            the report written when the last run stopped
   mulligan autopsy k3f9 -o json`, "0, 1 no report, 2 no such run"},
 	"top": {`mulligan top                       follow the runs; keys: ? lists them, q quits`, "0, 1 not a terminal, 130 interrupted"},
-	"report": {`mulligan report                    the last run, to mulligan-report-<run>.html
+	"report": {`mulligan report                    the last run, to .git/mulligan/reports/<run>.html
   mulligan report k3f9 -o k3f9.html`, "0, 1 could not write, 2 no such run"},
 	"bug": {`mulligan bug k3f9 --bundle /tmp/k3f9.tar.gz`, "0, 1 could not write, 2 no such run"},
 	"gc":  {`mulligan gc --older-than 14d --dry-run`, "0, 2 usage"},

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -19,13 +20,19 @@ func reportCommand(g *globals) *cli.Command {
 		ArgsUsage: "[RUN]",
 		Flags: []cli.Flag{
 			// -o is the global output format elsewhere; here it names the file, as in `bug --bundle`.
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (- for standard output); default mulligan-report-<run>.html"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (- for standard output); default <git-dir>/mulligan/reports/<run>.html, outside the working tree"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
 				return usageError("e.g. mulligan report k3f9 -o k3f9.html", "report takes one run")
 			}
-			return runReport(c.Context, g, c.Args().First(), c.String("output"))
+			file := c.String("output")
+			if file == "json" || file == "text" {
+				// -o is the output format of the other commands: a file named json is a slip.
+				return usageError("report's -o names the file: mulligan report -o run.html; its JSON summary is mulligan -o json report",
+					"report -o %s would write the report to a file named %s", file, file)
+			}
+			return runReport(c.Context, g, c.Args().First(), file)
 		},
 	}
 }
@@ -46,7 +53,13 @@ func runReport(ctx context.Context, g *globals, ref, file string) error {
 		return report.Write(g.io.Out, doc)
 	}
 	if file == "" {
-		file = "mulligan-report-" + id + ".html"
+		// Under the git directory, never in the working tree, where `git add -A` would commit
+		// it and the next run's snapshot would take it for the user's work.
+		dir := filepath.Join(st.repo.CommonDir(), "mulligan", "reports")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("write the report: %w", unwrapPathError(err))
+		}
+		file = filepath.Join(dir, id+".html")
 	}
 	f, err := os.Create(file)
 	if err != nil {
