@@ -235,8 +235,8 @@ var weakRules = []Rule{
 			return fmt.Sprintf("all %d attempts failed the same way (the same fingerprint: retrying repeats it): %s", len(f.failed), f.last().Message)
 		},
 		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: fmt.Sprintf("the same failure every time points at the task, not the agent: read the output, fix the prompt or the agent's command in %s, then run the task again", f.fileName()),
-				Commands: []string{f.logs(f.last()), f.fixed()}}
+			return Suggestion{Text: fmt.Sprintf("the same failure every time points at the task, not the agent: fix the prompt or the agent's command in %s for what the failure says (the log has the rest), then run the task again", f.fileName()),
+				Commands: []string{f.fixed(), f.logs(f.last())}}
 		},
 	},
 	{

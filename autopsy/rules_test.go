@@ -324,7 +324,7 @@ func TestRules(t *testing.T) {
 		}, Unknown, []string{"mulligan logs k3f9abcd/fix@2", "mulligan show k3f9abcd"}, "by hand"},
 		{"same-failure-repeated", func(t *testing.T) *facts {
 			return mkFacts(t, "", exit("agent exited with status 1: boom at line 3"), exit("agent exited with status 1: boom at line 4"))
-		}, WorkflowBug, []string{"mulligan logs k3f9abcd/fix@2", "mulligan run fix"}, "points at the task"},
+		}, WorkflowBug, []string{"mulligan run fix", "mulligan logs k3f9abcd/fix@2"}, "points at the task"},
 		{"single-failure", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: cAgentExit, msg: "agent exited with status 2: it broke", files: 3})
 		}, Unknown, []string{"mulligan logs k3f9abcd/fix@1", "mulligan run fix", "mulligan restore refs/mulligan/runs/k3f9abcd/fix/1/post"}, "not a pattern"},
