@@ -334,9 +334,14 @@ func TestNarrowAndColor(t *testing.T) {
 	if !strings.Contains(f, "\x1b[") {
 		t.Error("with color the frame holds no escape")
 	}
-	// The selection stays on screen when the list is longer than the window.
+	// The selection stays on screen when the list is longer than the window, a message of
+	// three lines in the footer too.
 	press(m, "G")
 	if f := ansi.Strip(checkFrame(t, m)); !strings.Contains(f, "▸   ✓ main") {
 		t.Errorf("the last item is not on screen:\n%s", f)
+	}
+	m.Update(commandMsg{args: []string{"pause"}, out: "one\ntwo\nthree\n"})
+	if f := ansi.Strip(checkFrame(t, m)); !strings.Contains(f, "▸   ✓ main") || !strings.Contains(f, "three") {
+		t.Errorf("with a message the last item or the message is not on screen:\n%s", f)
 	}
 }

@@ -149,9 +149,12 @@ func (m *Model) footer() []string {
 	return append(out, m.styles.footer.Render(keys))
 }
 
-func (m *Model) listHeight() int { return max(1, m.height-2) }
+// listHeight is the rows the list has: the screen less the header and the footer (its keys and
+// any message above them).
+func (m *Model) listHeight() int { return max(1, m.height-1-len(m.footer())) }
 
-func (m *Model) paneHeight() int { return max(1, m.height-3) }
+// paneHeight is the rows an opened text has under its title.
+func (m *Model) paneHeight() int { return m.listHeight() - 1 }
 
 // row is a line of the list and the item it selects (-1: none).
 type row struct {
