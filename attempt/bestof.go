@@ -339,13 +339,13 @@ func (r *runner) runRace(ctx context.Context, t *store.Task, def *taskfile.Task,
 	for i, lr := range runners {
 		ends[i] = lr.end
 	}
-	return r.endRace(ctx, t, ends)
+	return r.endRace(ctx, t, def, ends)
 }
 
 // endRace gives a task whose lanes all ended without a winner the most hopeful of their ends:
 // parked until the earliest quota reset, else held for a decision, else failed. Lanes the
 // operator stopped (a pause between attempts) leave the task to the pause.
-func (r *runner) endRace(ctx context.Context, t *store.Task, ends []laneEnd) (*Outcome, error) {
+func (r *runner) endRace(ctx context.Context, t *store.Task, def *taskfile.Task, ends []laneEnd) (*Outcome, error) {
 	var parked, blocked, failed *laneEnd
 	for i := range ends {
 		e := &ends[i]
@@ -381,6 +381,9 @@ func (r *runner) endRace(ctx context.Context, t *store.Task, ends []laneEnd) (*O
 	case blocked != nil:
 		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: fmt.Sprintf(
 			"no lane won; lane %d is held (%s): the task waits for a decision", blocked.lane, blocked.decision.Reason)})
+		if why := WhyNotRetried(def, blocked.decision, r.run.ID); why != "" {
+			r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: why})
+		}
 		return hold(store.TaskBlocked, blocked.decision.Reason, nil)
 	case failed != nil:
 		f := failed.decision.Failure
@@ -393,7 +396,8 @@ func (r *runner) endRace(ctx context.Context, t *store.Task, ends []laneEnd) (*O
 		}); err != nil {
 			return nil, err
 		}
-		r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskFailed, Reason: failed.decision.Reason})
+		r.env.Progress.Event(ProgressEvent{Kind: KindTaskState, Task: t.ID, State: store.TaskFailed, Reason: failed.decision.Reason,
+			Message: WhyNotRetried(def, failed.decision, r.run.ID)})
 		return nil, nil
 	}
 	return nil, fmt.Errorf("task %s: the race ended without a winner and without a lane's end", t.ID)
