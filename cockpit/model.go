@@ -182,6 +182,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.openPane(pane{title: msg.title, lines: splitLines(msg.text)})
 	case tea.KeyPressMsg:
 		return m.key(msg)
+	case tea.PasteMsg:
+		if m.mode == modeInput {
+			m.input += strings.ReplaceAll(msg.Content, "\n", " ")
+		}
 	}
 	return m, nil
 }

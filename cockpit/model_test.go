@@ -257,7 +257,9 @@ func TestKeysRunTheCommands(t *testing.T) {
 	r := &recorder{b: board(), out: "approve: deploy@3 accepted; task deploy succeeded\nrun aaaa1111 continues in the background (pid 42)\n"}
 	m := open(t, r)
 	press(m, "a")
-	press(m, "r", "u", "s", "e", "space", "v", "2", "enter")
+	press(m, "r", "u", "s", "e", "space")
+	m.Update(tea.PasteMsg{Content: "v2"}) // pasted text is typed text
+	press(m, "enter")
 	press(m, "p")
 	press(m, "c", "n") // not confirmed: nothing runs
 	press(m, "c", "y")
