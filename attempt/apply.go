@@ -226,7 +226,8 @@ func applyLocked(ctx context.Context, repo *snapshot.Repo, db *store.DB, a store
 	res.UndoRef = undo.Ref
 	crashPoint("apply-before-write")
 	applying.Add(1)
-	rr, err := repo.Restore(context.WithoutCancel(ctx), p.Tree, snapshot.RestoreOptions{Paths: paths, Expect: p.Current,
+	// p.Tree differs from p.Current, which Restore expects, only at paths: no Paths limit.
+	rr, err := repo.Restore(context.WithoutCancel(ctx), p.Tree, snapshot.RestoreOptions{Expect: p.Current,
 		NoUndoRef: true, Kept: func(t plumbing.Hash) bool { return t == p.Current }})
 	applying.Add(-1)
 	res.Restore = rr
@@ -409,11 +410,13 @@ func RecoverApplies(ctx context.Context, repo *snapshot.Repo, db *store.DB) ([]s
 		}
 		if len(other) == 0 {
 			// Only the paths not written yet: one the apply deleted is in neither tree now.
-			if len(todo) > 0 {
-				if _, err := repo.Restore(ctx, plumbing.NewHash(in.Tree), snapshot.RestoreOptions{Paths: todo, Expect: cur.Tree,
-					NoUndoRef: true, Kept: func(t plumbing.Hash) bool { return t == cur.Tree }}); err != nil {
-					return notes, fmt.Errorf("finish the interrupted apply of %s: %w", addr, err)
-				}
+			target, err := repo.TakePaths(cur.Tree, plumbing.NewHash(in.Tree), todo)
+			if err != nil {
+				return notes, err
+			}
+			if _, err := repo.Restore(ctx, target, snapshot.RestoreOptions{Expect: cur.Tree,
+				NoUndoRef: true, Kept: func(t plumbing.Hash) bool { return t == cur.Tree }}); err != nil {
+				return notes, fmt.Errorf("finish the interrupted apply of %s: %w", addr, err)
 			}
 			if _, err := finishApply(ctx, repo, db, a, settle, in.ID, ApplyPayload{Tree: in.Tree, Changed: len(in.Paths), UndoRef: &in.UndoRef, Recovered: true}); err != nil {
 				return notes, err
@@ -519,7 +522,11 @@ func rollBack(ctx context.Context, repo *snapshot.Repo, db *store.DB, in store.A
 		return err
 	}
 	if len(written) > 0 {
-		if _, err := repo.Restore(ctx, plumbing.NewHash(in.From), snapshot.RestoreOptions{Paths: written, Expect: cur.Tree,
+		target, err := repo.TakePaths(cur.Tree, plumbing.NewHash(in.From), written)
+		if err != nil {
+			return err
+		}
+		if _, err := repo.Restore(ctx, target, snapshot.RestoreOptions{Expect: cur.Tree,
 			UndoMessage: "mulligan: the working tree before an apply was rolled back"}); err != nil {
 			return fmt.Errorf("roll back the apply of %s/%s@%d: %w", in.RunID, in.TaskID, in.Attempt, err)
 		}

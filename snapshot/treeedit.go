@@ -148,3 +148,28 @@ func (r *Repo) writeTreeEntries(es []treeEntry) (plumbing.Hash, error) {
 	}
 	return r.objs.writeBytes(plumbing.TreeObject, buf)
 }
+
+// TakePaths returns dst with each of paths (files, as DiffTrees names them) set as src has it:
+// replaced, added, or removed where src has none. Its cost grows with the differences between
+// the trees, not with their size: the tree a crash-interrupted apply finishes (or rolls back)
+// to, without touching the paths it did not write.
+func (r *Repo) TakePaths(dst, src plumbing.Hash, paths []string) (plumbing.Hash, error) {
+	want := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		want[p] = true
+	}
+	diff, err := r.DiffTrees(dst, src)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	var edits []treeEdit
+	for _, c := range diff {
+		if want[c.Path] {
+			edits = append(edits, editFor(c.Path, c.To))
+		}
+	}
+	if len(edits) == 0 {
+		return dst, nil
+	}
+	return r.editTree(dst, edits)
+}
