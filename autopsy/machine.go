@@ -19,11 +19,13 @@ type lack struct {
 	fix  string
 }
 
-var lackRes = []struct {
+type lackRe struct {
 	re   *lazyre.Regexp
 	what func(m []string) string
 	fix  func(m []string) string
-}{
+}
+
+var lackRes = []lackRe{
 	{lazyre.New("error: linker `([^`]+)` not found"),
 		func(m []string) string { return "the C linker " + m[1] },
 		func(m []string) string { return "sudo apt-get install -y build-essential" }},
@@ -55,11 +57,25 @@ var lackRes = []struct {
 		func(m []string) string { return "npx puppeteer browsers install chrome" }},
 }
 
-// lackIn is what text says the machine lacks, if anything.
-func lackIn(text string) (lack, bool) {
+// depRes: the project's dependencies not installed, read only on the base tree (an attempt may
+// import a package it did not add). Node's bare module names are packages (the project's own are
+// relative); Python's cannot be told from the project's own packages, so they are not read.
+var depRes = []lackRe{
+	{lazyre.New(`Cannot find (?:module|package) '([^'./][^']*)'`),
+		func(m []string) string { return "the project's node dependencies (" + m[1] + ")" },
+		func(m []string) string { return "npm ci" }},
+}
+
+// lackIn is what text says the machine lacks, if anything; deps also reads the project's
+// dependencies not installed.
+func lackIn(text string, deps bool) (lack, bool) {
 	for _, l := range evidence.Lines(text) {
 		l = strings.TrimSpace(strings.Trim(strings.TrimSpace(l), "║│|"))
-		for _, r := range lackRes {
+		res := lackRes
+		if deps {
+			res = append(res[:len(res):len(res)], depRes...)
+		}
+		for _, r := range res {
 			if m := r.re.FindStringSubmatch(l); m != nil {
 				return lack{what: r.what(m), line: clip(l), fix: r.fix(m)}, true
 			}
@@ -75,11 +91,11 @@ func (f *facts) machineLacks() (lack, bool) {
 		return lack{}, false
 	}
 	if f.base.failed() {
-		return lackIn(f.base.Output)
+		return lackIn(f.base.Output, true)
 	}
 	var last lack
 	for _, a := range f.failed {
-		k, ok := lackIn(f.verifyOutput[key(a.TaskID, a.N)] + "\n" + a.Message)
+		k, ok := lackIn(f.verifyOutput[key(a.TaskID, a.N)]+"\n"+a.Message, false)
 		if !ok {
 			return lack{}, false
 		}
