@@ -153,13 +153,14 @@ var stateRules = []Rule{
 		Name: "apply-conflict", Category: Environment, Confidence: 0.95,
 		Match: func(f *facts) bool { return f.task.State == "blocked" && f.task.Reason == reasonApply },
 		Why: func(f *facts) string {
-			return fmt.Sprintf("task %s succeeded in its own worktree (%s), but the working tree changed a path of its change meanwhile: nothing was applied, so neither side's version was lost",
+			return fmt.Sprintf("task %s succeeded in its own worktree (%s), but the working tree changed the same lines of its change meanwhile (or holds files where it writes): nothing was applied, so neither side's version was lost",
 				f.task.ID, f.applyAddr())
 		},
 		Suggest: func(f *facts) Suggestion {
+			// Never a command that drops the user's version: --merge keeps both, marked.
 			addr := f.applyAddr()
-			return Suggestion{Text: "see which paths conflict; put back your version of those you want the attempt's for (or keep yours and restore the attempt's others by hand), then apply it and resume",
-				Commands: []string{"mulligan apply " + addr + " --dry-run", "mulligan apply " + addr, "mulligan resume " + f.run.ID}}
+			return Suggestion{Text: "see what conflicts; merge the change with your version (the conflicting lines written between markers for you to resolve in an editor), then resume",
+				Commands: []string{"mulligan apply " + addr + " --dry-run", "mulligan apply " + addr + " --merge", "mulligan resume " + f.run.ID}}
 		},
 	},
 	{

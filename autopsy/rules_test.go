@@ -108,7 +108,7 @@ func TestRules(t *testing.T) {
 			f := mkFacts(t, reasonApply, att{class: cAgentExit, msg: "exit 1"}, att{ok: true, files: 2})
 			f.task.State = store.TaskBlocked
 			return f
-		}, Environment, []string{"mulligan apply k3f9abcd/fix@2 --dry-run", "mulligan apply k3f9abcd/fix@2", "mulligan resume k3f9abcd"}, "apply it"},
+		}, Environment, []string{"mulligan apply k3f9abcd/fix@2 --dry-run", "mulligan apply k3f9abcd/fix@2 --merge", "mulligan resume k3f9abcd"}, "merge the change with your version"},
 		{"runner-died-repeatedly", func(t *testing.T) *facts {
 			return mkFacts(t, reasonResume, att{class: cRunnerDied, msg: "the mulligan process died during the attempt"})
 		}, ToolBug, []string{"mulligan events k3f9abcd"}, "what killed mulligan"},
