@@ -2,6 +2,7 @@ package autopsy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mulligan-dev/mulligan/autopsy/evidence"
@@ -57,6 +58,39 @@ var lackRes = []lackRe{
 		func(m []string) string { return "npx puppeteer browsers install chrome" }},
 }
 
+// loginRes: a command-line tool on the machine that is not logged in to its service (the
+// agent's own login is rule auth's).
+var loginRes = []lackRe{
+	{lazyre.New(`(?i)gh auth login|gh is not (?:authenticated|logged in)|GH_TOKEN environment variable`),
+		func(m []string) string { return "a GitHub CLI login" },
+		func(m []string) string { return "gh auth login" }},
+	{lazyre.New(`(?i)You must be logged in to the server|error: You must be logged in|Unable to connect to the server: .*(?:token|credentials)`),
+		func(m []string) string { return "valid credentials for the Kubernetes cluster" },
+		func(m []string) string { return "kubectl config current-context" }},
+	{lazyre.New(`(?i)Unable to locate credentials|aws configure|ExpiredToken|The SSO session .* has expired|aws sso login`),
+		func(m []string) string { return "AWS credentials" },
+		func(m []string) string { return "aws sso login" }},
+	{lazyre.New(`(?i)gcloud auth (?:application-default )?login|You do not currently have an active account selected|Reauthentication (?:failed|required)`),
+		func(m []string) string { return "a gcloud login" },
+		func(m []string) string { return "gcloud auth login" }},
+	{lazyre.New(`(?i)npm (?:ERR!|error) code E401|Unable to authenticate, your authentication token seems to be invalid|npm login`),
+		func(m []string) string { return "an npm registry login" },
+		func(m []string) string { return "npm login" }},
+	{lazyre.New(`(?i)unauthorized: authentication required|requested access to the resource is denied|docker login`),
+		func(m []string) string { return "a container registry login" },
+		func(m []string) string { return "docker login" }},
+	{lazyre.New(`(?i)fatal: Authentication failed for '([^']+)'|Permission denied \(publickey\)`),
+		func(m []string) string { return "git credentials for the remote" },
+		func(m []string) string { return "ssh -T git@github.com" }},
+}
+
+// portRes: a port the tests need is taken by another process.
+var portRes = []lackRe{
+	{lazyre.New(`(?i)Bind for [\d.:]*:(\d+) failed: port is already allocated|(?:listen|bind)[^\n]*:(\d+)[^\n]*address already in use|EADDRINUSE[^\n]*:(\d+)|port (\d+) is already in use`),
+		func(m []string) string { return "a free port " + firstNonEmpty(m[1:]...) + " (another process holds it)" },
+		func(m []string) string { return "ss -ltnp 'sport = :" + firstNonEmpty(m[1:]...) + "'" }},
+}
+
 // depRes: the project's dependencies not installed, read only on the base tree (an attempt may
 // import a package it did not add). Node's bare module names are packages (the project's own are
 // relative); Python's cannot be told from the project's own packages, so they are not read.
@@ -69,12 +103,16 @@ var depRes = []lackRe{
 // lackIn is what text says the machine lacks, if anything; deps also reads the project's
 // dependencies not installed.
 func lackIn(text string, deps bool) (lack, bool) {
+	res := slices.Concat(lackRes, portRes)
+	if deps {
+		res = append(res, depRes...)
+	}
+	return scanLacks(text, res)
+}
+
+func scanLacks(text string, res []lackRe) (lack, bool) {
 	for _, l := range evidence.Lines(text) {
 		l = strings.TrimSpace(strings.Trim(strings.TrimSpace(l), "║│|"))
-		res := lackRes
-		if deps {
-			res = append(res[:len(res):len(res)], depRes...)
-		}
 		for _, r := range res {
 			if m := r.re.FindStringSubmatch(l); m != nil {
 				return lack{what: r.what(m), line: clip(l), fix: r.fix(m)}, true
@@ -102,6 +140,42 @@ func (f *facts) machineLacks() (lack, bool) {
 		last = k
 	}
 	return last, true
+}
+
+// loggedOut: a tool the task uses is not logged in to its service, as the verify output says
+// (on the base tree, or after every attempt) or the agent's own words and failed tool calls
+// say in every failed attempt.
+func (f *facts) loggedOut() (lack, bool) {
+	if f.base.failed() {
+		if k, ok := scanLacks(f.base.Output, loginRes); ok {
+			return k, true
+		}
+	}
+	var last lack
+	for _, a := range f.failed {
+		ag := f.agentOf(a)
+		text := strings.Join(append([]string{a.Message, ag.LastMessage, f.verifyOutput[key(a.TaskID, a.N)]}, ag.ToolErrors...), "\n")
+		k, ok := scanLacks(text, loginRes)
+		if !ok {
+			return lack{}, false
+		}
+		last = k
+	}
+	return last, len(f.failed) > 0
+}
+
+var loginRule = Rule{
+	Name: "tool-not-logged-in", Category: Environment, Confidence: 0.88,
+	Match: func(f *facts) bool { _, ok := f.loggedOut(); return ok },
+	Why: func(f *facts) string {
+		k, _ := f.loggedOut()
+		return fmt.Sprintf("the task needs %s on this machine, and there is none: %s", k.what, k.line)
+	},
+	Suggest: func(f *facts) Suggestion {
+		k, _ := f.loggedOut()
+		return Suggestion{Text: fmt.Sprintf("log in (%s) as the user mulligan runs as, then run the task again", k.what), Commands: []string{k.fix, f.retry()}}
+	},
+	Lines: func(f *facts) []string { k, _ := f.loggedOut(); return []string{k.line} },
 }
 
 var machineRule = Rule{

@@ -216,6 +216,10 @@ func TestRules(t *testing.T) {
 			out := "go: go.mod requires go >= 1.24 (running go 1.22.5; GOTOOLCHAIN=local)\n"
 			return rt(withBase(mkFacts(t, "", verify(out, 1), verify(out, 2)), 1, out))
 		}, Environment, []string{"go env -w GOTOOLCHAIN=go1.24+auto", "mulligan retry-task k3f9abcd fix"}, "Go 1.24 or later"},
+		{"tool-not-logged-in", func(t *testing.T) *facts {
+			m := "claude: the PR could not be opened: gh is not authenticated (gh auth login)"
+			return rt(mkFacts(t, "", att{class: cPayload, code: "is_error", msg: m, files: 1}, att{class: cPayload, code: "is_error", msg: m + ".", files: 1}))
+		}, Environment, []string{"gh auth login", "mulligan retry-task k3f9abcd fix"}, "log in"},
 		{"turn-limit", func(t *testing.T) *facts {
 			return rt(mkFacts(t, "", att{class: cPayload, code: "is_error", msg: "claude: error_max_turns"}, att{class: cPayload, code: "is_error", msg: "claude: error_max_turns"}))
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "--max-turns"},
