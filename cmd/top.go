@@ -55,20 +55,20 @@ func runTop(ctx context.Context, g *globals) error {
 	var last *cockpit.Board
 	deps := cockpit.Deps{
 		Load: func(ctx context.Context) (*cockpit.Board, error) {
-			s := cockpit.Stamp(dbPath, nil)
+			s := cockpit.DBStamp(dbPath) // before the load: a commit during it is seen next tick
 			b, err := loader.Load(ctx)
 			mu.Lock()
 			defer mu.Unlock()
 			if err == nil {
 				last = b
-				stamp = s + cockpit.Stamp("", b)
+				stamp = s + cockpit.LogStamp(b)
 			}
 			return b, err
 		},
 		Changed: func() bool {
 			mu.Lock()
 			defer mu.Unlock()
-			return cockpit.Stamp(dbPath, nil)+cockpit.Stamp("", last) != stamp
+			return last == nil || cockpit.DBStamp(dbPath)+cockpit.LogStamp(last) != stamp
 		},
 		Command: func(ctx context.Context, args ...string) (string, error) {
 			return topCommandRun(ctx, g, exe, args)

@@ -25,7 +25,8 @@ tasks:
 // output, the run's newest event, and a quota wall until its retry-after, gone once lifted.
 func TestLoad(t *testing.T) {
 	clock := storetest.NewClock(t0)
-	db := storetest.OpenTemp(t, store.WithClock(clock.Now))
+	dbPath := store.DefaultPath(t.TempDir())
+	db := storetest.OpenTempPath(t, dbPath, store.WithClock(clock.Now))
 	ctx := context.Background()
 	logs := t.TempDir()
 	log := filepath.Join(logs, "2.log")
@@ -81,6 +82,16 @@ func TestLoad(t *testing.T) {
 		t.Errorf("walls %+v, want claude until %s", b.Walls, t0.Add(10*time.Minute))
 	}
 
+	// What a tick compares moves with a log's new line and with a commit.
+	stamp := DBStamp(dbPath) + LogStamp(b)
+	if err := os.WriteFile(log, []byte("starting\nediting parser.go\nrunning the tests\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if DBStamp(dbPath)+LogStamp(b) == stamp {
+		t.Error("the stamp did not move with a line of output")
+	}
+	stamp = DBStamp(dbPath)
+
 	// The operator lifts the walls (resume --now): the next load reads that event only.
 	clock.Advance(time.Minute)
 	if err := db.Update(ctx, func(tx *store.Tx) error {
@@ -88,6 +99,9 @@ func TestLoad(t *testing.T) {
 		return err
 	}); err != nil {
 		t.Fatal(err)
+	}
+	if DBStamp(dbPath) == stamp {
+		t.Error("the stamp did not move with a commit")
 	}
 	if b, err = l.Load(ctx); err != nil {
 		t.Fatal(err)

@@ -132,23 +132,28 @@ func ReadLog(path string, scrub func(string) string) (string, int64) {
 	return scrub(text), size
 }
 
-// Stamp is a cheap fingerprint of what a Load would read: the database and its write-ahead log
-// (every commit changes one of them) and the logs of the attempts in flight (their last line).
-// It is compared on every tick instead of reading the database.
-func Stamp(dbPath string, b *Board) string {
+// DBStamp is a cheap fingerprint of the database at path: the size and time of the file and of
+// its write-ahead log, one of which every commit changes. A tick compares it, and LogStamp,
+// instead of reading the database.
+func DBStamp(path string) string {
 	var sb strings.Builder
-	for _, p := range []string{dbPath, dbPath + "-wal"} {
+	for _, p := range []string{path, path + "-wal"} {
 		if st, err := os.Stat(p); err == nil {
 			fmt.Fprintf(&sb, "%d.%d;", st.Size(), st.ModTime().UnixNano())
 		}
 	}
-	if b != nil {
-		for _, r := range b.Runs {
-			for _, t := range r.Tasks {
-				for _, lv := range t.Live {
-					if st, err := os.Stat(lv.Log); err == nil {
-						fmt.Fprintf(&sb, "%d;", st.Size())
-					}
+	return sb.String()
+}
+
+// LogStamp is the size of the logs of the board's attempts in flight: their last line changes
+// without a commit.
+func LogStamp(b *Board) string {
+	var sb strings.Builder
+	for _, r := range b.Runs {
+		for _, t := range r.Tasks {
+			for _, lv := range t.Live {
+				if st, err := os.Stat(lv.Log); err == nil {
+					fmt.Fprintf(&sb, "%d;", st.Size())
 				}
 			}
 		}
