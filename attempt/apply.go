@@ -237,6 +237,11 @@ func applyLocked(ctx context.Context, repo *snapshot.Repo, db *store.DB, a store
 		if rerr := rollBack(context.WithoutCancel(ctx), repo, db, store.ApplyIntent{ID: id, From: p.Current.String(), Tree: p.Tree.String(), Paths: paths}); rerr != nil {
 			return res, errors.Join(err, rerr)
 		}
+		if c := (*snapshot.ConflictError)(nil); errors.As(err, &c) {
+			// A path in the way after all: refused like a path found blocked by the plan.
+			p.Blocked, p.Tree, p.Changes = append(p.Blocked, *c), p.Current, nil
+			return res, &ApplyConflictError{Plan: p}
+		}
 		return res, err
 	}
 	crashPoint("apply-after-write")

@@ -386,3 +386,30 @@ func fileExists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
 }
+
+// A file that appears in the way while the apply writes (after its check): what the apply wrote
+// is taken back, the newcomer stays, and the apply is refused as a blocked path.
+func TestApplyRollsBackAPathInTheWay(t *testing.T) {
+	f := newApplyFixture(t)
+	a := f.attempt(1, func() {
+		for _, n := range []string{"a.new", "b.new", "c.new"} {
+			f.write(n, "agent\n")
+		}
+	})
+	snapshot.SetPathHook(func(p string) {
+		if p == "b.new" {
+			f.write("c.new", "the user's, just now\n")
+		}
+	})
+	defer snapshot.SetPathHook(nil)
+	var refused *ApplyConflictError
+	if _, err := f.apply(a, ApplyOptions{}); !errors.As(err, &refused) || !slices.Equal(refused.Plan.ConflictPaths(), []string{"c.new"}) {
+		t.Fatalf("apply: %v", err)
+	}
+	if fileExists(filepath.Join(f.dir, "a.new")) || fileExists(filepath.Join(f.dir, "b.new")) || f.read("c.new") != "the user's, just now\n" {
+		t.Fatalf("after the refused apply: a %q, b %q, c %q", f.read("a.new"), f.read("b.new"), f.read("c.new"))
+	}
+	if n := intents(t, f); n != 0 {
+		t.Fatalf("%d intents left", n)
+	}
+}
