@@ -60,6 +60,8 @@ type Doc struct {
 	Autopsy   string
 	Verdict   *autopsy.Verdict
 	Pruned    bool
+	// TaskFile is the task file the run was started with, as stored with it.
+	TaskFile string
 }
 
 // Row is one line of the timeline: a task, or one lane of a racing task.
@@ -98,6 +100,7 @@ type Attempt struct {
 	Diff, DiffStat       string
 	DiffNote             string
 	Verify, Output       string
+	Prompt               string
 }
 
 // Effect is one recorded side effect and what became of it.
@@ -133,7 +136,7 @@ func Build(ctx context.Context, in Input) (*Doc, error) {
 		}
 		return in.Scrub.String(s)
 	}
-	d := &Doc{Run: run, Generated: now().UTC(), Start: run.StartedAt, Pruned: run.Pruned}
+	d := &Doc{Run: run, Generated: now().UTC(), Start: run.StartedAt, Pruned: run.Pruned, TaskFile: sc(string(run.TaskFileContent))}
 	// The timeline ends with the run, or with its last attempt when it is parked (a blocked
 	// run's report written a day later is not a day long), or now while an attempt runs.
 	d.End = d.Start
@@ -276,6 +279,7 @@ func (d *Doc) attempt(in Input, run *store.Run, a store.Attempt, sc func(string)
 	at.Diff = sc(at.Diff)
 	at.Verify = sc(tail(attempt.VerifyLogPath(a.Log), verifyLimit, 0))
 	at.Output = sc(tail(a.Log, 64<<10, outputLines))
+	at.Prompt = sc(a.Prompt)
 	return at
 }
 
