@@ -318,6 +318,11 @@ func TestPanes(t *testing.T) {
 	if f := m.Frame(); !strings.Contains(f, "log line 2") || !strings.Contains(f, "(following)") {
 		t.Errorf("l did not show the log:\n%s", f)
 	}
+	for _, l := range helpLines() {
+		if ansi.StringWidth(l) > 80 {
+			t.Errorf("a help line is wider than 80 columns: %q", l)
+		}
+	}
 	press(m, "esc", "?")
 	if f := m.Frame(); !strings.Contains(f, "cancel the run (mulligan cancel), after a y") {
 		t.Errorf("? did not show the help:\n%s", f)

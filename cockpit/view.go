@@ -404,15 +404,15 @@ func helpLines() []string {
 		"  d            the diff of the selected attempt (a lane's, or the task's newest)",
 		"  l            its log, followed as it grows",
 		"  a            approve the task waiting for approval (mulligan approve --detach)",
-		"  r            reject it, with text for its next attempt (mulligan reject --detach)",
+		"  r            reject it, with your text for the next attempt (reject --detach)",
 		"  p            pause the run (mulligan pause: the attempt in flight finishes)",
 		"  c            cancel the run (mulligan cancel), after a y",
 		"  R            resume the run in the background (mulligan resume --detach)",
 		"  esc          back from an opened item; clears a message",
 		"  q            quit (the runs go on)",
 		"",
-		"  Tasks that wait for you (blocked, waiting for approval, apply-conflict, silent)",
-		"  are listed first. Any key closes this help.",
+		"  Tasks that wait for you (blocked, waiting for approval, apply-conflict,",
+		"  silent) are listed first. Any key closes this help.",
 	}
 }
 
