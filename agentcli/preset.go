@@ -449,8 +449,13 @@ func geminiResult(stdout []byte) *AgentResult {
 func geminiStreamResult(vals []map[string]any) *AgentResult {
 	r := &AgentResult{}
 	var text strings.Builder
+	var lastError string // the last error event's words (a stream cut: "Model stream ended …")
 	for _, v := range vals {
 		switch v["type"] {
+		case "error":
+			if s, _ := v["message"].(string); s != "" {
+				lastError = s
+			}
 		case "message":
 			if v["role"] == "assistant" {
 				s, _ := v["content"].(string)
@@ -462,7 +467,7 @@ func geminiStreamResult(vals []map[string]any) *AgentResult {
 		case "result":
 			if e, ok := v["error"].(map[string]any); ok || v["status"] == "error" {
 				r.IsError = true
-				r.ErrorText = geminiErrorText(e)
+				r.ErrorText = orText(geminiErrorText(e), lastError)
 			}
 			if n, ok := num(path(v, "stats", "input_tokens")); ok {
 				r.TokensIn = intp(n)
@@ -481,9 +486,10 @@ func geminiStreamResult(vals []map[string]any) *AgentResult {
 // by its type (INVALID_STREAM).
 func geminiErrorText(e map[string]any) string {
 	msg, _ := e["message"].(string)
-	if m := strings.TrimSpace(msg); strings.HasPrefix(m, "{") {
+	// the API's JSON, whole or wrapped: "[API Error: {"error": {"message": …}}]"
+	if i, j := strings.IndexByte(msg, '{'), strings.LastIndexByte(msg, '}'); i >= 0 && j > i {
 		var inner map[string]any
-		if json.Unmarshal([]byte(m), &inner) == nil {
+		if json.Unmarshal([]byte(msg[i:j+1]), &inner) == nil {
 			if s, ok := path(inner, "error", "message").(string); ok && s != "" {
 				msg = s
 			}

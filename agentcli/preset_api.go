@@ -58,6 +58,8 @@ var apiRules = map[string][]bannerRule{
 		rule(taskfile.ClassQuota, "usage_limit", "", `(?i)you exceeded your current quota`),
 		// a stream cut mid-way: gemini exits 0 with {"error": {"type": "INVALID_STREAM"}}
 		rule(taskfile.ClassTransport, "invalid_stream", "", `INVALID_STREAM|(?i)invalid stream received from model|model stream ended`),
+		// a 401 for credentials Google does not take
+		rule(taskfile.ClassAuth, "invalid_key", "", `(?i)invalid authentication credentials|"status": ?"UNAUTHENTICATED"`),
 		// a 403 for a key or project Google suspended: no retry and no reset lifts it
 		rule(taskfile.ClassAuth, "suspended", "the API key's project is suspended: use another key (GEMINI_API_KEY) or ask Google to lift the suspension", `(?i)consumer .{0,200}has been suspended`),
 		// a 400 INVALID_ARGUMENT for a prompt over the window (claude's and codex's words are

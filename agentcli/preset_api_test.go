@@ -42,6 +42,12 @@ func TestPresetAPIFixtures(t *testing.T) {
 		{"gemini_api_auth.txt", taskfile.PresetGemini, 144, taskfile.ClassAuth, "invalid_key"},
 		{"gemini_api_prompt_too_long.txt", taskfile.PresetGemini, 144, taskfile.ClassAgentExit, CodeContextWindow},
 		{"gemini_api_usage_limit.txt", taskfile.PresetGemini, 173, taskfile.ClassQuota, "usage_limit"},
+		// gemini --output-format stream-json (the preset's): a stream cut mid-way exits 0 with a
+		// result of status error (the words in an error event before it); a 401's result quotes
+		// the API's JSON inside "[API Error: …]", after a stack trace on stderr
+		{"gemini_stream_cut.jsonl", taskfile.PresetGemini, 0, taskfile.ClassTransport, "invalid_stream"},
+		{"gemini_api_401_stream.txt", taskfile.PresetGemini, 1, taskfile.ClassAuth, "invalid_key"},
+		{"gemini_api_401_stream.txt", taskfile.PresetGemini, 0, taskfile.ClassAuth, "invalid_key"},
 		// opencode --format json (an openai-compatible provider): its error event after its own
 		// five retries, exit 1
 		{"opencode_api_rate_limit.jsonl", taskfile.PresetOpencode, 1, taskfile.ClassQuota, "rate_limit"},
@@ -149,5 +155,30 @@ func TestAgentSessions(t *testing.T) {
 		if id != c.id || ResumeCommand(c.preset, id) != c.resume {
 			t.Errorf("%s: got %q / %q, want %q / %q", c.preset, id, ResumeCommand(c.preset, id), c.id, c.resume)
 		}
+	}
+}
+
+// A gemini failure's message is the API's words, not a line of the stack trace gemini prints
+// before its JSON.
+func TestGeminiErrorWords(t *testing.T) {
+	out, err := os.ReadFile(filepath.Join("testdata", "presets", "gemini_api_401_stream.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, exit := range []int{0, 1} {
+		f := Classify(Observation{ExitCode: exit, Output: out}, nil, PresetFor(taskfile.PresetGemini))
+		if f == nil || !strings.Contains(f.Message, "Request had invalid authentication credentials") || strings.Contains(f.Message, ".js:") {
+			t.Errorf("exit %d: %+v, want the API's message", exit, f)
+		}
+	}
+	// INVALID_STREAM in -o json (type only, no message)
+	f := Classify(Observation{ExitCode: 0, Output: []byte(`{"session_id": "s", "error": {"type": "INVALID_STREAM", "message": ""}}`)}, nil, PresetFor(taskfile.PresetGemini))
+	if f == nil || f.Class != taskfile.ClassTransport {
+		t.Errorf("INVALID_STREAM: %+v, want transport", f)
+	}
+	// a suspended consumer (403)
+	f = Classify(Observation{ExitCode: 1, Output: []byte(`{"type":"result","status":"error","error":{"type":"unknown","message":"[API Error: {\"error\":{\"code\":403,\"message\":\"Permission denied: Consumer 'api_key:x' has been suspended.\",\"status\":\"PERMISSION_DENIED\"}}]"}}` + "\n")}, nil, PresetFor(taskfile.PresetGemini))
+	if f == nil || f.Class != taskfile.ClassAuth || f.Code != "suspended" || !strings.HasPrefix(f.Message, "gemini: Permission denied: Consumer") {
+		t.Errorf("suspended: %+v, want auth/suspended with the API's words", f)
 	}
 }

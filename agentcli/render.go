@@ -218,11 +218,10 @@ func geminiEvent(r *Renderer, v map[string]any) string {
 		s, _ := v["message"].(string)
 		return "! " + oneLineOf(s)
 	case "result":
-		if v["status"] == "error" || v["error"] != nil {
-			s, _ := path(v, "error", "message").(string)
-			t, _ := path(v, "error", "type").(string)
-			return "✗ " + oneLineOf(orText(s, orText(t, "the session ended in an error")))
+		if e, ok := v["error"].(map[string]any); ok {
+			return "✗ " + oneLineOf(geminiErrorText(e))
 		}
+		// (status error without an error object: its error event said why)
 	}
 	return ""
 }

@@ -193,7 +193,6 @@ func cliEnv(url, home string) map[string]string {
 		"ANTHROPIC_API_KEY":                        "sk-ant-modelapi",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
 		"DISABLE_AUTOUPDATER":                      "1",
-		"IS_SANDBOX":                               "1", // tests run as root in CI: allows --dangerously-skip-permissions
 		// codex: the provider of $CODEX_HOME/config.toml reads this key
 		"OPENAI_API_KEY": "sk-modelapi",
 		"CODEX_HOME":     filepath.Join(home, ".codex"),

@@ -127,6 +127,16 @@ func geminiFail(w http.ResponseWriter, e *Error) {
 			map[string]any{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID", "domain": "googleapis.com"}))
 	case "prompt_too_long":
 		writeJSON(w, 400, geminiError(400, "INVALID_ARGUMENT", "The input token count (1234567) exceeds the maximum number of tokens allowed (1048576)."))
+	case "suspended":
+		writeJSON(w, 403, geminiError(403, "PERMISSION_DENIED", "Permission denied: Consumer 'api_key:modelapi' has been suspended.",
+			map[string]any{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "CONSUMER_SUSPENDED", "domain": "googleapis.com"}))
+	case "unauthenticated":
+		writeJSON(w, 401, geminiError(401, "UNAUTHENTICATED", "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential."))
+	case "cut":
+		// a stream cut mid-way: a 200 whose events end without a finish reason
+		sseHeaders(w)
+		sse(w, "", map[string]any{"candidates": []any{map[string]any{"content": map[string]any{"role": "model",
+			"parts": []any{map[string]any{"text": "I will wri"}}}, "index": 0}}, "modelVersion": "gemini-fake"})
 	case "bad_request":
 		writeJSON(w, 400, geminiError(400, "INVALID_ARGUMENT", "modelapi: the request is not JSON"))
 	default:

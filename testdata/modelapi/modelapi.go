@@ -51,7 +51,8 @@ type Usage struct {
 
 // Error is an HTTP failure. Kind picks the provider's own body for it: rate_limit (429),
 // overloaded (529, or 503 where the provider has no 529), server (500), auth (401),
-// prompt_too_long (400), usage_limit (the provider's quota-exhausted answer, with ResetAt).
+// prompt_too_long (400), usage_limit (the provider's quota-exhausted answer, with ResetAt);
+// gemini also suspended (403), unauthenticated (401) and cut (a 200 stream that ends mid-way).
 type Error struct {
 	Kind       string `json:"kind"`
 	RetryAfter int    `json:"retry_after,omitempty"` // seconds, sent as retry-after
