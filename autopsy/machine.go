@@ -87,7 +87,9 @@ var loginRes = []lackRe{
 // portRes: a port the tests need is taken by another process.
 var portRes = []lackRe{
 	{lazyre.New(`(?i)Bind for [\d.:]*:(\d+) failed: port is already allocated|(?:listen|bind)[^\n]*:(\d+)[^\n]*address already in use|EADDRINUSE[^\n]*:(\d+)|port (\d+) is already in use`),
-		func(m []string) string { return "a free port " + firstNonEmpty(m[1:]...) + " (another process holds it)" },
+		func(m []string) string {
+			return "a free port " + firstNonEmpty(m[1:]...) + " (another process holds it)"
+		},
 		func(m []string) string { return "ss -ltnp 'sport = :" + firstNonEmpty(m[1:]...) + "'" }},
 }
 

@@ -113,6 +113,17 @@ var stateRules = []Rule{
 		Lines: func(f *facts) []string { return nil },
 	},
 	{
+		Name: "paused", Category: NoFailure, Confidence: 1,
+		Match: func(f *facts) bool { return f.run.State == "paused" },
+		Why: func(f *facts) string {
+			return "nothing failed: the run is paused (a pause or Ctrl-C); the interrupted attempt's edits are reset when it resumes"
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: "resume the run when you want it to go on", Commands: []string{"mulligan resume " + f.run.ID}}
+		},
+		Lines: func(f *facts) []string { return nil },
+	},
+	{
 		Name: "no-failure", Category: NoFailure, Confidence: 1,
 		Match: func(f *facts) bool { return f.task == nil },
 		Why: func(f *facts) string {

@@ -290,6 +290,18 @@ var envRules = []Rule{
 		},
 	},
 	{
+		// The provider refuses the account, not the request: verification, a disabled
+		// organization, a model the plan does not include.
+		Name: "account-refused", Category: Environment, Confidence: 0.86,
+		Match: func(f *facts) bool { return f.lastMatches(accountRe) && f.lastClass() != cQuality },
+		Why:   func(f *facts) string { return "the provider refuses the agent's account: " + f.lastMatch(accountRe) },
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: "a person has to settle it with the provider (the message says where: verify the organization, enable the account, a plan with the model) or give the agent another account; then run the task again",
+				Commands: []string{f.retry()}}
+		},
+		Lines: func(f *facts) []string { return []string{f.lastMatch(accountRe)} },
+	},
+	{
 		Name: "quota", Category: Environment, Confidence: 0.85,
 		Match: func(f *facts) bool { return f.lastClass() == cQuota },
 		Why:   func(f *facts) string { return "the agent hit a usage or rate limit: " + f.last().Message },
@@ -325,6 +337,8 @@ func installCommand(preset string) string {
 	cmd, _, _ = strings.Cut(cmd, ", then")
 	return strings.TrimSpace(cmd)
 }
+
+var accountRe = lazyre.New(`(?i)organization must be verified|Verify Organization|organization has been (?:disabled|deactivated)|account (?:has been |is )?(?:disabled|suspended|deactivated|banned)|not available (?:on|in) your (?:plan|tier|region)|does not have access to (?:the )?model|You don't have access to|permission_error|"status":\s*"PERMISSION_DENIED"`)
 
 // serviceName names the usual server on a port.
 func serviceName(port string) string {

@@ -220,6 +220,24 @@ func TestRules(t *testing.T) {
 			m := "claude: the PR could not be opened: gh is not authenticated (gh auth login)"
 			return rt(mkFacts(t, "", att{class: cPayload, code: "is_error", msg: m, files: 1}, att{class: cPayload, code: "is_error", msg: m + ".", files: 1}))
 		}, Environment, []string{"gh auth login", "mulligan retry-task k3f9abcd fix"}, "log in"},
+		{"paused", func(t *testing.T) *facts {
+			f := mkFacts(t, "", att{class: cCancel, msg: "the attempt was cancelled"})
+			f.run.State = "paused"
+			return f
+		}, NoFailure, []string{"mulligan resume k3f9abcd"}, "resume"},
+		{"account-refused", func(t *testing.T) *facts {
+			return rt(mkFacts(t, "", exit("agent exited with status 1: unexpected status 400: Your organization must be verified to stream this model.")))
+		}, Environment, []string{"mulligan retry-task k3f9abcd fix"}, "provider"},
+		{"worktree-lacks-file", func(t *testing.T) *facts {
+			out := "FAILED tests/test_a.py::test_b - FileNotFoundError: [Errno 2] No such file or directory: 'data/local.csv'\n"
+			f := rt(mkFacts(t, "", verify(out, 1), verify(out, 2)))
+			f.def.Isolation = "worktree"
+			return withBase(f, 1, out)
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "copy: [data/local.csv]"},
+		{"model-not-found", func(t *testing.T) *facts {
+			m := `agent exited with status 1: API Error: 404 {"type":"error","error":{"type":"not_found_error","message":"model: claude-opus-9"}}`
+			return rt(mkFacts(t, "", exit(m)))
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "--model"},
 		{"turn-limit", func(t *testing.T) *facts {
 			return rt(mkFacts(t, "", att{class: cPayload, code: "is_error", msg: "claude: error_max_turns"}, att{class: cPayload, code: "is_error", msg: "claude: error_max_turns"}))
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "--max-turns"},

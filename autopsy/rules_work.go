@@ -122,6 +122,34 @@ var workRules = []Rule{
 		Lines: func(f *facts) []string { s, _ := f.verifyToolMissing(); return []string{s.line} },
 	},
 	{
+		// An isolated worktree has only the tracked files (and what worktree.copy names): a file
+		// the tests open that is missing there, on the base tree too, is one to copy in.
+		Name: "worktree-lacks-file", Category: WorkflowBug, Confidence: 0.86,
+		Match: func(f *facts) bool { _, ok := f.worktreeMissingFile(); return ok },
+		Why: func(f *facts) string {
+			p, _ := f.worktreeMissingFile()
+			return fmt.Sprintf("the tests open %s, which the task's own worktree does not have (it holds the tracked files only), on the base tree as after every attempt", p)
+		},
+		Suggest: func(f *facts) Suggestion {
+			p, _ := f.worktreeMissingFile()
+			return Suggestion{Text: fmt.Sprintf("add `worktree: {copy: [%s]}` to task %s in %s (or track the file), then run it again", p, f.task.ID, f.fileName()),
+				Commands: []string{f.fixed()}}
+		},
+		Lines: func(f *facts) []string { return f.testLines(f.lastOf(cQuality)) },
+	},
+	{
+		// The agent's command names a model its provider does not have.
+		Name: "model-not-found", Category: WorkflowBug, Confidence: 0.85,
+		Match: func(f *facts) bool { return f.lastMatches(modelNotFoundRe) && f.lastClass() != cQuality },
+		Why: func(f *facts) string {
+			return "the agent's provider has no such model: " + f.lastMatch(modelNotFoundRe)
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("name a model the provider has in the agent's command (--model) in %s, then run the task again", f.fileName()), Commands: []string{f.fixed()}}
+		},
+		Lines: func(f *facts) []string { return []string{f.lastMatch(modelNotFoundRe)} },
+	},
+	{
 		// The verify command itself never ends (watch mode) or hangs the same way every time.
 		Name: "verify-never-ends", Category: WorkflowBug, Confidence: 0.82,
 		Match: func(f *facts) bool {
@@ -478,6 +506,31 @@ func hostKeyHost(text string) string {
 		return m[1]
 	}
 	return ""
+}
+
+var modelNotFoundRe = lazyre.New(`(?i)not_found_error.{0,40}model|"?model"?:? \S+ (?:was )?not found|model_not_found|ProviderModelNotFoundError|The model .{1,60} does not exist|unknown model|invalid model|Model not found`)
+
+// missingFileRe: a file a test opened that is not there (python, node, go), relative paths only.
+var missingFileRe = lazyre.New(`No such file or directory: '([^'/][^']*)'|ENOENT: no such file or directory, (?:open|stat|scandir) '([^'/][^']*)'|open ([^\s:/][^\s:]*): no such file or directory`)
+
+// worktreeMissingFile is a relative path the tests could not open in an isolated worktree, on
+// the base tree and after the last rejected attempt.
+func (f *facts) worktreeMissingFile() (string, bool) {
+	if f.def == nil || f.def.Isolation != taskfile.IsolationWorktree || !f.base.failed() || !f.allClasses(cQuality) {
+		return "", false
+	}
+	find := func(text string) string {
+		if m := missingFileRe.FindStringSubmatch(text); m != nil {
+			return firstNonEmpty(m[1:]...)
+		}
+		return ""
+	}
+	p := find(f.base.Output)
+	a := f.lastOf(cQuality)
+	if p == "" || p != find(f.verifyOutput[key(a.TaskID, a.N)]) {
+		return "", false
+	}
+	return p, true
 }
 
 var turnLimitRe = lazyre.New(`(?i)error_max_turns|max(?:imum)?[ _-]?turns|maxSessionTurns|turn limit|Reached max session turns`)
