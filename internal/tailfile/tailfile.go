@@ -9,7 +9,7 @@ import (
 )
 
 // Read returns at most limit bytes from the end of the file at path, starting at a line (the
-// line the limit cut is dropped), and the file's size.
+// line the limit cuts is left out), and the file's size.
 func Read(path string, limit int64) ([]byte, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -20,7 +20,8 @@ func Read(path string, limit int64) ([]byte, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	off := max(0, size-limit)
+	// One byte more than the limit: whether the first byte kept starts a line.
+	off := max(0, size-limit-1)
 	buf := make([]byte, size-off)
 	n, err := f.ReadAt(buf, off)
 	if err != nil && err != io.EOF {
@@ -28,9 +29,11 @@ func Read(path string, limit int64) ([]byte, int64, error) {
 	}
 	buf = buf[:n]
 	if off > 0 {
-		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
-			buf = buf[i+1:]
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			return nil, size, nil // no line starts within the limit
 		}
+		buf = buf[i+1:]
 	}
 	return buf, size, nil
 }
