@@ -180,7 +180,7 @@ func (r *Repo) mergeFile(c, o Change, opts MergeOptions, res *MergeResult) (*tre
 		if m.Conflicts > 0 && !opts.Markers {
 			return nil, fmt.Sprintf("both sides changed the same lines (%d conflict%s)", m.Conflicts, plural(m.Conflicts)), nil
 		}
-		if hash, err = r.objs.writeBytes(plumbing.BlobObject, m.Text); err != nil {
+		if hash, err = r.objs.WriteBytes(plumbing.BlobObject, m.Text); err != nil {
 			return nil, "", err
 		}
 		if m.Conflicts > 0 {

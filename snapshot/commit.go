@@ -44,11 +44,11 @@ func (r *Repo) Commit(tree plumbing.Hash, parents []plumbing.Hash, message strin
 	if tree.IsZero() {
 		return plumbing.ZeroHash, fmt.Errorf("commit: zero tree id")
 	}
-	if !r.objs.has(tree) {
+	if !r.objs.Has(tree) {
 		return plumbing.ZeroHash, fmt.Errorf("commit: tree %s does not exist", tree)
 	}
 	for _, p := range parents {
-		if !r.objs.has(p) {
+		if !r.objs.Has(p) {
 			return plumbing.ZeroHash, fmt.Errorf("commit: parent %s does not exist", p)
 		}
 	}
@@ -59,7 +59,7 @@ func (r *Repo) Commit(tree plumbing.Hash, parents []plumbing.Hash, message strin
 		message += "\n"
 	}
 	data := encodeCommit(tree, parents, mulliganName, mulliganEmail, when, message)
-	id, err := r.objs.writeBytes(plumbing.CommitObject, data)
+	id, err := r.objs.WriteBytes(plumbing.CommitObject, data)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("write commit: %w", err)
 	}

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"bytes"
 	"fmt"
+	"github.com/mulligan-dev/mulligan/snapshot/internal/odb"
 	"io"
 	"strconv"
 	"time"
@@ -58,7 +59,7 @@ func headers(data []byte, fn func(name string, value []byte) error) (string, err
 }
 
 func parseHex(name string, value []byte) (plumbing.Hash, error) {
-	h, ok := parseHash(string(value))
+	h, ok := odb.ParseHash(string(value))
 	if !ok {
 		return plumbing.ZeroHash, fmt.Errorf("bad %s line %q", name, value)
 	}

@@ -64,7 +64,7 @@ func (r *Repo) readTree(h plumbing.Hash) ([]treeEntry, error) {
 	if h.IsZero() || h == emptyTree {
 		return nil, nil
 	}
-	t, data, err := r.objectData(h)
+	t, data, err := r.objs.Data(h)
 	switch {
 	case err == nil && t != plumbing.TreeObject:
 		return nil, fmt.Errorf("read tree %s: %w", h, plumbing.ErrObjectNotFound)
@@ -84,7 +84,7 @@ func (r *Repo) readTree(h plumbing.Hash) ([]treeEntry, error) {
 		if err == nil {
 			break
 		}
-		r.objs.reloadPacks() // its pack went away meanwhile (a concurrent repack): list them again
+		r.objs.ReloadPacks() // its pack went away meanwhile (a concurrent repack): list them again
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read tree %s: %w", h, err)

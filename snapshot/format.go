@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/mulligan-dev/mulligan/snapshot/internal/odb"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,7 +13,6 @@ import (
 	"syscall"
 
 	"github.com/go-git/gcfg"
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // ErrUnsupportedFormat means the repository's format (core.repositoryformatversion and
@@ -112,23 +112,8 @@ func readRepoFormat(commonDir string) (repoFormat, error) {
 	return f, nil
 }
 
-// NotFetchedError is an object a partial clone never fetched: git fetches it from the promisor
-// remote when a git command needs it.
-type NotFetchedError struct {
-	ID     plumbing.Hash
-	Remote string // the promisor remote (extensions.partialClone)
-}
-
-func (e *NotFetchedError) Error() string {
-	return fmt.Sprintf("object %s was never fetched: this repository is a partial clone of %q", e.ID, e.Remote)
-}
-
-// FetchCommand is the git command that fetches the object from the promisor remote.
-func (e *NotFetchedError) FetchCommand() string {
-	return "git cat-file -t " + e.ID.String()
-}
-
-func (e *NotFetchedError) Unwrap() error { return plumbing.ErrObjectNotFound }
+// NotFetchedError is an object a partial clone never fetched (odb.NotFetchedError).
+type NotFetchedError = odb.NotFetchedError
 
 // promisorRemote is the remote a partial clone fetches missing objects from, as git's
 // promisor-remote.c finds it: extensions.partialClone, else a remote with remote.NAME.promisor set

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"context"
 	"fmt"
+	"github.com/mulligan-dev/mulligan/snapshot/internal/odb"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,7 +105,7 @@ func TestSnapshotsSurviveConcurrentGC(t *testing.T) {
 func assertNoTemps(t *testing.T, dir string) {
 	t.Helper()
 	objs := filepath.Join(dir, ".git", "objects")
-	for _, pat := range []string{looseTempPrefix + "*", "pack/tmp_*", "*/tmp_obj_*", "tmp_obj_*"} {
+	for _, pat := range []string{odb.LooseTempPrefix + "*", "pack/tmp_*", "*/tmp_obj_*", "tmp_obj_*"} {
 		if m, _ := filepath.Glob(filepath.Join(objs, pat)); len(m) > 0 {
 			t.Errorf("temporary files left: %v", m)
 		}

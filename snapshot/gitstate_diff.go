@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"encoding/json"
+	"github.com/mulligan-dev/mulligan/snapshot/internal/odb"
 	"sort"
 	"strings"
 )
@@ -78,7 +79,7 @@ func (c GitChange) String() string {
 
 // short abbreviates an object id as git does; a ref name stays whole.
 func short(v string) string {
-	if _, ok := parseHash(v); ok {
+	if _, ok := odb.ParseHash(v); ok {
 		return v[:7]
 	}
 	return v

@@ -29,7 +29,7 @@ func (r *Repo) GraftPath(dst, src plumbing.Hash, path string) (plumbing.Hash, er
 		return plumbing.ZeroHash, err
 	}
 	if out.IsZero() { // nothing left at all
-		return r.objs.writeBytes(plumbing.TreeObject, nil)
+		return r.objs.WriteBytes(plumbing.TreeObject, nil)
 	}
 	return out, nil
 }

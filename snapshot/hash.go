@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"errors"
 	"fmt"
+	"github.com/mulligan-dev/mulligan/snapshot/internal/odb"
 	"hash/fnv"
 	"io"
 	"os"
@@ -58,7 +59,7 @@ func (w *walker) hashEntry(s *scratch, dirfd int, e *entry, typ uint8, attrs *at
 		case errors.Is(err, errVanished):
 			e.mode = 0
 			return nil
-		case errors.Is(err, errChangedWhileReading) && attempt < 3:
+		case errors.Is(err, odb.ErrChangedWhileReading) && attempt < 3:
 			// Re-lstat: the type may have changed too.
 			if serr := fstatat(dirfd, s.cString(name), &s.st); serr != nil {
 				e.mode = 0
@@ -100,7 +101,7 @@ func (w *walker) hashOnce(s *scratch, dirfd int, name string, e *entry, typ uint
 					return errVanished
 				}
 				if err == unix.EINVAL {
-					return errChangedWhileReading // no longer a symlink
+					return odb.ErrChangedWhileReading // no longer a symlink
 				}
 				return err
 			}
@@ -112,7 +113,7 @@ func (w *walker) hashOnce(s *scratch, dirfd int, name string, e *entry, typ uint
 		}
 		s.buf = buf[:0]
 		e.mode = modeSymlink
-		id, err := w.r.objs.writeBytes(plumbing.BlobObject, buf)
+		id, err := w.r.objs.WriteBytes(plumbing.BlobObject, buf)
 		if err != nil {
 			return err
 		}
@@ -125,7 +126,7 @@ func (w *walker) hashOnce(s *scratch, dirfd int, name string, e *entry, typ uint
 			return errVanished
 		}
 		if err == unix.ELOOP {
-			return errChangedWhileReading // became a symlink
+			return odb.ErrChangedWhileReading // became a symlink
 		}
 		return err
 	}
@@ -136,7 +137,7 @@ func (w *walker) hashOnce(s *scratch, dirfd int, name string, e *entry, typ uint
 		return err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return errChangedWhileReading
+		return odb.ErrChangedWhileReading
 	}
 	sd := statFromUnix(&st)
 	e.st = sd
@@ -169,28 +170,28 @@ func (w *walker) hashRaw(s *scratch, f *os.File, size int64) (plumbing.Hash, err
 			return plumbing.ZeroHash, err
 		}
 		if int64(n) != size {
-			return plumbing.ZeroHash, errChangedWhileReading
+			return plumbing.ZeroHash, odb.ErrChangedWhileReading
 		}
-		return w.r.objs.writeBytes(plumbing.BlobObject, buf[:n])
+		return w.r.objs.WriteBytes(plumbing.BlobObject, buf[:n])
 	}
 	h := sha1.New()
-	writeObjectHeader(h, plumbing.BlobObject, size)
+	odb.WriteHeader(h, plumbing.BlobObject, size)
 	n, err := io.Copy(h, f)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
 	if n != size {
-		return plumbing.ZeroHash, errChangedWhileReading
+		return plumbing.ZeroHash, odb.ErrChangedWhileReading
 	}
 	var id plumbing.Hash
 	h.Sum(id[:0])
-	if w.r.objs.has(id) {
+	if w.r.objs.Has(id) {
 		return id, nil
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	return id, w.r.objs.writeKnown(plumbing.BlobObject, id, size, f)
+	return id, w.r.objs.WriteKnown(plumbing.BlobObject, id, size, f)
 }
 
 func (w *walker) hashCleaned(s *scratch, f *os.File, e *entry, a attr.Attrs) (plumbing.Hash, error) {
@@ -221,9 +222,9 @@ func (w *walker) hashCleaned(s *scratch, f *os.File, e *entry, a attr.Attrs) (pl
 		if int64(n) != size {
 			return plumbing.ZeroHash, fmt.Errorf("clean conversion produced %d bytes, announced %d", n, size)
 		}
-		return w.r.objs.writeBytes(plumbing.BlobObject, buf[:n])
+		return w.r.objs.WriteBytes(plumbing.BlobObject, buf[:n])
 	}
-	return w.r.objs.writeStream(plumbing.BlobObject, size, rc)
+	return w.r.objs.WriteStream(plumbing.BlobObject, size, rc)
 }
 
 // indexHasCRLF is git's has_crlf_in_index: whether the user's index blob for the path is text
@@ -315,7 +316,7 @@ func (r *Repo) withBlob(h plumbing.Hash, fn func(io.Reader) error) error {
 	rd, err := obj.Reader()
 	if err != nil {
 		// The pack the object was found in went away before it was opened (a concurrent repack).
-		r.objs.reloadPacks()
+		r.objs.ReloadPacks()
 		if obj, err = r.encodedObject(plumbing.BlobObject, h); err != nil {
 			return err
 		}

@@ -4,10 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/mulligan-dev/mulligan/snapshot/internal/gittest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,74 +15,23 @@ import (
 )
 
 // hermeticGit points every git setting the engine and the git binary read at fresh temporary
-// places, so both see the same configuration and nothing from the machine.
-func hermeticGit(t testing.TB) string {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git binary not on PATH")
-	}
-	home := t.TempDir()
-	cfg := filepath.Join(home, ".gitconfig")
-	writeFile(t, cfg, "[user]\n\tname = Test\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"+
-		"[commit]\n\tgpgSign = false\n[maintenance]\n\tauto = false\n[gc]\n\tauto = 0\n"+
-		"[advice]\n\taddEmbeddedRepo = false\n\tdetachedHead = false\n")
-	t.Setenv("HOME", home)
-	t.Setenv("GIT_CONFIG_GLOBAL", cfg)
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	t.Setenv("GIT_TERMINAL_PROMPT", "0")
-	t.Setenv("LC_ALL", "C")
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "xdg"))
-	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "share")) // mulligan's worktrees
-	t.Setenv("MULLIGAN_WORKTREES", "")
-	for _, v := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-		"GIT_COMMON_DIR", "GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS", "GIT_CEILING_DIRECTORIES"} {
-		if _, ok := os.LookupEnv(v); ok {
-			t.Setenv(v, "")
-			os.Unsetenv(v)
-		}
-	}
-	return home
-}
+// places (gittest.Hermetic).
+func hermeticGit(t testing.TB) string { return gittest.Hermetic(t) }
 
-func writeFile(t testing.TB, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+func writeFile(t testing.TB, path, content string) { gittest.WriteFile(t, path, content) }
 
 func runGit(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	return runGitEnv(t, dir, nil, args...)
+	return gittest.Run(t, dir, nil, args...)
 }
 
 func runGitEnv(t testing.TB, dir string, env []string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("git %s: %v\n%s%s", strings.Join(args, " "), err, out.String(), errb.String())
-	}
-	return strings.TrimSpace(out.String())
+	return gittest.Run(t, dir, env, args...)
 }
 
 // newGitRepo makes an empty repository (hermetic environment included).
-func newGitRepo(t testing.TB) string {
-	t.Helper()
-	hermeticGit(t)
-	dir := filepath.Join(t.TempDir(), "repo")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	runGit(t, dir, "init", "-q")
-	return dir
-}
+func newGitRepo(t testing.TB) string { return gittest.NewRepo(t) }
+
+func catFileAll(t *testing.T, dir string) map[string][]byte { return gittest.CatFileAll(t, dir) }
 
 // gitAddAllTree is the reference: git add -A on a copy of the user's index, then write-tree.
 func gitAddAllTree(t testing.TB, dir string) string {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mulligan-dev/mulligan/snapshot/internal/odb"
 	"io"
 	"os"
 	"slices"
@@ -349,7 +350,7 @@ func (r *Repo) keepOne(dirfd int, name, path string, st *unix.Stat_t) (*keptFile
 			f.mode = modeExec
 		}
 	}
-	id, err := r.objs.writeBytes(plumbing.BlobObject, data)
+	id, err := r.objs.WriteBytes(plumbing.BlobObject, data)
 	if err != nil {
 		return nil, err
 	}
@@ -405,7 +406,7 @@ func (r *Repo) writeFlatTree(files []keptFile) (plumbing.Hash, error) {
 			buf = append(buf, 0)
 			buf = append(buf, e.hash[:]...)
 		}
-		id, err := r.objs.writeBytes(plumbing.TreeObject, buf)
+		id, err := r.objs.WriteBytes(plumbing.TreeObject, buf)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
@@ -640,11 +641,11 @@ func (r *Repo) sameAsKept(dirfd int, name string, f keptFile) (same bool, cur *k
 	default:
 		return false, nil, errors.New("something other than a file is there now; left as it is")
 	}
-	if objectID(plumbing.BlobObject, data) == f.blob && (mode == f.mode || mode != modeSymlink && f.mode != modeSymlink) {
+	if odb.ObjectID(plumbing.BlobObject, data) == f.blob && (mode == f.mode || mode != modeSymlink && f.mode != modeSymlink) {
 		return true, nil, nil
 	}
 	c := &keptFile{mode: mode, perm: uint32(st.Mode) & 0o7777, size: int64(len(data))}
-	if c.blob, err = r.objs.writeBytes(plumbing.BlobObject, data); err != nil {
+	if c.blob, err = r.objs.WriteBytes(plumbing.BlobObject, data); err != nil {
 		return false, nil, err
 	}
 	return false, c, nil

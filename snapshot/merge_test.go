@@ -68,7 +68,7 @@ func TestMergeTreesManyNewFiles(t *testing.T) {
 		n = 2000
 	}
 	var edits []treeEdit
-	blob, err := r.objs.writeBytes(plumbing.BlobObject, []byte("x\n"))
+	blob, err := r.objs.WriteBytes(plumbing.BlobObject, []byte("x\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

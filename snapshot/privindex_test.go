@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"github.com/mulligan-dev/mulligan/snapshot/internal/odb"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -17,7 +18,7 @@ import (
 
 func TestPrivIndexRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	h := func(s string) plumbing.Hash { return objectID(plumbing.BlobObject, []byte(s)) }
+	h := func(s string) plumbing.Hash { return odb.ObjectID(plumbing.BlobObject, []byte(s)) }
 	hp := func(h plumbing.Hash) *plumbing.Hash { return &h }
 	entries := []entry{
 		{path: "a", st: statData{1, 2, 3, 4, 5, 6, 7, 8, 9, modeRegular}, mode: modeRegular, flags: fTracked, blob: h("a"), umode: uint16(modeRegular), ub: hp(h("a"))},
@@ -190,7 +191,7 @@ func BenchmarkSavePrivIndex(b *testing.B) {
 		e.path = benchFile(i)
 		e.st = statData{ctimeS: uint32(i), mtimeS: uint32(i), ino: uint32(i), size: uint32(100 + i%200), mode: modeRegular}
 		e.mode, e.flags, e.umode = modeRegular, fTracked|fHashed, uint16(modeRegular)
-		e.blob = objectID(plumbing.BlobObject, []byte(e.path))
+		e.blob = odb.ObjectID(plumbing.BlobObject, []byte(e.path))
 		e.ub = &e.blob
 		es[i] = e
 	}
@@ -213,7 +214,7 @@ func BenchmarkSavePrivIndex(b *testing.B) {
 // user's blobs, and all of its directories; for the state it was written for, all of it.
 func TestPrivIndexPartial(t *testing.T) {
 	dir := t.TempDir()
-	h := func(s string) plumbing.Hash { return objectID(plumbing.BlobObject, []byte(s)) }
+	h := func(s string) plumbing.Hash { return odb.ObjectID(plumbing.BlobObject, []byte(s)) }
 	hp := func(h plumbing.Hash) *plumbing.Hash { return &h }
 	st := statData{ctimeS: 10, mtimeS: 11, ino: 3, size: 12, mode: modeRegular}
 	entries := []entry{

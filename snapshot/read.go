@@ -13,7 +13,7 @@ import (
 )
 
 // The reads other packages need from the object store. They go through the Repo's object store
-// (objread.go): no other package opens an object storage of its own.
+// (snapshot/internal/odb): no other package opens an object storage of its own.
 
 // Hash is a git object id. It is go-git's type, named here so that the engine's callers need
 // not import go-git.

@@ -50,7 +50,7 @@ func TestMaterialize(t *testing.T) {
 
 func TestMaterializeRefusesUnsafeNames(t *testing.T) {
 	r := openRepo(t, newGitRepo(t))
-	blob, err := r.objs.writeBytes(plumbing.BlobObject, []byte("x"))
+	blob, err := r.objs.WriteBytes(plumbing.BlobObject, []byte("x"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestMaterializeRefusesUnsafeNames(t *testing.T) {
 		var b bytes.Buffer
 		b.WriteString("100644 " + name + "\x00")
 		b.Write(blob[:])
-		tree, err := r.objs.writeBytes(plumbing.TreeObject, b.Bytes())
+		tree, err := r.objs.WriteBytes(plumbing.TreeObject, b.Bytes())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/mulligan-dev/mulligan/snapshot/internal/odb"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -79,7 +80,7 @@ func (r *Repo) rawRef(name string) (h plumbing.Hash, target string, found bool, 
 		if strings.HasPrefix(s, "ref:") {
 			return plumbing.ZeroHash, strings.TrimSpace(s[4:]), true, nil
 		}
-		h, ok := parseHash(s)
+		h, ok := odb.ParseHash(s)
 		if !ok {
 			return plumbing.ZeroHash, "", false, fmt.Errorf("ref %s: bad content %q", name, s)
 		}
@@ -147,7 +148,7 @@ func parsePackedRefs(data []byte) map[string]plumbing.Hash {
 			continue
 		}
 		name := string(line[41:])
-		if h, ok := parseHash(string(line[:40])); ok && checkRefName(name) == nil {
+		if h, ok := odb.ParseHash(string(line[:40])); ok && checkRefName(name) == nil {
 			out[name] = h
 		}
 	}

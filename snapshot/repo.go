@@ -1,8 +1,8 @@
 package snapshot
 
 import (
-	"errors"
 	"fmt"
+	"github.com/mulligan-dev/mulligan/snapshot/internal/odb"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +20,7 @@ type Repo struct {
 	indexFile string // the user's index: <git-dir>/index, or GIT_INDEX_FILE
 	cfg       *gitConfig
 	set       settings
-	objs      *objectStore
+	objs      *odb.Store
 
 	mu sync.Mutex // serialises WriteTree and Restore (they share the private index)
 	// Set while watched (live.go): the tree's watcher and the last walk's state.
@@ -234,8 +234,7 @@ func openAt(cwd, root, gitDir string, gitDirFromEnv bool) (*Repo, error) {
 	}
 	r.cfg = cfg
 	r.set = cfg.settings(r.root)
-	r.objs = newObjectStore(filepath.Join(r.commonDir, "objects"))
-	r.objs.promisor = promisorRemote(format, cfg)
+	r.objs = odb.Open(filepath.Join(r.commonDir, "objects"), promisorRemote(format, cfg))
 	sweepRestoreTemps(r.root, r.gitDir)
 	return r, nil
 }
@@ -258,7 +257,7 @@ func (r *Repo) Close() error {
 	err := r.unwatchLocked()
 	r.mu.Unlock()
 	if r.objs != nil {
-		if cerr := r.objs.close(); cerr != nil && err == nil {
+		if cerr := r.objs.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
 	}
@@ -277,10 +276,10 @@ func (r *Repo) IndexFile() string { return r.indexFile }
 // CommonDir is the shared git directory holding objects, refs and config.
 func (r *Repo) CommonDir() string { return r.commonDir }
 
-// encodedObject reads object h of type t (snapshot/objread.go): ErrObjectNotFound when it is
+// encodedObject reads object h of type t (odb.Store.Object): ErrObjectNotFound when it is
 // another type.
 func (r *Repo) encodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
-	obj, err := r.objs.object(h)
+	obj, err := r.objs.Object(h)
 	if err != nil {
 		return nil, err
 	}
@@ -288,15 +287,4 @@ func (r *Repo) encodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.E
 		return nil, plumbing.ErrObjectNotFound
 	}
 	return obj, nil
-}
-
-// objectData reads an object of moderate size from this repository's own store: loose
-// (looseread.go), else packed (packread.go). Anything else (large, in an alternate) is an error,
-// for encodedObject to read.
-func (r *Repo) objectData(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
-	t, data, err := r.objs.readLoose(h)
-	if errors.Is(err, errNotLoose) {
-		t, data, err = r.objs.readPacked(h)
-	}
-	return t, data, err
 }

@@ -52,7 +52,8 @@ func sweepRestoreTemps(root, gitDir string) {
 	notes, _ := filepath.Glob(filepath.Join(gitDir, "mulligan", "restoring-*"))
 	for _, note := range notes {
 		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(note), "restoring-"))
-		if err != nil || pid <= 0 || processAlive(pid) {
+		// (EPERM: the process exists, someone else's)
+		if err != nil || pid <= 0 || pid == os.Getpid() || unix.Kill(pid, 0) != unix.ESRCH {
 			continue
 		}
 		f, err := os.Open(note)

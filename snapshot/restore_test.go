@@ -318,13 +318,13 @@ func TestRestoreRefusesDotGit(t *testing.T) {
 	r := openRepo(t, dir)
 	blob := runGit(t, dir, "hash-object", "-w", "--stdin")
 	_ = blob
-	evilBlob, err := r.objs.writeBytes(plumbing.BlobObject, []byte("#!/bin/sh\necho pwned\n"))
+	evilBlob, err := r.objs.WriteBytes(plumbing.BlobObject, []byte("#!/bin/sh\necho pwned\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	hooks, _ := r.objs.writeBytes(plumbing.TreeObject, append([]byte("100755 post-checkout\x00"), evilBlob[:]...))
-	dotgit, _ := r.objs.writeBytes(plumbing.TreeObject, append([]byte("40000 hooks\x00"), hooks[:]...))
-	root, _ := r.objs.writeBytes(plumbing.TreeObject, append([]byte("40000 .GIT\x00"), dotgit[:]...))
+	hooks, _ := r.objs.WriteBytes(plumbing.TreeObject, append([]byte("100755 post-checkout\x00"), evilBlob[:]...))
+	dotgit, _ := r.objs.WriteBytes(plumbing.TreeObject, append([]byte("40000 hooks\x00"), hooks[:]...))
+	root, _ := r.objs.WriteBytes(plumbing.TreeObject, append([]byte("40000 .GIT\x00"), dotgit[:]...))
 	if _, err := r.Restore(context.Background(), root, RestoreOptions{UndoRef: "refs/mulligan/undo/evil"}); err == nil {
 		t.Fatal("Restore wrote a tree with a .git directory")
 	}

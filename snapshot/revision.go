@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"github.com/mulligan-dev/mulligan/snapshot/internal/odb"
 	"strconv"
 	"strings"
 
@@ -100,8 +101,8 @@ func (r *Repo) ResolveRevision(rev string) (tree, commit plumbing.Hash, err erro
 // resolveBase finds the object a full id, ref name or abbreviated id names; refs win over
 // abbreviations, as in git.
 func (r *Repo) resolveBase(base string) (plumbing.Hash, error) {
-	if h, ok := parseHash(strings.ToLower(base)); ok {
-		if !r.objs.has(h) {
+	if h, ok := odb.ParseHash(strings.ToLower(base)); ok {
+		if !r.objs.Has(h) {
 			return h, fmt.Errorf("object %s does not exist", h)
 		}
 		return h, nil
@@ -123,7 +124,7 @@ func (r *Repo) resolveBase(base string) (plumbing.Hash, error) {
 		}
 	}
 	if len(base) >= 4 && len(base) < 40 && isHex(base) {
-		ids := r.objs.withPrefix(strings.ToLower(base))
+		ids := r.objs.WithPrefix(strings.ToLower(base))
 		switch len(ids) {
 		case 1:
 			return ids[0], nil

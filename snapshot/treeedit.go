@@ -34,7 +34,7 @@ func (r *Repo) editTree(root plumbing.Hash, edits []treeEdit) (plumbing.Hash, er
 		return plumbing.ZeroHash, err
 	}
 	if out.IsZero() {
-		return r.objs.writeBytes(plumbing.TreeObject, nil)
+		return r.objs.WriteBytes(plumbing.TreeObject, nil)
 	}
 	return out, nil
 }
@@ -146,7 +146,7 @@ func (r *Repo) writeTreeEntries(es []treeEntry) (plumbing.Hash, error) {
 		buf = append(buf, 0)
 		buf = append(buf, e.hash[:]...)
 	}
-	return r.objs.writeBytes(plumbing.TreeObject, buf)
+	return r.objs.WriteBytes(plumbing.TreeObject, buf)
 }
 
 // TakePaths returns dst with each of paths (files, as DiffTrees names them) set as src has it:

@@ -44,7 +44,7 @@ func (w *walker) unchanged(e *entry, sd *statData, fpSame bool) bool {
 		// the entries first): a file a reset or restore rewrote with the index's content, most
 		// of a tree after a few runs, costs no look in the object store.
 		return fpSame && e.st.matches(sd, w.fileMode) &&
-			(e.mode == modeGitlink || e.ub != nil && *e.ub == e.blob || w.r.objs.has(e.blob))
+			(e.mode == modeGitlink || e.ub != nil && *e.ub == e.blob || w.r.objs.Has(e.blob))
 	}
 	if e.st.size == 0 && e.blob != emptyBlob {
 		return false // git's racily-smudged entry

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mulligan-dev/mulligan/snapshot/internal/odb"
 	"io"
 	"io/fs"
 	"os"
@@ -169,7 +170,7 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 		switch {
 		case live.rootFP != fp || live.ignFP != ignFP:
 			touched, full = nil, "repository-wide ignore or attribute rules changed"
-		case !r.objs.has(live.tree):
+		case !r.objs.Has(live.tree):
 			touched, full = nil, "the last tree is no longer in the object store"
 		}
 	}
@@ -209,7 +210,7 @@ func (r *Repo) walkTree(ctx context.Context) (_ *walkState, err error) {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
 	if root.files == 0 {
-		if _, err := r.objs.writeBytes(plumbing.TreeObject, nil); err != nil {
+		if _, err := r.objs.WriteBytes(plumbing.TreeObject, nil); err != nil {
 			return nil, fmt.Errorf("snapshot: %w", err)
 		}
 		root.tree = emptyTree
@@ -624,13 +625,13 @@ func (b *treeBuilder) build(n *dirNode) (bool, error) {
 	b.dirty = true
 	if files > 0 {
 		b.buf = serializeTree(b.buf[:0], n)
-		id := objectID(plumbing.TreeObject, b.buf)
+		id := odb.ObjectID(plumbing.TreeObject, b.buf)
 		known := info != nil && info.tree == id
 		if !known && b.w.uHints != nil {
 			known = b.w.uHints[n.path] == id
 		}
 		if !known {
-			if _, err := b.w.r.objs.writeBytes(plumbing.TreeObject, b.buf); err != nil {
+			if _, err := b.w.r.objs.WriteBytes(plumbing.TreeObject, b.buf); err != nil {
 				return false, fmt.Errorf("write tree %s: %w", n.path, err)
 			}
 		}

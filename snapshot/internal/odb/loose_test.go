@@ -1,4 +1,4 @@
-package snapshot
+package odb
 
 import (
 	"bytes"
@@ -15,10 +15,10 @@ import (
 // Objects of any size mulligan writes are read by git (cat-file, fsck --strict).
 func TestLooseObjectsGitReads(t *testing.T) {
 	dir := newGitRepo(t)
-	r := openRepo(t, dir)
+	s := openStore(t, dir)
 	for _, n := range []int{0, 10, 4075, 4076, 1 << 20} {
 		data := []byte(strings.Repeat("mulligan stores this blob. ", n/27+1)[:n])
-		id, err := r.objs.writeBytes(plumbing.BlobObject, data)
+		id, err := s.WriteBytes(plumbing.BlobObject, data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,10 +34,10 @@ func TestLooseObjectsGitReads(t *testing.T) {
 // Repo's reads fall back to; a damaged file is an error, not content.
 func TestReadLooseMatchesGit(t *testing.T) {
 	dir := newGitRepo(t)
-	r := openRepo(t, dir)
+	s := openStore(t, dir)
 	var ids []plumbing.Hash
 	for _, n := range []int{0, 10, 4075, 4076, 70_000, maxPackedRead + 1} {
-		id, err := r.objs.writeBytes(plumbing.BlobObject, []byte(strings.Repeat("mulligan writes this blob. ", n/27+1)[:n]))
+		id, err := s.WriteBytes(plumbing.BlobObject, []byte(strings.Repeat("mulligan writes this blob. ", n/27+1)[:n]))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,13 +49,16 @@ func TestReadLooseMatchesGit(t *testing.T) {
 	for _, name := range []string{"HEAD", "HEAD^{tree}", "HEAD:sub", "HEAD:sub/by-git.txt"} {
 		ids = append(ids, plumbing.NewHash(runGit(t, dir, "rev-parse", name)))
 	}
-	tree := snapshotTree(t, r, dir) // a tree mulligan wrote
+	tree, err := s.WriteBytes(plumbing.TreeObject, mustGit(t, dir, "cat-file", "tree", "HEAD:sub")) // a tree mulligan wrote
+	if err != nil {
+		t.Fatal(err)
+	}
 	ids = append(ids, tree)
 
 	want := catFileAll(t, dir)
 	for _, id := range ids {
 		typ := runGit(t, dir, "cat-file", "-t", id.String())
-		gotType, data, err := r.objs.readLoose(id)
+		gotType, data, err := s.readLoose(id)
 		if len(want[id.String()]) > maxPackedRead {
 			if !errors.Is(err, errLooseTooLarge) {
 				t.Errorf("%s (%d bytes): %v, want errLooseTooLarge", id, len(want[id.String()]), err)
@@ -65,25 +68,25 @@ func TestReadLooseMatchesGit(t *testing.T) {
 		} else if gotType.String() != typ || !bytes.Equal(data, want[id.String()]) {
 			t.Errorf("%s: read a %s of %d bytes, git has a %s of %d", id, gotType, len(data), typ, len(want[id.String()]))
 		}
-		obj, err := r.encodedObject(plumbing.AnyObject, id)
+		obj, err := s.Object(id)
 		if err != nil {
-			t.Fatalf("%s through the Repo: %v", id, err)
+			t.Fatalf("%s through Object: %v", id, err)
 		}
 		rd, _ := obj.Reader()
 		got, _ := io.ReadAll(rd)
 		rd.Close()
 		if obj.Type().String() != typ || !bytes.Equal(got, want[id.String()]) {
-			t.Errorf("%s through the Repo: a %s of %d bytes, git has a %s of %d", id, obj.Type(), len(got), typ, len(want[id.String()]))
+			t.Errorf("%s through Object: a %s of %d bytes, git has a %s of %d", id, obj.Type(), len(got), typ, len(want[id.String()]))
 		}
 	}
-	if _, _, err := r.objs.readLoose(plumbing.NewHash("0123456789012345678901234567890123456789")); !errors.Is(err, errNotLoose) {
+	if _, _, err := s.readLoose(plumbing.NewHash("0123456789012345678901234567890123456789")); !errors.Is(err, errNotLoose) {
 		t.Errorf("an absent object: %v, want errNotLoose", err)
 	}
 
 	// Damage: a flipped byte near the end fails the Adler-32; a cut stream does not inflate.
 	// Either is an error.
 	for i, id := range []plumbing.Hash{ids[1], ids[4]} {
-		path := r.objs.loosePath(id)
+		path := s.loosePath(id)
 		raw, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -98,7 +101,7 @@ func TestReadLooseMatchesGit(t *testing.T) {
 		if err := os.WriteFile(path, bad, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, data, err := r.objs.readLoose(id); err == nil {
+		if _, data, err := s.readLoose(id); err == nil {
 			t.Errorf("damaged %s read as %d bytes", id, len(data))
 		}
 	}

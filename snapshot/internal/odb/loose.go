@@ -1,4 +1,4 @@
-package snapshot
+package odb
 
 import (
 	"bufio"
@@ -32,7 +32,7 @@ import (
 //     file is removed on the spot; the files of a writer that was killed are removed by the next
 //     process that writes an object (sweepTemps).
 type looseWriter struct {
-	s    *objectStore
+	s    *Store
 	f    *os.File
 	path string
 	buf  *bufio.Writer
@@ -41,14 +41,15 @@ type looseWriter struct {
 	err  error // the first write error
 }
 
-const looseTempPrefix = "mulligan-obj-"
+// LooseTempPrefix starts the name of a loose object being written (objects/<prefix><pid>-<n>).
+const LooseTempPrefix = "mulligan-obj-"
 
 var looseSeq atomic.Uint64
 
 // newLooseWriter starts a loose object of total bytes (header and content).
-func (s *objectStore) newLooseWriter(total int64) (*looseWriter, error) {
+func (s *Store) newLooseWriter(total int64) (*looseWriter, error) {
 	s.sweep.Do(func() { sweepTemps(s.dir) })
-	name := looseTempPrefix + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(looseSeq.Add(1), 36)
+	name := LooseTempPrefix + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(looseSeq.Add(1), 36)
 	path := filepath.Join(s.dir, name)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -140,7 +141,7 @@ func (w *looseWriter) finish() (plumbing.Hash, error) {
 
 // place renames the finished temporary file tmp to dst, making dst's directory when a concurrent
 // gc removed it (a few times: each retry means gc emptied it again in between).
-func (s *objectStore) place(tmp, dst string) error {
+func (s *Store) place(tmp, dst string) error {
 	var err error
 	for try := 0; try < 20; try++ {
 		if _, serr := os.Lstat(dst); serr == nil {
@@ -169,7 +170,7 @@ func (s *objectStore) place(tmp, dst string) error {
 func sweepTemps(objDir string) {
 	if ents, err := os.ReadDir(objDir); err == nil {
 		for _, e := range ents {
-			rest, ok := strings.CutPrefix(e.Name(), looseTempPrefix)
+			rest, ok := strings.CutPrefix(e.Name(), LooseTempPrefix)
 			if !ok {
 				continue
 			}

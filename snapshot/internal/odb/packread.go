@@ -1,4 +1,4 @@
-package snapshot
+package odb
 
 import (
 	"bufio"
@@ -45,7 +45,7 @@ const maxDeltaChain = 10000
 
 // readPacked returns a packed object's type and content, reloading the list of packs once when
 // the object is not found (a concurrent repack may have just moved it).
-func (s *objectStore) readPacked(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+func (s *Store) readPacked(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	s.packMu.Lock()
 	defer s.packMu.Unlock()
 	if !s.loaded {
@@ -59,7 +59,7 @@ func (s *objectStore) readPacked(h plumbing.Hash) (plumbing.ObjectType, []byte, 
 	return t, data, err
 }
 
-func (s *objectStore) readPackedLocked(h plumbing.Hash, depth int, limit uint64) (plumbing.ObjectType, []byte, error) {
+func (s *Store) readPackedLocked(h plumbing.Hash, depth int, limit uint64) (plumbing.ObjectType, []byte, error) {
 	for _, p := range s.packs {
 		if i, ok := p.find(h); ok {
 			return s.readAt(p, p.offset(i), depth, limit)
@@ -71,7 +71,7 @@ func (s *objectStore) readPackedLocked(h plumbing.Hash, depth int, limit uint64)
 // readAt reads the object at off in p's pack: its delta chain, from the object back to its base,
 // then the deltas applied from the base up. An object over limit is errPackedTooLarge (and so is
 // a base or delta of its chain over four times that).
-func (s *objectStore) readAt(p *packIndex, off uint64, depth int, limit uint64) (plumbing.ObjectType, []byte, error) {
+func (s *Store) readAt(p *packIndex, off uint64, depth int, limit uint64) (plumbing.ObjectType, []byte, error) {
 	f, err := p.packFile()
 	if err != nil {
 		return plumbing.InvalidObject, nil, err

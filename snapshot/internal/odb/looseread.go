@@ -1,4 +1,4 @@
-package snapshot
+package odb
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ var (
 
 // readLoose returns the type and content of the loose object h of this store (not of its
 // alternates): errNotLoose when there is none.
-func (s *objectStore) readLoose(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+func (s *Store) readLoose(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	fd, err := unix.Open(s.loosePath(h), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {

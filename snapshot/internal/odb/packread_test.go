@@ -1,12 +1,10 @@
-package snapshot
+package odb
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,7 +15,7 @@ import (
 
 // readPacked reads every object of a repacked repository as git does: commits, trees, tags and
 // blobs, whole or as deltas (offset and ref deltas, long chains), and leaves objects over
-// maxPackedRead to go-git; Repo's reads (which use it) give the same bytes.
+// maxPackedRead to Object, which gives the same bytes.
 func TestReadPackedMatchesGit(t *testing.T) {
 	for _, ofs := range []bool{true, false} {
 		t.Run(fmt.Sprintf("ofs-delta=%v", ofs), func(t *testing.T) {
@@ -44,7 +42,7 @@ func TestReadPackedMatchesGit(t *testing.T) {
 			runGit(t, dir, "prune-packed")
 
 			all := runGit(t, dir, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype) %(objectsize) %(deltabase)")
-			r := openRepo(t, dir)
+			s := openStore(t, dir)
 			want := catFileAll(t, dir)
 			deltas, large := 0, 0
 			for _, line := range strings.Split(all, "\n") {
@@ -54,7 +52,7 @@ func TestReadPackedMatchesGit(t *testing.T) {
 				if f[3] != plumbing.ZeroHash.String() {
 					deltas++
 				}
-				typ, data, err := r.objs.readPacked(h)
+				typ, data, err := s.readPacked(h)
 				if size > maxPackedRead {
 					large++
 					if !errors.Is(err, errPackedTooLarge) {
@@ -66,8 +64,8 @@ func TestReadPackedMatchesGit(t *testing.T) {
 				} else if typ.String() != f[1] || !bytes.Equal(data, want[f[0]]) {
 					t.Errorf("%s: read a %s of %d bytes, git has a %s of %d", f[0], typ, len(data), f[1], len(want[f[0]]))
 				}
-				// Through the Repo (go-git for the large ones).
-				obj, err := r.encodedObject(plumbing.AnyObject, h)
+				// Through Object (streamed for the large ones).
+				obj, err := s.Object(h)
 				if err != nil {
 					t.Fatalf("%s: %v", f[0], err)
 				}
@@ -75,46 +73,12 @@ func TestReadPackedMatchesGit(t *testing.T) {
 				got, _ := io.ReadAll(rd)
 				rd.Close()
 				if obj.Type().String() != f[1] || !bytes.Equal(got, want[f[0]]) {
-					t.Errorf("%s through the Repo: a %s of %d bytes, git has a %s of %d", f[0], obj.Type(), len(got), f[1], len(want[f[0]]))
+					t.Errorf("%s through Object: a %s of %d bytes, git has a %s of %d", f[0], obj.Type(), len(got), f[1], len(want[f[0]]))
 				}
 			}
 			if deltas < 20 || large < 2 {
 				t.Fatalf("%d deltas, %d large objects: the pack does not exercise the reader", deltas, large)
 			}
-			// A type asked for that the object is not: not found, as go-git answers.
-			head := plumbing.NewHash(runGit(t, dir, "rev-parse", "HEAD"))
-			if _, err := r.encodedObject(plumbing.TreeObject, head); !errors.Is(err, plumbing.ErrObjectNotFound) {
-				t.Errorf("a commit read as a tree: %v", err)
-			}
 		})
-	}
-}
-
-// catFileAll is every object's content, as git cat-file --batch gives it.
-func catFileAll(t *testing.T, dir string) map[string][]byte {
-	t.Helper()
-	cmd := exec.Command("git", "cat-file", "--batch-all-objects", "--batch")
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := map[string][]byte{}
-	br := bufio.NewReader(bytes.NewReader(out))
-	for {
-		hdr, err := br.ReadString('\n')
-		if err == io.EOF {
-			return m
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := strings.Fields(hdr)
-		n, _ := strconv.Atoi(f[2])
-		data := make([]byte, n+1)
-		if _, err := io.ReadFull(br, data); err != nil {
-			t.Fatal(err)
-		}
-		m[f[0]] = data[:n]
 	}
 }

@@ -1,4 +1,4 @@
-package snapshot
+package odb
 
 import (
 	"bufio"
@@ -26,10 +26,10 @@ const largeRead = 1 << 40
 // maxAlternateDepth bounds chains of alternates (git's own limit is 5).
 const maxAlternateDepth = 5
 
-// object reads object h: from this store, else from its alternates. A read that finds it
+// Object reads object h: from this store, else from its alternates. A read that finds it
 // nowhere, or whose file went away under it, lists the packs again and retries, a few times, in
 // case a concurrent `git gc` or `git repack` moved it between two of its steps.
-func (s *objectStore) object(h plumbing.Hash) (plumbing.EncodedObject, error) {
+func (s *Store) Object(h plumbing.Hash) (plumbing.EncodedObject, error) {
 	var err error
 	for try := 0; ; try++ {
 		var obj plumbing.EncodedObject
@@ -45,11 +45,11 @@ func (s *objectStore) object(h plumbing.Hash) (plumbing.EncodedObject, error) {
 			return obj, err
 		}
 		time.Sleep(time.Duration(try+1) * 20 * time.Millisecond)
-		s.reloadPacks()
+		s.ReloadPacks()
 	}
 }
 
-func (s *objectStore) objectIn(h plumbing.Hash, depth int) (plumbing.EncodedObject, error) {
+func (s *Store) objectIn(h plumbing.Hash, depth int) (plumbing.EncodedObject, error) {
 	t, data, err := s.readLoose(h)
 	switch {
 	case err == nil:
@@ -115,7 +115,7 @@ func (r readCloser) Close() error { return r.close() }
 
 // streamLoose is loose object h (too large to read whole) as a stream: its header is read now,
 // its content each time the object's Reader is asked for.
-func (s *objectStore) streamLoose(h plumbing.Hash) (plumbing.EncodedObject, error) {
+func (s *Store) streamLoose(h plumbing.Hash) (plumbing.EncodedObject, error) {
 	path := s.loosePath(h)
 	open := func() (*os.File, io.ReadCloser, plumbing.ObjectType, int64, error) {
 		f, err := os.Open(path)
@@ -172,7 +172,7 @@ func (s *objectStore) streamLoose(h plumbing.Hash) (plumbing.EncodedObject, erro
 
 // largePacked is packed object h, too large to read whole: streamed when the pack holds it whole,
 // built in memory when it is a delta.
-func (s *objectStore) largePacked(h plumbing.Hash) (plumbing.EncodedObject, error) {
+func (s *Store) largePacked(h plumbing.Hash) (plumbing.EncodedObject, error) {
 	s.packMu.Lock()
 	defer s.packMu.Unlock()
 	for _, p := range s.packs {
@@ -217,3 +217,21 @@ func (s *objectStore) largePacked(h plumbing.Hash) (plumbing.EncodedObject, erro
 	}
 	return nil, plumbing.ErrObjectNotFound
 }
+
+// NotFetchedError is an object a partial clone never fetched: git fetches it from the promisor
+// remote when a git command needs it.
+type NotFetchedError struct {
+	ID     plumbing.Hash
+	Remote string // the promisor remote (extensions.partialClone)
+}
+
+func (e *NotFetchedError) Error() string {
+	return fmt.Sprintf("object %s was never fetched: this repository is a partial clone of %q", e.ID, e.Remote)
+}
+
+// FetchCommand is the git command that fetches the object from the promisor remote.
+func (e *NotFetchedError) FetchCommand() string {
+	return "git cat-file -t " + e.ID.String()
+}
+
+func (e *NotFetchedError) Unwrap() error { return plumbing.ErrObjectNotFound }

@@ -1,4 +1,10 @@
-package snapshot
+// Package odb is git's object database as mulligan reads and writes it: loose objects, packs and
+// their indexes (versions 1 and 2), deltas, alternates, and a partial clone's missing objects. It
+// is the only code that knows those formats; the snapshot package sees objects as a type and
+// bytes through Store. It never writes anything but new loose objects (and removes only the
+// temporary files of its own writers), so git's gc, repack and preciousObjects are never at odds
+// with it.
+package odb
 
 import (
 	"bufio"
@@ -20,10 +26,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// objectStore answers "does this object exist" quickly (loose file or pack index binary search,
+// Store answers "does this object exist" quickly (loose file or pack index binary search,
 // alternates included) and writes loose objects (looseWriter, which survives a concurrent git gc).
 // Object contents are read by looseread.go, packread.go and objread.go.
-type objectStore struct {
+type Store struct {
 	dir string // <common>/objects
 
 	// sweep removes, once per process, the temporary files of writers that were killed.
@@ -38,17 +44,30 @@ type objectStore struct {
 	loaded  bool
 	packs   []*packIndex
 	altOnce sync.Once
-	alts    []*objectStore
+	alts    []*Store
 
 	// promisor is the remote a partial clone fetches missing objects from ("": not one).
 	promisor string
 }
 
-func newObjectStore(dir string) *objectStore {
-	return &objectStore{dir: dir}
+// Open is the object database in dir (<common>/objects); promisor is the remote a partial clone
+// fetches what it lacks from ("" when the repository is not one). Nothing is read until asked.
+func Open(dir, promisor string) *Store {
+	return &Store{dir: dir, promisor: promisor}
 }
 
-func (s *objectStore) close() error {
+// Data reads an object of moderate size from this store itself (not its alternates), whole:
+// loose, else packed. Anything else (large, in an alternate) is an error, for Object to read.
+func (s *Store) Data(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	t, data, err := s.readLoose(h)
+	if errors.Is(err, errNotLoose) {
+		t, data, err = s.readPacked(h)
+	}
+	return t, data, err
+}
+
+// Close releases the packs' maps and files.
+func (s *Store) Close() error {
 	s.packMu.Lock()
 	defer s.packMu.Unlock()
 	for _, p := range s.packs {
@@ -57,23 +76,24 @@ func (s *objectStore) close() error {
 	s.packs = nil
 	s.loaded = false
 	for _, a := range s.alts {
-		a.close()
+		a.Close()
 	}
 	return nil
 }
 
-// objectID is the git object id of content of the given type, computed with crypto/sha1 (the
+// ObjectID is the git object id of content of the given type, computed with crypto/sha1 (the
 // content is the user's own, so collision detection adds nothing but time).
-func objectID(t plumbing.ObjectType, data []byte) plumbing.Hash {
+func ObjectID(t plumbing.ObjectType, data []byte) plumbing.Hash {
 	h := sha1.New()
-	writeObjectHeader(h, t, int64(len(data)))
+	WriteHeader(h, t, int64(len(data)))
 	h.Write(data)
 	var id plumbing.Hash
 	h.Sum(id[:0])
 	return id
 }
 
-func writeObjectHeader(w io.Writer, t plumbing.ObjectType, size int64) {
+// WriteHeader writes a loose object's header ("<type> <size>\x00"), what its id hashes first.
+func WriteHeader(w io.Writer, t plumbing.ObjectType, size int64) {
 	var buf [32]byte
 	b := append(buf[:0], t.String()...)
 	b = append(b, ' ')
@@ -82,13 +102,13 @@ func writeObjectHeader(w io.Writer, t plumbing.ObjectType, size int64) {
 	w.Write(b)
 }
 
-func (s *objectStore) loosePath(h plumbing.Hash) string {
+func (s *Store) loosePath(h plumbing.Hash) string {
 	hex := h.String()
 	return filepath.Join(s.dir, hex[:2], hex[2:])
 }
 
-// has reports whether the object exists in this store or an alternate.
-func (s *objectStore) has(h plumbing.Hash) bool {
+// Has reports whether the object exists in this store or an alternate.
+func (s *Store) Has(h plumbing.Hash) bool {
 	if s.present.has(h) {
 		return true
 	}
@@ -132,12 +152,12 @@ func (p *presentSet) add(h plumbing.Hash) {
 	s.mu.Unlock()
 }
 
-func (s *objectStore) hasUncached(h plumbing.Hash) bool {
+func (s *Store) hasUncached(h plumbing.Hash) bool {
 	if s.inPacks(h, false) || s.hasLoose(h) {
 		return true
 	}
 	for _, a := range s.alternates() {
-		if a.has(h) {
+		if a.Has(h) {
 			return true
 		}
 	}
@@ -147,7 +167,7 @@ func (s *objectStore) hasUncached(h plumbing.Hash) bool {
 
 // hasLoose is an lstat of the loose object's path, built with one allocation: the walker asks it
 // of every file whose content mulligan hashed itself, on every snapshot.
-func (s *objectStore) hasLoose(h plumbing.Hash) bool {
+func (s *Store) hasLoose(h plumbing.Hash) bool {
 	var hx [2 * len(h)]byte
 	hex.Encode(hx[:], h[:])
 	var b strings.Builder
@@ -161,7 +181,7 @@ func (s *objectStore) hasLoose(h plumbing.Hash) bool {
 	return unix.Lstat(b.String(), &st) == nil
 }
 
-func (s *objectStore) inPacks(h plumbing.Hash, reload bool) bool {
+func (s *Store) inPacks(h plumbing.Hash, reload bool) bool {
 	s.packMu.Lock()
 	defer s.packMu.Unlock()
 	if reload || !s.loaded {
@@ -175,7 +195,7 @@ func (s *objectStore) inPacks(h plumbing.Hash, reload bool) bool {
 	return false
 }
 
-func (s *objectStore) loadPacksLocked() {
+func (s *Store) loadPacksLocked() {
 	names, _ := filepath.Glob(filepath.Join(s.dir, "pack", "*.idx"))
 	have := make(map[string]*packIndex, len(s.packs))
 	for _, p := range s.packs {
@@ -207,14 +227,14 @@ func (s *objectStore) loadPacksLocked() {
 	s.loaded = true
 }
 
-// reloadPacks lists the packs afresh (one went away: a concurrent repack).
-func (s *objectStore) reloadPacks() {
+// ReloadPacks lists the packs afresh (one went away: a concurrent repack).
+func (s *Store) ReloadPacks() {
 	s.packMu.Lock()
 	defer s.packMu.Unlock()
 	s.loadPacksLocked()
 }
 
-func (s *objectStore) alternates() []*objectStore {
+func (s *Store) alternates() []*Store {
 	s.altOnce.Do(func() {
 		f, err := os.Open(filepath.Join(s.dir, "info", "alternates"))
 		if err != nil {
@@ -230,14 +250,14 @@ func (s *objectStore) alternates() []*objectStore {
 			if !filepath.IsAbs(line) {
 				line = filepath.Join(s.dir, line)
 			}
-			s.alts = append(s.alts, newObjectStore(filepath.Clean(line)))
+			s.alts = append(s.alts, Open(filepath.Clean(line), s.promisor))
 		}
 	})
 	return s.alts
 }
 
-// withPrefix lists object ids starting with the hex prefix (for abbreviated revisions).
-func (s *objectStore) withPrefix(prefix string) []plumbing.Hash {
+// WithPrefix lists object ids starting with the hex prefix (for abbreviated revisions).
+func (s *Store) WithPrefix(prefix string) []plumbing.Hash {
 	seen := map[plumbing.Hash]bool{}
 	var out []plumbing.Hash
 	add := func(h plumbing.Hash) {
@@ -251,7 +271,7 @@ func (s *objectStore) withPrefix(prefix string) []plumbing.Hash {
 		for _, e := range ents {
 			name := prefix[:2] + e.Name()
 			if len(name) == 40 && strings.HasPrefix(name, prefix) {
-				if h, ok := parseHash(name); ok {
+				if h, ok := ParseHash(name); ok {
 					add(h)
 				}
 			}
@@ -268,14 +288,15 @@ func (s *objectStore) withPrefix(prefix string) []plumbing.Hash {
 	}
 	s.packMu.Unlock()
 	for _, a := range s.alternates() {
-		for _, h := range a.withPrefix(prefix) {
+		for _, h := range a.WithPrefix(prefix) {
 			add(h)
 		}
 	}
 	return out
 }
 
-func parseHash(s string) (plumbing.Hash, bool) {
+// ParseHash reads a 40-digit hex object id.
+func ParseHash(s string) (plumbing.Hash, bool) {
 	if len(s) != 40 {
 		return plumbing.ZeroHash, false
 	}
@@ -288,37 +309,38 @@ func parseHash(s string) (plumbing.Hash, bool) {
 	return plumbing.NewHash(s), true
 }
 
-// writeBytes stores small content (trees, commits, small blobs) unless it already exists.
-func (s *objectStore) writeBytes(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
-	id := objectID(t, data)
-	if s.has(id) {
+// WriteBytes stores small content (trees, commits, small blobs) unless it already exists.
+func (s *Store) WriteBytes(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
+	id := ObjectID(t, data)
+	if s.Has(id) {
 		return id, nil
 	}
-	return id, s.writeKnown(t, id, int64(len(data)), bytes.NewReader(data))
+	return id, s.WriteKnown(t, id, int64(len(data)), bytes.NewReader(data))
 }
 
-// writeKnown streams size bytes of r as an object whose id the caller computed; a mismatch means
+// WriteKnown streams size bytes of r as an object whose id the caller computed; a mismatch means
 // the source changed while it was read.
-func (s *objectStore) writeKnown(t plumbing.ObjectType, id plumbing.Hash, size int64, r io.Reader) error {
-	got, err := s.writeStream(t, size, r)
+func (s *Store) WriteKnown(t plumbing.ObjectType, id plumbing.Hash, size int64, r io.Reader) error {
+	got, err := s.WriteStream(t, size, r)
 	if err != nil {
 		return err
 	}
 	if got != id {
-		return errChangedWhileReading
+		return ErrChangedWhileReading
 	}
 	return nil
 }
 
-var errChangedWhileReading = errors.New("content changed while it was read")
+// ErrChangedWhileReading is content that did not stay what its size or id said while it was read.
+var ErrChangedWhileReading = errors.New("content changed while it was read")
 
 // writeStream stores exactly size bytes from r as a loose object and returns its id. Memory stays
 // bounded whatever the size. If r ends early or has more than size bytes, nothing is stored and
-// errChangedWhileReading is returned. Whatever happens (a full disk, a read error) no partial file
+// ErrChangedWhileReading is returned. Whatever happens (a full disk, a read error) no partial file
 // stays behind: see looseWriter.
-func (s *objectStore) writeStream(t plumbing.ObjectType, size int64, r io.Reader) (plumbing.Hash, error) {
+func (s *Store) WriteStream(t plumbing.ObjectType, size int64, r io.Reader) (plumbing.Hash, error) {
 	var hdr bytes.Buffer
-	writeObjectHeader(&hdr, t, size)
+	WriteHeader(&hdr, t, size)
 	w, err := s.newLooseWriter(int64(hdr.Len()) + size)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("write object: %w", err)
@@ -328,14 +350,14 @@ func (s *objectStore) writeStream(t plumbing.ObjectType, size int64, r io.Reader
 	if cerr == nil {
 		var one [1]byte
 		if m, _ := r.Read(one[:]); m > 0 {
-			cerr = errChangedWhileReading
+			cerr = ErrChangedWhileReading
 		}
 	} else if n < size && (cerr == io.EOF || cerr == io.ErrUnexpectedEOF) {
-		cerr = errChangedWhileReading
+		cerr = ErrChangedWhileReading
 	}
 	if cerr != nil {
 		w.abort()
-		if w.err != nil && !errors.Is(cerr, errChangedWhileReading) {
+		if w.err != nil && !errors.Is(cerr, ErrChangedWhileReading) {
 			return plumbing.ZeroHash, fmt.Errorf("write object: %w", w.err)
 		}
 		return plumbing.ZeroHash, cerr
