@@ -97,7 +97,8 @@ func ParseTests(out string) Tests {
 		lines = goJSONText(lines)
 	}
 	r := Tests{Passed: -1, Total: -1}
-	for _, p := range []func([]string, *Tests){parseGo, parsePytest, parseJest, parseVitest, parseCargo, parseSurefire, parseGradle} {
+	for _, p := range []func([]string, *Tests){parseGo, parsePytest, parseJest, parseVitest, parseCargo, parseSurefire, parseGradle,
+		parseRSpec, parseUnittest, parseMocha, parsePHPUnit, parseDotnet} {
 		p(lines, &r)
 	}
 	for _, l := range lines {

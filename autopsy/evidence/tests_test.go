@@ -185,6 +185,71 @@ AppTest > appHasAGreeting() FAILED
 
 FAILURE: Build failed with an exception.
 `, []string{`AppTest appHasAGreeting() @ AppTest.java:12 : org.opentest4j.AssertionFailedError`}, 1, 2},
+	// RSpec's "Failed examples" list.
+	{"rspec", `Failures:
+
+  1) User validates the email
+     Failure/Error: expect(user).to be_valid
+       expected #<User id: nil> to be valid, but got errors: Email is invalid
+     # ./spec/models/user_spec.rb:12:in 'block (2 levels) in <top (required)>'
+
+Finished in 0.21 seconds (files took 1.2 seconds to load)
+9 examples, 1 failure
+
+Failed examples:
+
+rspec ./spec/models/user_spec.rb:10 # User validates the email
+`, []string{`spec/models/user_spec.rb User validates the email @ spec/models/user_spec.rb:10 : `}, -1, -1},
+	// python -m unittest.
+	{"unittest", `F.
+======================================================================
+FAIL: test_total (tests.test_cart.CartTest.test_total)
+----------------------------------------------------------------------
+Traceback (most recent call last):
+  File "/src/shop/tests/test_cart.py", line 9, in test_total
+    self.assertEqual(total([1, 2]), 4)
+AssertionError: 3 != 4
+
+----------------------------------------------------------------------
+Ran 2 tests in 0.001s
+
+FAILED (failures=1)
+`, []string{`tests.test_cart.CartTest.test_total test_total @ /src/shop/tests/test_cart.py:9 : AssertionError: 3 != 4`}, -1, -1},
+	// mocha's spec reporter.
+	{"mocha", `  2 passing (12ms)
+  1 failing
+
+  1) slug
+       strips accents:
+
+      AssertionError [ERR_ASSERTION]: 'nicode' == 'unicode'
+      + expected - actual
+
+      at Context.<anonymous> (test/slug.test.js:8:12)
+      at process.processImmediate (node:internal/timers:483:21)
+`, []string{`slug strips accents @ test/slug.test.js:8 : AssertionError [ERR_ASSERTION]: 'nicode' == 'unicode'`}, -1, -1},
+	// PHPUnit's failure list.
+	{"phpunit", `There was 1 failure:
+
+1) Tests\Unit\UserTest::testEmailIsValidated
+Failed asserting that false is true.
+
+/src/app/tests/Unit/UserTest.php:21
+
+FAILURES!
+Tests: 14, Assertions: 30, Failures: 1.
+`, []string{`Tests\Unit\UserTest testEmailIsValidated @ /src/app/tests/Unit/UserTest.php:21 : Failed asserting that false is true.`}, -1, -1},
+	// dotnet test's console logger.
+	{"dotnet", `  Failed Shop.Tests.CartTests.TotalAddsTax [4 ms]
+  Error Message:
+   Assert.Equal() Failure: Values differ
+Expected: 10.5
+Actual:   10
+  Stack Trace:
+     at Shop.Tests.CartTests.TotalAddsTax() in /src/Shop.Tests/CartTests.cs:line 17
+
+Failed!  - Failed:     1, Passed:    22, Skipped:     0, Total:    23
+`, []string{`Shop.Tests.CartTests TotalAddsTax @ /src/Shop.Tests/CartTests.cs:17 : Assert.Equal() Failure: Values differ`}, -1, -1},
 	{"nothing a runner printed", "make: *** [Makefile:4: test] Error 1\n", nil, -1, -1},
 }
 

@@ -1,0 +1,148 @@
+package evidence
+
+import (
+	"strings"
+
+	"github.com/mulligan-dev/mulligan/internal/lazyre"
+)
+
+// --- RSpec, python unittest, mocha, PHPUnit, dotnet test: name and place, as each prints them ---
+
+var (
+	rspecRe    = lazyre.New(`^rspec (\./\S+?):(\d+) # (.+)$`)
+	unittestRe = lazyre.New(`^(?:FAIL|ERROR): (\w+) \(([\w.]+)\)`)
+	pyFileRe   = lazyre.New(`^\s+File "([^"]+)", line (\d+), in (\w+)`)
+	mochaRe    = lazyre.New(`^\s+\d+\) (.+)$`)
+	phpunitRe  = lazyre.New(`^\d+\) ([\w\\]+)::(\w+)`)
+	phpFileRe  = lazyre.New(`^(/\S+\.php):(\d+)$`)
+	dotnetRe   = lazyre.New(`^\s+Failed ([\w.]+) \[`)
+	dotnetAtRe = lazyre.New(`in (\S+\.cs):line (\d+)`)
+)
+
+func parseRSpec(lines []string, r *Tests) {
+	for _, l := range lines {
+		if m := rspecRe.FindStringSubmatch(l); m != nil {
+			f := strings.TrimPrefix(m[1], "./")
+			r.Failed = append(r.Failed, Test{Runner: "rspec", Name: m[3], Package: f, File: f, Line: atoi(m[2])})
+		}
+	}
+}
+
+func parseUnittest(lines []string, r *Tests) {
+	for i, l := range lines {
+		m := unittestRe.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		t := Test{Runner: "unittest", Name: m[1], Package: m[2]}
+		rules := 0
+		for j := i + 1; j < len(lines) && j < i+60; j++ {
+			if unittestRe.MatchString(lines[j]) || strings.HasPrefix(lines[j], "=====") {
+				break
+			}
+			if strings.HasPrefix(lines[j], "-----") {
+				if rules++; rules == 2 {
+					break // the traceback ends
+				}
+				continue
+			}
+			if f := pyFileRe.FindStringSubmatch(lines[j]); f != nil && f[3] == m[1] {
+				t.File, t.Line = f[1], atoi(f[2])
+			}
+			if s := strings.TrimSpace(lines[j]); s != "" && !strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "Traceback") && !strings.HasPrefix(s, "File ") {
+				t.Message = clip(s) // the last line of the traceback is the error
+			}
+		}
+		r.Failed = append(r.Failed, t)
+	}
+}
+
+// parseMocha reads mocha's failure list ("  1) suite\n       test:"), the failures after the
+// "N failing" line.
+func parseMocha(lines []string, r *Tests) {
+	failing := false
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if strings.HasSuffix(strings.TrimSpace(l), " failing") {
+			failing = true
+			continue
+		}
+		m := mochaRe.FindStringSubmatch(l)
+		if !failing || m == nil {
+			continue
+		}
+		// The title runs over lines (suite, then test) up to the one ending with a colon.
+		name := strings.TrimSpace(m[1])
+		for !strings.HasSuffix(name, ":") && i+1 < len(lines) && strings.TrimSpace(lines[i+1]) != "" {
+			i++
+			name += " " + strings.TrimSpace(lines[i])
+		}
+		t := Test{Runner: "mocha", Name: strings.TrimSuffix(name, ":")}
+		for j := i + 1; j < len(lines) && j < i+30; j++ {
+			s := strings.TrimSpace(lines[j])
+			if mochaRe.MatchString(lines[j]) && !strings.HasPrefix(s, "at ") {
+				break
+			}
+			if t.Message == "" && s != "" && !strings.HasPrefix(s, "at ") {
+				t.Message = clip(s)
+			}
+			if f := jsFrameRe.FindStringSubmatch(lines[j]); f != nil && strings.HasPrefix(s, "at ") && !strings.Contains(s, "node_modules") {
+				t.File, t.Line = f[1], atoi(f[2])
+				break
+			}
+		}
+		r.Failed = append(r.Failed, t)
+	}
+}
+
+func parsePHPUnit(lines []string, r *Tests) {
+	for i, l := range lines {
+		m := phpunitRe.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		t := Test{Runner: "phpunit", Name: m[2], Package: m[1]}
+		for j := i + 1; j < len(lines) && j < i+30; j++ {
+			if phpunitRe.MatchString(lines[j]) {
+				break
+			}
+			s := strings.TrimSpace(lines[j])
+			if f := phpFileRe.FindStringSubmatch(s); f != nil {
+				t.File, t.Line = f[1], atoi(f[2])
+				break
+			}
+			if t.Message == "" && s != "" {
+				t.Message = clip(s)
+			}
+		}
+		r.Failed = append(r.Failed, t)
+	}
+}
+
+func parseDotnet(lines []string, r *Tests) {
+	for i, l := range lines {
+		m := dotnetRe.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		name := m[1]
+		t := Test{Runner: "dotnet", Name: name}
+		if k := strings.LastIndexByte(name, '.'); k > 0 {
+			t.Package, t.Name = name[:k], name[k+1:]
+		}
+		for j := i + 1; j < len(lines) && j < i+30; j++ {
+			if dotnetRe.MatchString(lines[j]) {
+				break
+			}
+			s := strings.TrimSpace(lines[j])
+			if t.Message == "" && s != "" && s != "Error Message:" && s != "Stack Trace:" {
+				t.Message = clip(s)
+			}
+			if f := dotnetAtRe.FindStringSubmatch(s); f != nil {
+				t.File, t.Line = f[1], atoi(f[2])
+				break
+			}
+		}
+		r.Failed = append(r.Failed, t)
+	}
+}
