@@ -109,11 +109,27 @@ func applyHints(addr string, p *attempt.ApplyPlan) []string {
 	if len(p.Blocked) > 0 {
 		hints = append(hints, "a path the change writes holds files no snapshot keeps (ignored or untracked): move them aside, then apply again: mulligan apply "+addr)
 	}
+	var other []string // conflicts no marker can show: a binary file, a deletion against an edit
+	text := false
 	for _, c := range p.Conflicts {
-		if !c.Marked {
-			hints = append(hints, "merge it with your version, the conflicting lines marked in the files for you to resolve: mulligan apply "+addr+" --merge")
+		switch {
+		case c.Text && !c.Marked:
+			text = true
+		case !c.Text:
+			other = append(other, c.Path)
+		}
+	}
+	if text && !p.Markers {
+		hints = append(hints, "merge it with your version, the conflicting lines marked in the files for you to resolve: mulligan apply "+addr+" --merge")
+	}
+	for i, path := range other {
+		if i == 3 {
+			hints = append(hints, fmt.Sprintf("  … and %d more (mulligan apply %s --dry-run lists them)", len(other)-3, addr))
 			break
 		}
+		// The attempt's version beside the user's, never over it.
+		hints = append(hints, fmt.Sprintf("%s cannot be merged by lines: decide it by hand, the attempt's version beside yours: git show %s:%s > %s.theirs",
+			path, p.Attempt.Ref, path, path))
 	}
 	return append(hints, "see the attempt's change: mulligan diff "+addr)
 }

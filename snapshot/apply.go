@@ -36,6 +36,8 @@ type MergeResult struct {
 type MergeConflict struct {
 	Path   string
 	Reason string
+	// Text: both changed the same lines of a text file (MergeOptions.Markers can mark it).
+	Text bool
 	// Marked: the result holds the file with conflict markers (a text conflict, with Markers).
 	Marked bool
 }
@@ -111,10 +113,12 @@ func (r *Repo) MergeTrees(base, theirs, ours plumbing.Hash, opts MergeOptions) (
 		}
 		if why != "" {
 			conflict(c.Path, why)
+			last := &res.Conflicts[len(res.Conflicts)-1]
+			last.Text = strings.HasPrefix(why, whyLines)
 			if e == nil {
 				continue
 			}
-			res.Conflicts[len(res.Conflicts)-1].Marked = true
+			last.Marked = true
 		} else {
 			res.Merged = append(res.Merged, c.Path)
 		}
@@ -178,17 +182,20 @@ func (r *Repo) mergeFile(c, o Change, opts MergeOptions, res *MergeResult) (*tre
 		}
 		m := merge.Text(b, ours, theirs, opts.Labels)
 		if m.Conflicts > 0 && !opts.Markers {
-			return nil, fmt.Sprintf("both sides changed the same lines (%d conflict%s)", m.Conflicts, plural(m.Conflicts)), nil
+			return nil, fmt.Sprintf(whyLines+" (%d conflict%s)", m.Conflicts, plural(m.Conflicts)), nil
 		}
 		if hash, err = r.objs.WriteBytes(plumbing.BlobObject, m.Text); err != nil {
 			return nil, "", err
 		}
 		if m.Conflicts > 0 {
-			return &treeEntry{mode: mode, hash: hash}, fmt.Sprintf("both sides changed the same lines (%d conflict%s, marked in the file)", m.Conflicts, plural(m.Conflicts)), nil
+			return &treeEntry{mode: mode, hash: hash}, fmt.Sprintf(whyLines+" (%d conflict%s, marked in the file)", m.Conflicts, plural(m.Conflicts)), nil
 		}
 	}
 	return &treeEntry{mode: mode, hash: hash}, "", nil
 }
+
+// whyLines begins the reason of a text conflict.
+const whyLines = "both sides changed the same lines"
 
 func plural(n int) string {
 	if n == 1 {
