@@ -34,16 +34,19 @@ type Agent struct {
 	// NoNetworkSandbox: the CLI ran its commands without network (codex's workspace-write
 	// sandbox), as its output shows or the agent itself says (its words prove its API works).
 	NoNetworkSandbox bool
+
+	apiError bool // LastMessage is the CLI's API error, not the agent's words
 }
 
 var (
-	denialTextRe = lazyre.New(`(?i)requested permissions? to (?:use |write to |read |edit )?(\S+).*haven't granted|permission to use (\S+) (?:has been|was) denied|is not in the list of allowed tools|not found in registry|Tool execution (?:denied|was denied)|denied by (?:policy|the user|user)|rejected by (?:the )?user|exec command rejected|This command requires approval`)
+	denialTextRe = lazyre.New(`(?i)Tool "[^"]+" not found|tool_not_registered|policy_violation|requested permissions? to (?:use |write to |read |edit )?(\S+).*haven't granted|permission to use (\S+) (?:has been|was) denied|is not in the list of allowed tools|not found in registry|Tool execution (?:denied|was denied)|denied by (?:policy|the user|user)|rejected by (?:the )?user|exec command rejected|This command requires approval`)
 	sandboxRe    = lazyre.New(`(?i)failed in sandbox|sandbox(?:ed)? (?:denied|denial|error)|Sandbox\(\w+\)|LandlockRestrict|seatbelt|CODEX_SANDBOX_NETWORK_DISABLED|network_access[" ]*[:=] *false|sandbox: (?:read-only|workspace-write)`)
 	noNetSbRe    = lazyre.New(`(?i)CODEX_SANDBOX_NETWORK_DISABLED=1|network_access[" ]*[:=] *false|network-sandbox-policy: restricted|sandbox has no network|(?:without|no) network access(?: in| inside)? (?:the |this |my )?sandbox|sandbox(?:ed)? (?:environment )?(?:has |with )?no network|network (?:access )?is (?:disabled|blocked|restricted) (?:in|inside|by) (?:the |this |my )?sandbox`)
 	// saysNoNetRe: the agent's own words that its commands have no network.
 	saysNoNetRe = lazyre.New(`(?i)\b(?:no|without|lacks?|lacking|blocked|blocks|disabled|restricted|denied)\b[^.]{0,40}\b(?:network|internet)\b|\b(?:network|internet)\b[^.]{0,30}\b(?:is |was )?(?:blocked|disabled|restricted|unavailable|not available|denied|unreachable)\b|\boffline\b`)
 	codexHeadRe = lazyre.New(`^\[\d{4}-\d\d-\d\dT[\d:.]+Z?\] codex$`)
 	timestampRe = lazyre.New(`^\[\d{4}-\d\d-\d\dT[\d:.]+Z?\] `)
+	apiErrorRe  = lazyre.New(`^(?:API Error|Error|\[API Error)`)
 	// toolLineRe: a line a tool or the CLI printed, not the agent's words.
 	toolLineRe = lazyre.New(`(?i)^(?:error|fatal|warn(?:ing)?|npm|pip|go:|\[?api error|exception|traceback|\S+:\d+:)`)
 	tokensRe   = lazyre.New(`(?i)(?:^|\]\s*)tokens used:? [\d,]+|"(?:output_tokens|total_tokens|candidates)"\s*:\s*[1-9]`)
@@ -99,7 +102,7 @@ func ReadAgent(out string) Agent {
 			a.addDenial(Denial{Line: clip(h), Sandbox: sandboxRe.MatchString(h)})
 		}
 	}
-	spoke := a.LastMessage != "" // the model's own message, from the CLI's events
+	spoke := a.LastMessage != "" && !a.apiError // the model's own message, from the CLI's events
 	if a.LastMessage == "" && codexSaid != "" {
 		a.LastMessage, spoke, a.APICalls = clip(codexSaid), true, true
 	}
@@ -144,9 +147,10 @@ func (a *Agent) event(v map[string]any) {
 		if s, ok := v["result"].(string); ok && strings.TrimSpace(s) != "" {
 			a.LastMessage = clip(firstLines(s))
 		}
-		if n, ok := v["num_turns"].(float64); ok && n > 0 {
-			a.APICalls = true
+		if v["is_error"] == true && apiErrorRe.MatchString(a.LastMessage) {
+			a.apiError = true // the CLI's own error in the result field, not the model speaking
 		}
+		// Tokens, not turns: a result that never reached the API still counts one turn.
 		if tokens(v["usage"]) || tokens(v["stats"]) {
 			a.APICalls = true
 		}
@@ -161,6 +165,10 @@ func (a *Agent) event(v map[string]any) {
 				a.addDenial(Denial{Tool: tool, Input: in, Line: clip(strings.TrimSpace(fmt.Sprintf("%s %s", tool, in)))})
 			}
 		}
+	case typ == "system" && v["subtype"] == "permission_denied": // claude stream-json
+		tool, _ := v["tool_name"].(string)
+		msg, _ := v["message"].(string)
+		a.addDenial(Denial{Tool: tool, Line: clip(orString(msg, tool))})
 	case typ == "assistant": // claude stream-json
 		a.APICalls = true
 		if msg, ok := v["message"].(map[string]any); ok {
@@ -198,6 +206,9 @@ func (a *Agent) event(v map[string]any) {
 			msg := text(v["error"])
 			if msg == "" {
 				msg = text(v["output"])
+			}
+			if e, _ := v["error"].(map[string]any); e["type"] == "tool_not_registered" || e["type"] == "policy_violation" || e["type"] == "permission_denied" {
+				a.addDenial(Denial{Line: clip(firstLines(msg))})
 			}
 			a.toolError(msg)
 		}
@@ -320,6 +331,13 @@ func text(v any) string {
 		return strings.Join(parts, "\n")
 	}
 	return ""
+}
+
+func orString(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
 }
 
 func firstLines(s string) string {

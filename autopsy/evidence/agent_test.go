@@ -1,6 +1,8 @@
 package evidence
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -153,4 +155,27 @@ func FuzzReaders(f *testing.F) {
 		}
 		_ = NetworkErrors(text)
 	})
+}
+
+// The real CLIs' output that agentcli's fixtures keep (captured from the pinned CLIs).
+func TestReadAgentFixtures(t *testing.T) {
+	read := func(name string) Agent {
+		b, err := os.ReadFile(filepath.Join("..", "..", "agentcli", "testdata", "presets", name))
+		if err != nil {
+			t.Skip(err)
+		}
+		return ReadAgent(string(b))
+	}
+	if a := read("claude_no_network.json"); a.APICalls || len(a.Network) == 0 || !a.Network[0].API || a.NoNetworkSandbox {
+		t.Errorf("claude without network: %+v", a)
+	}
+	if a := read("codex_json_no_network.jsonl"); a.APICalls || len(a.Network) == 0 || a.NoNetworkSandbox {
+		t.Errorf("codex without network: %+v", a)
+	}
+	if a := read("refusals/claude_default_mode.jsonl"); len(a.Denials) == 0 || a.Denials[0].Tool != "Write" || !a.APICalls {
+		t.Errorf("claude refused: %+v", a)
+	}
+	if a := read("refusals/gemini_default_mode.txt"); len(a.Denials) == 0 || !a.APICalls || a.LastMessage != "I could not write hello.txt." {
+		t.Errorf("gemini refused: %+v", a)
+	}
 }
