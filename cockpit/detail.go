@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -81,9 +82,24 @@ func Detail(b *Board, autopsyDir, run, task string, scrub func(string) string) s
 			fmt.Fprintf(&sb, "@%d: %s\n", a.N, scrub(firstLine(a.Message)))
 		}
 	}
-	if a := t.Latest(); a != nil {
-		if tail := Tail(a.Log, 12); len(tail) > 0 {
-			fmt.Fprintf(&sb, "\noutput of @%d (its end):\n", a.N)
+	// The end of the newest attempt's output; of each lane's newest when the task raced.
+	var newest []int
+	for _, l := range lanes(*t) {
+		newest = append(newest, l.N)
+	}
+	if a := t.Latest(); a != nil && len(newest) == 0 {
+		newest = []int{a.N}
+	}
+	for _, a := range t.Attempts {
+		if !slices.Contains(newest, a.N) {
+			continue
+		}
+		if tail := Tail(a.Log, 12/len(newest)+2); len(tail) > 0 {
+			where := ""
+			if a.Lane > 0 {
+				where = fmt.Sprintf(", lane %d", a.Lane)
+			}
+			fmt.Fprintf(&sb, "\noutput of @%d%s (its end):\n", a.N, where)
 			for _, l := range tail {
 				sb.WriteString("  " + scrub(l) + "\n")
 			}
