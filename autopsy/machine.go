@@ -79,9 +79,15 @@ var loginRes = []lackRe{
 	{lazyre.New(`(?i)unauthorized: authentication required|requested access to the resource is denied|docker login`),
 		func(m []string) string { return "a container registry login" },
 		func(m []string) string { return "docker login" }},
-	{lazyre.New(`(?i)fatal: Authentication failed for '([^']+)'|Permission denied \(publickey\)`),
-		func(m []string) string { return "git credentials for the remote" },
-		func(m []string) string { return "ssh -T git@github.com" }},
+	{lazyre.New(`(?i)could not read (?:Username|Password) for 'https://github\.com'|fatal: Authentication failed for 'https://github\.com`),
+		func(m []string) string { return "git credentials for github.com" },
+		func(m []string) string { return "gh auth setup-git" }},
+	{lazyre.New(`(?i)could not read (?:Username|Password) for '([^']+)'|fatal: Authentication failed for '([^']+)'`),
+		func(m []string) string { return "git credentials for " + firstNonEmpty(m[1:]...) },
+		func(m []string) string { return "git config --global credential.helper store" }},
+	{lazyre.New(`(?i)Permission denied \(publickey\)`),
+		func(m []string) string { return "an ssh key the git remote accepts" },
+		func(m []string) string { return "ssh-add -l" }},
 }
 
 // portRes: a port the tests need is taken by another process.

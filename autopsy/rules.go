@@ -230,6 +230,29 @@ var stateRules = []Rule{
 // `unknown` where nothing does.
 var weakRules = []Rule{
 	{
+		// The agent's CLI failed with words that name nothing ("Execution error"): no evidence,
+		// however often it repeats.
+		Name: "agent-says-nothing", Category: Unknown, Confidence: 0.52,
+		Match: func(f *facts) bool {
+			if !f.allClasses(cPayload, cAgentExit) || f.allSilent() {
+				return false
+			}
+			for _, a := range f.failed {
+				if !emptyWordsRe.MatchString(a.Message) || !emptyWordsRe.MatchString(f.agentOf(a).LastMessage) {
+					return false
+				}
+			}
+			return true
+		},
+		Why: func(f *facts) string {
+			return fmt.Sprintf("%d attempt(s) failed with words that name nothing (%s): no evidence says why", len(f.failed), f.last().Message)
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("read the whole log, and run the agent's command by hand in the working tree (%s) to see the error", orWord(f.argv0(f.last().Agent), "its command")),
+				Commands: []string{f.logs(f.last()), "mulligan show " + f.run.ID}}
+		},
+	},
+	{
 		Name: "different-failures", Category: AgentFlake, Confidence: 0.45,
 		Match: func(f *facts) bool { return len(f.failed) >= 2 && !f.sameMessages() && !f.allSilent() },
 		Why: func(f *facts) string {
@@ -378,6 +401,9 @@ func (f *facts) sameMessages() bool {
 }
 
 var digitsRe = lazyre.New(`[0-9]+`)
+
+// emptyWordsRe: a failure message that names nothing: a CLI's generic error, a bare status.
+var emptyWordsRe = lazyre.New(`(?i)^(?:agent exited with status -?\d+|agent was killed by a signal)?(?::\s*)?(?:\w+: )?(?:Execution error|error_during_execution|An? (?:unknown |unexpected |internal )?error(?: occurred| has occurred)?\.?|Unknown error\.?|Error\.?|Something went wrong\.?|undefined|null)?$`)
 
 // lastText is the last failure's message and output tail, where the rules look for banners.
 func (f *facts) lastText() string {

@@ -238,6 +238,10 @@ func TestRules(t *testing.T) {
 			m := `agent exited with status 1: API Error: 404 {"type":"error","error":{"type":"not_found_error","message":"model: claude-opus-9"}}`
 			return rt(mkFacts(t, "", exit(m)))
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "--model"},
+		{"agent-says-nothing", func(t *testing.T) *facts {
+			out := `{"type":"result","subtype":"error_during_execution","is_error":true,"result":"Execution error"}`
+			return mkFacts(t, "", att{class: cPayload, code: "is_error", msg: "claude: Execution error", out: out}, att{class: cPayload, code: "is_error", msg: "claude: Execution error", out: out})
+		}, Unknown, []string{"mulligan logs k3f9abcd/fix@2", "mulligan show k3f9abcd"}, "by hand"},
 		{"turn-limit", func(t *testing.T) *facts {
 			return rt(mkFacts(t, "", att{class: cPayload, code: "is_error", msg: "claude: error_max_turns"}, att{class: cPayload, code: "is_error", msg: "claude: error_max_turns"}))
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "--max-turns"},
