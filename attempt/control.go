@@ -159,6 +159,52 @@ func (r *runner) pauseCancelled(ctx context.Context, reason, code, message strin
 	return r.end(context.WithoutCancel(ctx), store.RunPaused, reason)
 }
 
+// interruptedBy ends the run paused (reason interrupted) when err stopped the runner because a
+// signal to mulligan cancelled ctx outside an agent's run (a snapshot, a reset, a verify's start):
+// the attempt it left running is cancelled and not counted, its task paused. (nil, nil): err is
+// not a signal's doing.
+func (r *runner) interruptedBy(ctx context.Context, err error) (*Outcome, error) {
+	sc, ok := context.Cause(ctx).(signalCause)
+	if !ok || ctx.Err() == nil || r.isFenced() || errors.Is(err, store.ErrFenced) {
+		return nil, nil
+	}
+	r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: r.current, Message: "stopped: " + err.Error()})
+	now := r.env.Now().UTC()
+	msg := fmt.Sprintf("the attempt was interrupted (%s to mulligan); it does not count: `mulligan resume %s` resets its edits and goes on", sigName(sc.sig), r.run.ID)
+	if uerr := r.update(ctx, func(tx *store.Tx) error {
+		run, err := tx.GetRun(r.run.ID)
+		if err != nil {
+			return err
+		}
+		for i := range run.Tasks {
+			t := &run.Tasks[i]
+			for j := range t.Attempts {
+				if a := &t.Attempts[j]; a.State == store.AttemptRunning {
+					a.State, a.FinishedAt = store.AttemptCancelled, &now
+					applyFailure(a, &agentcli.Failure{Class: taskfile.ClassCancellation, Code: CodeInterrupted, Message: msg})
+					a.Counted = false
+					if err := tx.UpdateAttempt(a); err != nil {
+						return err
+					}
+				}
+			}
+			if t.State == store.TaskRunning || t.State == store.TaskBackoff {
+				if _, err := tx.TransitionTask(run.ID, t.ID, store.TaskTransition{To: store.TaskPaused, Reason: ReasonInterrupted, Row: t}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}); uerr != nil {
+		return nil, uerr
+	}
+	r.mu.Lock()
+	r.sigSeen = sc.sig
+	r.mu.Unlock()
+	r.noStopTree = true
+	return r.end(context.WithoutCancel(ctx), store.RunPaused, ReasonInterrupted)
+}
+
 // sigName is a signal as a user knows it: SIGINT is Ctrl-C.
 func sigName(sig syscall.Signal) string {
 	switch sig {

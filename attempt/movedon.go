@@ -283,7 +283,7 @@ func changedAfter(path string, t time.Time) bool {
 // recordStopTree keeps the tree the run leaves on disk as it stops without finishing (blocked,
 // parked, paused), so a later resume can tell work done since.
 func (r *runner) recordStopTree(ctx context.Context) {
-	if r.inWorktree {
+	if r.inWorktree || r.noStopTree {
 		return // the working tree is the user's while an isolated task runs: nothing to compare
 	}
 	tree, err := r.currentTree(ctx)

@@ -163,6 +163,9 @@ type runner struct {
 	// interrupted attempt's half edit: the first reset keeps it under an undo ref, which
 	// `mulligan undo` brings back.
 	undoReset bool
+	// noStopTree: the run stops because a signal cut a snapshot short; another one (the stop
+	// tree's) could hang the same way, uncancellable now (interruptedBy).
+	noStopTree bool
 }
 
 // ErrActive is returned when another live process runs in this worktree; it wraps the store's
@@ -406,8 +409,13 @@ func (r *runner) execute(ctx context.Context) (out *Outcome, err error) {
 		}
 	}()
 	defer func() {
-		// An error after the run was recorded ends it in a recorded state (abort.go).
+		// An error after the run was recorded ends it in a recorded state (abort.go); one that
+		// a signal caused (Ctrl-C in a snapshot) leaves it resumable, like any interruption.
 		if err != nil && out == nil {
+			if o, ierr := r.interruptedBy(ctx, err); o != nil || ierr != nil {
+				out, err = o, ierr
+				return
+			}
 			err = r.abort(ctx, err)
 		}
 	}()
