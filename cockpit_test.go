@@ -12,9 +12,23 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // The commands of the scripts of `top` and `report` (testdata/script/top_*.txtar, report_*.txtar).
+
+// tmuxSession runs `tmuxsession COLS ROWS`: a tmux server on $WORK/tmux.sock with a session t
+// of that size, started with the script's environment and killed when the script ends, failed
+// or not (a failed script's server, and the top in it, would otherwise run on).
+func tmuxSession(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: tmuxsession COLS ROWS")
+	}
+	sock := filepath.Join(ts.Getenv("WORK"), "tmux.sock")
+	ts.Check(ts.Exec("tmux", "-u", "-S", sock, "-f", "/dev/null", "new-session", "-d", "-x", args[0], "-y", args[1], "-s", "t"))
+	ts.Defer(func() { _ = exec.Command("tmux", "-S", sock, "kill-server").Run() })
+}
 
 // waitScreen runs `waitscreen [-not] SOCKET REGEXP`: it reads the tmux pane of the server at
 // SOCKET (session t) until REGEXP (multi-line) matches it, or with -not until it no longer does,

@@ -51,6 +51,7 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") == "1",
 		Setup:               scripttest.HermeticGit,
 		Condition:           conditions,
+		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"tmuxsession": tmuxSession},
 	})
 }
 
