@@ -190,12 +190,15 @@ var envRules = []Rule{
 		},
 		Suggest: func(f *facts) Suggestion {
 			s, _ := f.everySignal(sigTLS)
-			cmds := []string{f.retry()}
+			// The node CLIs (claude, codex, gemini) and python's requests ignore the system's
+			// store, where a corporate proxy's CA is usually installed: point them at it.
+			const store = "/etc/ssl/certs/ca-certificates.crt"
+			cmds := []string{"NODE_EXTRA_CA_CERTS=" + store + " SSL_CERT_FILE=" + store + " REQUESTS_CA_BUNDLE=" + store + " " + f.retry()}
 			if h := firstHost(s.line); h != "" {
 				// Who signed the certificate the tools were shown: a proxy's CA, not the site's.
-				cmds = []string{"openssl s_client -connect " + h + ":443 -servername " + h + " </dev/null 2>/dev/null | grep -E '^(subject|issuer)'", f.retry()}
+				cmds = append(cmds, "openssl s_client -connect "+h+":443 -servername "+h+" </dev/null 2>/dev/null | grep -E '^(subject|issuer)'")
 			}
-			return Suggestion{Text: "give the tools the proxy's CA certificate (NODE_EXTRA_CA_CERTS for node, SSL_CERT_FILE or REQUESTS_CA_BUNDLE and PIP_CERT for python, the system store for git and go) or fix the proxy, then run the task again",
+			return Suggestion{Text: "a proxy intercepts TLS (or a CA is missing): the first command points the node and python tools at the system's CA store, where a corporate CA is usually installed; if the proxy's CA is not there, install it (update-ca-certificates) or fix the proxy",
 				Commands: cmds}
 		},
 		Lines: func(f *facts) []string { s, _ := f.everySignal(sigTLS); return []string{s.line} },

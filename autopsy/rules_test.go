@@ -180,7 +180,7 @@ func TestRules(t *testing.T) {
 		{"tls", func(t *testing.T) *facts {
 			m := "claude: API Error: Unable to connect to API: Self-signed certificate detected"
 			return mkFacts(t, "", att{class: cTransport, msg: m}, att{class: cTransport, msg: m})
-		}, Environment, []string{"mulligan run fix"}, "NODE_EXTRA_CA_CERTS"},
+		}, Environment, []string{"NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt REQUESTS_CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt mulligan run fix"}, "system's CA store"},
 		{"service-down", func(t *testing.T) *facts {
 			out := "--- FAIL: TestDB (0.00s)\n    db_test.go:9: dial tcp 127.0.0.1:5432: connect: connection refused\n"
 			return withBase(mkFacts(t, "", verify(out, 2)), 1, out)
