@@ -312,9 +312,12 @@ func (r *runner) applyIsolated(ctx context.Context, t *store.Task, base plumbing
 	var refused *ApplyConflictError
 	switch {
 	case errors.As(err, &refused):
+		next := fmt.Sprintf("Merge it with your version, the conflicting lines marked in the files: mulligan apply %s --merge", addr)
+		if len(refused.Plan.Blocked) > 0 {
+			next = fmt.Sprintf("Move what is in the way aside (nothing of yours is overwritten), then: mulligan apply %s", addr)
+		}
 		r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: fmt.Sprintf(
-			"%s's change conflicts with your working tree: %s. Its tree is in %s. Merge it with your version, the conflicting lines marked in the files: mulligan apply %s --merge",
-			addr, refused, a.Ref, addr)})
+			"%s's change conflicts with your working tree: %s. Its tree is in %s. %s", addr, refused, a.Ref, next)})
 		if err := r.setTaskState(ctx, t, store.TaskBlocked, ReasonApplyConflict, nil); err != nil {
 			return nil, err
 		}
