@@ -1,6 +1,7 @@
 package attempt
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -167,6 +168,9 @@ func (r *runner) composePrompt(def *taskfile.Task, prev *store.Attempt, operator
 		var out []byte
 		if prev.Log != "" {
 			out = readTail(prev.Log, 64<<10)
+			if i := bytes.IndexByte(out, '\n'); len(out) == 64<<10 && i >= 0 {
+				out = out[i+1:] // a line cut by the tail is no event to render
+			}
 			if a := r.file.Agents[prev.Agent]; a != nil {
 				// What the agent said and did, not its CLI's JSON events.
 				out = agentcli.Humanize(a.Preset, out)
