@@ -3,6 +3,7 @@ package attempt
 import (
 	"os"
 	"runtime/debug"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,4 +110,42 @@ func TestTuneGCLeavesTheUsersSettings(t *testing.T) {
 		t.Fatalf("with GOGC set: GOGC %d, want it untouched (%d)", pct, pct0)
 	}
 	restore()
+}
+
+// TestWhyNotRetried: every way a failure is not retried names the key (or command) that changes it.
+func TestWhyNotRetried(t *testing.T) {
+	qr := &agentcli.Failure{Class: taskfile.ClassQualityRejection}
+	listed := policyTask("retry", 2, 3)
+	listed.NonRetryable = []taskfile.Class{taskfile.ClassQualityRejection}
+	deadline := policyTask("retry", 2, 3)
+	deadline.Deadline = time.Hour
+	for _, c := range []struct {
+		name string
+		task *taskfile.Task
+		d    Decision
+		want string
+	}{
+		{"on_failure fail", policyTask("fail", 0, 3), Decision{Action: ActFail, Failure: qr}, "set `on_failure: retry` and `retries: N`"},
+		{"non_retryable", listed, Decision{Action: ActFail, Reason: ReasonNotRetryable, Failure: qr}, "`non_retryable` lists quality_rejection: take it out"},
+		{"not by default", policyTask("retry", 2, 3), Decision{Action: ActFail, Reason: ReasonNotRetryable,
+			Failure: &agentcli.Failure{Class: taskfile.ClassPayloadDeclared}}, "add it to `retry_on`"},
+		{"same wall", policyTask("retry", 2, 3), Decision{Action: ActFail, Reason: ReasonNotRetryable,
+			Failure: &agentcli.Failure{Class: taskfile.ClassAgentExit, NoRetry: true}}, "change what the hint names, then mulligan retry-task r1 t"},
+		{"agent missing", policyTask("fail", 0, 3), Decision{Action: ActFail, Failure: &agentcli.Failure{Class: taskfile.ClassAgentMissing}},
+			"agent_missing is never retried (the agent is disabled for the run)"},
+		{"deadline", deadline, Decision{Action: ActFail, Failure: &agentcli.Failure{Class: taskfile.ClassBudgetExhausted, Code: agentcli.CodeDeadline}},
+			"`deadline` (1h0m0s) would pass"},
+		{"spend", policyTask("retry", 2, 3), Decision{Action: ActFail, Failure: &agentcli.Failure{Class: taskfile.ClassBudgetExhausted}}, "raise `max_cost_usd`"},
+		{"ask", policyTask("ask", 0, 3), Decision{Action: ActBlock, Reason: ReasonAsk, Failure: qr}, "mulligan prompt r1/t TEXT, mulligan stop r1/t or mulligan retry-task r1 t"},
+		{"retries", policyTask("retry", 2, 3), Decision{Action: ActBlock, Reason: ReasonRetriesExhausted, Failure: qr}, "all 2 retries are used: raise `retries`"},
+		{"breaker", policyTask("retry", 5, 3), Decision{Action: ActBlock, Reason: ReasonCircuitTripped, Failure: qr}, "reached `max_consecutive_failures`"},
+		{"no progress", policyTask("retry", 5, 3), Decision{Action: ActBlock, Reason: ReasonNoProgress, Failure: qr}, "`max_identical_failures`"},
+		{"retried", policyTask("retry", 2, 3), Decision{Action: ActRetry, Failure: qr}, ""},
+		{"success", policyTask("retry", 2, 3), Decision{Action: ActSucceed}, ""},
+	} {
+		got := WhyNotRetried(c.task, c.d, "r1")
+		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q; want %q in it", c.name, got, c.want)
+		}
+	}
 }

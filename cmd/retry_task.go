@@ -27,7 +27,7 @@ func retryTaskCommand(g *globals) *cli.Command {
 	return &cli.Command{
 		Name:      "retry-task",
 		Usage:     "reset a task and its dependents to pending with a fresh retry budget, and continue the run",
-		ArgsUsage: "[RUN] TASK",
+		ArgsUsage: "[RUN] TASK (or one address: RUN/TASK, TASK)",
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "no-deps", Usage: "reset only TASK, not the tasks that need it"},
 			&cli.BoolFlag{Name: "from-base", Usage: "start from the task's recorded base tree, not the current tree"},
