@@ -296,6 +296,20 @@ func planApply(ctx context.Context, repo *snapshot.Repo, a store.Attempt, opts A
 		return nil, err
 	}
 	p.Blocked = repo.CheckWrite(p.Changes)
+	if len(p.Blocked) == 0 && len(p.Changes) > 0 {
+		// Restore leaves alone a file on disk that either tree's rules ignore (SPEC §2). Kept
+		// where the change deletes it (the agent's new rules ignore it: nothing is lost); where
+		// the change writes it, the apply would be partial, so that path refuses it too.
+		dry, err := repo.Restore(ctx, p.Tree, snapshot.RestoreOptions{DryRun: true, Expect: cur.Tree})
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range dry.Spared {
+			if c.Action != snapshot.Delete {
+				p.Blocked = append(p.Blocked, snapshot.ConflictError{Path: c.Path, Reason: "an ignored file is there, which is never overwritten"})
+			}
+		}
+	}
 	if len(p.Blocked) > 0 {
 		p.Tree, p.Changes = cur.Tree, nil
 	}
