@@ -267,3 +267,20 @@ func TestCorpus(t *testing.T) {
 		}
 	}
 }
+
+// A run whose stored task file no longer parses still gets a report from every scenario's
+// evidence: no rule may need the definition to be there.
+func TestCorpusWithoutTaskFile(t *testing.T) {
+	paths, _ := filepath.Glob(filepath.Join("testdata", "scenarios", "*.txtar"))
+	for _, p := range paths {
+		s, _ := loadCorpus(t, p)
+		run, _ := buildScenario(t, s, t.TempDir())
+		run.TaskFileContent = []byte("version: [\n")
+		in := Input{RunID: run.ID, Commands: scCommands, Scrub: scrub.New(), Now: func() time.Time { return scNow }}
+		f := gather(in, run, nil)
+		f.base = s.base
+		if r := f.report(in); r.Verdict.Category == "" || r.Suggestion.Commands == nil {
+			t.Errorf("%s: %+v", p, r.Verdict)
+		}
+	}
+}
