@@ -8,6 +8,7 @@ import (
 
 	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/attempt/plan"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 type retryTaskOptions struct {
@@ -66,6 +67,12 @@ func runRetryTask(ctx context.Context, g *globals, opts retryTaskOptions) error 
 	return runDecision(ctx, g, d, func(st *state, t *attempt.Target) error {
 		id, task := t.Run.ID, t.Task.ID
 		po := plan.RetryOptions{Run: id, Task: task, NoDeps: opts.NoDeps, FromBase: opts.FromBase, Force: opts.Force, NoCompensate: opts.NoCompensate}
+		if !po.FromBase && halfEdit(ctx, st, t.Task) {
+			// The tree is exactly what Ctrl-C left of the attempt: not a base to build on.
+			po.FromBase = true
+			fmt.Fprintf(g.io.ErrOut, "retry-task: the tree holds the half edit of %s@%d, which was interrupted: starting from the task's base instead\n",
+				task, t.Attempt.N)
+		}
 		if opts.Reload {
 			// The edited file is read and checked here, with its authoring errors and hints.
 			var err error
@@ -103,6 +110,20 @@ func runRetryTask(ctx context.Context, g *globals, opts retryTaskOptions) error 
 		fmt.Fprintf(g.io.ErrOut, "retry-task: reset %s to pending\n", joinList(res.Reset))
 		return nil
 	})
+}
+
+// halfEdit reports whether the working tree is exactly the tree t's last attempt left when Ctrl-C
+// interrupted it (the task paused, reason interrupted).
+func halfEdit(ctx context.Context, st *state, t *store.Task) bool {
+	if t.State != store.TaskPaused || t.Reason != attempt.ReasonInterrupted || len(t.Attempts) == 0 || t.BaseTree == "" {
+		return false
+	}
+	last := t.Attempts[len(t.Attempts)-1]
+	if last.Code != attempt.CodeInterrupted || last.Tree == "" {
+		return false
+	}
+	cur, err := st.repo.WriteTree(ctx)
+	return err == nil && cur.Tree.String() == last.Tree
 }
 
 func joinList(s []string) string {
