@@ -103,6 +103,10 @@ func (c *outputCheck) run(stdout []byte) *agentcli.Failure {
 			Message: fmt.Sprintf("%s refused %s; %s", c.preset.Name, strings.Join(names, ", "), c.preset.GrantMore)})
 	}
 	if f := agentcli.CheckPayload(c.def, c.preset, out); f != nil {
+		if f.Code == agentcli.CodePermissionDenied && f.Hint != "" {
+			// The one flag the user has to change: on the terminal, not only in show.
+			c.r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: c.t.ID, Message: f.Message + "; " + f.Hint})
+		}
 		return f
 	}
 	if c.def.OutputSchema != "" {
