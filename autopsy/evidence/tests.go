@@ -98,7 +98,7 @@ func ParseTests(out string) Tests {
 	}
 	r := Tests{Passed: -1, Total: -1}
 	for _, p := range []func([]string, *Tests){parseGo, parsePytest, parseJest, parseVitest, parseCargo, parseSurefire, parseGradle,
-		parseRSpec, parseUnittest, parseMocha, parsePHPUnit, parseDotnet} {
+		parseRSpec, parseUnittest, parseMocha, parsePHPUnit, parseDotnet, parsePlaywright} {
 		p(lines, &r)
 	}
 	for _, l := range lines {
@@ -134,7 +134,7 @@ func clip(s string) string {
 }
 
 // buildErrorRe: the code did not build or parse (not a test that failed).
-var buildErrorRe = lazyre.New(`(?i)\bsyntax ?error\b|IndentationError|TabError|\[build failed\]|\[setup failed\]|error TS\d+:|error\[E\d+\]|could not compile|compilation failed|COMPILATION ERROR|cannot find symbol|^\S+\.go:\d+:\d+: |undefined reference to|missing go\.sum entry|no required module provides package|ImportError while importing test module|Cannot find module '`)
+var buildErrorRe = lazyre.New(`(?i)\bsyntax ?error\b|IndentationError|TabError|\[build failed\]|\[setup failed\]|error TS\d+:|error\[E\d+\]|could not compile|compilation failed|COMPILATION ERROR|cannot find symbol|^\S+\.go:\d+:\d+: |undefined reference to|missing go\.sum entry|no required module provides package|ImportError while importing test module|Cannot find module '|^\S+\.(?:py|pyi|ts|tsx|js|kt|java|cs|swift|scala|rb|php):\d+(?::\d+)?: (?:error|fatal error)\b|^e: (?:file://)?\S+\.kts?:\d+|Compilation error|BUILD FAILED.*compil|\[ERROR\] COMPILATION ERROR|error CS\d+:`)
 
 // --- go test (text, and -json turned back into its text) ---
 

@@ -17,7 +17,28 @@ var (
 	phpFileRe  = lazyre.New(`^(/\S+\.php):(\d+)$`)
 	dotnetRe   = lazyre.New(`^\s+Failed ([\w.]+) \[`)
 	dotnetAtRe = lazyre.New(`in (\S+\.cs):line (\d+)`)
+	playRe     = lazyre.New(`^\s+\d+\) \[([\w -]+)\] › (\S+?):(\d+):\d+ › (.+?)(?:\s+─+)?$`)
 )
+
+// parsePlaywright reads Playwright's list reporter: "1) [chromium] › tests/a.spec.ts:3:5 › title".
+func parsePlaywright(lines []string, r *Tests) {
+	seen := map[string]bool{}
+	for i, l := range lines {
+		m := playRe.FindStringSubmatch(l)
+		if m == nil || seen[m[2]+m[3]+m[4]] {
+			continue
+		}
+		seen[m[2]+m[3]+m[4]] = true
+		t := Test{Runner: "playwright", Name: strings.TrimSpace(m[4]), Package: m[2], File: m[2], Line: atoi(m[3])}
+		for j := i + 1; j < len(lines) && j < i+20; j++ {
+			if s := strings.TrimSpace(lines[j]); s != "" && !playRe.MatchString(lines[j]) {
+				t.Message = clip(s)
+				break
+			}
+		}
+		r.Failed = append(r.Failed, t)
+	}
+}
 
 func parseRSpec(lines []string, r *Tests) {
 	for _, l := range lines {

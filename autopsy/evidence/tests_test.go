@@ -250,6 +250,13 @@ Actual:   10
 
 Failed!  - Failed:     1, Passed:    22, Skipped:     0, Total:    23
 `, []string{`Shop.Tests.CartTests TotalAddsTax @ /src/Shop.Tests/CartTests.cs:17 : Assert.Equal() Failure: Values differ`}, -1, -1},
+	// Playwright's list reporter.
+	{"playwright", `  1) [chromium] › tests/login.spec.ts:12:5 › login › redirects to the dashboard ─────────
+
+    Error: expect(page).toHaveURL(expected) failed
+
+  1 failed
+`, []string{`tests/login.spec.ts login › redirects to the dashboard @ tests/login.spec.ts:12 : Error: expect(page).toHaveURL(expected) failed`}, -1, -1},
 	{"nothing a runner printed", "make: *** [Makefile:4: test] Error 1\n", nil, -1, -1},
 }
 
