@@ -1,6 +1,7 @@
 package agentcli
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
@@ -81,16 +82,14 @@ func claudeRefusals(stdout []byte) []Refusal {
 	return out
 }
 
-// codexRefusals reads codex's events for a sandbox denial (an item's or an error's message).
+// codexRefusals reads codex's output for a sandbox denial, in whichever event carries it (an
+// item's message or output, an error): each line that says it is one refusal, quoted by its
+// message where it is JSON.
 func codexRefusals(stdout []byte) []Refusal {
 	var out []Refusal
-	for _, v := range jsonValues(stdout) {
-		for _, k := range [][]string{{"message"}, {"item", "message"}, {"item", "aggregated_output"}, {"error", "message"}} {
-			s, _ := path(v, k...).(string)
-			if s != "" && codexDenial.MatchString(s) {
-				out = append(out, Refusal{Tool: "apply_patch", Detail: s, Edit: true})
-				break
-			}
+	for _, l := range bytes.Split(stdout, []byte("\n")) {
+		if loc := codexDenial.FindIndex(l); loc != nil {
+			out = append(out, Refusal{Tool: "apply_patch", Detail: HumanLine(string(bytes.TrimSpace(l))), Edit: true})
 		}
 	}
 	return out

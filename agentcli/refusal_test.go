@@ -31,6 +31,9 @@ func TestRefusals(t *testing.T) {
 		{preset: taskfile.PresetGemini, file: "gemini_default_mode.txt", edits: "write_file (hello.txt)"},
 		// codex's words for a patch its read-only sandbox refused
 		{preset: taskfile.PresetCodex, out: []byte(`{"type":"item.completed","item":{"id":"item_1","type":"error","message":"patch rejected: writing is blocked by read-only sandbox; rejected by user approval settings"}}` + "\n"), edits: "apply_patch"},
+		// the same words in another event's field, and as plain text on stderr
+		{preset: taskfile.PresetCodex, out: []byte(`{"type":"item.completed","item":{"id":"item_2","type":"file_change","status":"failed","changes":[{"path":"hello.txt","kind":"add"}],"error":"patch rejected: writing is blocked by read-only sandbox; rejected by user approval settings"}}` + "\n"), edits: "apply_patch"},
+		{preset: taskfile.PresetCodex, out: []byte("ERROR codex_core::codex: patch rejected: writing outside of the project; rejected by user approval settings\n"), edits: "apply_patch"},
 		// a gemini shell command not offered in auto_edit mode is told, not failed
 		{preset: taskfile.PresetGemini, out: []byte(`{"type":"tool_use","tool_name":"run_shell_command","tool_id":"t1","parameters":{"command":"go test ./..."}}
 {"type":"tool_result","tool_id":"t1","status":"error","error":{"type":"tool_not_registered","message":"Tool \"run_shell_command\" not found."}}
