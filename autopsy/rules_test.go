@@ -242,6 +242,9 @@ func TestRules(t *testing.T) {
 			out := `{"type":"result","subtype":"error_during_execution","is_error":true,"result":"Execution error"}`
 			return mkFacts(t, "", att{class: cPayload, code: "is_error", msg: "claude: Execution error", out: out}, att{class: cPayload, code: "is_error", msg: "claude: Execution error", out: out})
 		}, Unknown, []string{"mulligan logs k3f9abcd/fix@2", "mulligan show k3f9abcd"}, "by hand"},
+		{"agent-broke-tests", func(t *testing.T) *facts {
+			return rt(withBase(mkFacts(t, "", verify("--- FAIL: TestA (0.00s)\n    a_test.go:3: bad\nFAIL\tex/a\t0.1s\n", 1)), 0, "ok  \tex/a\t0.1s\n"))
+		}, AgentFlake, []string{"mulligan retry-task k3f9abcd fix", "mulligan restore refs/mulligan/runs/k3f9abcd/fix/1/post"}, "failures in its prompt"},
 		{"turn-limit", func(t *testing.T) *facts {
 			return rt(mkFacts(t, "", att{class: cPayload, code: "is_error", msg: "claude: error_max_turns"}, att{class: cPayload, code: "is_error", msg: "claude: error_max_turns"}))
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "--max-turns"},

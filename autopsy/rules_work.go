@@ -44,7 +44,7 @@ var workRules = []Rule{
 			a, _ := f.refused()
 			flag := map[string]string{
 				taskfile.PresetClaude: "claude: --permission-mode acceptEdits (and --allowedTools for the commands it must run)",
-				taskfile.PresetCodex:  "codex: --full-auto or --sandbox workspace-write",
+				taskfile.PresetCodex:  "codex: --sandbox workspace-write (or --full-auto)",
 				taskfile.PresetGemini: "gemini: --approval-mode auto_edit (or --yolo) and --allowed-tools",
 			}[f.presetFor(a.Agent)]
 			return Suggestion{Text: fmt.Sprintf("grant the agent the permission in its command in %s (%s), then run the task again", f.fileName(), orWord(flag, "its CLI's permission flag")),
@@ -342,6 +342,21 @@ var workRules = []Rule{
 		},
 	},
 	{
+		// One attempt, tests the base tree passes now fail: the agent's change broke them, and
+		// the next attempt gets the failures in its prompt.
+		Name: "agent-broke-tests", Category: AgentFlake, Confidence: 0.55,
+		Match: func(f *facts) bool {
+			return len(f.failed) == 1 && f.lastClass() == cQuality && f.base != nil && !f.base.failed() && len(f.testsOf(f.last()).Failed) > 0
+		},
+		Why: func(f *facts) string {
+			return fmt.Sprintf("attempt %d broke tests that pass on the tree the task started from (%s)", f.last().N, strings.Join(f.testsOf(f.last()).Keys(), ", "))
+		},
+		Suggest: func(f *facts) Suggestion {
+			return f.retryKeeping("the next attempt gets these failures in its prompt")
+		},
+		Lines: func(f *facts) []string { return f.testLines(f.last()) },
+	},
+	{
 		Name: "verify-same-tests-as-base", Category: AgentFlake, Confidence: 0.6,
 		Match: func(f *facts) bool { return f.sameTestsAsBase() },
 		Why: func(f *facts) string {
@@ -551,8 +566,12 @@ func (f *facts) refused() (storeAttempt, []string) {
 		}
 		out = append(out, d.Line)
 	}
-	if a.Code == "permission_denied" && len(out) == 0 {
+	if (a.Code == "permission_denied" || f.agentOf(a).ReadOnlySandbox) && len(out) == 0 {
 		out = append(out, a.Message)
+	}
+	if f.agentOf(a).ReadOnlySandbox {
+		out = append(out, "sandbox: read-only")
+		return a, out
 	}
 	if a.Code != "permission_denied" && len(out) == 0 {
 		return a, nil

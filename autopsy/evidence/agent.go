@@ -35,6 +35,10 @@ type Agent struct {
 	// sandbox), as its output shows or the agent itself says (its words prove its API works).
 	NoNetworkSandbox bool
 
+	// ReadOnlySandbox: the CLI ran in a sandbox that may not write the tree (codex's
+	// "sandbox: read-only" header).
+	ReadOnlySandbox bool
+
 	apiError bool // LastMessage is the CLI's API error, not the agent's words
 }
 
@@ -43,10 +47,11 @@ var (
 	sandboxRe    = lazyre.New(`(?i)failed in sandbox|sandbox(?:ed)? (?:denied|denial|error)|Sandbox\(\w+\)|LandlockRestrict|seatbelt|CODEX_SANDBOX_NETWORK_DISABLED|network_access[" ]*[:=] *false|sandbox: (?:read-only|workspace-write)`)
 	noNetSbRe    = lazyre.New(`(?i)CODEX_SANDBOX_NETWORK_DISABLED=1|network_access[" ]*[:=] *false|network-sandbox-policy: restricted|sandbox has no network|(?:without|no) network access(?: in| inside)? (?:the |this |my )?sandbox|sandbox(?:ed)? (?:environment )?(?:has |with )?no network|network (?:access )?is (?:disabled|blocked|restricted) (?:in|inside|by) (?:the |this |my )?sandbox`)
 	// saysNoNetRe: the agent's own words that its commands have no network.
-	saysNoNetRe = lazyre.New(`(?i)\b(?:no|without|lacks?|lacking|blocked|blocks|disabled|restricted|denied)\b[^.]{0,40}\b(?:network|internet)\b|\b(?:network|internet)\b[^.]{0,30}\b(?:is |was )?(?:blocked|disabled|restricted|unavailable|not available|denied|unreachable)\b|\boffline\b`)
-	codexHeadRe = lazyre.New(`^\[\d{4}-\d\d-\d\dT[\d:.]+Z?\] codex$`)
-	timestampRe = lazyre.New(`^\[\d{4}-\d\d-\d\dT[\d:.]+Z?\] `)
-	apiErrorRe  = lazyre.New(`^(?:API Error|Error|\[API Error)`)
+	saysNoNetRe  = lazyre.New(`(?i)\b(?:no|without|lacks?|lacking|blocked|blocks|disabled|restricted|denied)\b[^.]{0,40}\b(?:network|internet)\b|\b(?:network|internet)\b[^.]{0,30}\b(?:is |was )?(?:blocked|disabled|restricted|unavailable|not available|denied|unreachable)\b|\boffline\b`)
+	codexHeadRe  = lazyre.New(`^\[\d{4}-\d\d-\d\dT[\d:.]+Z?\] codex$`)
+	timestampRe  = lazyre.New(`^\[\d{4}-\d\d-\d\dT[\d:.]+Z?\] `)
+	readOnlySbRe = lazyre.New(`^sandbox: read-only$|"sandbox":\s*"read-only"|read-only sandbox`)
+	apiErrorRe   = lazyre.New(`^(?:API Error|Error|\[API Error)`)
 	// toolLineRe: a line a tool or the CLI printed, not the agent's words.
 	toolLineRe = lazyre.New(`(?i)^(?:error|fatal|warn(?:ing)?|npm|pip|go:|\[?api error|exception|traceback|\S+:\d+:)`)
 	tokensRe   = lazyre.New(`(?i)(?:^|\]\s*)tokens used:? [\d,]+|"(?:output_tokens|total_tokens|candidates)"\s*:\s*[1-9]`)
@@ -97,6 +102,9 @@ func ReadAgent(out string) Agent {
 		}
 		if noNetSbRe.MatchString(h) {
 			a.NoNetworkSandbox = true
+		}
+		if readOnlySbRe.MatchString(t) {
+			a.ReadOnlySandbox = true
 		}
 		if denialTextRe.MatchString(h) || (sandboxRe.MatchString(h) && !strings.Contains(h, "sandbox: ")) {
 			a.addDenial(Denial{Line: clip(h), Sandbox: sandboxRe.MatchString(h)})
