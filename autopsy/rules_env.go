@@ -305,6 +305,23 @@ var envRules = []Rule{
 		Lines: func(f *facts) []string { return []string{f.lastMatch(accountRe)} },
 	},
 	{
+		// A preset's command line is checked against the pinned CLI versions: a flag the
+		// installed CLI does not know means the CLI is older than the preset.
+		Name: "agent-cli-outdated", Category: Environment, Confidence: 0.86,
+		Match: func(f *facts) bool {
+			a := f.last()
+			p := f.presetFor(a.Agent)
+			return a.Class == cAgentExit && installCommand(p) != "" && f.lastMatches(badFlagRe)
+		},
+		Why: func(f *facts) string {
+			return fmt.Sprintf("agent %s's CLI does not know a flag of its preset's command (it is older than the version the preset is checked against): %s", f.last().Agent, f.lastMatch(badFlagRe))
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: "update the agent's CLI, then run the task again", Commands: []string{installCommand(f.presetFor(f.last().Agent)), f.retry()}}
+		},
+		Lines: func(f *facts) []string { return []string{f.lastMatch(badFlagRe)} },
+	},
+	{
 		Name: "quota", Category: Environment, Confidence: 0.85,
 		Match: func(f *facts) bool { return f.lastClass() == cQuota },
 		Why:   func(f *facts) string { return "the agent hit a usage or rate limit: " + f.last().Message },
@@ -340,6 +357,8 @@ func installCommand(preset string) string {
 	cmd, _, _ = strings.Cut(cmd, ", then")
 	return strings.TrimSpace(cmd)
 }
+
+var badFlagRe = lazyre.New(`(?i)unknown option '?-|unexpected argument '-[^']*' found|Unknown arguments?: |unrecognized arguments?: -|Unknown flag:? -|flag provided but not defined`)
 
 var accountRe = lazyre.New(`(?i)organization must be verified|Verify Organization|organization has been (?:disabled|deactivated)|account (?:has been |is )?(?:disabled|suspended|deactivated|banned)|not available (?:on|in) your (?:plan|tier|region)|does not have access to (?:the )?model|You don't have access to|permission_error|"status":\s*"PERMISSION_DENIED"`)
 

@@ -245,6 +245,14 @@ func TestRules(t *testing.T) {
 		{"agent-broke-tests", func(t *testing.T) *facts {
 			return rt(withBase(mkFacts(t, "", verify("--- FAIL: TestA (0.00s)\n    a_test.go:3: bad\nFAIL\tex/a\t0.1s\n", 1)), 0, "ok  \tex/a\t0.1s\n"))
 		}, AgentFlake, []string{"mulligan retry-task k3f9abcd fix", "mulligan restore refs/mulligan/runs/k3f9abcd/fix/1/post"}, "failures in its prompt"},
+		{"agent-cli-outdated", func(t *testing.T) *facts {
+			return rt(mkFacts(t, "", exit("agent exited with status 1: error: unknown option '--permission-mode'")))
+		}, Environment, []string{"npm install -g @anthropic-ai/claude-code", "mulligan retry-task k3f9abcd fix"}, "update"},
+		{"agent-command-bad-flag", func(t *testing.T) *facts {
+			f := rt(mkFacts(t, "", exit("agent exited with status 2: flag provided but not defined: -quiet")))
+			f.failed[0].Agent = "gen"
+			return f
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "fix `command` of agent gen"},
 		{"turn-limit", func(t *testing.T) *facts {
 			return rt(mkFacts(t, "", att{class: cPayload, code: "is_error", msg: "claude: error_max_turns"}, att{class: cPayload, code: "is_error", msg: "claude: error_max_turns"}))
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "--max-turns"},

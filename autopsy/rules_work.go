@@ -150,6 +150,20 @@ var workRules = []Rule{
 		Lines: func(f *facts) []string { return []string{f.lastMatch(modelNotFoundRe)} },
 	},
 	{
+		// A command of the task's own (not a preset's) with a flag its program does not take.
+		Name: "agent-command-bad-flag", Category: WorkflowBug, Confidence: 0.84,
+		Match: func(f *facts) bool {
+			return f.lastClass() == cAgentExit && installCommand(f.presetFor(f.last().Agent)) == "" && f.lastMatches(badFlagRe)
+		},
+		Why: func(f *facts) string {
+			return fmt.Sprintf("agent %s's command passes a flag its program does not take: %s", f.last().Agent, f.lastMatch(badFlagRe))
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("fix `command` of agent %s in %s, then run the task again", f.last().Agent, f.fileName()), Commands: []string{f.fixed()}}
+		},
+		Lines: func(f *facts) []string { return []string{f.lastMatch(badFlagRe)} },
+	},
+	{
 		// The verify command itself never ends (watch mode) or hangs the same way every time.
 		Name: "verify-never-ends", Category: WorkflowBug, Confidence: 0.82,
 		Match: func(f *facts) bool {
