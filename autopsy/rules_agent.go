@@ -1,0 +1,263 @@
+package autopsy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mulligan-dev/mulligan/autopsy/evidence"
+	"github.com/mulligan-dev/mulligan/internal/lazyre"
+	"github.com/mulligan-dev/mulligan/taskfile"
+)
+
+// agentRules: how the task runs its agent — the agent's command and settings, the questions a
+// run nobody attends cannot answer, what an isolated worktree lacks. Each is fixed in the task
+// file (workflow-bug), the same every attempt.
+var agentRules = []Rule{
+	{
+		// The agent's CLI refused its own tool calls: its command lacks the permission.
+		Name: "tool-calls-refused", Category: WorkflowBug, Confidence: 0.88,
+		Match: func(f *facts) bool { _, ds := f.refused(); return len(ds) > 0 },
+		Why: func(f *facts) string {
+			a, ds := f.refused()
+			return fmt.Sprintf("agent %s's CLI refused its tool calls (%s), so it could not do the work; its last words: %s", a.Agent, strings.Join(ds, "; "), orWord(f.agentOf(a).LastMessage, a.Message))
+		},
+		Suggest: func(f *facts) Suggestion {
+			a, _ := f.refused()
+			flag := map[string]string{
+				taskfile.PresetClaude: "claude: --permission-mode acceptEdits (and --allowedTools for the commands it must run)",
+				taskfile.PresetCodex:  "codex: --sandbox workspace-write (or --full-auto)",
+				taskfile.PresetGemini: "gemini: --approval-mode auto_edit (or --yolo) and --allowed-tools",
+			}[f.presetFor(a.Agent)]
+			return Suggestion{Text: fmt.Sprintf("grant the agent the permission in its command in %s (%s), then run the task again", f.fileName(), orWord(flag, "its CLI's permission flag")),
+				Commands: []string{f.fixed()}}
+		},
+		Lines: func(f *facts) []string { a, ds := f.refused(); return append(ds, f.agentOf(a).LastMessage) },
+	},
+	{
+		// A command waited for a password or a host key on a terminal nobody watches: the task
+		// needs credentials set up for a run nobody attends (or not to push at all).
+		Name: "waits-for-credentials", Category: WorkflowBug, Confidence: 0.88,
+		Match: func(f *facts) bool {
+			_, p, ok := f.waitingPrompt()
+			return ok && (p.Kind == evidence.AskCredentials || p.Kind == evidence.AskPassword || p.Kind == evidence.AskHostKey)
+		},
+		Why: func(f *facts) string {
+			a, p, _ := f.waitingPrompt()
+			return fmt.Sprintf("attempt %d stopped on a prompt for credentials nobody could answer (%s): %q", a.N, a.Class, p.Line)
+		},
+		Suggest: func(f *facts) Suggestion {
+			a, p, _ := f.waitingPrompt()
+			first := "git config --global credential.helper cache"
+			switch {
+			case p.Kind == evidence.AskHostKey:
+				first = "ssh-keyscan " + shellQuote(orWord(hostKeyHost(f.output[key(a.TaskID, a.N)]), "github.com")) + " >> ~/.ssh/known_hosts"
+			case p.Kind == evidence.AskPassword:
+				first = "ssh-add"
+			case strings.Contains(p.Line, "github.com"):
+				first = "gh auth setup-git"
+			}
+			return Suggestion{Text: p.Avoid() + "; then run the task again", Commands: []string{first, "GIT_TERMINAL_PROMPT=0 " + f.retry()}}
+		},
+		Lines: func(f *facts) []string { _, p, _ := f.waitingPrompt(); return []string{p.Line} },
+	},
+	{
+		// A command asked a yes/no question (npm init, npx, apt) and waited: the task must say
+		// how to run it without one.
+		Name: "waits-for-answer", Category: WorkflowBug, Confidence: 0.87,
+		Match: func(f *facts) bool {
+			_, p, ok := f.waitingPrompt()
+			return ok && p.Kind != evidence.AskCredentials && p.Kind != evidence.AskPassword && p.Kind != evidence.AskHostKey
+		},
+		Why: func(f *facts) string {
+			a, p, _ := f.waitingPrompt()
+			return fmt.Sprintf("attempt %d stopped on a question nobody could answer (%s): %q", a.N, a.Class, p.Line)
+		},
+		Suggest: func(f *facts) Suggestion {
+			_, p, _ := f.waitingPrompt()
+			s := Suggestion{Text: p.Avoid() + fmt.Sprintf("; say so in the prompt of task %s (or run the agent itself non-interactively) in %s, then run it again", f.task.ID, f.fileName()),
+				Commands: []string{f.fixed()}}
+			if f.commands["prompt"] && f.task.State == "blocked" {
+				note := "Run every command non-interactively (npm init -y, npx --yes, apt-get -y, CI=true): nobody answers questions."
+				s.Text += "; or tell the next attempt with `mulligan prompt`"
+				s.Commands = append(s.Commands, fmt.Sprintf("mulligan prompt %s/%s %s", f.run.ID, f.task.ID, shellQuote(note)))
+			}
+			return s
+		},
+		Lines: func(f *facts) []string { _, p, _ := f.waitingPrompt(); return []string{p.Line} },
+	},
+	{
+		// An isolated worktree has no node_modules unless the task links it (SPEC §4.1).
+		Name: "worktree-lacks-dependencies", Category: WorkflowBug, Confidence: 0.89,
+		Match: func(f *facts) bool {
+			s, ok := f.verifyToolMissing()
+			return ok && nodeBinRe.MatchString(s.what) && f.def != nil && f.def.Isolation == taskfile.IsolationWorktree
+		},
+		Why: func(f *facts) string {
+			s, _ := f.verifyToolMissing()
+			return fmt.Sprintf("the verify command could not run %s, a program of node_modules, in the task's own worktree, which has no node_modules: %s", s.what, s.line)
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("add `worktree: {link: [node_modules]}` to task %s in %s (or install the dependencies in `verify.command`), then run it again", f.task.ID, f.fileName()),
+				Commands: []string{f.fixed()}}
+		},
+		Lines: func(f *facts) []string { s, _ := f.verifyToolMissing(); return []string{s.line} },
+	},
+	{
+		// An isolated worktree has only the tracked files (and what worktree.copy names): a file
+		// the tests open that is missing there, on the base tree too, is one to copy in.
+		Name: "worktree-lacks-file", Category: WorkflowBug, Confidence: 0.86,
+		Match: func(f *facts) bool { _, ok := f.worktreeMissingFile(); return ok },
+		Why: func(f *facts) string {
+			p, _ := f.worktreeMissingFile()
+			return fmt.Sprintf("the tests open %s, which the task's own worktree does not have (it holds the tracked files only), on the base tree as after every attempt", p)
+		},
+		Suggest: func(f *facts) Suggestion {
+			p, _ := f.worktreeMissingFile()
+			return Suggestion{Text: fmt.Sprintf("add `worktree: {copy: [%s]}` to task %s in %s (or track the file), then run it again", p, f.task.ID, f.fileName()),
+				Commands: []string{f.fixed()}}
+		},
+		Lines: func(f *facts) []string { return f.testLines(f.lastOf(cQuality)) },
+	},
+	{
+		// The agent's command names a model its provider does not have.
+		Name: "model-not-found", Category: WorkflowBug, Confidence: 0.85,
+		Match: func(f *facts) bool { return f.lastMatches(modelNotFoundRe) && f.lastClass() != cQuality },
+		Why: func(f *facts) string {
+			return "the agent's provider has no such model: " + f.lastMatch(modelNotFoundRe)
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("name a model the provider has in the agent's command (--model) in %s, then run the task again", f.fileName()), Commands: []string{f.fixed()}}
+		},
+		Lines: func(f *facts) []string { return []string{f.lastMatch(modelNotFoundRe)} },
+	},
+	{
+		// A command of the task's own (not a preset's) with a flag its program does not take.
+		Name: "agent-command-bad-flag", Category: WorkflowBug, Confidence: 0.84,
+		Match: func(f *facts) bool {
+			return f.lastClass() == cAgentExit && installCommand(f.presetFor(f.last().Agent)) == "" && f.lastMatches(badFlagRe)
+		},
+		Why: func(f *facts) string {
+			return fmt.Sprintf("agent %s's command passes a flag its program does not take: %s", f.last().Agent, f.lastMatch(badFlagRe))
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("fix `command` of agent %s in %s, then run the task again", f.last().Agent, f.fileName()), Commands: []string{f.fixed()}}
+		},
+		Lines: func(f *facts) []string { return []string{f.lastMatch(badFlagRe)} },
+	},
+	{
+		Name: "context-window", Category: WorkflowBug, Confidence: 0.8,
+		Match: func(f *facts) bool {
+			return f.lastMatches(contextRe) && slices.Contains([]string{cAgentExit, cPayload, cTransport}, f.lastClass())
+		},
+		Why: func(f *facts) string {
+			return "the work did not fit the model's context window: " + f.lastMatch(contextRe)
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("split task %s into smaller tasks (or shorten its prompt and the files it must read) in %s; the same task fails the same way on retry", f.task.ID, f.fileName()),
+				Commands: []string{f.fixed()}}
+		},
+		Lines: func(f *facts) []string { return []string{f.lastMatch(contextRe)} },
+	},
+	{
+		Name: "agent-config", Category: WorkflowBug, Confidence: 0.8,
+		Match: func(f *facts) bool {
+			return f.anyExit(taskfile.PresetGemini, 42) || f.anyExit(taskfile.PresetGemini, 52) || f.anyExit(taskfile.PresetGemini, 53)
+		},
+		Why: func(f *facts) string {
+			for _, c := range []struct {
+				exit int
+				what string
+			}{{42, "its input was refused"}, {52, "its configuration is invalid"}, {53, "it reached its session turn limit"}} {
+				if f.anyExit(taskfile.PresetGemini, c.exit) {
+					a := f.exitAttempt(taskfile.PresetGemini, c.exit)
+					return fmt.Sprintf("agent %s (gemini) stopped because %s (exit status %d, not retryable): %s", a.Agent, c.what, c.exit, firstLine(a.Message))
+				}
+			}
+			return ""
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("fix the agent's command or its settings (.gemini/settings.json; for the turn limit raise model.maxSessionTurns or make the task smaller) in %s, then run the task again", f.fileName()),
+				Commands: []string{f.fixed()}}
+		},
+	},
+	{
+		// The agent ran out of turns: the task is larger than the agent's turn limit allows.
+		Name: "turn-limit", Category: WorkflowBug, Confidence: 0.8,
+		Match: func(f *facts) bool {
+			return f.lastMatches(turnLimitRe) && slices.Contains([]string{cAgentExit, cPayload}, f.lastClass())
+		},
+		Why: func(f *facts) string {
+			return "the agent used up its turns before finishing: " + f.lastMatch(turnLimitRe)
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("raise the agent's turn limit (claude --max-turns, gemini model.maxSessionTurns) or split task %s into smaller tasks, in %s; then run it again", f.task.ID, f.fileName()),
+				Commands: []string{f.fixed()}}
+		},
+		Lines: func(f *facts) []string { return []string{f.lastMatch(turnLimitRe)} },
+	},
+}
+
+var hostKeyRe = lazyre.New(`authenticity of host '([^' (]+)`)
+
+// hostKeyHost is the host ssh asked to trust.
+func hostKeyHost(text string) string {
+	if m := hostKeyRe.FindStringSubmatch(text); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+var modelNotFoundRe = lazyre.New(`(?i)not_found_error.{0,40}model|"?model"?:? \S+ (?:was )?not found|model_not_found|ProviderModelNotFoundError|The model .{1,60} does not exist|unknown model|invalid model|Model not found`)
+
+// missingFileRe: a file a test opened that is not there (python, node, go), relative paths only.
+var missingFileRe = lazyre.New(`No such file or directory: '([^'/][^']*)'|ENOENT: no such file or directory, (?:open|stat|scandir) '([^'/][^']*)'|open ([^\s:/][^\s:]*): no such file or directory`)
+
+// worktreeMissingFile is a relative path the tests could not open in an isolated worktree, on
+// the base tree and after the last rejected attempt.
+func (f *facts) worktreeMissingFile() (string, bool) {
+	if f.def == nil || f.def.Isolation != taskfile.IsolationWorktree || !f.base.failed() || !f.allClasses(cQuality) {
+		return "", false
+	}
+	find := func(text string) string {
+		if m := missingFileRe.FindStringSubmatch(text); m != nil {
+			return firstNonEmpty(m[1:]...)
+		}
+		return ""
+	}
+	p := find(f.base.Output)
+	a := f.lastOf(cQuality)
+	if p == "" || p != find(f.verifyOutput[key(a.TaskID, a.N)]) {
+		return "", false
+	}
+	return p, true
+}
+
+var turnLimitRe = lazyre.New(`(?i)error_max_turns|max(?:imum)?[ _-]?turns|maxSessionTurns|turn limit|Reached max session turns`)
+
+// refused is the last attempt whose agent CLI refused its tool calls (permission_denied, or
+// the denials its output lists), when nothing changed in the tree.
+func (f *facts) refused() (storeAttempt, []string) {
+	a := f.last()
+	if a.N == 0 || f.files(a) > 0 {
+		return a, nil
+	}
+	var out []string
+	for _, d := range f.agentOf(a).Denials {
+		if d.Sandbox && len(f.agentOf(a).Network) > 0 {
+			continue // the sandbox's network: agent-sandbox-network says it
+		}
+		out = append(out, d.Line)
+	}
+	if (a.Code == "permission_denied" || f.agentOf(a).ReadOnlySandbox) && len(out) == 0 {
+		out = append(out, a.Message)
+	}
+	if f.agentOf(a).ReadOnlySandbox {
+		out = append(out, "sandbox: read-only")
+		return a, out
+	}
+	if a.Code != "permission_denied" && len(out) == 0 {
+		return a, nil
+	}
+	return a, out
+}
