@@ -53,6 +53,11 @@ func TestCompatWithGit(t *testing.T) {
 // A third snapshot with nothing changed must be incremental; the private index written when
 // watching ends must read back to the same tree.
 func TestCompatWithGitWatched(t *testing.T) {
+	if testing.Short() {
+		// The short lane keeps the unwatched matrix and the watched tests of live_test.go and
+		// TestRestoreRoundTripWatched (each against git); the whole cross-product runs in make test.
+		t.Skip("the watched matrix: skipped under -short")
+	}
 	incremental := 0
 	for _, c := range compatCases() {
 		t.Run(c.name, func(t *testing.T) {
@@ -61,7 +66,7 @@ func TestCompatWithGitWatched(t *testing.T) {
 			}
 		})
 	}
-	if incremental == 0 && !t.Skipped() && !testing.Short() {
+	if incremental == 0 && !t.Skipped() {
 		t.Errorf("no case took its second snapshot incrementally: the watched path was never tested")
 	}
 }
@@ -657,10 +662,12 @@ func compatCases() []compatCase {
 			},
 		},
 		{
+			// A file many times the engine's in-memory limit (smallBlob, 1 MiB), so it is hashed
+			// and written streaming; bounded memory has its own test (TestWriteTreeBigFileBoundedMemory).
 			name: "big-file",
 			long: true,
 			setup: func(r *testRepo) string {
-				writeBigFile(r.t, r.path("big.bin"), 100<<20, 1)
+				writeBigFile(r.t, r.path("big.bin"), 16<<20, 1)
 				r.write("small.txt", "small\n")
 				return ""
 			},
@@ -669,7 +676,7 @@ func compatCases() []compatCase {
 				if err != nil {
 					r.t.Fatal(err)
 				}
-				if _, err := f.WriteAt([]byte("changed in the middle"), 50<<20); err != nil {
+				if _, err := f.WriteAt([]byte("changed in the middle"), 8<<20); err != nil {
 					r.t.Fatal(err)
 				}
 				f.Close()
