@@ -16,6 +16,7 @@ func TestDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two binaries and runs the whole demo")
 	}
+	t.Parallel() // its own binaries and TMPDIR: it runs beside the scripts
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("the demo makes its repository with git, which is not installed")
 	}

@@ -22,6 +22,7 @@ import (
 // rot: each recipe becomes a testscript (recipeScript) run with the real binary, the fake agent
 // CLIs the recipe defines in hidden blocks, and a hermetic git, as testdata/script does.
 func TestRecipes(t *testing.T) {
+	t.Parallel() // scripts in their own directories, like TestScripts: the two share the slots
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("the recipes' verify commands run go test")
 	}

@@ -44,6 +44,7 @@ func TestMain(m *testing.M) {
 
 // TestScripts runs testdata/script/*.txtar. UPDATE_SCRIPTS=1 rewrites cmp golden files in place.
 func TestScripts(t *testing.T) {
+	t.Parallel() // beside TestDemo and TestRecipes, not after them
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("testdata", "script"),
 		RequireExplicitExec: true,
