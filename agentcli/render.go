@@ -135,6 +135,20 @@ func claudeEvent(r *Renderer, v map[string]any) string {
 			}
 		}
 		return strings.Join(lines, "\n")
+	case "user":
+		// a tool's failure (a refusal is said by its own system event)
+		content, _ := path(v, "message", "content").([]any)
+		var lines []string
+		for _, c := range content {
+			cm, _ := c.(map[string]any)
+			if isErr, _ := cm["is_error"].(bool); isErr && cm["type"] == "tool_result" {
+				s, _ := cm["content"].(string)
+				if !strings.Contains(s, "requested permissions") && !strings.Contains(s, "requires approval") {
+					lines = append(lines, "  ✗ "+oneLineOf(s))
+				}
+			}
+		}
+		return strings.Join(lines, "\n")
 	case "system":
 		if v["subtype"] == "permission_denied" {
 			msg, _ := v["message"].(string)
