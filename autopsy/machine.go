@@ -53,6 +53,14 @@ var lackRes = []lackRe{
 	{lazyre.New(`Executable doesn't exist at \S*ms-playwright|npx playwright install`),
 		func(m []string) string { return "Playwright's browsers" },
 		func(m []string) string { return "npx playwright install" }},
+	{lazyre.New(`(?i)System limit for number of file watchers reached|inotify watch limit reached|no space left on device.*inotify`),
+		func(m []string) string {
+			return "more inotify watches (the system's limit of file watchers is reached)"
+		},
+		func(m []string) string { return "sudo sysctl fs.inotify.max_user_watches=524288" }},
+	{lazyre.New(`(?i)too many open files|\bEMFILE\b`),
+		func(m []string) string { return "a higher limit of open files" },
+		func(m []string) string { return "ulimit -n 65536" }},
 	{lazyre.New(`Could not find Chrome \(ver\.|npx puppeteer browsers install chrome`),
 		func(m []string) string { return "Puppeteer's Chrome" },
 		func(m []string) string { return "npx puppeteer browsers install chrome" }},

@@ -15,6 +15,22 @@ import (
 // file (workflow-bug), the same every attempt.
 var agentRules = []Rule{
 	{
+		// The verify command names a file of the tree without the execute bit.
+		Name: "verify-not-executable", Category: WorkflowBug, Confidence: 0.885,
+		Match: func(f *facts) bool {
+			a := f.lastOf(cQuality)
+			return a.N > 0 && strings.Contains(a.Message, "could not start") && permRe.MatchString(a.Message) && f.verifyArgv0() != ""
+		},
+		Why: func(f *facts) string {
+			return fmt.Sprintf("the verify command %s is not executable: %s", f.verifyArgv0(), f.lastOf(cQuality).Message)
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("give %s the execute bit and commit it (or run it through its interpreter in `verify.command` of task %s), then run the task again", f.verifyArgv0(), f.task.ID),
+				Commands: []string{"chmod +x " + shellQuote(f.verifyArgv0()), f.retry()}}
+		},
+		Lines: func(f *facts) []string { return []string{f.lastOf(cQuality).Message} },
+	},
+	{
 		// The agent's CLI refused its own tool calls: its command lacks the permission.
 		Name: "tool-calls-refused", Category: WorkflowBug, Confidence: 0.88,
 		Match: func(f *facts) bool { _, ds := f.refused(); return len(ds) > 0 },

@@ -44,6 +44,11 @@ var envRules = []Rule{
 			a := f.last()
 			argv0 := f.argv0(a.Agent)
 			cmds := []string{}
+			if permRe.MatchString(a.Message) && argv0 != "" {
+				// It is there but may not be run: the execute bit.
+				return Suggestion{Text: fmt.Sprintf("%s is not executable: give it the execute bit (or fix `command` of agent %s in %s), then run the task again", argv0, a.Agent, f.fileName()),
+					Commands: []string{"chmod +x " + shellQuote(argv0), f.retry()}}
+			}
 			if in := installCommand(f.presetFor(a.Agent)); in != "" {
 				cmds = append(cmds, in)
 			}

@@ -253,6 +253,10 @@ func TestRules(t *testing.T) {
 			f.failed[0].Agent = "gen"
 			return f
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "fix `command` of agent gen"},
+		{"verify-not-executable", func(t *testing.T) *facts {
+			m := "verify `go test ./...` could not start: fork/exec go: permission denied"
+			return rt(mkFacts(t, "", att{class: cQuality, code: "verify_failed", msg: m}, att{class: cQuality, code: "verify_failed", msg: m}))
+		}, WorkflowBug, []string{"chmod +x go", "mulligan retry-task k3f9abcd fix"}, "execute bit"},
 		{"turn-limit", func(t *testing.T) *facts {
 			return rt(mkFacts(t, "", att{class: cPayload, code: "is_error", msg: "claude: error_max_turns"}, att{class: cPayload, code: "is_error", msg: "claude: error_max_turns"}))
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "--max-turns"},

@@ -86,7 +86,7 @@ func envSignals(text string) []envSignal {
 		case evidence.IsNetworkError(l):
 			found[sigNetwork] = envSignal{kind: sigNetwork, line: clip(strings.TrimSpace(l))}
 		}
-		if diskRe.MatchString(l) {
+		if diskRe.MatchString(l) && !strings.Contains(l, "file watchers") {
 			found[sigDisk] = envSignal{kind: sigDisk, line: clip(strings.TrimSpace(l))}
 		}
 		if permRe.MatchString(l) {
