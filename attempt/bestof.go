@@ -284,6 +284,7 @@ func (r *runner) runRace(ctx context.Context, t *store.Task, def *taskfile.Task,
 		}()
 	}
 	wg.Wait()
+	r.known = plumbing.ZeroHash // the lanes ran elsewhere: the user may have changed anything
 	for _, lr := range runners {
 		r.absorb(lr.sub)
 	}

@@ -309,6 +309,9 @@ func (r *runner) applyIsolated(ctx context.Context, t *store.Task, base plumbing
 	id := snapshot.NewID(r.env.Now())
 	res, err := Apply(ctx, r.env.Repo, r.env.DB, *a, ApplyOptions{Base: base, Settle: SettleRun, UndoRef: snapshot.UndoRef(id),
 		UndoMessage: fmt.Sprintf("mulligan undo %s\n\nThe working tree just before run %s applied %s.\n", id, r.run.ID, addr)})
+	// The apply wrote the working tree: the next snapshot walks it, never takes the tree known
+	// before (the run's base, for a race) for what it holds.
+	r.known = plumbing.ZeroHash
 	var refused *ApplyConflictError
 	switch {
 	case errors.As(err, &refused):
