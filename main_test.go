@@ -32,6 +32,7 @@ func TestMain(m *testing.M) {
 		"gittree":      func() { os.Exit(gitTree(os.Args[1:])) },
 		"waitfile":     func() { os.Exit(waitFile(os.Args[1:])) },
 		"alive":        func() { os.Exit(alive(os.Args[1:])) },
+		"groupsgone":   func() { os.Exit(groupsGone(os.Args[1:])) },
 		"dbcheck":      func() { os.Exit(dbCheck(os.Args[1:])) },
 		"waitrun":      func() { os.Exit(waitRun(os.Args[1:])) },
 		"aligned":      func() { os.Exit(aligned(os.Args[1:])) },
@@ -162,6 +163,57 @@ func gone(pid string, tries int) bool {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return false
+}
+
+// groupsGone runs `groupsgone FILE`: it waits (up to a minute) until no process is left in the
+// process groups whose ids FILE lists, one a line (a zombie counts as gone), and fails naming
+// the survivors. Only these groups are looked at: processes other tests left do not count. A
+// SIGKILLed process leaves the table only once it is next scheduled, hence the wait.
+func groupsGone(args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "usage: groupsgone FILE")
+		return 2
+	}
+	data, err := os.ReadFile(args[0])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	groups := map[string]bool{}
+	for _, g := range strings.Fields(string(data)) {
+		if n, err := strconv.Atoi(g); err != nil || n <= 1 {
+			fmt.Fprintf(os.Stderr, "groupsgone: %s holds no process group: %q\n", args[0], g)
+			return 1
+		}
+		groups[g] = true
+	}
+	if len(groups) == 0 {
+		fmt.Fprintf(os.Stderr, "groupsgone: %s lists no process group\n", args[0])
+		return 1
+	}
+	var left []string
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		left = left[:0]
+		procs, _ := os.ReadDir("/proc")
+		for _, p := range procs {
+			stat, err := os.ReadFile("/proc/" + p.Name() + "/stat")
+			if err != nil {
+				continue // not a process, or gone
+			}
+			s := string(stat)
+			i := strings.LastIndexByte(s, ')')
+			name, _, _ := strings.Cut(s[strings.IndexByte(s, '(')+1:], ")")
+			// After the name: state, ppid, pgrp.
+			if f := strings.Fields(s[i+1:]); len(f) > 2 && f[0] != "Z" && groups[f[2]] {
+				left = append(left, p.Name()+" ("+name+")")
+			}
+		}
+		if len(left) == 0 {
+			return 0
+		}
+	}
+	fmt.Fprintf(os.Stderr, "groupsgone: still running after a minute: %s\n", strings.Join(left, ", "))
+	return 1
 }
 
 // dbCheck runs `dbcheck DB`: it prints the result of PRAGMA integrity_check ("ok" when intact).
