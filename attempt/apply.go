@@ -372,18 +372,6 @@ func settleTask(tx *store.Tx, runID, task string, n int, settle Settle) (bool, e
 	return true, nil
 }
 
-// SettleApplied makes a task held apply-conflict succeeded once its attempt n was applied by
-// hand (`mulligan apply`); it reports whether it did. Any other task is left as it is.
-func SettleApplied(ctx context.Context, db *store.DB, runID, task string, n int) (bool, error) {
-	settled := false
-	err := db.Update(ctx, func(tx *store.Tx) error {
-		var err error
-		settled, err = settleTask(tx, runID, task, n, SettleHeld)
-		return err
-	})
-	return settled, err
-}
-
 // RecoverApplies finishes the applies into repo's working tree that a crash interrupted (their
 // intents are still recorded): one whose every path is as it was or as it was to become is
 // finished (and its task, for a run's own apply, succeeds); one where something else changed a
