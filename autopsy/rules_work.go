@@ -108,7 +108,7 @@ var workRules = []Rule{
 				f.base.ExitCode, orWord(lastNonBlank(f.base.Output), f.last().Message))
 		},
 		Suggest: func(f *facts) Suggestion {
-			if strings.Contains(f.base.Output, "missing go.sum entry") {
+			if strings.Contains(f.base.Output, "missing go.sum entry") || strings.Contains(f.base.Output, "updates to go.mod needed") {
 				return Suggestion{Text: "the repository's go.sum lacks entries its imports need: run go mod tidy in the repository and commit it, then run the task again",
 					Commands: []string{"go mod tidy", f.retry()}}
 			}

@@ -130,7 +130,9 @@ var volatileRe = lazyre.New(`\d{4}-\d\d-\d\d[T_ ][\d:._]+Z?|\d+(?:\.\d+)?\s*(?:m
 
 func readVerify(out string) verifyView {
 	t := evidence.ParseTests(out)
-	v := verifyView{silent: strings.TrimSpace(out) == "", tests: t.Keys(), build: t.Build}
+	// A linter's or formatter's rejection reads like a build error: the code is not accepted
+	// as it is, and the attempt that left it is to blame when the base passed.
+	v := verifyView{silent: strings.TrimSpace(out) == "", tests: t.Keys(), build: append(t.Build, t.Checks...)}
 	var norm []string
 	for _, l := range evidence.Lines(out) {
 		if strings.TrimSpace(l) != "" {

@@ -47,6 +47,9 @@ type Tests struct {
 	Failed []Test
 	// Build holds the lines saying the code did not build (compile errors, "[build failed]").
 	Build []string
+	// Checks holds the lines saying a linter or formatter rejected the code (files a hook
+	// reformatted, lint errors): the code builds, but it is not accepted.
+	Checks []string
 	// TimedOut is go test's own "panic: test timed out after …" line.
 	TimedOut string
 	// Passed and Total are the summary's counts when a runner printed one (-1: none).
@@ -58,6 +61,8 @@ func (r Tests) Summary() string {
 	switch {
 	case len(r.Failed) == 0 && len(r.Build) > 0:
 		return "does not build: " + r.Build[0]
+	case len(r.Failed) == 0 && len(r.Checks) > 0:
+		return "checks failed: " + r.Checks[0]
 	case len(r.Failed) == 0 && r.TimedOut != "":
 		return r.TimedOut
 	case len(r.Failed) == 0:
@@ -104,6 +109,8 @@ func ParseTests(out string) Tests {
 	for _, l := range lines {
 		if buildErrorRe.MatchString(l) && len(r.Build) < 20 {
 			r.Build = append(r.Build, clip(strings.TrimSpace(l)))
+		} else if checkRe.MatchString(l) && len(r.Checks) < 20 {
+			r.Checks = append(r.Checks, clip(strings.TrimSpace(l)))
 		}
 	}
 	return r
@@ -135,6 +142,9 @@ func clip(s string) string {
 
 // buildErrorRe: the code did not build or parse (not a test that failed).
 var buildErrorRe = lazyre.New(`(?i)\bsyntax ?error\b|IndentationError|TabError|\[build failed\]|\[setup failed\]|error TS\d+:|error\[E\d+\]|could not compile|compilation failed|COMPILATION ERROR|cannot find symbol|^\S+\.go:\d+:\d+: |undefined reference to|missing go\.sum entry|no required module provides package|ImportError while importing test module|Cannot find module '|^\S+\.(?:py|pyi|ts|tsx|js|kt|java|cs|swift|scala|rb|php):\d+(?::\d+)?: (?:error|fatal error)\b|^e: (?:file://)?\S+\.kts?:\d+|Compilation error|BUILD FAILED.*compil|\[ERROR\] COMPILATION ERROR|error CS\d+:`)
+
+// checkRe: a linter or formatter rejected the code.
+var checkRe = lazyre.New(`(?i)files were modified by this hook|^would reformat |^reformatted |Oh no! .* files? would be reformatted|^\S+ needs formatting|Code style issues found|✖ \d+ problems? \(\d+ errors?|^Found \d+ errors?\.|^\S+\.go:\d+:\d+: .+ \((?:errcheck|govet|staticcheck|unused|ineffassign|gosimple|revive|gofmt|goimports)\)$|^\[error\] \S+: SyntaxError|Forgot to run Prettier\?`)
 
 // --- go test (text, and -json turned back into its text) ---
 

@@ -315,3 +315,10 @@ func FuzzParseTests(f *testing.F) {
 		_ = fmt.Sprint(r.Summary(), r.Keys())
 	})
 }
+
+func TestChecks(t *testing.T) {
+	r := ParseTests("black....Failed\n- hook id: black\n- files were modified by this hook\n\nreformatted src/a.py\n")
+	if len(r.Checks) == 0 || len(r.Build) != 0 || !strings.HasPrefix(r.Summary(), "checks failed: ") {
+		t.Errorf("%+v %q", r, r.Summary())
+	}
+}
