@@ -29,58 +29,46 @@ const (
 // ErrNotWaitingApproval is returned by approve and reject for a task that waits for no approval.
 var ErrNotWaitingApproval = errors.New("the task is not waiting for approval")
 
-// ConflictPathsError says which paths of the approved attempt's change the working tree changed
-// otherwise since (independent tasks went on, or an edit by hand): nothing was applied.
-type ConflictPathsError struct {
-	Ref   string // the attempt's post ref
-	Paths []string
-}
-
-func (e *ConflictPathsError) Error() string {
-	return fmt.Sprintf("the working tree changed %d path(s) of the attempt's change otherwise since: %v", len(e.Paths), e.Paths)
-}
-
-// ApprovalPlan is what approve will do: the task's attempt to accept and the tree that carries
-// its change into the working tree as it is now.
-type ApprovalPlan struct {
-	Attempt *store.Attempt
-	// Current is the working tree now; Tree is it with the attempt's change (pre → post) applied,
-	// equal to Current when the change is already there (the tree is as the attempt left it).
-	Current, Tree plumbing.Hash
-}
-
-// PlanApproval checks that the task waits for approval and that its attempt's change can be
-// carried into the working tree (repo) without overwriting anything that changed since.
-func PlanApproval(ctx context.Context, db *store.DB, repo *snapshot.Repo, runID, task string) (*ApprovalPlan, error) {
+// ApprovalAttempt checks that the task waits for approval and returns the attempt it waits with
+// and the base of the change approve carries into the working tree: the task's base (an
+// isolated task's change, waiting in its worktree, is all of base → post), else the attempt's
+// pre tree. The carrying is an apply like any other (Apply: a three-way merge, whole or not at
+// all).
+func ApprovalAttempt(ctx context.Context, db *store.DB, runID, task string) (*store.Attempt, plumbing.Hash, error) {
 	var t *store.Task
 	if err := db.View(ctx, func(tx *store.Tx) error {
 		var err error
 		_, t, err = heldTask(tx, runID, task, store.TaskWaitingApproval, ErrNotWaitingApproval)
 		return err
 	}); err != nil {
-		return nil, err
+		return nil, plumbing.ZeroHash, err
 	}
 	if len(t.Attempts) == 0 {
-		return nil, fmt.Errorf("task %s of run %s has no attempt to approve", task, runID)
+		return nil, plumbing.ZeroHash, fmt.Errorf("task %s of run %s has no attempt to approve", task, runID)
 	}
 	a := *WaitingAttempt(t)
-	cur, err := repo.WriteTree(ctx)
-	if err != nil {
-		return nil, err
+	base := t.BaseTree
+	if base == "" {
+		base = a.PreTree
 	}
-	merged, conflicts, err := repo.ApplyChange(plumbing.NewHash(a.PreTree), plumbing.NewHash(a.Tree), cur.Tree)
-	if err != nil {
-		return nil, err
-	}
-	if len(conflicts) > 0 {
-		return nil, &ConflictPathsError{Ref: a.Ref, Paths: conflicts}
-	}
-	return &ApprovalPlan{Attempt: &a, Current: cur.Tree, Tree: merged}, nil
+	return &a, plumbing.NewHash(base), nil
 }
 
 // Approve records `mulligan approve`: the task succeeded (reason approved) with the operator's
 // payload in its task.approved event, and the run is paused for the continuation.
 func Approve(ctx context.Context, db *store.DB, runID, task string, n int, payload json.RawMessage) error {
+	return approve(ctx, db, runID, task, n, payload, store.TaskSucceeded, ReasonApproved)
+}
+
+// ApproveHeld records `mulligan approve` of an attempt whose change does not apply to the
+// working tree (nothing of it was written): the approval is recorded, and the task is held
+// blocked apply-conflict, like any apply that conflicts, until `mulligan apply` carries the
+// change in.
+func ApproveHeld(ctx context.Context, db *store.DB, runID, task string, n int, payload json.RawMessage) error {
+	return approve(ctx, db, runID, task, n, payload, store.TaskBlocked, ReasonApplyConflict)
+}
+
+func approve(ctx context.Context, db *store.DB, runID, task string, n int, payload json.RawMessage, to store.TaskState, reason string) error {
 	return db.Update(ctx, func(tx *store.Tx) error {
 		run, t, err := heldTask(tx, runID, task, store.TaskWaitingApproval, ErrNotWaitingApproval)
 		if err != nil {
@@ -96,7 +84,7 @@ func Approve(ctx context.Context, db *store.DB, runID, task string, n int, paylo
 		if _, err := tx.AppendEvent(run.ID, t.ID, n, EventApproved, ev); err != nil {
 			return err
 		}
-		if _, err := tx.TransitionTask(run.ID, t.ID, store.TaskTransition{To: store.TaskSucceeded, Reason: ReasonApproved,
+		if _, err := tx.TransitionTask(run.ID, t.ID, store.TaskTransition{To: to, Reason: reason,
 			Attempt: n, Event: store.TaskStateChanged{Who: Who()}}); err != nil {
 			return err
 		}

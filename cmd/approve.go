@@ -19,30 +19,10 @@ func init() {
 }
 
 func mapApprovalError(err error) error {
-	var conflict *attempt.ConflictPathsError
-	switch {
-	case errors.Is(err, attempt.ErrNotWaitingApproval):
+	if errors.Is(err, attempt.ErrNotWaitingApproval) {
 		return withHint(ExitFailed, err, "approve and reject decide a task waiting for approval; `mulligan tasks --state waiting_approval` lists them")
-	case errors.As(err, &conflict):
-		hints := append([]string{"nothing was applied or recorded; bring the attempt's version of a path back by hand, then approve again:"},
-			restoreHints(conflict, "")...)
-		return &Error{Code: ExitRefused, Msg: err.Error(), Err: err, Hints: hints}
 	}
 	return nil
-}
-
-// restoreHints names, for the first five conflicting paths, the restore that takes the attempt's
-// version of it; more says how to list the rest ("" for nothing).
-func restoreHints(conflict *attempt.ConflictPathsError, more string) []string {
-	var hints []string
-	for i, p := range conflict.Paths {
-		if i == 5 {
-			hints = append(hints, fmt.Sprintf("  … and %d more%s", len(conflict.Paths)-5, more))
-			break
-		}
-		hints = append(hints, fmt.Sprintf("  mulligan restore %s -- %s", conflict.Ref, p))
-	}
-	return hints
 }
 
 func approveCommand(g *globals) *cli.Command {
@@ -121,7 +101,12 @@ func runApprove(ctx context.Context, g *globals, addr string, payload json.RawMe
 		if err != nil {
 			return err
 		}
+		addr := fmt.Sprintf("%s/%s@%d", id, task, p.Approved.N)
 		if dryRun {
+			if p.Apply.Refused() {
+				fmt.Fprintf(g.io.ErrOut, "approve: %s's change conflicts with your working tree: %s; approve would hold task %s apply-conflict\n",
+					addr, &attempt.ApplyConflictError{Plan: p.Apply}, task)
+			}
 			return printPlan(g, p)
 		}
 		res, err := executeDecision(ctx, p, fmt.Sprintf("nothing was decided: task %s still waits for approval and its change could not be carried into the tree; fix the path, then `mulligan approve %s` again", task, addr))
@@ -129,6 +114,16 @@ func runApprove(ctx context.Context, g *globals, addr string, payload json.RawMe
 			return err
 		}
 		n := p.Approved.N
+		if res.Applied != nil && res.Applied.Plan.Refused() {
+			// Recorded, and held like any apply that conflicts: the run goes on without it.
+			fmt.Fprintf(g.io.ErrOut, "approve: %s@%d accepted, but its change conflicts with your working tree: %s\n",
+				task, n, &attempt.ApplyConflictError{Plan: res.Applied.Plan})
+			fmt.Fprintf(g.io.ErrOut, "approve: task %s is held blocked (apply-conflict); its tree is in %s\n", task, p.Approved.Ref)
+			for _, h := range applyHints(addr, res.Applied.Plan) {
+				fmt.Fprintf(g.io.ErrOut, "hint: %s\n", h)
+			}
+			return nil
+		}
 		fmt.Fprintf(g.io.ErrOut, "approve: %s@%d accepted; task %s succeeded\n", task, n, task)
 		if res.Restore != nil {
 			// Independent tasks went on (or the tree was reset) after it: its change was carried in.

@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/mulligan-dev/mulligan/attempt"
 	"github.com/mulligan-dev/mulligan/attempt/plan"
 	"github.com/mulligan-dev/mulligan/compensate"
 	"github.com/mulligan-dev/mulligan/store"
@@ -50,7 +49,7 @@ func mapPlanError(err error) error {
 		return withHint(ExitRefused, err, "put those paths back by hand (`mulligan diff` shows the attempt's change), or pass --no-restore to reset the run's record and leave the tree as it is")
 	case errors.As(err, &back):
 		e := withHint(ExitRefused, err, "nothing was changed; take each path as the attempt left it (your version goes to an undo ref), then timetravel again:")
-		e.Hints = append(e.Hints, restoreHints(&attempt.ConflictPathsError{Ref: back.Ref, Paths: back.Paths}, "")...)
+		e.Hints = append(e.Hints, restoreHints(back.Ref, back.Paths, "")...)
 		e.Hints = append(e.Hints, fmt.Sprintf("or keep the tree as it is and reset the run's record alone: mulligan timetravel %s/%s@%d --no-restore", back.Run, back.Task, back.N))
 		return e
 	case errors.As(err, &compFail):
@@ -212,4 +211,18 @@ func planJSON(p *plan.Plan, crossed []crossedJSON) map[string]any {
 			"removed": nonNil(p.ReloadPlan.Removed), "changed": nonNil(p.ReloadPlan.Changed)}
 	}
 	return out
+}
+
+// restoreHints names, for the first five conflicting paths, the restore that takes the version
+// ref holds of it; more says how to list the rest ("" for nothing).
+func restoreHints(ref string, paths []string, more string) []string {
+	var hints []string
+	for i, p := range paths {
+		if i == 5 {
+			hints = append(hints, fmt.Sprintf("  … and %d more%s", len(paths)-5, more))
+			break
+		}
+		hints = append(hints, fmt.Sprintf("  mulligan restore %s -- %s", ref, p))
+	}
+	return hints
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mulligan-dev/mulligan/attempt"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // ApplyOptions are the inputs of `mulligan apply`.
@@ -45,14 +46,20 @@ func PlanApply(ctx context.Context, env Env, opts ApplyOptions) (*Plan, error) {
 		return nil, err
 	}
 	p.From, p.Changes = p.Apply.Current, p.Apply.Changes
-	p.apply = func(ctx context.Context, res *Result) error {
+	p.apply = p.applyAttempt(*a, in)
+	return p, nil
+}
+
+// applyAttempt is the tree step that carries attempt a's change into the working tree
+// (attempt.Apply), under a new undo point named after the plan's command.
+func (p *Plan) applyAttempt(a store.Attempt, in attempt.ApplyOptions) func(context.Context, *Result) error {
+	return func(ctx context.Context, res *Result) error {
 		in.UndoRef, in.UndoMessage = undoPoint(p.undoWhat)
-		r, err := attempt.Apply(ctx, env.Repo, env.DB, *a, in)
+		r, err := attempt.Apply(ctx, p.env.Repo, p.env.DB, a, in)
 		res.Applied = r
 		if r != nil {
 			res.Restore, res.UndoRef = r.Restore, r.UndoRef
 		}
 		return err
 	}
-	return p, nil
 }
