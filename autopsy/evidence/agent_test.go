@@ -117,6 +117,12 @@ func TestReadAgent(t *testing.T) {
 			t.Errorf("%+v", a)
 		}
 	})
+	t.Run("the agent says it has no network", func(t *testing.T) {
+		a := ReadAgent(`{"type":"item.completed","item":{"type":"agent_message","text":"I don't have network access in this sandbox, so I couldn't install httpx."}}`)
+		if !a.NoNetworkSandbox || !a.APICalls {
+			t.Errorf("%+v", a)
+		}
+	})
 	t.Run("gemini tool not allowed", func(t *testing.T) {
 		// google-gemini/gemini-cli#16158.
 		a := ReadAgent("Command \"ls -F\" is not in the list of allowed tools for non-interactive mode.\n")
