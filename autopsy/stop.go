@@ -17,8 +17,9 @@ import (
 // output. Each returns the attempt or the lines that decide.
 
 // focusOnStop sets aside the failures the run got past: an agent disabled for the run (auth, a
-// missing CLI, no credit) or a quota wall, followed by attempts on another rung. The verdict is
-// about why the run stopped, not about the first failure it saw.
+// missing CLI, no credit) or a quota wall, followed by other attempts (on another rung, or on
+// the same one after a reset or a login). The verdict is about why the run stopped, not about
+// the first failure it saw.
 func (f *facts) focusOnStop() {
 	if len(f.failed) < 2 {
 		return
@@ -29,7 +30,7 @@ func (f *facts) focusOnStop() {
 	}
 	var kept []storeAttempt
 	for _, a := range f.failed {
-		if passable(a) && a.Agent != last.Agent {
+		if passable(a) {
 			f.passed = append(f.passed, a)
 			continue
 		}
