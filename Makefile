@@ -13,14 +13,19 @@ build:
 	@mkdir -p $(dir $(BIN))
 	$(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) .
 
-# The whole suite: unit tests, fuzz seed corpora, the git compatibility matrix and the
-# testscript end-to-end scripts. Slow suites (100k files, crash loops) live in bench/stress.
+# The whole suite: unit tests, fuzz seed corpora, the git compatibility matrix, the testscript
+# end-to-end scripts and the real agent CLIs. Slow suites (100k files, crash loops) live in
+# bench/stress. A script spends much of its time waiting on its subprocesses (an agent's
+# backoff, a heartbeat, a Node CLI's start-up), so scripts run four at a time, not one per core.
+PARALLEL ?= 4
+
 test:
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -timeout 30m -parallel $(PARALLEL) ./...
 
+# The short lane: no 100 MB files, no real agent CLIs, no watched compatibility matrix.
 test-short:
-	$(GO) test -short ./...
+	$(GO) test -short -parallel $(PARALLEL) ./...
 
 # Benchmarks: in-package Go benchmarks, then mulligan against the git CLI on the same generated
 # trees in one run, printed as medians, ratios and peak RSS.
