@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -150,8 +151,12 @@ func TestAgentCLIs(t *testing.T) {
 	if in.skipped != "" {
 		t.Skip("the real agent CLIs are unavailable: " + in.skipped)
 	}
+	files, err := slowestFirst(filepath.Join("..", "testdata", "clis", "script"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
-		Dir:                 filepath.Join("..", "testdata", "clis", "script"),
+		Files:               files,
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Setup: func(env *testscript.Env) error {
@@ -182,6 +187,30 @@ func TestAgentCLIs(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"api": apiCmd},
 	})
+}
+
+// startOrder ranks the CLIs by what one of their runs costs, the slowest first: opencode's
+// start-up takes seconds of CPU, then gemini-cli's Node bundle, claude's and codex's binaries.
+var startOrder = []string{"opencode", "gemini", "claude", "codex"}
+
+// slowestFirst lists the scripts in dir with the slowest CLI's first, so that the longest
+// scripts start while the short ones fill the other -parallel slots, instead of starting last
+// (in name order, opencode's) and running on alone.
+func slowestFirst(dir string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
+	if err != nil || len(files) == 0 {
+		return nil, fmt.Errorf("no scripts in %s: %v", dir, err)
+	}
+	rank := func(f string) int {
+		for i, c := range startOrder {
+			if strings.HasPrefix(filepath.Base(f), c+"_") {
+				return i
+			}
+		}
+		return len(startOrder)
+	}
+	sort.SliceStable(files, func(i, j int) bool { return rank(files[i]) < rank(files[j]) })
+	return files, nil
 }
 
 // cliEnv points every CLI at the fake and switches off what else it would reach: update checks,
