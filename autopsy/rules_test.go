@@ -257,6 +257,9 @@ func TestRules(t *testing.T) {
 			m := "verify `go test ./...` could not start: fork/exec go: permission denied"
 			return rt(mkFacts(t, "", att{class: cQuality, code: "verify_failed", msg: m}, att{class: cQuality, code: "verify_failed", msg: m}))
 		}, WorkflowBug, []string{"chmod +x go", "mulligan retry-task k3f9abcd fix"}, "execute bit"},
+		{"no-prompt-received", func(t *testing.T) *facts {
+			return rt(mkFacts(t, "", exit("agent exited with status 1: Error: Input must be provided either through stdin or as a prompt argument when using --print")))
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "{{prompt}}"},
 		{"turn-limit", func(t *testing.T) *facts {
 			return rt(mkFacts(t, "", att{class: cPayload, code: "is_error", msg: "claude: error_max_turns"}, att{class: cPayload, code: "is_error", msg: "claude: error_max_turns"}))
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "--max-turns"},

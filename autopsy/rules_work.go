@@ -12,6 +12,9 @@ import (
 
 // workRules: the task's definition (workflow-bug: the same thing fails whatever the agent does)
 // against the agent's work (agent-flake: it varies, another attempt may pass).
+// noPromptRe: an agent CLI that started without its prompt.
+var noPromptRe = lazyre.New(`(?i)Input must be provided either through stdin or as a prompt argument|No prompt provided|no input provided|Error: (?:a )?prompt is required|missing required argument '?prompt`)
+
 var workRules = []Rule{
 	{
 		Name: "empty-prompt", Category: WorkflowBug, Confidence: 0.9,
@@ -29,6 +32,18 @@ var workRules = []Rule{
 			}
 			return Suggestion{Text: fmt.Sprintf("give task %s a prompt in %s, then run it again", f.task.ID, f.fileName()), Commands: []string{f.fixed()}}
 		},
+	},
+	{
+		// The agent's CLI says it got no prompt: the command does not pass it ({{prompt}}
+		// missing, a prompt_file read wrong), whatever the task's text.
+		Name: "no-prompt-received", Category: WorkflowBug, Confidence: 0.88,
+		Match: func(f *facts) bool { return f.lastClass() == cAgentExit && f.lastMatches(noPromptRe) },
+		Why:   func(f *facts) string { return "the agent's CLI received no prompt: " + f.lastMatch(noPromptRe) },
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("pass the prompt in agent %s's command ({{prompt}} as the prompt argument, or {{prompt_file}} on stdin) in %s, then run the task again", f.last().Agent, f.fileName()),
+				Commands: []string{f.fixed()}}
+		},
+		Lines: func(f *facts) []string { return []string{f.lastMatch(noPromptRe)} },
 	},
 	{
 		// The verify command itself never ends (watch mode) or hangs the same way every time.
