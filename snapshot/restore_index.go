@@ -3,6 +3,7 @@ package snapshot
 import (
 	"fmt"
 	"os"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -144,24 +145,51 @@ func mergeEntries(out, add []*entry) []*entry {
 }
 
 // checkPaths refuses a path that is malformed or in neither tree (git's "pathspec did not match").
+// Each tree is read once, only the directories on the way to a path: O(paths + trees).
 func (r *Repo) checkPaths(paths []string, cur, target plumbing.Hash) error {
+	want := make(map[string]bool, len(paths)) // the paths to find
+	dirs := map[string]bool{}                 // the directories on the way to one
 	for _, p := range paths {
-		if p == "" || p == "." {
+		if p == "" || p == "." || checkPath(p) != nil {
 			continue
 		}
-		if err := checkPath(p); err != nil {
+		want[p] = true
+		for d := path.Dir(p); d != "." && !dirs[d]; d = path.Dir(d) {
+			dirs[d] = true
+		}
+	}
+	found := make(map[string]bool, len(want))
+	var walk func(tree plumbing.Hash, prefix string) error
+	walk = func(tree plumbing.Hash, prefix string) error {
+		es, err := r.readTree(tree)
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			p := prefix + e.name
+			found[p] = found[p] || want[p]
+			if e.isDir() && dirs[p] {
+				if err := walk(e.hash, p+"/"); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if len(want) > 0 {
+		if err := walk(target, ""); err != nil {
+			return err
+		}
+		if err := walk(cur, ""); err != nil {
+			return err
+		}
+	}
+	for _, p := range paths {
+		switch {
+		case p == "" || p == ".":
+		case checkPath(p) != nil:
 			return fmt.Errorf("%w: %q", ErrPathNotFound, p)
-		}
-		parts := strings.Split(p, "/")
-		a, err := r.lookupEntry(target, parts)
-		if err != nil {
-			return err
-		}
-		b, err := r.lookupEntry(cur, parts)
-		if err != nil {
-			return err
-		}
-		if a == nil && b == nil {
+		case !found[p]:
 			return fmt.Errorf("%w: %s is in neither the tree to restore nor the working tree", ErrPathNotFound, p)
 		}
 	}
@@ -169,18 +197,27 @@ func (r *Repo) checkPaths(paths []string, cur, target plumbing.Hash) error {
 }
 
 // limitToPaths keeps the changes at or below one of paths (all of them when paths is empty or
-// holds the root).
+// holds the root): each change's path and its directories are looked up in a set of paths.
 func limitToPaths(changes []Change, paths []string) []Change {
 	if len(paths) == 0 || slices.Contains(paths, "") || slices.Contains(paths, ".") {
 		return changes
 	}
+	set := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		set[p] = true
+	}
 	out := changes[:0:0]
 	for _, c := range changes {
-		for _, p := range paths {
-			if c.Path == p || strings.HasPrefix(c.Path, p+"/") {
+		for q := c.Path; ; {
+			if set[q] {
 				out = append(out, c)
 				break
 			}
+			i := strings.LastIndexByte(q, '/')
+			if i < 0 {
+				break
+			}
+			q = q[:i]
 		}
 	}
 	return out
