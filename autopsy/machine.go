@@ -120,6 +120,12 @@ var portRes = []lackRe{
 // import a package it did not add). Node's bare module names are packages (the project's own are
 // relative); Python's cannot be told from the project's own packages, so they are not read.
 var depRes = []lackRe{
+	{lazyre.New("(?i)(?:please )?run [`'\"]((?:bundle|npm|yarn|pnpm|pip3?|poetry|uv|composer|go|cargo|mix|dotnet|gem) [^`'\"]+)[`'\"] to (?:install|fetch|download|update|restore)"),
+		func(m []string) string { return "the project's dependencies (the tool says: " + m[1] + ")" },
+		func(m []string) string { return m[1] }},
+	{lazyre.New(`Could not find gem '([^']+)' in (?:locally installed gems|any of the gem sources)`),
+		func(m []string) string { return "the project's gems (" + m[1] + ")" },
+		func(m []string) string { return "bundle install" }},
 	{lazyre.New(`Cannot find (?:module|package) '([^'./][^']*)'`),
 		func(m []string) string { return "the project's node dependencies (" + m[1] + ")" },
 		func(m []string) string { return "npm ci" }},
