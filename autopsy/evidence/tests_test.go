@@ -317,6 +317,9 @@ func FuzzParseTests(f *testing.F) {
 }
 
 func TestChecks(t *testing.T) {
+	if f := ParseTests("src/a.py:3:1: F401 'os' imported but unused\n"); len(f.Checks) != 1 {
+		t.Errorf("flake8: %+v", f)
+	}
 	r := ParseTests("black....Failed\n- hook id: black\n- files were modified by this hook\n\nreformatted src/a.py\n")
 	if len(r.Checks) == 0 || len(r.Build) != 0 || !strings.HasPrefix(r.Summary(), "checks failed: ") {
 		t.Errorf("%+v %q", r, r.Summary())
