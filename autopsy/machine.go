@@ -118,7 +118,7 @@ var portRes = []lackRe{
 
 // depRes: the project's dependencies not installed, read only on the base tree (an attempt may
 // import a package it did not add). Node's bare module names are packages (the project's own are
-// relative); Python's cannot be told from the project's own packages, so they are not read.
+// relative); Python's are told from the project's own by pythonDep.
 var depRes = []lackRe{
 	{lazyre.New("(?i)(?:please )?run [`'\"]((?:bundle|npm|yarn|pnpm|pip3?|poetry|uv|composer|go|cargo|mix|dotnet|gem) [^`'\"]+)[`'\"] to (?:install|fetch|download|update|restore)"),
 		func(m []string) string { return "the project's dependencies (the tool says: " + m[1] + ")" },
@@ -129,6 +129,23 @@ var depRes = []lackRe{
 	{lazyre.New(`Cannot find (?:module|package) '([^'./][^']*)'`),
 		func(m []string) string { return "the project's node dependencies (" + m[1] + ")" },
 		func(m []string) string { return "npm ci" }},
+}
+
+// pyDepRe: a Python module not installed; projectModules are names a project's own packages
+// usually have (a PYTHONPATH matter of the verify command, not a dependency).
+var (
+	pyDepRe        = lazyre.New(`ModuleNotFoundError: No module named '([\w]+)(?:\.[\w.]+)?'`)
+	projectModules = []string{"app", "src", "lib", "core", "api", "tests", "test", "main", "server", "backend", "config", "utils", "common", "service", "services", "project", "web", "cli"}
+)
+
+// pythonDep is a third-party Python module the base tree's verify could not import, with the
+// install that brings the project's requirements.
+func pythonDep(text string) (lack, bool) {
+	m := pyDepRe.FindStringSubmatch(text)
+	if m == nil || slices.Contains(projectModules, m[1]) || strings.Contains(text, "/"+m[1]+"/") {
+		return lack{}, false
+	}
+	return lack{what: "the project's Python dependencies (" + m[1] + ")", line: clip(strings.TrimSpace(m[0])), fix: "python3 -m pip install -r requirements.txt"}, true
 }
 
 // lackIn is what text says the machine lacks, if anything; deps also reads the project's
@@ -160,7 +177,10 @@ func (f *facts) machineLacks() (lack, bool) {
 		return lack{}, false
 	}
 	if f.base.failed() {
-		return lackIn(f.base.Output, true)
+		if k, ok := lackIn(f.base.Output, true); ok {
+			return k, true
+		}
+		return pythonDep(f.base.Output)
 	}
 	var last lack
 	for _, a := range f.failed {
