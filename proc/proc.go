@@ -11,6 +11,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -22,7 +24,7 @@ import (
 type Spec struct {
 	Argv    []string
 	Dir     string
-	Env     []string // the complete environment
+	Env     []string // the complete environment; its PWD is set to Dir
 	Stdin   io.Reader
 	Timeout time.Duration // 0: none
 	// Heartbeat is the longest time without a sign of work: no output on stdout or stderr, no CPU
@@ -132,6 +134,26 @@ type process struct {
 }
 
 // start starts spec's command as the leader of a new process group and tree.
+// withPWD sets PWD in env to dir, as a shell does on cd: a process that takes $PWD for its
+// directory (opencode does, before getcwd) would otherwise take mulligan's, the user's working
+// tree, while it runs in a task's worktree. A nil env (mulligan's own) gets it from os/exec.
+func withPWD(env []string, dir string) []string {
+	if env == nil || dir == "" {
+		return env
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return env
+	}
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "PWD=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "PWD="+abs)
+}
+
 func start(spec Spec) (*process, error) {
 	if len(spec.Argv) == 0 {
 		return nil, &exec.Error{Name: "", Err: exec.ErrNotFound}
@@ -148,7 +170,7 @@ func start(spec Spec) (*process, error) {
 	}
 	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
 	cmd.Dir = spec.Dir
-	cmd.Env = spec.Env
+	cmd.Env = withPWD(spec.Env, spec.Dir)
 	cmd.Stdin = spec.Stdin
 	cmd.Stdout = outW
 	cmd.Stderr = errW

@@ -30,6 +30,28 @@ func TestRunProcessExitAndOutput(t *testing.T) {
 	}
 }
 
+// A process started in a directory sees PWD name it, not the directory mulligan runs in: opencode
+// takes $PWD for its project, and in a task's worktree it would edit the user's tree.
+func TestRunProcessPWDIsDir(t *testing.T) {
+	dir := t.TempDir()
+	res := Run(context.Background(), Spec{Argv: []string{"env"}, Dir: dir, Env: []string{"PWD=/elsewhere", "KEEP=1"}})
+	if res.StartErr != nil || res.ExitCode != 0 {
+		t.Fatalf("exit=%d err=%v", res.ExitCode, res.StartErr)
+	}
+	var pwd []string
+	for _, kv := range strings.Split(strings.TrimSpace(string(res.Stdout)), "\n") {
+		if strings.HasPrefix(kv, "PWD=") {
+			pwd = append(pwd, kv)
+		}
+	}
+	if len(pwd) != 1 || pwd[0] != "PWD="+dir {
+		t.Fatalf("PWD entries %q, want only PWD=%s", pwd, dir)
+	}
+	if !strings.Contains(string(res.Stdout), "KEEP=1\n") {
+		t.Fatalf("env %q lost KEEP=1", res.Stdout)
+	}
+}
+
 func TestRunProcessNotFound(t *testing.T) {
 	res := Run(context.Background(), Spec{Argv: []string{"/no/such/agent"}})
 	if res.StartErr == nil || !errors.Is(res.StartErr, os.ErrNotExist) {
