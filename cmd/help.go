@@ -25,7 +25,7 @@ var commandHelp = map[string]struct{ examples, exits string }{
 	"show": {`mulligan show            the last run
   mulligan show k3f9 -o json`, "0, 2 no such run"},
 	"logs": {`mulligan logs fix-tests@2
-  mulligan logs k3f9/fix-tests -f          follow a running attempt`, "0, 1 the log is gone (gc), 2 no such attempt"},
+  mulligan logs k3f9/fix-tests -f          follow a running attempt`, "0, 1 the log is gone (gc), 2 no such attempt, 130 interrupted (-f)"},
 	"events": {`mulligan events -f
   mulligan events k3f9 -o json`, "0, 2 no such run"},
 	"diff": {`mulligan diff fix-tests@2              what attempt 2 changed

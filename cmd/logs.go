@@ -83,7 +83,7 @@ func printLog(ctx context.Context, g *globals, st *state, run *store.Run, a *sto
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return stoppedBySignal(ctx) // Ctrl-C exits 130, as every interrupted command does
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

@@ -37,13 +37,8 @@ func signalled(ctx context.Context, err error) error {
 	if err == nil || ctx.Err() == nil || exitCode(err) != ExitFailed {
 		return err
 	}
-	code := 0
-	switch cause := context.Cause(ctx); {
-	case errors.Is(cause, attempt.CancelCause(syscall.SIGINT)):
-		code = ExitInterrupted
-	case errors.Is(cause, attempt.CancelCause(syscall.SIGTERM)):
-		code = ExitCancelled
-	default:
+	code := signalCode(ctx)
+	if code == 0 {
 		return err
 	}
 	var e *Error
@@ -53,4 +48,24 @@ func signalled(ctx context.Context, err error) error {
 		return &c
 	}
 	return withHint(code, err)
+}
+
+// stoppedBySignal is what a command that waits until it is stopped (`logs -f`) returns once ctx
+// is done: the signal's exit code, silently, or nil when ctx ended otherwise.
+func stoppedBySignal(ctx context.Context) error {
+	if code := signalCode(ctx); code != 0 {
+		return exitError{code: code}
+	}
+	return nil
+}
+
+// signalCode is the exit code of the signal that cancelled ctx, 0 when none did.
+func signalCode(ctx context.Context) int {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, attempt.CancelCause(syscall.SIGINT)):
+		return ExitInterrupted
+	case errors.Is(cause, attempt.CancelCause(syscall.SIGTERM)):
+		return ExitCancelled
+	}
+	return 0
 }
