@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -186,21 +185,8 @@ func displayPath(path string) string {
 
 // foreground runs (or resumes) a run in this process, with progress on stderr, SIGINT, SIGTERM
 // and SIGHUP turned into a clean stop (the run paused, resumable), and the exit code of the run's
-// end state.
+// end state. The signals cancel ctx with their cause (interruptible, for every command).
 func foreground(ctx context.Context, g *globals, st *state, do func(context.Context, attempt.Env) (*attempt.Outcome, error)) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	go func() {
-		select {
-		case s := <-sigs:
-			cancel(attempt.CancelCause(s.(syscall.Signal)))
-		case <-ctx.Done():
-		}
-	}()
-
 	env := attempt.Env{Repo: st.repo, DB: st.db, Progress: newProgress(g.io, g.json())}
 	out, err := do(ctx, env)
 	var rec *attempt.RecordedError

@@ -10,14 +10,14 @@ import (
 	"github.com/mulligan-dev/mulligan/attempt"
 )
 
-// interruptible is ctx cancelled when the process receives SIGINT or SIGTERM, with the cause a
-// run records (attempt.CancelCause). Every command stops through its context, and what it
+// interruptible is ctx cancelled when the process receives SIGINT, SIGTERM or SIGHUP (its
+// terminal closed: a stop like SIGTERM), with the cause a run records (attempt.CancelCause). Every command stops through its context, and what it
 // started under it (a clean or smudge filter, a hook) is ended with its process group: without
 // this, the signal's default action would end mulligan and leave those running.
 func interruptible(ctx context.Context) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		select {
 		case s := <-sigs:
@@ -32,7 +32,7 @@ func interruptible(ctx context.Context) (context.Context, func()) {
 }
 
 // signalled gives err, an error a command returned after a signal cancelled ctx, the exit code
-// of that signal (SPEC §8: 130 for SIGINT, 5 for SIGTERM) unless it already has a code of its own.
+// of that signal (SPEC §8: 130 for SIGINT, 5 for SIGTERM and SIGHUP) unless it already has a code of its own.
 func signalled(ctx context.Context, err error) error {
 	if err == nil || ctx.Err() == nil || exitCode(err) != ExitFailed {
 		return err
@@ -64,7 +64,7 @@ func signalCode(ctx context.Context) int {
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, attempt.CancelCause(syscall.SIGINT)):
 		return ExitInterrupted
-	case errors.Is(cause, attempt.CancelCause(syscall.SIGTERM)):
+	case errors.Is(cause, attempt.CancelCause(syscall.SIGTERM)), errors.Is(cause, attempt.CancelCause(syscall.SIGHUP)):
 		return ExitCancelled
 	}
 	return 0

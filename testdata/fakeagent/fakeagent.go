@@ -19,7 +19,7 @@
 //	attempt-file:DIR    write a file DIR/attempt-N.txt (N from MULLIGAN_ATTEMPT)
 //	waitfile:PATH       wait (up to a minute) until PATH exists
 //	attempt:N:STEP      run STEP only in attempt N
-//	signal-parent:SIG   send SIGTERM or SIGINT to the parent process (mulligan)
+//	signal-parent:SIG   send SIGTERM, SIGINT or SIGHUP to the parent process (mulligan)
 //	cat:PATH            copy the file at PATH to stdout (replays a captured agent CLI output)
 //	caterr:PATH         copy the file at PATH to stderr
 //	output:TEXT         write TEXT (with \n escapes) to $MULLIGAN_OUTPUT_FILE, the structured result
@@ -205,9 +205,9 @@ func step(a string) (code int, stop bool) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	case "signal-parent":
-		sig := map[string]syscall.Signal{"TERM": syscall.SIGTERM, "INT": syscall.SIGINT}[arg]
+		sig := map[string]syscall.Signal{"TERM": syscall.SIGTERM, "INT": syscall.SIGINT, "HUP": syscall.SIGHUP}[arg]
 		if sig == 0 {
-			return fail("signal-parent takes TERM or INT"), true
+			return fail("signal-parent takes TERM, INT or HUP"), true
 		}
 		if err := syscall.Kill(os.Getppid(), sig); err != nil {
 			return fail("%v", err), true
