@@ -628,3 +628,24 @@ func TestRulesRanked(t *testing.T) {
 		t.Errorf("the last rule is %s, want the unknown fallback", last.Name)
 	}
 }
+
+// TestRefusedWhyQuotesText: the why of tool-calls-refused quotes the refused tool and the CLI's
+// reason as text, never the raw claude stream-json event that carried the reason.
+func TestRefusedWhyQuotesText(t *testing.T) {
+	out := `{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"Claude requested permissions to write to src/a.ts, but you haven't granted it yet.","is_error":true}]}}` + "\n" +
+		`{"type":"result","num_turns":3,"result":"I need permission to write src/a.ts.","permission_denials":[{"tool_name":"Write","tool_input":{"file_path":"src/a.ts"}}]}`
+	f := mkFacts(t, "", att{class: cPayload, code: "permission_denied", msg: "claude: permission denied for Write", out: out})
+	r := decide(f)
+	if r.Name != "tool-calls-refused" {
+		t.Fatalf("rule %s decided, want tool-calls-refused", r.Name)
+	}
+	why := r.Why(f)
+	if strings.Contains(why, `{"type"`) || strings.Contains(why, "tool_use_id") {
+		t.Errorf("why quotes the raw JSON event: %s", why)
+	}
+	for _, want := range []string{"Write src/a.ts", "you haven't granted it yet"} {
+		if !strings.Contains(why, want) {
+			t.Errorf("why does not say %q: %s", want, why)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package evidence
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/mulligan-dev/mulligan/agentcli"
@@ -106,8 +108,13 @@ func ReadAgent(out string) Agent {
 		if readOnlySbRe.MatchString(t) {
 			a.ReadOnlySandbox = true
 		}
+		if strings.HasPrefix(h, "{") {
+			// A JSON event with no message of its own: quote the text in it that says the
+			// refusal (claude's tool_result), never the raw event.
+			h = jsonTextWith(t, denialTextRe, sandboxRe)
+		}
 		if denialTextRe.MatchString(h) || (sandboxRe.MatchString(h) && !strings.Contains(h, "sandbox: ")) {
-			a.addDenial(Denial{Line: clip(h), Sandbox: sandboxRe.MatchString(h)})
+			a.addDenial(Denial{Line: clip(firstLines(h)), Sandbox: sandboxRe.MatchString(h)})
 		}
 	}
 	spoke := a.LastMessage != "" && !a.apiError // the model's own message, from the CLI's events
@@ -123,6 +130,40 @@ func ReadAgent(out string) Agent {
 	}
 	a.Network = NetworkErrors(out)
 	return a
+}
+
+// jsonTextWith is the first string in the JSON line l that one of res matches, "" when none
+// does or l is not whole JSON (a line the tail cut).
+func jsonTextWith(l string, res ...*lazyre.Regexp) string {
+	var v any
+	if json.Unmarshal([]byte(l), &v) != nil {
+		return ""
+	}
+	var walk func(v any) string
+	walk = func(v any) string {
+		switch v := v.(type) {
+		case string:
+			for _, re := range res {
+				if re.MatchString(v) {
+					return v
+				}
+			}
+		case []any:
+			for _, e := range v {
+				if s := walk(e); s != "" {
+					return s
+				}
+			}
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(v)) {
+				if s := walk(v[k]); s != "" {
+					return s
+				}
+			}
+		}
+		return ""
+	}
+	return walk(v)
 }
 
 // wholeJSON is the output as one JSON object when it is one (gemini -o json pretty-prints it).
