@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -75,8 +73,7 @@ func runSupervise(c *cli.Context, g *globals, refs []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
+	ctx := c.Context // cancelled on SIGINT, SIGTERM and SIGHUP for every command (interruptible)
 
 	var running atomic.Int64 // detached resumes this supervisor started that still run
 	once := c.Bool("once")
