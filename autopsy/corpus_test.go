@@ -2,6 +2,7 @@ package autopsy
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -283,4 +284,17 @@ func TestCorpusWithoutTaskFile(t *testing.T) {
 			t.Errorf("%s: %+v", p, r.Verdict)
 		}
 	}
+}
+
+// TestCorpusDir scores the scenarios of another directory the way TestCorpus does, without
+// failing: MULLIGAN_CORPUS_DIR=DIR go test ./autopsy -run TestCorpusDir -v. It is how a set
+// written blind (by someone who has not read the rules) is scored at first sight, before its
+// files join testdata/scenarios.
+func TestCorpusDir(t *testing.T) {
+	dir := os.Getenv("MULLIGAN_CORPUS_DIR")
+	if dir == "" {
+		t.Skip("MULLIGAN_CORPUS_DIR names no directory of scenarios to score")
+	}
+	right, total, given, correct, wanted := scoreCorpus(t, dir, false)
+	t.Logf("%s: %d of %d right (verdict and first command)\n%s", dir, right, total, precisionTable(given, correct, wanted))
 }

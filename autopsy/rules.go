@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
+	"github.com/mulligan-dev/mulligan/store"
 )
 
 // Rule is one row of the verdict table. Rules are data so that each is named in the report
@@ -114,12 +115,33 @@ var stateRules = []Rule{
 	},
 	{
 		Name: "paused", Category: NoFailure, Confidence: 1,
-		Match: func(f *facts) bool { return f.run.State == "paused" },
+		Match: func(f *facts) bool { return f.run.State == store.RunPaused },
 		Why: func(f *facts) string {
 			return "nothing failed: the run is paused (a pause or Ctrl-C); the interrupted attempt's edits are reset when it resumes"
 		},
 		Suggest: func(f *facts) Suggestion {
 			return Suggestion{Text: "resume the run when you want it to go on", Commands: []string{"mulligan resume " + f.run.ID}}
+		},
+		Lines: func(f *facts) []string { return nil },
+	},
+	{
+		// You ended it (cancel, kill): whatever the attempts did before, the run stopped because
+		// you said so, and nothing waits. The failures before it stay in the evidence.
+		Name: "cancelled-by-you", Category: NoFailure, Confidence: 1,
+		Match: func(f *facts) bool { return f.run.State == store.RunCancelled },
+		Why: func(f *facts) string {
+			if n := len(f.failed); n > 0 && f.task != nil {
+				return fmt.Sprintf("nothing failed on its own: the run was cancelled (mulligan cancel or kill); before that %d attempt(s) of task %s failed, the last one %s: %s",
+					n, f.task.ID, f.lastClass(), f.summary())
+			}
+			return "nothing failed: the run was cancelled (mulligan cancel or kill), and nothing waits for you"
+		},
+		Suggest: func(f *facts) Suggestion {
+			if f.task == nil {
+				return Suggestion{Text: "nothing to fix; start the run again when you want it", Commands: []string{"mulligan show " + f.run.ID}}
+			}
+			return Suggestion{Text: "a cancelled run does not resume: run its task again when you want it (the failures before the cancel are in the evidence)",
+				Commands: []string{f.retry(), "mulligan show " + f.run.ID}}
 		},
 		Lines: func(f *facts) []string { return nil },
 	},

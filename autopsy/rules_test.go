@@ -225,6 +225,11 @@ func TestRules(t *testing.T) {
 			f.run.State = "paused"
 			return f
 		}, NoFailure, []string{"mulligan resume k3f9abcd"}, "resume"},
+		{"cancelled-by-you", func(t *testing.T) *facts {
+			f := rt(mkFacts(t, "", verify(one, 2), att{class: cCancel, msg: "the attempt was cancelled"}))
+			f.run.State = store.RunCancelled
+			return f
+		}, NoFailure, []string{"mulligan retry-task k3f9abcd fix", "mulligan show k3f9abcd"}, "does not resume"},
 		{"account-refused", func(t *testing.T) *facts {
 			return rt(mkFacts(t, "", exit("agent exited with status 1: unexpected status 400: Your organization must be verified to stream this model.")))
 		}, Environment, []string{"mulligan retry-task k3f9abcd fix"}, "provider"},
