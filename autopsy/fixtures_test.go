@@ -34,9 +34,9 @@ func TestRealCLIFailures(t *testing.T) {
 		{"claude_api_529.json", taskfile.PresetClaude, 1, AgentFlake, `^mulligan retry-task k3f9abcd fix$`, ""},
 		{"codex_api_server.jsonl", taskfile.PresetCodex, 1, AgentFlake, `^mulligan retry-task k3f9abcd fix$`, ""},
 		{"gemini_api_overloaded.txt", taskfile.PresetGemini, 247, AgentFlake, `^mulligan retry-task k3f9abcd fix$`, ""},
-		{"claude_api_prompt_too_long.json", taskfile.PresetClaude, 1, WorkflowBug, `--reload$`, ""},
-		{"codex_api_prompt_too_long.jsonl", taskfile.PresetCodex, 1, WorkflowBug, `--reload$`, ""},
-		{"gemini_api_prompt_too_long.txt", taskfile.PresetGemini, 144, WorkflowBug, `--reload$`, ""},
+		{"claude_api_prompt_too_long.json", taskfile.PresetClaude, 1, WorkflowBug, `^\$\{EDITOR:-vi\} .*mulligan\.yaml$`, ""},
+		{"codex_api_prompt_too_long.jsonl", taskfile.PresetCodex, 1, WorkflowBug, `^\$\{EDITOR:-vi\} .*mulligan\.yaml$`, ""},
+		{"gemini_api_prompt_too_long.txt", taskfile.PresetGemini, 144, WorkflowBug, `^\$\{EDITOR:-vi\} .*mulligan\.yaml$`, ""},
 		{"claude_no_network.json", taskfile.PresetClaude, 1, Environment, `retry-task|curl`, `network_access`},
 		{"codex_json_no_network.jsonl", taskfile.PresetCodex, 1, Environment, `retry-task|curl`, `network_access`},
 	}

@@ -398,7 +398,7 @@ func (f *facts) report(in Input) *Report {
 	rule := decide(f)
 	r.Verdict = Verdict{Category: rule.Category, Confidence: rule.Confidence, Rule: rule.Name, Why: f.scrub.String(rule.Why(f) + f.lanesNote()),
 		Lines: f.scrub.Strings(f.decidingLines(rule))}
-	sg := rule.Suggest(f)
+	sg := f.editFirst(rule.Suggest(f))
 	f.notePassed(&r.Verdict)
 	sg.Text = f.scrub.String(sg.Text)
 	sg.Commands = f.scrub.Strings(sg.Commands)

@@ -34,6 +34,21 @@ func (f *facts) fixed() string {
 	return fmt.Sprintf("mulligan retry-task %s %s --reload", f.run.ID, f.task.ID)
 }
 
+// editFirst puts the edit before a suggestion that runs the task again with its definition
+// reloaded: the fix is a change to the task file, so the first command opens it, and the
+// retry that takes the change comes second.
+func (f *facts) editFirst(s Suggestion) Suggestion {
+	if len(s.Commands) == 0 || f.adHoc() || f.run.TaskFile == "" || !strings.HasSuffix(s.Commands[0], " --reload") {
+		return s
+	}
+	path := f.taskFilePath()
+	if !filepath.IsAbs(path) && f.run.Worktree != "" {
+		path = filepath.Join(f.run.Worktree, path)
+	}
+	s.Commands = append([]string{"${EDITOR:-vi} " + shellQuote(path)}, s.Commands...)
+	return s
+}
+
 // rerun starts a new run of the decisive task from the same task file (after it was fixed), or
 // the same ad-hoc command with all its flags: the prompt, the presets, the policy, verify.
 func (f *facts) rerun() string {
