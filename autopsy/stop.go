@@ -17,7 +17,8 @@ import (
 // output. Each returns the attempt or the lines that decide.
 
 // focusOnStop sets aside the failures the run got past: an agent disabled for the run (auth, a
-// missing CLI, no credit) or a quota wall, followed by other attempts (on another rung, or on
+// missing CLI, no credit), a quota wall or a transient failure of the provider, followed by
+// other attempts (on another rung, or on
 // the same one after a reset or a login). The verdict is about why the run stopped, not about
 // the first failure it saw.
 func (f *facts) focusOnStop() {
@@ -28,9 +29,12 @@ func (f *facts) focusOnStop() {
 	if passable(last) {
 		return
 	}
+	// A transient failure is got past when the agent went on to do the work and the verify
+	// rejected it: the rejection is why the run stopped.
+	gotPast := func(a storeAttempt) bool { return passable(a) || a.Class == cTransport && last.Class == cQuality }
 	var kept []storeAttempt
 	for _, a := range f.failed {
-		if passable(a) {
+		if gotPast(a) {
 			f.passed = append(f.passed, a)
 			continue
 		}
