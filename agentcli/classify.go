@@ -182,9 +182,9 @@ func StartFailure(err error) *Failure {
 // `show` tables and the next attempt's prompt.
 const maxMessageLine = 200
 
-// LastLineSuffix is ": <last non-blank output line>" or "" when there is none.
+// LastLineSuffix is ": <the last thing the output says>" (lastWords) or "" when it says nothing.
 func LastLineSuffix(out []byte) string {
-	l := lastLine(out)
+	l := lastWords(out)
 	if l == "" {
 		return ""
 	}

@@ -248,16 +248,15 @@ func (p *Preset) errorLineFailure(output []byte) *Failure {
 }
 
 // ErrorText is what the CLI itself said went wrong: its result's error text (claude's result,
-// codex's error message, gemini's error.message, opencode's error), else the last line of its
-// output with a JSON line read for its message. It is what failure messages quote, instead of a
-// raw JSON line cut mid-way.
+// codex's error message, gemini's error.message, opencode's error), else the last thing its
+// output says (lastWords). It is what failure messages quote, instead of a raw JSON event.
 func (p *Preset) ErrorText(output []byte) string {
 	if p.Result != nil {
 		if r := p.Result(output); r != nil && strings.TrimSpace(r.ErrorText) != "" {
 			return clipLine([]byte(r.ErrorText))
 		}
 	}
-	return HumanLine(lastLine(ansiRe.ReplaceAll(output, nil)))
+	return lastWords(output)
 }
 
 // HumanLine reads a JSON line for the message in it (result, error.message, message, error).
@@ -273,7 +272,7 @@ func HumanLine(l string) string {
 		}
 		return l
 	}
-	for _, p := range [][]string{{"result"}, {"error", "message"}, {"error", "data", "message"}, {"message"}, {"item", "message"}, {"error"}} {
+	for _, p := range messagePaths {
 		if s, ok := path(v, p...).(string); ok && strings.TrimSpace(s) != "" {
 			return clipLine([]byte(s))
 		}

@@ -1,0 +1,61 @@
+package agentcli
+
+import (
+	"testing"
+
+	"github.com/mulligan-dev/mulligan/taskfile"
+)
+
+// A failure message quotes what the agent said, not a JSON event: events without words are passed
+// over, a tool call is named by its command, and nothing said leaves the message bare.
+func TestFailureQuotesWords(t *testing.T) {
+	const (
+		threadStarted = `{"type":"thread.started","thread_id":"019a2b3c-4d5e-7f60-8a9b-0c1d2e3f4a5b"}` + "\n"
+		turnStarted   = `{"type":"turn.started"}` + "\n"
+		stepStart     = `{"type":"step_start","timestamp":1764800000000,"sessionID":"ses_1","part":{"id":"prt_1","sessionID":"ses_1","messageID":"msg_1","type":"step-start","snapshot":"4b825dc"}}` + "\n"
+		codexCommit   = `{"type":"item.started","item":{"id":"item_3","type":"command_execution","command":"bash -lc 'git commit -am \"wip: save\"'","aggregated_output":"","exit_code":null,"status":"in_progress"}}` + "\n"
+		codexTestFail = `{"type":"item.completed","item":{"id":"item_4","type":"command_execution","command":"/bin/bash -lc \"go test ./...\"","aggregated_output":"FAIL\n","exit_code":1,"status":"failed"}}` + "\n"
+		codexSays     = `{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"I will commit the fix now."}}` + "\n"
+		claudeBash    = `{"type":"assistant","message":{"id":"msg_1","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"go test ./...","description":"Run the tests"}}]},"session_id":"s"}` + "\n"
+		claudeOK      = `{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_1","type":"tool_result","content":"ok  \tx\t0.1s","is_error":false}]},"session_id":"s"}` + "\n"
+		opencodeBash  = `{"type":"tool_use","timestamp":1764800000000,"sessionID":"ses_1","part":{"type":"tool","tool":"bash","state":{"status":"running","input":{"command":"npm test"}}}}` + "\n"
+		geminiEdit    = `{"type":"tool_use","timestamp":"2026-12-04T10:00:00Z","tool_name":"replace","tool_id":"t1","parameters":{"file_path":"src/a.go","old_string":"x","new_string":"y"}}` + "\n"
+	)
+	codex, opencode, claude := PresetFor(taskfile.PresetCodex), PresetFor(taskfile.PresetOpencode), PresetFor(taskfile.PresetClaude)
+	cases := []struct {
+		name   string
+		o      Observation
+		preset PresetRules
+		want   string
+	}{
+		{"codex, no words", Observation{ExitCode: 1, Output: []byte(threadStarted + turnStarted)}, codex, "agent exited with status 1"},
+		{"no words, no preset", Observation{ExitCode: 1, Output: []byte(threadStarted + turnStarted)}, nil, "agent exited with status 1"},
+		{"opencode step_start", Observation{ExitCode: 1, Output: []byte(stepStart)}, opencode, "agent exited with status 1"},
+		{"words before an event", Observation{ExitCode: 1, Output: []byte(threadStarted + codexSays + turnStarted)}, codex, "agent exited with status 1: I will commit the fix now."},
+		{"text before an event", Observation{ExitCode: 2, Output: []byte("fatal: not a git repository\n" + turnStarted)}, nil, "agent exited with status 2: fatal: not a git repository"},
+		{"heartbeat, codex command", Observation{Silent: true, ExitCode: -1, Output: []byte(threadStarted + codexSays + codexCommit)}, codex,
+			`the agent printed nothing for longer than the heartbeat: codex was running: git commit -am "wip: save"`},
+		{"timeout, codex command done", Observation{TimedOut: true, ExitCode: -1, Output: []byte(codexTestFail + turnStarted)}, codex,
+			"the attempt ran past its timeout: codex ran: go test ./... (exit 1)"},
+		{"timeout, claude command", Observation{TimedOut: true, ExitCode: -1, Output: []byte(claudeBash)}, claude,
+			"the attempt ran past its timeout: claude was running: go test ./..."},
+		{"timeout, claude command done", Observation{TimedOut: true, ExitCode: -1, Output: []byte(claudeBash + claudeOK)}, claude,
+			"the attempt ran past its timeout: claude ran: go test ./..."},
+		{"heartbeat, opencode command", Observation{Silent: true, ExitCode: -1, Output: []byte(stepStart + opencodeBash)}, opencode,
+			"the agent printed nothing for longer than the heartbeat: opencode was running: npm test"},
+		{"heartbeat, gemini edit", Observation{Silent: true, ExitCode: -1, Output: []byte(geminiEdit)}, PresetFor(taskfile.PresetGemini),
+			"the agent printed nothing for longer than the heartbeat: gemini was running: replace src/a.go"},
+		{"signal, nothing said", Observation{ExitCode: -1, Output: []byte(threadStarted + turnStarted)}, codex, "agent was killed by a signal"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := Classify(c.o, nil, c.preset)
+			if f == nil || f.Message != c.want {
+				t.Errorf("got %+v\nwant message %q", f, c.want)
+			}
+		})
+	}
+	if got := PresetFor(taskfile.PresetCodex).ErrorText([]byte(threadStarted + turnStarted)); got != "" {
+		t.Errorf("ErrorText of wordless events = %q", got)
+	}
+}
