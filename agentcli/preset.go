@@ -70,6 +70,10 @@ var commonRules = []bannerRule{
 	rule(taskfile.ClassQuota, "usage_limit", "", `(?i)usage limit|hit your (?:usage )?limit|\d+-hour limit reached|limit reached\W+resets|credit balance is too low|insufficient_quota|exceeded your current quota|quota exceeded|RESOURCE_EXHAUSTED`),
 	rule(taskfile.ClassQuota, "rate_limit", "", `(?i)rate[ _-]?limit(?:ed)?|too many requests|status(?: code)?:? 429\b|\b429 Too Many|retry-after:`),
 	rule(taskfile.ClassAuth, "not_logged_in", "", `(?i)not logged in|please run /login|please log ?in|run .?\w+ login|please set an auth method`),
+	// A login that lapsed: "Please log out and sign in again", "Please try signing in again",
+	// "please re-authenticate". Only as a request ("please …"): an agent's answer may well talk
+	// of signing in.
+	rule(taskfile.ClassAuth, "login_expired", "", `(?i)please (?:log out and |try )?(?:sign(?:ing)?|log(?:ging)?) ?in again|please re-?authenticate|please re-?login`),
 	rule(taskfile.ClassAuth, "invalid_key", "", `(?i)invalid (?:x-)?api[ _-]?key|incorrect api key|api key not valid|invalid_api_key|missing api key|no api key|authentication_error|authentication failed|invalid bearer token|oauth token (?:has )?expired|token (?:has )?expired|401 unauthorized|status(?: code)?:? 401\b|\bunauthorized\b`),
 	rule(taskfile.ClassTransport, "network", "", `(?i)ECONNRESET|ECONNREFUSED|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|ENETUNREACH|fetch failed|failed to lookup address|name does not resolve|getaddrinfo|could not resolve host|unable to connect|cannot connect to api|connection (?:reset|refused|failed|error)|stream disconnected|network is unreachable|socket hang up|waiting for network|error sending request`),
 	rule(taskfile.ClassTransport, "server_error", "", `(?i)overloaded|internal server error|bad gateway|service unavailable|gateway timeout|status(?: code)?:? 5\d\d\b|\b5(?:00|02|03|04|29)\b\s*(?:error|server|from)|\bapi_error\b`),

@@ -87,6 +87,10 @@ func noRetry(r bannerRule) bannerRule { r.noRetry = true; return r }
 
 // codexRules are codex's own texts.
 var codexRules = []bannerRule{
+	// Its ChatGPT login lapsed: "Your access token could not be refreshed because your refresh
+	// token was already used. Please log out and sign in again." (openai/codex#9634), "Failed to
+	// refresh token: …", "refresh_token_reused"; `codex login` mends it, not a retry.
+	rule(taskfile.ClassAuth, "login_expired", "codex's login lapsed: codex logout, then codex login (or set OPENAI_API_KEY); another codex session may have used its refresh token", `(?i)access token could not be refreshed|failed to refresh (?:the )?(?:access )?token|refresh token (?:was|has|is) (?:already |been |now )*(?:used|revoked|expired|invalid)|refresh_token_(?:reused|expired|invalidated)|(?:sign(?:ing)?|log(?:ging)?) ?in again|re-?authenticate|log ?in again`),
 	// codex retries a 429 itself (its provider's request_max_retries) and then gives up with
 	// "exceeded retry limit, last status: 429 Too Many Requests": a transient limit it met
 	// several times, for the task's policy to retry with its backoff, not a quota wall with an

@@ -218,3 +218,38 @@ func TestAgentLimits(t *testing.T) {
 		t.Errorf("the task's own %v %v", to, hb)
 	}
 }
+
+// A login that lapsed is auth, not an exit to retry: codex's refresh-token texts
+// (openai/codex#9634 and its kin), and for any preset a request to sign or log in again.
+func TestLoginExpired(t *testing.T) {
+	refresh := "Your access token could not be refreshed because your refresh token was already used. Please log out and sign in again."
+	cases := []struct {
+		preset, text string
+		code         string
+	}{
+		{taskfile.PresetCodex, "ERROR: " + refresh, "login_expired"},
+		{taskfile.PresetCodex, `{"type":"thread.started","thread_id":"t"}` + "\n" + `{"type":"turn.started"}` + "\n" +
+			`{"type":"error","message":"Your access token could not be refreshed because you have since logged out or signed in to another account. Please sign in again."}` + "\n" +
+			`{"type":"turn.failed","error":{"message":"Your access token could not be refreshed because you have since logged out or signed in to another account. Please sign in again."}}`, "login_expired"},
+		{taskfile.PresetCodex, "Your access token could not be refreshed because your refresh token was revoked.", "login_expired"},
+		{taskfile.PresetCodex, "stream error: refresh_token_reused; please re-authenticate", "login_expired"},
+		{taskfile.PresetCodex, "Error: the session token has expired, run `codex login`", ""},
+		{taskfile.PresetClaude, "Your session has ended. Please log in again.", ""}, // "please log in": not_logged_in
+		{taskfile.PresetOpencode, "Error: Please sign in again to continue", "login_expired"},
+		{taskfile.PresetAider, "Please re-authenticate with your provider.", "login_expired"},
+		{taskfile.PresetGeneric, "Token refresh failed. Please log out and sign in again.", "login_expired"},
+	}
+	for _, c := range cases {
+		f := Classify(Observation{ExitCode: 1, Output: []byte(c.text + "\n")}, nil, PresetFor(c.preset))
+		if f == nil || f.Class != taskfile.ClassAuth || c.code != "" && f.Code != c.code || f.Hint == "" {
+			t.Errorf("%s %q: got %+v, want auth %s with a hint", c.preset, c.text, f, c.code)
+		}
+	}
+	if f := Classify(Observation{ExitCode: 1, Output: []byte("ERROR: " + refresh + "\n")}, nil, PresetFor(taskfile.PresetCodex)); f == nil || f.Message != "codex: ERROR: "+refresh {
+		t.Errorf("message %+v, want codex's words", f)
+	}
+	// An agent that talks of signing in is no login wall.
+	if f := Classify(Observation{ExitCode: 1, Output: []byte("I changed the page so that users sign in again after a reset.\n")}, nil, PresetFor(taskfile.PresetGeneric)); f == nil || f.Class != taskfile.ClassAgentExit {
+		t.Errorf("an answer about signing in: %+v", f)
+	}
+}
