@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
 	"github.com/mulligan-dev/mulligan/store"
 )
@@ -260,14 +261,14 @@ var weakRules = []Rule{
 				return false
 			}
 			for _, a := range f.failed {
-				if !emptyWordsRe.MatchString(a.Message) || !emptyWordsRe.MatchString(f.agentOf(a).LastMessage) {
+				if namesCause(a.Message) || namesCause(f.agentOf(a).LastMessage) {
 					return false
 				}
 			}
 			return true
 		},
 		Why: func(f *facts) string {
-			return fmt.Sprintf("%d attempt(s) failed with words that name nothing (%s): no evidence says why", len(f.failed), f.last().Message)
+			return fmt.Sprintf("%d attempt(s) failed with words that do not say what to change (%s): no evidence says why", len(f.failed), f.last().Message)
 		},
 		Suggest: func(f *facts) Suggestion {
 			return Suggestion{Text: fmt.Sprintf("read the whole log, and run the agent's command by hand in the working tree (%s) to see the error", orWord(f.argv0(f.last().Agent), "its command")),
@@ -286,7 +287,7 @@ var weakRules = []Rule{
 	{
 		Name: "same-failure-repeated", Category: WorkflowBug, Confidence: 0.4,
 		Match: func(f *facts) bool {
-			return len(f.failed) >= 2 && f.sameMessages() && !f.allSilent() && !genericExitRe.MatchString(f.last().Message)
+			return len(f.failed) >= 2 && f.sameMessages() && !f.allSilent() && namesCause(f.last().Message)
 		},
 		Why: func(f *facts) string {
 			return fmt.Sprintf("all %d attempts failed the same way (the same fingerprint: retrying repeats it): %s", len(f.failed), f.last().Message)
@@ -423,6 +424,39 @@ func (f *facts) sameMessages() bool {
 }
 
 var digitsRe = lazyre.New(`[0-9]+`)
+
+// namesCause: a failure message says what went wrong in words a person can act on: not a CLI's
+// generic error or a bare status, not a JSON event with no text, not a line with no word of
+// failure in it (a banner, a progress line), and not a provider's HTTP error that names no
+// cause (a gateway's "400 Bad Request", "upstream error"): repeating, those say only that the
+// same thing failed, not why.
+func namesCause(msg string) bool {
+	detail := msg
+	for _, p := range []string{"agent exited with status ", "agent was killed by a signal"} {
+		if strings.HasPrefix(detail, p) {
+			_, detail, _ = strings.Cut(detail, ": ")
+		}
+	}
+	detail = strings.TrimSpace(agentcli.HumanLine(strings.TrimSpace(detail)))
+	switch {
+	case detail == "" || emptyWordsRe.MatchString(detail) || emptyWordsRe.MatchString(msg):
+		return false
+	case strings.HasPrefix(detail, "{") && !jsonWordsRe.MatchString(detail):
+		return false // an event line with no text
+	case !causeWordsRe.MatchString(detail):
+		return false
+	case opaqueAPIRe.MatchString(detail) && !apiCauseRe.MatchString(detail):
+		return false
+	}
+	return true
+}
+
+var (
+	jsonWordsRe  = lazyre.New(`"(?:message|text|result|error)"\s*:\s*"[^"]{3,}`)
+	causeWordsRe = lazyre.New(`(?i)error|fail|fatal|panic|exception|traceback|denied|refused|not found|no such|cannot|can't|unable|invalid|expired|unauthori[sz]ed|forbidden|limit|quota|timeout|timed out|missing|unknown|unexpected|unsupported|not allowed|not permitted|required|requires|mismatch|undefined|too[ _](?:long|large|many)|exceed|abort|crash|killed|\bnot (?:a|an|the) |does(?: not|n't) exist|\bneeds?\b|could(?: not|n't)|gave up|give up|no (?:such|file|access|permission)`)
+	opaqueAPIRe  = lazyre.New(`(?i)\b(?:status|code)\W{0,3}[45]\d\d\b|\b[45]\d\d (?:Bad Request|Internal Server Error|Bad Gateway|Service Unavailable)|upstream[_ ]error|API error`)
+	apiCauseRe   = lazyre.New(`(?i)model|context|token|key|auth|credit|billing|quota|rate|permission|organi[sz]ation|region|not found|overloaded|too[ _](?:long|large)|exceeds|maximum|size`)
+)
 
 // emptyWordsRe: a failure message that names nothing: a CLI's generic error, a bare status.
 var emptyWordsRe = lazyre.New(`(?i)^(?:agent exited with status -?\d+|agent was killed by a signal)?(?::\s*)?(?:\w+: )?(?:Execution error|error_during_execution|An? (?:unknown |unexpected |internal )?error(?: occurred| has occurred)?\.?|Unknown error\.?|Error\.?|Something went wrong\.?|undefined|null)?$`)

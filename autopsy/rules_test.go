@@ -342,7 +342,7 @@ func TestRules(t *testing.T) {
 			return mkFacts(t, "", att{class: cQuality, msg: "verify failed: FAIL TestA", files: 2}, att{ok: true}, att{class: cQuality, msg: "verify failed: FAIL TestB"})
 		}, AgentFlake, []string{"mulligan run fix", "mulligan restore refs/mulligan/runs/k3f9abcd/fix/1/post"}, "keep the edits of attempt 1"},
 		{"verify-same-failure", func(t *testing.T) *facts {
-			f := mkFacts(t, "", att{class: cQuality, code: "verify_failed", msg: "verify exited 1: FAIL TestX (0.01s)", files: 1}, att{class: cQuality, code: "verify_failed", msg: "verify exited 1: FAIL TestX (0.02s)", files: 1})
+			f := mkFacts(t, "", att{class: cQuality, code: "verify_failed", msg: "verify exited 1: --- FAIL: TestX (0.01s)", files: 1}, att{class: cQuality, code: "verify_failed", msg: "verify exited 1: --- FAIL: TestX (0.02s)", files: 1})
 			return withBase(f, 0, "ok\n")
 		}, WorkflowBug, []string{"mulligan run fix", "mulligan logs k3f9abcd/fix@2"}, "can pass with the change"},
 		{"schema-never-satisfied", func(t *testing.T) *facts {
@@ -372,10 +372,10 @@ func TestRules(t *testing.T) {
 			return withExit(mkFacts(t, "", exit("agent exited with status 1"), exit("agent exited with status 1")), 1, 1)
 		}, Unknown, []string{"mulligan logs k3f9abcd/fix@2", "mulligan show k3f9abcd"}, "by hand"},
 		{"same-failure-repeated", func(t *testing.T) *facts {
-			return mkFacts(t, "", exit("agent exited with status 1: boom at line 3"), exit("agent exited with status 1: boom at line 4"))
+			return mkFacts(t, "", exit("agent exited with status 1: panic: boom at line 3"), exit("agent exited with status 1: panic: boom at line 4"))
 		}, WorkflowBug, []string{"mulligan run fix", "mulligan logs k3f9abcd/fix@2"}, "points at the task"},
 		{"single-failure", func(t *testing.T) *facts {
-			return mkFacts(t, "", att{class: cAgentExit, msg: "agent exited with status 2: it broke", files: 3})
+			return mkFacts(t, "", att{class: cAgentExit, msg: "agent exited with status 2: error: it broke", files: 3})
 		}, Unknown, []string{"mulligan logs k3f9abcd/fix@1", "mulligan run fix", "mulligan restore refs/mulligan/runs/k3f9abcd/fix/1/post"}, "not a pattern"},
 		{"fallback", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: "something_new", msg: "?"})
@@ -506,7 +506,7 @@ func TestMissingPathNotMentioned(t *testing.T) {
 
 // A runner_died attempt among other failures is set aside: the task's own failures decide.
 func TestRunnerDiedSetAside(t *testing.T) {
-	exit := att{class: cAgentExit, code: "nonzero_exit", msg: "agent exited with status 1: boom"}
+	exit := att{class: cAgentExit, code: "nonzero_exit", msg: "agent exited with status 1: panic: boom"}
 	f := mkFacts(t, "", exit, att{class: cRunnerDied, msg: "the mulligan process died during the attempt"}, exit)
 	if r := decide(f); r.Name != "same-failure-repeated" {
 		t.Errorf("decided %s, want same-failure-repeated", r.Name)

@@ -153,18 +153,23 @@ func readVerify(out string) verifyView {
 var genericFailRe = lazyre.New(`(?i)^(?:make(?:\[\d+\])?: \*\*\* .*Error #|exit status #|FAIL|error:? Command failed with exit code #\.?|npm (?:ERR!|error) (?:Test failed.*|code \S+|errno #|command failed|command sh -c .*|Lifecycle script .* failed.*|path \S+|workspace \S+|location \S+|A complete log of this run can be found in:.*|\s*)|ELIFECYCLE.*|Error: Process completed with exit code #\.?|.*returned non-zero exit status #\.?|\S+: exit status #|> .*)$`)
 
 // saysNothing: the verify output has no failing test, no build error and no line that says
-// more than that it failed.
+// more than that it failed (a line without a word of failure, a progress or a summary line,
+// says nothing about why).
 func (v verifyView) saysNothing() bool {
 	if len(v.tests) > 0 || len(v.build) > 0 {
 		return false
 	}
 	for _, l := range strings.Split(v.norm, "\n") {
-		if l != "" && !genericFailRe.MatchString(l) {
+		if l != "" && causeWordsRe.MatchString(l) && !genericFailRe.MatchString(l) && !exitOnlyRe.MatchString(l) {
 			return false
 		}
 	}
 	return true
 }
+
+// exitOnlyRe: a line that reports only that a command or package failed, with its exit code or
+// its name (a test runner's per-package FAIL line, a task runner's "exited (1)"), not why.
+var exitOnlyRe = lazyre.New(`(?i)^(?:FAIL|FAILED)\s+\S+\s+(?:#|\(#\))$|^Failed:\s+\S+$|(?:exited|exit code|exit status|exited with (?:code|status))\W*#\W*$|command finished with error|run failed: command`)
 
 func (v verifyView) sameAs(w verifyView) bool {
 	if len(v.tests) > 0 || len(w.tests) > 0 {
