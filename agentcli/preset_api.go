@@ -96,7 +96,7 @@ func opencodeVerdict(exitCode int, output []byte) *Failure {
 	status, _ := num(data["statusCode"])
 	line := "opencode: " + clipLine([]byte(orText(msg, name)))
 	hint := (&Preset{Name: taskfile.PresetOpencode}).hintFor
-	credit := specificRules[0]
+	credit := billingRule
 	switch {
 	case name == "ContextOverflowError":
 		hint := contextHint
@@ -106,7 +106,7 @@ func opencodeVerdict(exitCode int, output []byte) *Failure {
 			hint = "opencode went on after compacting the conversation: the attempt's post tree has what it did; " + contextHint
 		}
 		return &Failure{Class: taskfile.ClassAgentExit, Code: CodeContextWindow, Message: line, Hint: hint, NoRetry: true}
-	case credit.re.MatchString(msg + "\n" + body):
+	case status == 402 || credit.re.MatchString(msg+"\n"+body):
 		return &Failure{Class: credit.cls, Code: credit.code, Message: line, Hint: credit.hint, NoRetry: credit.noRetry}
 	case status == 429:
 		f := &Failure{Class: taskfile.ClassQuota, Code: "rate_limit", Message: line}

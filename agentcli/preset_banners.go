@@ -76,14 +76,19 @@ var geminiExits = map[int]exitRule{
 // specificRules are checked after a preset's own rules and before the common ones: texts that
 // would otherwise read as a usage limit or a plain exit.
 var specificRules = []bannerRule{
-	// Credit: no reset time lifts it; a person adds funds or raises a cap.
-	noRetry(rule(taskfile.ClassQuota, CodeBilling, BillingHint, `(?i)credit balance is too low|out of credits|(?:hit|reached) your (?:workspace )?(?:spend cap|credit limit)|insufficient_quota|monthly usage limit reached|payment required|check your plan and billing|billing details|credits? (?:are |is )?exhausted`)),
+	billingRule,
 	// Usage limits the common rules do not know by these words; they name their reset.
 	rule(taskfile.ClassQuota, "usage_limit", "", `(?i)out of extra usage|hit your (?:weekly|session|daily|opus|sonnet|fast) limit|exhausted your (?:daily )?(?:quota|capacity)`),
 	noRetry(rule(taskfile.ClassAgentExit, CodeContextWindow, "the task does not fit the model's context window: split it or shorten its prompt", `(?i)ran out of room in the model's context window|prompt is too long|context_length_exceeded|maximum context length|input exceeds the context window`)),
 }
 
 func noRetry(r bannerRule) bannerRule { r.noRetry = true; return r }
+
+// billingRule is credit, in the words of every provider the CLIs talk to: no reset time lifts
+// it; a person adds funds or raises a cap. Anthropic's "credit balance is too low", OpenAI's
+// insufficient_quota, OpenRouter's 402 "Insufficient credits" and "This request requires more
+// credits", DeepSeek's 402 "Insufficient Balance", an HTTP 402 Payment Required.
+var billingRule = noRetry(rule(taskfile.ClassQuota, CodeBilling, BillingHint, `(?i)credit balance is too low|out of credits|insufficient (?:credits?|balance|funds)|requires more credits|(?:hit|reached) your (?:workspace )?(?:spend cap|credit limit)|insufficient_quota|monthly usage limit reached|payment required|check your plan and billing|billing details|credits? (?:are |is )?exhausted|(?:status(?: code)?:? ?|['"]?code['"]?:\s*|error code:? ?|HTTP(?:/[\d.]+)? )402\b`))
 
 // codexRules are codex's own texts.
 var codexRules = []bannerRule{
@@ -99,8 +104,10 @@ var codexRules = []bannerRule{
 	noRetry(rule(taskfile.ClassAgentExit, CodeModelCapacity, "choose another model (codex -m …) or add an agent to the task's chain", `(?i)selected model is at capacity`)),
 }
 
-// aiderRules are aider's (litellm's exception names, its own notices).
+// aiderRules are aider's (litellm's exception names, its own notices). Credit comes first: a
+// provider's insufficient_quota arrives as a litellm.RateLimitError.
 var aiderRules = []bannerRule{
+	billingRule,
 	rule(taskfile.ClassAuth, "invalid_key", "", `AuthenticationError|API key (?:is )?(?:missing|invalid)|Missing these environment variables`),
 	rule(taskfile.ClassQuota, "rate_limit", "", `RateLimitError|The API provider has rate limited you`),
 	noRetry(rule(taskfile.ClassAgentExit, CodeContextWindow, "the task does not fit the model's context window: split it or shorten its prompt", `ContextWindowExceededError|has hit a token limit`)),
@@ -216,7 +223,7 @@ func claudeVerdict(exitCode int, output []byte) *Failure {
 	case result["terminal_reason"] == "prompt_too_long":
 		return &Failure{Class: taskfile.ClassAgentExit, Code: CodeContextWindow, Message: "claude: " + clipLine([]byte(orText(text, "prompt too long"))),
 			Hint: "the task does not fit the model's context window: split it or shorten its prompt", NoRetry: true}
-	case specificRules[0].re.MatchString(text):
+	case billingRule.re.MatchString(text):
 		return nil // credit: the banner rules say it
 	case status == 429:
 		return &Failure{Class: taskfile.ClassQuota, Code: "rate_limit", Message: "claude: " + clipLine([]byte(orText(text, "API error 429")))}

@@ -253,3 +253,37 @@ func TestLoginExpired(t *testing.T) {
 		t.Errorf("an answer about signing in: %+v", f)
 	}
 }
+
+// Credit in other providers' words is billing for every preset: aider and opencode talk to
+// OpenRouter, DeepSeek and the rest.
+func TestBillingEveryProvider(t *testing.T) {
+	texts := []string{
+		`OpenrouterException - {"error":{"message":"Insufficient credits. Add more using https://openrouter.ai/settings/credits","code":402}}`,
+		`{"error":{"message":"This request requires more credits, or fewer max_tokens. You requested up to 32000 tokens, but can only afford 1234.","code":402}}`,
+		`Error code: 402 - {'error': {'message': 'Insufficient Balance', 'type': 'unknown_error', 'param': None, 'code': 'invalid_request_error'}}`,
+		`litellm.RateLimitError: RateLimitError: OpenAIException - {"error":{"message":"Quota exceeded.","type":"insufficient_quota","code":"insufficient_quota"}}`,
+		`unexpected status 402 Payment Required`,
+		`Insufficient credits with the API provider. Please add credits.`,
+	}
+	for _, name := range []string{taskfile.PresetClaude, taskfile.PresetCodex, taskfile.PresetGemini, taskfile.PresetAider, taskfile.PresetOpencode, taskfile.PresetGeneric} {
+		for _, text := range texts {
+			f := Classify(Observation{ExitCode: 1, Output: []byte(text + "\n")}, nil, PresetFor(name))
+			if f == nil || f.Class != taskfile.ClassQuota || f.Code != CodeBilling || !f.NoRetry || f.Hint != BillingHint {
+				t.Errorf("%s %q: got %+v, want quota/billing", name, text, f)
+			}
+		}
+	}
+	// opencode's error event for a 402, whatever its words.
+	ev := `{"type":"error","timestamp":1764800000000,"sessionID":"ses_1","error":{"name":"APIError","data":{"message":"Payment Required: top up","statusCode":402,"isRetryable":false,"responseBody":"{}"}}}`
+	if f := Classify(Observation{ExitCode: 1, Output: []byte(ev + "\n")}, nil, PresetFor(taskfile.PresetOpencode)); f == nil || f.Code != CodeBilling {
+		t.Errorf("opencode 402: %+v", f)
+	}
+	ev = strings.Replace(ev, "Payment Required: top up", "no money", 1)
+	if f := Classify(Observation{ExitCode: 1, Output: []byte(ev + "\n")}, nil, PresetFor(taskfile.PresetOpencode)); f == nil || f.Code != CodeBilling {
+		t.Errorf("opencode 402 without the words: %+v", f)
+	}
+	// A 402 in a path or a count is no payment wall.
+	if f := Classify(Observation{ExitCode: 1, Output: []byte("wrote 402 lines to build/402.log\n")}, nil, PresetFor(taskfile.PresetGeneric)); f == nil || f.Class != taskfile.ClassAgentExit {
+		t.Errorf("402 in a count: %+v", f)
+	}
+}
