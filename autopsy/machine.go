@@ -62,6 +62,22 @@ var lackRes = []lackRe{
 	{lazyre.New(`requires a different Python: ([\d.]+) not in '([^']+)'|requires-python .*'([^']+)'`),
 		func(m []string) string { return "a Python in " + firstNonEmpty(m[2], m[3]) },
 		func(m []string) string { return "python3 --version" }},
+	{lazyre.New(`No interpreter found for Python ([^\s,]+)|Python downloads are set to 'never'`),
+		func(m []string) string { return "a Python " + orWord(m[1], "the project requires") },
+		func(m []string) string { return strings.TrimSpace("uv python install " + strings.Trim(m[1], "<>=~^")) }},
+	{lazyre.New(`the Go language version \(go([\d.]+)\) used to build (\S+) is lower than the targeted Go version \(([\d.]+)\)`),
+		func(m []string) string {
+			return m[2] + " built with Go " + m[3] + " or later (it was built with go" + m[1] + ")"
+		},
+		func(m []string) string {
+			if m[2] == "golangci-lint" {
+				return "go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@latest"
+			}
+			return "command -v " + m[2]
+		}},
+	{lazyre.New(`(?i)\brequires (node(?:\.js)?|python|go|java|ruby|rustc|npm|pnpm|yarn|dotnet|php|cmake)\s*(?:version\s*)?(?:>=?|at least|\^|~)\s*v?([\d.]+)`),
+		func(m []string) string { return m[1] + " " + m[2] + " or later" },
+		func(m []string) string { return strings.ToLower(m[1]) + " --version" }},
 	{lazyre.New(`UnsupportedClassVersionError|Unsupported class file major version (\d+)|release version (\d+) not supported|invalid target release: (\d+)`),
 		func(m []string) string { return "a newer JDK" },
 		func(m []string) string { return "java -version" }},

@@ -181,8 +181,8 @@ var envRules = []Rule{
 				return Suggestion{Text: fmt.Sprintf("%s comes from node_modules: install the dependencies where verify runs, then run the task again", s.what),
 					Commands: []string{"npm ci", f.retry()}}
 			}
-			return Suggestion{Text: fmt.Sprintf("install %s (or fix `verify.command` of task %s), then run the task again", s.what, f.task.ID),
-				Commands: []string{"command -v " + shellQuote(s.what), f.retry()}}
+			return Suggestion{Text: fmt.Sprintf("install %s (the first command is Debian's package for it; use your system's package manager), or fix `verify.command` of task %s; then run the task again", s.what, f.task.ID),
+				Commands: []string{installProgram(s.what), f.retry()}}
 		},
 		Lines: func(f *facts) []string { s, _ := f.verifyToolMissing(); return []string{s.line} },
 	},
@@ -422,4 +422,36 @@ func firstHost(line string) string {
 		}
 	}
 	return ""
+}
+
+// debianPackages names the Debian package of the programs whose package has another name.
+var debianPackages = map[string]string{
+	"cc": "build-essential", "gcc": "build-essential", "g++": "build-essential", "c++": "build-essential", "make": "build-essential",
+	"python": "python3", "pip": "python3-pip", "pip3": "python3-pip", "node": "nodejs", "psql": "postgresql-client",
+	"pg_ctl": "postgresql", "mysql": "default-mysql-client", "redis-server": "redis-server", "redis-cli": "redis-tools",
+	"docker": "docker.io", "Xvfb": "xvfb", "xvfb-run": "xvfb", "javac": "default-jdk", "java": "default-jdk",
+	"mvn": "maven", "rg": "ripgrep", "fd": "fd-find", "protoc": "protobuf-compiler", "pkg-config": "pkg-config",
+	"convert": "imagemagick", "ffmpeg": "ffmpeg", "chromium": "chromium", "google-chrome": "chromium",
+}
+
+// installProgram installs a missing program the way most machines that run agents can (Debian
+// and Ubuntu); cargo and language tools have their own installers.
+func installProgram(prog string) string {
+	switch prog {
+	case "cargo", "rustc", "rustup":
+		return "curl --proto '=https' -sSf https://sh.rustup.rs | sh"
+	case "go":
+		return "sudo apt-get install -y golang-go"
+	case "uv":
+		return "curl -LsSf https://astral.sh/uv/install.sh | sh"
+	case "pnpm", "yarn":
+		return "corepack enable"
+	case "pytest", "tox", "nox", "black", "ruff", "mypy", "flake8", "pylint", "isort", "poetry", "pre-commit", "pipenv", "hatch":
+		return "python3 -m pip install " + prog
+	}
+	pkg := debianPackages[prog]
+	if pkg == "" {
+		pkg = strings.ToLower(prog)
+	}
+	return "sudo apt-get install -y " + shellQuote(pkg)
 }

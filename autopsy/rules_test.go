@@ -176,7 +176,7 @@ func TestRules(t *testing.T) {
 		}, Environment, []string{"df -h /src/proj", "mulligan run fix"}, "free space"},
 		{"verify-tool-missing", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: cQuality, code: "verify_failed", msg: "verify exited with status 127", verify: "sh: 1: go: not found\n", files: 1})
-		}, Environment, []string{"command -v go", "mulligan run fix"}, "install go"},
+		}, Environment, []string{"sudo apt-get install -y golang-go", "mulligan run fix"}, "install go"},
 		{"tls", func(t *testing.T) *facts {
 			m := "claude: API Error: Unable to connect to API: Self-signed certificate detected"
 			return mkFacts(t, "", att{class: cTransport, msg: m}, att{class: cTransport, msg: m})

@@ -112,7 +112,7 @@ func scenarios() []scenario {
 	return []scenario{
 		{name: "verify needs python3, which is not installed (exit 127 inside make)", runState: store.RunBlocked, taskState: store.TaskBlocked, reason: "retries-exhausted",
 			atts: []scAttempt{verifyFail(2, 3, noPython), verifyFail(2, 2, noPython), verifyFail(2, 3, noPython)},
-			base: &baseVerify{ExitCode: 2, Output: noPython}, want: Environment, cmd: `^command -v python3$`},
+			base: &baseVerify{ExitCode: 2, Output: noPython}, want: Environment, cmd: `^sudo apt-get install -y python3$`},
 		{name: "go test cannot download a module: connection refused to the proxy", runState: store.RunBlocked, taskState: store.TaskBlocked, reason: "retries-exhausted",
 			atts: []scAttempt{verifyFail(1, 2, goProxy), verifyFail(1, 2, goProxy)},
 			base: &baseVerify{ExitCode: 1, Output: goProxy}, want: Environment, cmd: `^mulligan retry-task k3f9abcd fix$`},
