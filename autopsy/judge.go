@@ -167,6 +167,8 @@ func (f *facts) creditWall() (storeAttempt, bool) {
 			return a, true
 		case (a.Class == cPayload || a.Class == cAgentExit) && creditRe.MatchString(a.Message):
 			return a, true
+		case f.files(a) == 0 && creditRe.MatchString(lastLines(f.output[key(a.TaskID, a.N)], 30)):
+			return a, true // the CLI said so and exited anyway (aider through litellm), changing nothing
 		}
 	}
 	return storeAttempt{}, false
@@ -473,6 +475,45 @@ func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
+
+// providerDown: every failed attempt changed nothing and its agent's output ends on its
+// provider failing (overloaded, a 5xx): the CLI retried, gave up and exited, often with 0, so
+// the runner saw a verify failure or an empty attempt, not the provider's.
+func (f *facts) providerDown() (storeAttempt, string, bool) {
+	if len(f.failed) == 0 {
+		return storeAttempt{}, "", false
+	}
+	var line string
+	for _, a := range f.failed {
+		if f.files(a) != 0 {
+			return storeAttempt{}, "", false
+		}
+		l := ""
+		for _, x := range strings.Split(lastLines(f.output[key(a.TaskID, a.N)], 30), "\n") {
+			if providerDownRe.MatchString(x) {
+				l = strings.TrimSpace(agentcli.HumanLine(strings.TrimSpace(x)))
+			}
+		}
+		if l == "" {
+			return storeAttempt{}, "", false
+		}
+		line = l
+	}
+	return f.last(), clip(line), true
+}
+
+var providerDownRe = lazyre.New(`(?i)overloaded|InternalServerError|Internal server error|ServiceUnavailable|Service Unavailable|Bad Gateway|servers are down|\b(?:status|code|error)\W{0,3}(?:500|502|503|504|529)\b|\b(?:500|502|503|504|529) (?:Internal|Bad|Service|Gateway)`)
+
+// billingURL is the page where credit is added: the one the provider's message names, else the
+// preset's provider's.
+func billingURL(text, preset string) string {
+	if m := billingURLRe.FindString(text); m != "" {
+		return strings.TrimRight(m, ".,;:)\"'")
+	}
+	return map[string]string{"claude": "https://console.anthropic.com/settings/billing", "codex": "https://platform.openai.com/settings/organization/billing"}[preset]
+}
+
+var billingURLRe = lazyre.New(`https?://[^\s"')]*(?:billing|credits|balance|top-?up|plan|usage)[^\s"')]*`)
 
 // billing is where a person adds credit for a preset's provider.
 func billing(preset string) string {

@@ -70,8 +70,12 @@ var envRules = []Rule{
 		},
 		Suggest: func(f *facts) Suggestion {
 			a, _ := f.creditWall()
+			cmds := []string{f.retry()}
+			if u := billingURL(a.Message+"\n"+lastLines(f.output[key(a.TaskID, a.N)], 30), f.presetFor(a.Agent)); u != "" {
+				cmds = append([]string{"xdg-open " + u}, cmds...)
+			}
 			return Suggestion{Text: fmt.Sprintf("a person has to add funds or raise the spend limit: %s; or put an agent with credit in the task's chain; then run the task again (supervise and resume would wait for ever)", billing(f.presetFor(a.Agent))),
-				Commands: []string{f.retry()}}
+				Commands: cmds}
 		},
 	},
 	{
@@ -296,6 +300,20 @@ var envRules = []Rule{
 		Suggest: func(f *facts) Suggestion {
 			return Suggestion{Text: "the provider's errors are transient: run the task again (later, if its status page reports an incident)", Commands: []string{f.retry()}}
 		},
+	},
+	{
+		// The agent's CLI gave up on its provider (overloaded, a 5xx) and exited without a
+		// change: a transient failure the runner saw only as an empty attempt.
+		Name: "provider-failed-quietly", Category: AgentFlake, Confidence: 0.8,
+		Match: func(f *facts) bool { _, _, ok := f.providerDown(); return ok },
+		Why: func(f *facts) string {
+			a, l, _ := f.providerDown()
+			return fmt.Sprintf("agent %s's provider failed in every attempt and the agent changed nothing (its CLI gave up and exited): %s", a.Agent, l)
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: "the provider's errors are transient: run the task again (later, if its status page reports an incident)", Commands: []string{f.retry()}}
+		},
+		Lines: func(f *facts) []string { _, l, _ := f.providerDown(); return []string{l} },
 	},
 	{
 		// The provider refuses the account, not the request: verification, a disabled

@@ -140,9 +140,13 @@ func TestRules(t *testing.T) {
 		{"agent-runtime-missing", func(t *testing.T) *facts {
 			return withExit(rt(mkFacts(t, "", exit("agent exited with status 127: /usr/bin/env: 'node': No such file or directory"))), 127)
 		}, Environment, []string{"command -v node", "mulligan retry-task k3f9abcd fix"}, "install node"},
+		{"provider-failed-quietly", func(t *testing.T) *facts {
+			out := "litellm.InternalServerError: AnthropicException - Overloaded\nThe API provider's servers are down or overloaded.\n"
+			return rt(mkFacts(t, "", att{class: cQuality, code: "verify_failed", msg: "verify exited with status 1", out: out}, att{class: cQuality, code: "verify_failed", msg: "verify exited with status 1", out: out}))
+		}, AgentFlake, []string{"mulligan retry-task k3f9abcd fix"}, "transient"},
 		{"credit-exhausted", func(t *testing.T) *facts {
 			return rt(mkFacts(t, "quota", att{class: cQuota, code: "credit", msg: "claude: Credit balance is too low"}))
-		}, Environment, []string{"mulligan retry-task k3f9abcd fix"}, "console.anthropic.com"},
+		}, Environment, []string{"xdg-open https://console.anthropic.com/settings/billing", "mulligan retry-task k3f9abcd fix"}, "console.anthropic.com"},
 		{"quota", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: cQuota, msg: "usage limit reached, resets at 3pm"})
 		}, Environment, []string{"mulligan resume k3f9abcd"}, "wait for the limit"},
