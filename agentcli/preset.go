@@ -30,12 +30,14 @@ type Preset struct {
 	Result func(stdout []byte) *AgentResult
 	rules  []bannerRule
 	// exits are the CLI's documented exit codes (preset_banners.go); verdict reads what its JSON
-	// declares; loop is the line of a loop it never leaves offline; errorsExitZero: it prints
-	// "Error: …" and exits 0.
-	exits          map[int]exitRule
-	verdict        func(exitCode int, output []byte) *Failure
-	loop           *lazyre.Regexp
-	errorsExitZero bool
+	// declares; loop is the line of a loop it never leaves offline.
+	exits   map[int]exitRule
+	verdict func(exitCode int, output []byte) *Failure
+	loop    *lazyre.Regexp
+	// gaveUp is a line of the error a CLI prints when it gives up and still exits 0 (its first
+	// group: the words to quote); retried its notice of a retry; edited its report of an edit
+	// it applied (gaveUpFailure).
+	gaveUp, retried, edited *lazyre.Regexp
 }
 
 // AgentResult is what an agent CLI reported at the end of an attempt.
@@ -122,15 +124,18 @@ var presets = map[string]*Preset{
 		Permits: "edits the files it adds to the chat and answers yes to every question (--yes-always); commits nothing (--no-auto-commits): mulligan snapshots the tree",
 		Result:  aiderResult,
 		rules:   aiderRules,
+		gaveUp:  aiderGaveUp,
+		retried: aiderRetried,
+		edited:  aiderEdited,
 	},
 	taskfile.PresetOpencode: {
 		Name:           taskfile.PresetOpencode,
 		Command:        taskfile.PresetCommands[taskfile.PresetOpencode],
 		Install:        "install it: npm install -g opencode-ai, then opencode auth login",
 		Permits:        "what opencode's permission settings allow (by default: edits and shell commands); a permission set to ask is refused headless, --auto approves those",
-		Result:         opencodeResult,
-		verdict:        opencodeVerdict,
-		errorsExitZero: true,
+		Result:  opencodeResult,
+		verdict: opencodeVerdict,
+		gaveUp:  cliErrorLine,
 	},
 	taskfile.PresetGeneric: {Name: taskfile.PresetGeneric},
 }
@@ -146,8 +151,9 @@ func PresetFor(name string) *Preset {
 var ansiRe = lazyre.New(`\x1b\[[0-9;?]*[A-Za-z]`)
 
 // ClassifyOutput sorts a failed attempt's output by the preset's banners. A non-zero exit is read
-// whole (its bounded tail); an exit 0 only when the CLI's own result declares an error, so an
-// agent that merely talks about rate limits in a successful answer is not taken for one.
+// whole (its bounded tail); an exit 0 only when the CLI's own result declares an error, or when
+// its last words are its own error (gaveUpFailure), so an agent that merely talks about rate
+// limits in a successful answer is not taken for one.
 func (p *Preset) ClassifyOutput(exitCode int, output []byte) *Failure {
 	if len(output) > classifyTail {
 		output = output[len(output)-classifyTail:]
@@ -168,10 +174,7 @@ func (p *Preset) ClassifyOutput(exitCode int, output []byte) *Failure {
 			res = p.Result(output)
 		}
 		if res == nil || !res.IsError {
-			if p.errorsExitZero {
-				return p.errorLineFailure(output)
-			}
-			return nil
+			return p.gaveUpFailure(output)
 		}
 		return p.matchRules([]byte(res.ErrorText))
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 // (gemini's FatalError family), the JSON fields that declare a failure (claude's api_error_status,
 // terminal_reason and rate_limit_event), texts no clock lifts (credit), failures a retry of the
 // same task cannot get past (the context window, an untrusted folder), an error printed with exit
-// 0 (opencode), and the loop a CLI never leaves offline (codex). Texts are the CLIs' own, from
+// 0 (opencode, aider), and the loop a CLI never leaves offline (codex). Texts are the CLIs' own, from
 // their sources (@google/gemini-cli FatalError classes, claude-code's banners, codex's strings);
 // agentcli/testdata/presets/banners holds them as fixtures.
 
@@ -111,7 +112,7 @@ var aiderRules = []bannerRule{
 	rule(taskfile.ClassAuth, "invalid_key", "", `AuthenticationError|API key (?:is )?(?:missing|invalid)|Missing these environment variables`),
 	rule(taskfile.ClassQuota, "rate_limit", "", `RateLimitError|The API provider has rate limited you`),
 	noRetry(rule(taskfile.ClassAgentExit, CodeContextWindow, "the task does not fit the model's context window: split it or shorten its prompt", `ContextWindowExceededError|has hit a token limit`)),
-	rule(taskfile.ClassTransport, "server_error", "", `InternalServerError|ServiceUnavailableError|APIConnectionError|The API provider's servers are down or overloaded`),
+	rule(taskfile.ClassTransport, "server_error", "", `InternalServerError|ServiceUnavailableError|APIConnectionError|The API provider's servers are down or overloaded|litellm\.Timeout|The API provider timed out`),
 }
 
 // codexLoop is the line codex prints for ever without the network, after "Reconnecting… 5/5".
@@ -242,20 +243,59 @@ func orText(s, alt string) string {
 	return s
 }
 
-var cliErrorLine = lazyre.New(`(?m)^\s*Error:\s*(.+)$`)
+// cliErrorLine is opencode's "Error: …" (it exits 0 after it).
+var cliErrorLine = lazyre.New(`^Error:\s*(.+)$`)
 
-// opencodeExitZero: opencode prints "Error: …" and exits 0; the error is the attempt's.
-func (p *Preset) errorLineFailure(output []byte) *Failure {
-	clean := ansiRe.ReplaceAll(output, nil)
-	ms := cliErrorLine.FindAllSubmatch(clean, -1)
-	if len(ms) == 0 {
+// What aider prints when a request fails for good (it still exits 0 with --message): litellm's
+// exception and aider's description of it ("The API provider's servers are down or
+// overloaded."), or its token-limit report; before each retry, "Retrying in 0.2 seconds...";
+// for each edit, "Applied edit to FILE".
+var (
+	aiderGaveUp  = lazyre.New(`^((?:litellm\.\w+|BadRequestError)\b.*|The (?:API|OpenRouter API) provider .*|Insufficient credits with the API provider.*|Model .+ has hit a token limit!?)$`)
+	aiderRetried = lazyre.New(`^Retrying in [\d.]+ seconds`)
+	aiderEdited  = lazyre.New(`(?m)^Applied edit to `)
+)
+
+// gaveUpLines is how far from its end an output is read for the error a CLI gave up on.
+const gaveUpLines = 12
+
+// gaveUpFailure is the failure of an exit 0 whose last words are the CLI's own error: opencode
+// prints "Error: …" and aider its litellm exception after its own retries, and both exit 0. The
+// error must be among the last things said after the CLI's last retry (a request that failed
+// and then succeeded on a retry is no failure), and a CLI that reports its edits must have made
+// none (an edit and then a failed follow-up request is still the edit's attempt, for the output
+// checks to judge). Its rules sort the error; one they do not know is an agent_exit.
+func (p *Preset) gaveUpFailure(output []byte) *Failure {
+	if p.gaveUp == nil || len(bytes.TrimSpace(output)) == 0 {
 		return nil
 	}
-	text := ms[len(ms)-1][1]
-	if f := p.matchRules(text); f != nil {
+	lines := strings.Split(string(ansiRe.ReplaceAll(output, nil)), "\n")
+	var said []string // the CLI's error lines, from the end
+	seen := 0
+	for i := len(lines) - 1; i >= 0 && seen < gaveUpLines; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" {
+			continue
+		}
+		if p.retried != nil && p.retried.MatchString(l) {
+			if seen > 0 {
+				break // what came after it is the retry's outcome
+			}
+			continue // its last words announced a retry: the error before it stands
+		}
+		seen++
+		if m := p.gaveUp.FindStringSubmatch(l); m != nil {
+			said = append(said, m[1])
+		}
+	}
+	if len(said) == 0 || p.edited != nil && p.edited.Match(output) {
+		return nil
+	}
+	slices.Reverse(said)
+	if f := p.matchRules([]byte(strings.Join(said, "\n"))); f != nil {
 		return f
 	}
-	return &Failure{Class: taskfile.ClassAgentExit, Code: CodeCLIError, Message: p.Name + ": " + clipLine(text) + " (exit status 0)"}
+	return &Failure{Class: taskfile.ClassAgentExit, Code: CodeCLIError, Message: p.Name + ": " + clipLine([]byte(said[len(said)-1])) + " (exit status 0)"}
 }
 
 // ErrorText is what the CLI itself said went wrong: its result's error text (claude's result,

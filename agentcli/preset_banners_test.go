@@ -287,3 +287,57 @@ func TestBillingEveryProvider(t *testing.T) {
 		t.Errorf("402 in a count: %+v", f)
 	}
 }
+
+// aider gives up on a request after its own retries and still exits 0: its last words decide.
+// A request that failed once and then succeeded, or an attempt that applied an edit, is no
+// failure.
+func TestAiderGaveUp(t *testing.T) {
+	const (
+		banner   = "Aider v0.86.1\nMain model: anthropic/claude-sonnet-4-20250514 with diff edit format, infinite output\nGit repo: none\nRepo-map: disabled\nAdded main.go to the chat.\n\n"
+		overload = "litellm.InternalServerError: AnthropicException - {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}. Handle with `litellm.InternalServerError`.\nThe API provider's servers are down or overloaded.\n"
+		answer   = "I'll make the loop stop at n.\n\nmain.go\n```go\n<<<<<<< SEARCH\nfor i := 0; i <= n; i++ {\n=======\nfor i := 0; i < n; i++ {\n>>>>>>> REPLACE\n```\n\n"
+		usage    = "Tokens: 2.3k sent, 120 received. Cost: $0.01 message, $0.01 session.\n"
+	)
+	retry := func(d string) string { return "Retrying in " + d + " seconds...\n" }
+	tokenLimit := "\nModel claude-sonnet-4 has hit a token limit!\nToken counts below are approximate.\n\nInput tokens: ~212,000 of 200,000 -- possibly exceeded context window!\nOutput tokens: ~0 of 64,000\nTotal tokens: ~212,000 of 200,000 -- possibly exceeded context window!\n\nTo reduce input tokens:\n- Use /tokens to see token usage.\n- Use /drop to remove unneeded files from the chat session.\n- Use /clear to clear the chat history.\n- Break your code into smaller source files.\nFor more info: https://aider.chat/docs/troubleshooting/token-limits.html\n"
+	cases := []struct {
+		name  string
+		out   string
+		class taskfile.Class // "": no failure
+		code  string
+		msg   string
+	}{
+		{"overloaded to the end", banner + overload + retry("0.2") + overload + retry("0.5") + overload, taskfile.ClassTransport, "server_error", "aider: litellm.InternalServerError: AnthropicException"},
+		{"last words a retry", banner + overload + retry("0.2") + overload + retry("32.0"), taskfile.ClassTransport, "server_error", ""},
+		{"overloaded with a stale usage line", banner + answer + "Applied no edit.\n" + usage + overload + "\n" + usage, taskfile.ClassTransport, "server_error", ""},
+		{"timed out", banner + "litellm.Timeout: Connection timed out after 600.0 seconds.\nThe API provider timed out without returning a response. They may be down or overloaded.\n", taskfile.ClassTransport, "server_error", ""},
+		{"rate limited", banner + "litellm.RateLimitError: AnthropicException - rate_limit_error\nThe API provider has rate limited you. Try again later or check your quotas.\n" + retry("0.2"), taskfile.ClassQuota, "rate_limit", ""},
+		{"no credit", banner + "litellm.APIError: APIError: OpenrouterException - {\"error\":{\"message\":\"Insufficient credits. Add more using https://openrouter.ai/settings/credits\",\"code\":402}}\nInsufficient credits with the API provider. Please add credits.\nOpen URL for more info? (Y)es/(N)o/(D)on't ask again [Yes]: y\n", taskfile.ClassQuota, CodeBilling, ""},
+		{"bad key", banner + "litellm.AuthenticationError: AnthropicException - {\"type\":\"error\",\"error\":{\"type\":\"authentication_error\",\"message\":\"invalid x-api-key\"}}\nThe API provider is not able to authenticate you. Check your API key.\n", taskfile.ClassAuth, "invalid_key", ""},
+		{"token limit", banner + tokenLimit, taskfile.ClassAgentExit, CodeContextWindow, ""},
+		{"unknown error", banner + "litellm.NotFoundError: AnthropicException - model: claude-sonnet-9 not found\n", taskfile.ClassAgentExit, CodeCLIError, "aider: litellm.NotFoundError: AnthropicException - model: claude-sonnet-9 not found (exit status 0)"},
+		// no failure
+		{"retried once, then edited", banner + overload + retry("0.2") + answer + "Applied edit to main.go\n" + usage, "", "", ""},
+		{"retried once, then answered", banner + overload + retry("0.2") + "The loop is already correct; nothing to change.\n" + usage, "", "", ""},
+		{"edited, then a follow-up failed", banner + answer + "Applied edit to main.go\n" + usage + overload, "", "", ""},
+		{"a success", banner + answer + "Applied edit to main.go\n" + usage, "", "", ""},
+		{"an answer about errors", banner + "I made the client retry on InternalServerError and rate limits.\n" + usage, "", "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := Classify(Observation{ExitCode: 0, Output: []byte(c.out)}, nil, PresetFor(taskfile.PresetAider))
+			if c.class == "" {
+				if f != nil {
+					t.Fatalf("got %+v, want no failure", f)
+				}
+				return
+			}
+			if f == nil || f.Class != c.class || f.Code != c.code {
+				t.Fatalf("got %+v, want %s/%s", f, c.class, c.code)
+			}
+			if !strings.HasPrefix(f.Message, c.msg) {
+				t.Errorf("message %q, want it to start %q", f.Message, c.msg)
+			}
+		})
+	}
+}
