@@ -144,6 +144,13 @@ func TestRules(t *testing.T) {
 			out := "litellm.InternalServerError: AnthropicException - Overloaded\nThe API provider's servers are down or overloaded.\n"
 			return rt(mkFacts(t, "", att{class: cQuality, code: "verify_failed", msg: "verify exited with status 1", out: out}, att{class: cQuality, code: "verify_failed", msg: "verify exited with status 1", out: out}))
 		}, AgentFlake, []string{"mulligan retry-task k3f9abcd fix"}, "transient"},
+		{"hung-in-command", func(t *testing.T) *facts {
+			hb := func(cmd string) att {
+				return att{class: cHeartbeat, code: "silent", msg: "the agent printed nothing for longer than the heartbeat", files: 1,
+					out: `{"type":"item.completed","item":{"type":"file_change"}}` + "\n" + `{"type":"item.started","item":{"id":"item_5","type":"command_execution","command":"` + cmd + `","status":"in_progress"}}` + "\n"}
+			}
+			return rt(mkFacts(t, "", hb("bash -lc 'git commit -am wip'"), hb("bash -lc 'git push'")))
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload", "mulligan logs k3f9abcd/fix@2"}, "unattended"},
 		{"credit-exhausted", func(t *testing.T) *facts {
 			return rt(mkFacts(t, "quota", att{class: cQuota, code: "credit", msg: "claude: Credit balance is too low"}))
 		}, Environment, []string{"xdg-open https://console.anthropic.com/settings/billing", "mulligan retry-task k3f9abcd fix"}, "console.anthropic.com"},

@@ -149,6 +149,23 @@ var workRules = []Rule{
 		Lines: func(f *facts) []string { return []string{f.lastOutputLine(f.last())} },
 	},
 	{
+		// Every attempt went silent inside a command it started: the command waits for
+		// something nobody gives (a password, a permission prompt, an editor, a server that
+		// never exits), the same way on every retry.
+		Name: "hung-in-command", Category: WorkflowBug, Confidence: 0.71,
+		Match: func(f *facts) bool { _, ok := f.hungInCommand(); return ok },
+		Why: func(f *facts) string {
+			c, _ := f.hungInCommand()
+			return fmt.Sprintf("all %d attempts went silent while a command the agent had started was still running (the last: %s): it waits for input, a permission or a server that never exits", len(f.failed), c)
+		},
+		Suggest: func(f *facts) Suggestion {
+			c, _ := f.hungInCommand()
+			return Suggestion{Text: fmt.Sprintf("make that command run unattended (no prompt, pager, editor or signing passphrase: e.g. git -c commit.gpgsign=false, --yes/--no-input flags, CI=1), allow the agent's tool without asking, or tell the prompt not to run it, in %s; then run the task again. The command: %s", f.fileName(), c),
+				Commands: []string{f.fixed(), f.logs(f.last())}}
+		},
+		Lines: func(f *facts) []string { c, _ := f.hungInCommand(); return []string{c} },
+	},
+	{
 		Name: "agent-broke-build", Category: AgentFlake, Confidence: 0.7,
 		Match: func(f *facts) bool { _, ok := f.brokeBuild(); return ok },
 		Why: func(f *facts) string {

@@ -1,6 +1,7 @@
 package autopsy
 
 import (
+	"encoding/json"
 	"fmt"
 	"path"
 	"slices"
@@ -298,4 +299,85 @@ func atoi(s string) int {
 		return -n
 	}
 	return n
+}
+
+// pendingCommand is the command an agent's output ends on while it still runs: a shell or
+// tool call started and never answered (codex item.started, claude's tool_use, opencode's
+// and gemini's tool_use), or the agent's last words announcing one ("I'll run npm run
+// codegen"). "" when the output ends on anything else.
+func pendingCommand(out string) string {
+	out = strings.TrimSpace(out)
+	last := strings.TrimSpace(out[strings.LastIndexByte(out, '\n')+1:])
+	if !strings.HasPrefix(last, "{") {
+		if announceRe.MatchString(last) {
+			return last
+		}
+		return ""
+	}
+	var ev map[string]any
+	if json.Unmarshal([]byte(last), &ev) != nil {
+		return ""
+	}
+	str := func(v any, path ...string) string {
+		for _, p := range path {
+			m, ok := v.(map[string]any)
+			if !ok {
+				return ""
+			}
+			v = m[p]
+		}
+		s, _ := v.(string)
+		return s
+	}
+	switch str(ev, "type") {
+	case "item.started":
+		return str(ev, "item", "command")
+	case "assistant":
+		content, _ := str2(ev, "message", "content").([]any)
+		if len(content) > 0 && str(content[len(content)-1], "type") == "tool_use" {
+			c := content[len(content)-1]
+			return strings.TrimSpace(str(c, "name") + " " + orWord(str(c, "input", "command"), str(c, "input", "file_path")))
+		}
+	case "tool_use":
+		if st := str(ev, "part", "state", "status"); st == "pending" || st == "running" {
+			return strings.TrimSpace(str(ev, "part", "tool") + " " + str(ev, "part", "state", "input", "command"))
+		}
+		if n := str(ev, "tool_name"); n != "" {
+			return strings.TrimSpace(n + " " + str(ev, "parameters", "command"))
+		}
+	case "text":
+		if t := orWord(str(ev, "part", "text"), str(ev, "text")); announceRe.MatchString(t) {
+			return t
+		}
+	}
+	return ""
+}
+
+func str2(v any, path ...string) any {
+	for _, p := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[p]
+	}
+	return v
+}
+
+// announceRe: the agent's words that it starts a command now.
+var announceRe = lazyre.New("(?i)\\b(?:I'll|I will|let me|I'm going to|now I|next,? I'll|running)\\b[^.]{0,80}\\b(?:run|running|execute|install|start|regenerate|commit|push)\\b|\\b(?:running|regenerating|installing|executing|committing|pushing|starting)\\b[^.]{0,40}`")
+
+// hungInCommand: every attempt went silent while a command it had started still ran; the
+// last attempt's command.
+func (f *facts) hungInCommand() (string, bool) {
+	if len(f.failed) < 2 || !f.allClasses(cHeartbeat, cTimeout) || f.count(cHeartbeat) == 0 {
+		return "", false
+	}
+	cmd := ""
+	for _, a := range f.failed {
+		if cmd = pendingCommand(f.output[key(a.TaskID, a.N)]); cmd == "" {
+			return "", false
+		}
+	}
+	return clip(cmd), true
 }
