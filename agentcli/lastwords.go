@@ -15,12 +15,18 @@ import (
 // which is what a person wants to know of an agent that went silent or ran past its timeout.
 
 // lastWords is the last line of out that says something, clipped for a message; "" when no line
-// does.
+// does. An output that ends in a stack trace says it in the error line above the trace.
 func lastWords(out []byte) string {
 	lines := strings.Split(strings.ToValidUTF8(string(ansiRe.ReplaceAll(out, nil)), "\uFFFD"), "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	if l := traceError(lines); l != "" {
+		return clipLine([]byte(l))
+	}
 	done := false // a tool's completion was passed over: the call before it is no longer running
 	for i := len(lines) - 1; i >= 0; i-- {
-		l := strings.TrimSpace(lines[i])
+		l := lines[i]
 		if l == "" {
 			continue
 		}
@@ -155,4 +161,89 @@ func shellCommand(s string) string {
 		inner = strings.NewReplacer(`\"`, `"`, `\\`, `\`, `\$`, `$`, "\\`", "`").Replace(inner[1 : len(inner)-1])
 	}
 	return oneLineOf(inner)
+}
+
+// A stack trace's lines (trimmed): a frame of node, Java or Rust ("at f (file.js:1:2)"), of an
+// Ink error box ("- f (cli.js:1:2)"), of Python ("File "x.py", line 3"), of Go ("/src/x.go:12
+// +0x1d", "created by …"); the headers that open one; and what a runtime prints after it.
+var (
+	frameRe      = lazyre.New(`^(?:at (?:async |new )?.*(?::\d+\)?|\((?:native|Native Method|Unknown Source|<anonymous>|index \d+)\))|- .*\(\S+:\d+:\d+\)|File ".+", line \d+.*|\S+\.go:\d+(?: \+0x[0-9a-f]+)?|created by \S.*|\.\.\. \d+ (?:more|frames omitted)|\^+)$`)
+	traceHeadRe  = lazyre.New(`^(?:goroutine \d+ \[.*\]:|Traceback \(most recent call last\):|stack backtrace:|Stack trace:)$`)
+	traceTailRe  = lazyre.New(`^(?:Node\.js v\d+\S*|exit status \d+|note: .*RUST_BACKTRACE.*)$`)
+	errorishRe   = lazyre.New(`(?i)^\W{0,3}(?:uncaught |unhandled |caused by: ?|exception in thread "[^"]*" )?(?:[\w$.]*(?:error|exception)\b|panic\b|fatal\b|thread '[^']*' panicked)`)
+	goFileLineRe = lazyre.New(`^\S+\.go:\d+(?: \+0x[0-9a-f]+)?$`)
+)
+
+// traceError is the error line of an output that ends in a stack trace (lines trimmed): the
+// line above the trace that names the error ("Error: …", "panic: …", "Caused by: …"), else the
+// line just above it; "" when the output does not end in one.
+func traceError(lines []string) string {
+	i := len(lines) - 1
+	for i >= 0 && lines[i] == "" {
+		i--
+	}
+	end := i
+	// What a runtime prints after the trace, and the properties node prints after an error's
+	// last frame ("at f (x.js:1:2) {", "  code: 'ENOENT'", "}").
+trailer:
+	for ; i >= 0; i-- {
+		switch {
+		case lines[i] == "", traceTailRe.MatchString(lines[i]):
+		case lines[i] == "}":
+			j := i - 1
+			for j >= 0 && j > i-30 && !strings.HasSuffix(lines[j], " {") {
+				j--
+			}
+			if j < 0 || j <= i-30 || !frameRe.MatchString(strings.TrimSuffix(lines[j], " {")) {
+				return ""
+			}
+			lines[j] = strings.TrimSuffix(lines[j], " {") // the frame, for the walk below
+			i = j + 1
+		default:
+			break trailer
+		}
+	}
+	for i >= 0 && (lines[i] == "" || isFrame(lines, i) || traceHeadRe.MatchString(lines[i])) {
+		i--
+	}
+	if i < 0 || i == end {
+		return ""
+	}
+	// The error is in the few lines above the trace (node prints "Error: …" and then "Read
+	// about …"; Go "panic: …" and then "[signal …]").
+	seen := 0
+	for j := i; j >= 0 && seen < 6; j-- {
+		if lines[j] == "" {
+			continue
+		}
+		seen++
+		if !errorishRe.MatchString(lines[j]) {
+			continue
+		}
+		l := lines[j]
+		if strings.HasSuffix(l, ":") && j < i {
+			// "thread 'main' panicked at src/main.rs:2:5:" says what on the next line
+			for k := j + 1; k <= i; k++ {
+				if lines[k] != "" {
+					l += " " + lines[k]
+					break
+				}
+			}
+		}
+		return l
+	}
+	return lines[i]
+}
+
+// isFrame: lines[i] is a line of a stack trace; a Python frame's source line and a Go frame's
+// function are known by their neighbour.
+func isFrame(lines []string, i int) bool {
+	l := lines[i]
+	if frameRe.MatchString(l) {
+		return true
+	}
+	if i > 0 && strings.HasPrefix(lines[i-1], "File \"") && frameRe.MatchString(lines[i-1]) {
+		return true
+	}
+	return i+1 < len(lines) && strings.HasSuffix(l, ")") && goFileLineRe.MatchString(lines[i+1])
 }

@@ -59,3 +59,54 @@ func TestFailureQuotesWords(t *testing.T) {
 		t.Errorf("ErrorText of wordless events = %q", got)
 	}
 }
+
+// An output that ends in a stack trace is quoted by its error line, not its last frame.
+func TestFailureQuotesTraceError(t *testing.T) {
+	const raw = "Error: Raw mode is not supported on the current process.stdin, which Ink uses as input stream by default."
+	nodeTrace := raw + "\nRead about how to prevent this error on https://github.com/vadimdemedes/ink/#israwmodesupported\n" +
+		"    at handleSetRawMode (file:///usr/lib/node_modules/@anthropic-ai/claude-code/cli.js:674:3662)\n" +
+		"    at file:///usr/lib/node_modules/@anthropic-ai/claude-code/cli.js:683:261\n" +
+		"    at UD (file:///usr/lib/node_modules/@anthropic-ai/claude-code/cli.js:106:21373)\n" +
+		"    at Immediate.OO1 [as _onImmediate] (file:///usr/lib/node_modules/@anthropic-ai/claude-code/cli.js:61:79295)\n" +
+		"    at process.processImmediate (node:internal/timers:485:21)\n"
+	inkBox := "\n  ERROR  Raw mode is not supported on the current process.stdin, which Ink uses as input stream by default.\n" +
+		"        Read about how to prevent this error on https://github.com/vadimdemedes/ink/#israwmodesupported\n\n" +
+		" - Read about how to prevent this error on https://github.com/vadimdemedes/ink/#israwmodesupported\n" +
+		" - handleSetRawMode (node_modules/@anthropic-ai/claude-code/cli.js:800:3853)\n" +
+		" -  (node_modules/@anthropic-ai/claude-code/cli.js:809:259)\n" +
+		" - process.processImmediate (node:internal/timers:485:21)\n\n"
+	cases := []struct {
+		name, out, want string
+	}{
+		{"node", nodeTrace, raw},
+		{"ink's box, then node's", inkBox + nodeTrace, raw},
+		{"ink's box", inkBox, "ERROR  Raw mode is not supported on the current process.stdin, which Ink uses as input stream by default."},
+		{"node, with the error's properties", "Error: ENOENT: no such file or directory, open '/work/.env'\n" +
+			"    at Object.openSync (node:fs:573:18)\n    at Object.readFileSync (node:fs:452:35) {\n" +
+			"  errno: -2,\n  code: 'ENOENT',\n  syscall: 'open',\n  path: '/work/.env'\n}\n\nNode.js v22.15.0\n",
+			"Error: ENOENT: no such file or directory, open '/work/.env'"},
+		{"go", "panic: runtime error: invalid memory address or nil pointer dereference\n[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x47a0f2]\n\n" +
+			"goroutine 1 [running]:\nmain.(*agent).run(0x0)\n\t/src/agent/main.go:42 +0x12\nmain.main()\n\t/src/agent/main.go:17 +0x1d\nexit status 2\n",
+			"panic: runtime error: invalid memory address or nil pointer dereference"},
+		{"java", "Exception in thread \"main\" java.lang.IllegalStateException: wrapper\n\tat a.B.run(B.java:10)\n" +
+			"Caused by: java.io.IOException: disk full\n\tat a.C.write(C.java:3)\n\t... 2 more\n",
+			"Caused by: java.io.IOException: disk full"},
+		{"rust", "thread 'main' panicked at src/main.rs:2:5:\nindex out of bounds: the len is 0 but the index is 0\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n",
+			"thread 'main' panicked at src/main.rs:2:5: index out of bounds: the len is 0 but the index is 0"},
+		{"python (the error is last)", "Traceback (most recent call last):\n  File \"/usr/bin/aider\", line 8, in <module>\n    sys.exit(main())\n             ^^^^^^\nModuleNotFoundError: No module named 'litellm'\n",
+			"ModuleNotFoundError: No module named 'litellm'"},
+		{"nothing but a trace", "Traceback (most recent call last):\n  File \"/usr/bin/aider\", line 8, in <module>\n    sys.exit(main())\n", "sys.exit(main())"},
+		{"no trace", "running tests\nat least one test failed\n", "at least one test failed"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := Classify(Observation{ExitCode: 1, Output: []byte(c.out)}, nil, PresetFor(taskfile.PresetClaude))
+			if want := "agent exited with status 1: " + c.want; f == nil || f.Message != want {
+				t.Errorf("got %+v\nwant message %q", f, want)
+			}
+			if got, want := LastLineSuffix([]byte(c.out)), ": "+c.want; got != want {
+				t.Errorf("LastLineSuffix = %q, want %q", got, want)
+			}
+		})
+	}
+}
