@@ -127,7 +127,7 @@ func classify(o Observation, user []taskfile.ClassifyRule, preset PresetRules) *
 			return &Failure{
 				Class:      r.Class,
 				Code:       CodeUserRule,
-				Message:    fmt.Sprintf("output matched classify rule %d (%s): %s", i+1, r.Pattern, lineAt(o.Output, loc[0])),
+				Message:    fmt.Sprintf("output matched classify rule %d (%s): %s", i+1, r.Pattern, matchedLine(o.Output, loc, r.Re.FindStringIndex)),
 				RetryAfter: r.RetryAfter,
 			}
 		}
@@ -199,8 +199,11 @@ func lastLine(out []byte) string {
 	return clipLine(out)
 }
 
-// lineAt returns the line of out holding byte offset at.
-func lineAt(out []byte, at int) string {
+// lineAt returns the line of out holding byte offset at, clipped for a message.
+func lineAt(out []byte, at int) string { return clipLine(wholeLineAt(out, at)) }
+
+// wholeLineAt returns the line of out holding byte offset at, as it is.
+func wholeLineAt(out []byte, at int) []byte {
 	start := bytes.LastIndexByte(out[:at], '\n') + 1
 	end := bytes.IndexByte(out[at:], '\n')
 	if end < 0 {
@@ -208,7 +211,7 @@ func lineAt(out []byte, at int) string {
 	} else {
 		end += at
 	}
-	return clipLine(out[start:end])
+	return out[start:end]
 }
 
 func clipLine(b []byte) string {

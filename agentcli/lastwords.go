@@ -1,8 +1,10 @@
 package agentcli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
@@ -48,6 +50,58 @@ func lastWords(out []byte) string {
 		done = done || completes
 	}
 	return ""
+}
+
+// matchedLine is the line of text holding the match at loc of a rule (find): a JSON event is
+// quoted by its words when the match is in them, else by the line of the string value that
+// holds the match (a tool's output, a body), never as the raw event.
+func matchedLine(text []byte, loc []int, find func(string) []int) string {
+	whole := bytes.TrimSpace(wholeLineAt(text, loc[0]))
+	l := clipLine(whole)
+	if len(whole) == 0 || whole[0] != '{' {
+		return l
+	}
+	var v map[string]any
+	if json.Unmarshal(whole, &v) != nil {
+		return HumanLine(l) // cut by the tail
+	}
+	w, _ := eventWords(v, false)
+	if w != "" && find(w) != nil {
+		return clipLine([]byte(w))
+	}
+	if s, at := stringMatching(v, find); at != nil {
+		return lineAt([]byte(s), at[0])
+	}
+	if w != "" {
+		return clipLine([]byte(w))
+	}
+	return l
+}
+
+// stringMatching is the first string value in v (keys in order) that find matches, and where.
+func stringMatching(v any, find func(string) []int) (string, []int) {
+	switch x := v.(type) {
+	case string:
+		return x, find(x)
+	case []any:
+		for _, e := range x {
+			if s, at := stringMatching(e, find); at != nil {
+				return s, at
+			}
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if s, at := stringMatching(x[k], find); at != nil {
+				return s, at
+			}
+		}
+	}
+	return "", nil
 }
 
 // looksJSON: an event line, or the end of one the tail cut at its start.

@@ -110,3 +110,17 @@ func TestFailureQuotesTraceError(t *testing.T) {
 		})
 	}
 }
+
+// A rule that matches inside a JSON event quotes the words it matched, not the event.
+func TestRuleMatchQuotesWords(t *testing.T) {
+	curl := `{"type":"item.completed","item":{"id":"item_2","type":"command_execution","command":"bash -lc 'curl -sf https://api.example.com/v1/models'","aggregated_output":"curl: (6) Could not resolve host: api.example.com\n","exit_code":6,"status":"failed"}}` + "\n"
+	f := Classify(Observation{ExitCode: 1, Output: []byte(curl)}, nil, PresetFor(taskfile.PresetCodex))
+	if want := "codex: curl: (6) Could not resolve host: api.example.com"; f == nil || f.Message != want {
+		t.Errorf("preset rule: got %+v, want message %q", f, want)
+	}
+	ev := `{"type":"error","message":"API Error: Overloaded, retrying later","request_id":"req_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}` + "\n"
+	f = Classify(Observation{ExitCode: 1, Output: []byte(ev)}, []taskfile.ClassifyRule{clsRule("(?i)overloaded", taskfile.ClassTransport, 0)}, nil)
+	if want := "output matched classify rule 1 ((?i)overloaded): API Error: Overloaded, retrying later"; f == nil || f.Message != want {
+		t.Errorf("user rule: got %+v, want message %q", f, want)
+	}
+}

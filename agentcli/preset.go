@@ -205,7 +205,7 @@ func (p *Preset) matchRules(text []byte) *Failure {
 			if loc == nil {
 				continue
 			}
-			f := &Failure{Class: r.cls, Code: r.code, Message: p.Name + ": " + HumanLine(lineAt(text, loc[0])), Hint: r.hint, NoRetry: r.noRetry}
+			f := &Failure{Class: r.cls, Code: r.code, Message: p.Name + ": " + matchedLine(text, loc, r.re.FindStringIndex), Hint: r.hint, NoRetry: r.noRetry}
 			if f.Hint == "" {
 				f.Hint = p.hintFor(r.cls)
 			}
