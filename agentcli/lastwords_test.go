@@ -1,6 +1,7 @@
 package agentcli
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/mulligan-dev/mulligan/taskfile"
@@ -98,9 +99,14 @@ func TestFailureQuotesTraceError(t *testing.T) {
 		{"nothing but a trace", "Traceback (most recent call last):\n  File \"/usr/bin/aider\", line 8, in <module>\n    sys.exit(main())\n", "sys.exit(main())"},
 		{"no trace", "running tests\nat least one test failed\n", "at least one test failed"},
 	}
+	// claude's own preset knows the raw-mode error: a retry meets it again.
+	if f := Classify(Observation{ExitCode: 1, Output: []byte(nodeTrace)}, nil, PresetFor(taskfile.PresetClaude)); f == nil ||
+		f.Class != taskfile.ClassAgentExit || f.Code != CodeNeedsTerminal || f.RetryEligible || f.Message != "claude: "+raw || !strings.Contains(f.Hint, "claude -p") {
+		t.Errorf("claude without a terminal: %+v", f)
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f := Classify(Observation{ExitCode: 1, Output: []byte(c.out)}, nil, PresetFor(taskfile.PresetClaude))
+			f := Classify(Observation{ExitCode: 1, Output: []byte(c.out)}, nil, nil)
 			if want := "agent exited with status 1: " + c.want; f == nil || f.Message != want {
 				t.Errorf("got %+v\nwant message %q", f, want)
 			}

@@ -28,6 +28,7 @@ const (
 	CodeModelCapacity = "model_capacity"   // codex: "Selected model is at capacity"
 	CodeOfflineLoop   = "offline_loop"     // the CLI retries for ever without the network
 	CodeCLIError      = "cli_error"        // opencode's "Error: …" with exit 0
+	CodeNeedsTerminal = "needs_terminal"   // an interactive UI started without a terminal
 )
 
 // BillingHint is the hint of a billing failure: money lifts it, not time.
@@ -80,6 +81,9 @@ var specificRules = []bannerRule{
 	billingRule,
 	// Usage limits the common rules do not know by these words; they name their reset.
 	rule(taskfile.ClassQuota, "usage_limit", "", `(?i)out of extra usage|hit your (?:weekly|session|daily|opus|sonnet|fast) limit|exhausted your (?:daily )?(?:quota|capacity)`),
+	// An Ink UI (claude's, gemini's) started without a terminal: every retry of the same command
+	// meets it again.
+	noRetry(rule(taskfile.ClassAgentExit, CodeNeedsTerminal, "the agent CLI started its interactive UI, which needs a terminal: run it headless (claude -p, gemini -p; the presets' commands do)", `Raw mode is not supported on the current process\.stdin`)),
 	noRetry(rule(taskfile.ClassAgentExit, CodeContextWindow, "the task does not fit the model's context window: split it or shorten its prompt", `(?i)ran out of room in the model's context window|prompt is too long|context_length_exceeded|maximum context length|input exceeds the context window`)),
 }
 
