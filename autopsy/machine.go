@@ -62,6 +62,16 @@ var lackRes = []lackRe{
 	{lazyre.New(`requires a different Python: ([\d.]+) not in '([^']+)'|requires-python .*'([^']+)'`),
 		func(m []string) string { return "a Python in " + firstNonEmpty(m[2], m[3]) },
 		func(m []string) string { return "python3 --version" }},
+	{lazyre.New(`Could NOT find (\w+)|Could not find a package configuration file provided by "(\w+)"`),
+		func(m []string) string {
+			return "the development files of " + firstNonEmpty(m[1:]...) + " (CMake could not find it)"
+		},
+		func(m []string) string {
+			return "sudo apt-get install -y " + cmakePackage(firstNonEmpty(m[1:]...))
+		}},
+	{lazyre.New(`Unable to find libclang|couldn't find any valid shared libraries matching: \['libclang`),
+		func(m []string) string { return "libclang (bindgen needs it)" },
+		func(m []string) string { return "sudo apt-get install -y libclang-dev" }},
 	{lazyre.New(`No interpreter found for Python ([^\s,]+)|Python downloads are set to 'never'`),
 		func(m []string) string { return "a Python " + orWord(m[1], "the project requires") },
 		func(m []string) string { return strings.TrimSpace("uv python install " + strings.Trim(m[1], "<>=~^")) }},
@@ -275,4 +285,14 @@ func firstNonEmpty(ss ...string) string {
 		}
 	}
 	return ""
+}
+
+// cmakePackage is Debian's development package for what CMake's find_package names.
+func cmakePackage(name string) string {
+	if p, ok := map[string]string{"Protobuf": "libprotobuf-dev protobuf-compiler", "OpenSSL": "libssl-dev", "ZLIB": "zlib1g-dev",
+		"Boost": "libboost-all-dev", "CURL": "libcurl4-openssl-dev", "PkgConfig": "pkg-config", "Threads": "build-essential",
+		"GTest": "libgtest-dev", "Python3": "python3-dev", "LLVM": "llvm-dev", "Clang": "libclang-dev"}[name]; ok {
+		return p
+	}
+	return "lib" + strings.ToLower(name) + "-dev"
 }

@@ -184,10 +184,11 @@ var stateRules = []Rule{
 	{
 		// An isolated task succeeded in its worktree, but the working tree changed a path of its
 		// change meanwhile (SPEC §4.1): nothing failed; the change waits to be applied by hand.
-		Name: "apply-conflict", Category: Environment, Confidence: 0.95,
+		// Nothing failed: the work is done and waits for you to merge it with your own edits.
+		Name: "apply-conflict", Category: NoFailure, Confidence: 0.95,
 		Match: func(f *facts) bool { return f.task.State == "blocked" && f.task.Reason == reasonApply },
 		Why: func(f *facts) string {
-			return fmt.Sprintf("task %s succeeded in its own worktree (%s), but the working tree changed the same lines of its change meanwhile (or holds files where it writes): nothing was applied, so neither side's version was lost",
+			return fmt.Sprintf("nothing failed: task %s succeeded in its own worktree (%s) and waits for you, because the working tree changed the same lines of its change meanwhile (or holds files where it writes): nothing was applied, so neither side's version was lost",
 				f.task.ID, f.applyAddr())
 		},
 		Suggest: func(f *facts) Suggestion {

@@ -34,6 +34,25 @@ var envRules = []Rule{
 		},
 	},
 	{
+		// The agent's CLI waits for an interactive sign-in nobody gives: it is not logged in.
+		Name: "waits-for-login", Category: Environment, Confidence: 0.9,
+		Match: func(f *facts) bool { _, p, ok := f.waitingPrompt(); return ok && p.Kind == evidence.AskLogin },
+		Why: func(f *facts) string {
+			a, p, _ := f.waitingPrompt()
+			return fmt.Sprintf("agent %s's CLI waited for an interactive sign-in nobody gives: %s", a.Agent, p.Line)
+		},
+		Suggest: func(f *facts) Suggestion {
+			a, _, _ := f.waitingPrompt()
+			cmd, text := f.login(a.Agent)
+			s := Suggestion{Text: text + ", as the user mulligan runs as; then run the task again", Commands: []string{f.retry()}}
+			if cmd != "" {
+				s.Commands = append([]string{cmd}, s.Commands...)
+			}
+			return s
+		},
+		Lines: func(f *facts) []string { _, p, _ := f.waitingPrompt(); return []string{p.Line} },
+	},
+	{
 		Name: "agent-missing", Category: Environment, Confidence: 0.95,
 		Match: func(f *facts) bool { return f.lastClass() == cMissing },
 		Why: func(f *facts) string {
@@ -192,7 +211,12 @@ var envRules = []Rule{
 	},
 	{
 		Name: "tls", Category: Environment, Confidence: 0.87,
-		Match: func(f *facts) bool { _, ok := f.everySignal(sigTLS); return ok },
+		Match: func(f *facts) bool {
+			s, ok := f.everySignal(sigTLS)
+			// A test's own report (file:line: …) of a handshake it made: the code or its test
+			// certificates, not the machine's trust store.
+			return ok && !testReportLineRe.MatchString(s.line)
+		},
 		Why: func(f *facts) string {
 			s, _ := f.everySignal(sigTLS)
 			return "TLS verification failed (a proxy that intercepts TLS, or a missing CA certificate): " + s.line
@@ -473,3 +497,7 @@ func installProgram(prog string) string {
 	}
 	return "sudo apt-get install -y " + shellQuote(pkg)
 }
+
+// testReportLineRe: a line a test writes about itself (go's file_test.go:87:, pytest's
+// test_x.py:12:, a jest spec's path).
+var testReportLineRe = lazyre.New(`^\s*(?:\w+_test\.go|test_\w+\.py|\w+_test\.py|[\w.-]+\.(?:test|spec)\.[jt]sx?):\d+:`)

@@ -108,7 +108,7 @@ func TestRules(t *testing.T) {
 			f := mkFacts(t, reasonApply, att{class: cAgentExit, msg: "exit 1"}, att{ok: true, files: 2})
 			f.task.State = store.TaskBlocked
 			return f
-		}, Environment, []string{"mulligan apply k3f9abcd/fix@2 --dry-run", "mulligan apply k3f9abcd/fix@2 --merge", "mulligan resume k3f9abcd"}, "merge the change with your version"},
+		}, NoFailure, []string{"mulligan apply k3f9abcd/fix@2 --dry-run", "mulligan apply k3f9abcd/fix@2 --merge", "mulligan resume k3f9abcd"}, "merge the change with your version"},
 		{"runner-died-repeatedly", func(t *testing.T) *facts {
 			return mkFacts(t, reasonResume, att{class: cRunnerDied, msg: "the mulligan process died during the attempt"})
 		}, ToolBug, []string{"mulligan events k3f9abcd"}, "what killed mulligan"},
@@ -151,6 +151,12 @@ func TestRules(t *testing.T) {
 			}
 			return rt(mkFacts(t, "", hb("bash -lc 'git commit -am wip'"), hb("bash -lc 'git push'")))
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload", "mulligan logs k3f9abcd/fix@2"}, "unattended"},
+		{"waits-for-login", func(t *testing.T) *facts {
+			out := "Code Assist login required.\nAttempting to open authentication page in your browser.\nWaiting for authentication...\n"
+			f := rt(mkFacts(t, "", att{class: cHeartbeat, code: "silent", msg: "the agent printed nothing for longer than the heartbeat", out: out}))
+			f.failed[0].Agent = "gem"
+			return f
+		}, Environment, []string{"gemini", "mulligan retry-task k3f9abcd fix"}, "sign-in method"},
 		{"credit-exhausted", func(t *testing.T) *facts {
 			return rt(mkFacts(t, "quota", att{class: cQuota, code: "credit", msg: "claude: Credit balance is too low"}))
 		}, Environment, []string{"xdg-open https://console.anthropic.com/settings/billing", "mulligan retry-task k3f9abcd fix"}, "console.anthropic.com"},

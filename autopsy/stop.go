@@ -201,16 +201,17 @@ func (f *facts) promptAsksToFix(tests []string) bool {
 		return false
 	}
 	p := f.def.Prompt
-	if fixTestsRe.MatchString(p) {
-		return true
-	}
 	for _, t := range tests {
 		name := t[strings.LastIndexByte(t, ' ')+1:]
 		if strings.Contains(p, name) {
 			return true
 		}
 	}
-	return false
+	// A prompt that names the tests it wants fixed does not ask for the others.
+	if f.base != nil && promptNamesTest(p, evidence.ParseTests(f.base.Output).Keys()) {
+		return false
+	}
+	return fixTestsRe.MatchString(p)
 }
 
 var fixTestsRe = lazyre.New(`(?i)\bfix\b.*\btests?\b|failing tests?|make (?:the )?tests? pass|tests? (?:are|is) (?:failing|red|broken)|\bgreen\b`)
@@ -380,4 +381,15 @@ func (f *facts) hungInCommand() (string, bool) {
 		}
 	}
 	return clip(cmd), true
+}
+
+// promptNamesTest: the prompt names one of the tests (by its last name part).
+func promptNamesTest(prompt string, tests []string) bool {
+	for _, t := range tests {
+		name := t[strings.LastIndexAny(t, " ./:")+1:]
+		if len(name) > 3 && strings.Contains(prompt, name) {
+			return true
+		}
+	}
+	return false
 }

@@ -13,6 +13,7 @@ const (
 	AskHostKey     = "host-key"    // ssh's first connection to a host
 	AskConfirm     = "confirm"     // [y/N], (y/n), Ok to proceed?
 	AskNpmInit     = "npm-init"    // npm init's questionnaire
+	AskLogin       = "login"       // a CLI's interactive sign-in (a URL to open, a code to enter)
 	AskInput       = "input"       // some other question
 )
 
@@ -27,6 +28,7 @@ var promptRes = []struct {
 	re   *lazyre.Regexp
 }{
 	{AskCredentials, lazyre.New(`^(?:Username|Password) for '[^']+':`)},
+	{AskLogin, lazyre.New(`(?i)Waiting for auth(?:entication|orization)?\b|\blogin required\b|Please visit the following URL to authori[sz]e|Open (?:this|the following) (?:URL|link) in (?:your|a) browser|Enter (?:the )?(?:authorization|verification) code|Paste (?:the )?(?:authorization )?code`)},
 	{AskHostKey, lazyre.New(`Are you sure you want to continue connecting \(yes/no`)},
 	{AskPassword, lazyre.New(`(?i)^\[sudo\] password for|^Enter passphrase for|(?:^|\s)Password:\s*$|password for \S+:\s*$|^Enter PEM pass phrase:`)},
 	{AskNpmInit, lazyre.New(`^(?:package name|version|description|entry point|test command|git repository|keywords|author|license): (?:\([^)]*\) ?)?$|^Is this OK\? \(yes\)`)},
@@ -70,6 +72,8 @@ func (p Prompt) Avoid() string {
 		return "a password was asked on a terminal nobody watches: give the step its credentials beforehand (an ssh-agent, a key without a passphrase, sudo rules without a password) or take the step out of the task"
 	case AskNpmInit:
 		return "npm init asked its questions: tell the agent to run `npm init -y` (and `npx --yes`), which answer them with the defaults"
+	case AskLogin:
+		return "a CLI waited for an interactive sign-in (a URL to open, a code to enter): sign it in once by hand on this machine, or give it an API key in the environment"
 	case AskConfirm:
 		return "a command waited for a yes/no answer: tell the agent to pass its non-interactive flag (-y, --yes, --assume-yes, CI=true), or to pipe `yes |` into it"
 	}
