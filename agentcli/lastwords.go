@@ -19,7 +19,8 @@ import (
 // lastWords is the last line of out that says something, clipped for a message; "" when no line
 // does. An output that ends in a stack trace says it in the error line above the trace.
 func lastWords(out []byte) string {
-	lines := strings.Split(strings.ToValidUTF8(string(ansiRe.ReplaceAll(out, nil)), "\uFFFD"), "\n")
+	// A carriage return ends a line too: what follows it is what a terminal shows.
+	lines := strings.FieldsFunc(strings.ToValidUTF8(string(ansiRe.ReplaceAll(out, nil)), "\uFFFD"), func(r rune) bool { return r == '\n' || r == '\r' })
 	for i := range lines {
 		lines[i] = strings.TrimSpace(lines[i])
 	}

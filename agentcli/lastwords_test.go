@@ -3,6 +3,7 @@ package agentcli
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
@@ -129,4 +130,18 @@ func TestRuleMatchQuotesWords(t *testing.T) {
 	if want := "output matched classify rule 1 ((?i)overloaded): API Error: Overloaded, retrying later"; f == nil || f.Message != want {
 		t.Errorf("user rule: got %+v, want message %q", f, want)
 	}
+}
+
+// FuzzLastWords: no panic, and what a message quotes is one bounded line of valid text.
+func FuzzLastWords(f *testing.F) {
+	f.Add([]byte("Error: x\n    at f (a.js:1:2) {\n  code: 'E'\n}\nNode.js v22.1.0\n"))
+	f.Add([]byte("panic: x\n\ngoroutine 1 [running]:\nmain.main()\n\t/a.go:3 +0x1d\nexit status 2\n"))
+	f.Add([]byte(`{"type":"item.started","item":{"type":"command_execution","command":"bash -lc 'a'"}}` + "\n}\n"))
+	f.Add([]byte(`{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash","input":{}}]}}`))
+	f.Fuzz(func(t *testing.T, out []byte) {
+		w := lastWords(out)
+		if strings.ContainsAny(w, "\n\r") || len(w) > maxMessageLine+len("…") || !utf8.ValidString(w) {
+			t.Fatalf("lastWords(%q) = %q", out, w)
+		}
+	})
 }

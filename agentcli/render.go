@@ -100,7 +100,7 @@ func toolLine(tool, arg string) string {
 
 func oneLineOf(s string) string {
 	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
 		s = s[:i] + " …"
 	}
 	return clipLine([]byte(s))
