@@ -282,6 +282,14 @@ func TestBillingEveryProvider(t *testing.T) {
 	if f := Classify(Observation{ExitCode: 1, Output: []byte(ev + "\n")}, nil, PresetFor(taskfile.PresetOpencode)); f == nil || f.Code != CodeBilling {
 		t.Errorf("opencode 402 without the words: %+v", f)
 	}
+	// claude's result for a 402 (through a proxy), whatever its words.
+	res := `{"type":"result","subtype":"success","is_error":true,"api_error_status":402,"result":"API Error: the upstream refused the request"}`
+	if f := Classify(Observation{ExitCode: 1, Output: []byte(res + "\n")}, nil, PresetFor(taskfile.PresetClaude)); f == nil || f.Code != CodeBilling || !f.NoRetry {
+		t.Errorf("claude 402: %+v", f)
+	}
+	if f := Classify(Observation{ExitCode: 1, Output: []byte("API Error: 402 {\"error\":{\"message\":\"no\"}}\n")}, nil, PresetFor(taskfile.PresetClaude)); f == nil || f.Code != CodeBilling {
+		t.Errorf("claude's API Error: 402: %+v", f)
+	}
 	// A 402 in a path or a count is no payment wall.
 	if f := Classify(Observation{ExitCode: 1, Output: []byte("wrote 402 lines to build/402.log\n")}, nil, PresetFor(taskfile.PresetGeneric)); f == nil || f.Class != taskfile.ClassAgentExit {
 		t.Errorf("402 in a count: %+v", f)
