@@ -182,9 +182,9 @@ func StartFailure(err error) *Failure {
 // `show` tables and the next attempt's prompt.
 const maxMessageLine = 200
 
-// LastLineSuffix is ": <the last thing the output says>" (lastWords) or "" when it says nothing.
+// LastLineSuffix is ": <the last thing the output says>" (LastWords) or "" when it says nothing.
 func LastLineSuffix(out []byte) string {
-	l := lastWords(out)
+	l := LastWords(out)
 	if l == "" {
 		return ""
 	}

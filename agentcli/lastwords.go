@@ -16,9 +16,10 @@ import (
 // line before them. A tool call is named by what it runs ("codex was running: git commit …"),
 // which is what a person wants to know of an agent that went silent or ran past its timeout.
 
-// lastWords is the last line of out that says something, clipped for a message; "" when no line
-// does. An output that ends in a stack trace says it in the error line above the trace.
-func lastWords(out []byte) string {
+// LastWords is the last line of an agent's output that says something, clipped for a message
+// (what failure messages quote; a report quoting what the agent said should too); "" when no
+// line does. An output that ends in a stack trace says it in the error line above the trace.
+func LastWords(out []byte) string {
 	// A carriage return ends a line too: what follows it is what a terminal shows.
 	lines := strings.FieldsFunc(strings.ToValidUTF8(string(ansiRe.ReplaceAll(out, nil)), "\uFFFD"), func(r rune) bool { return r == '\n' || r == '\r' })
 	for i := range lines {

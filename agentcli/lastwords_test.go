@@ -139,9 +139,9 @@ func FuzzLastWords(f *testing.F) {
 	f.Add([]byte(`{"type":"item.started","item":{"type":"command_execution","command":"bash -lc 'a'"}}` + "\n}\n"))
 	f.Add([]byte(`{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash","input":{}}]}}`))
 	f.Fuzz(func(t *testing.T, out []byte) {
-		w := lastWords(out)
+		w := LastWords(out)
 		if strings.ContainsAny(w, "\n\r") || len(w) > maxMessageLine+len("…") || !utf8.ValidString(w) {
-			t.Fatalf("lastWords(%q) = %q", out, w)
+			t.Fatalf("LastWords(%q) = %q", out, w)
 		}
 	})
 }

@@ -306,14 +306,14 @@ func (p *Preset) gaveUpFailure(output []byte) *Failure {
 
 // ErrorText is what the CLI itself said went wrong: its result's error text (claude's result,
 // codex's error message, gemini's error.message, opencode's error), else the last thing its
-// output says (lastWords). It is what failure messages quote, instead of a raw JSON event.
+// output says (LastWords). It is what failure messages quote, instead of a raw JSON event.
 func (p *Preset) ErrorText(output []byte) string {
 	if p.Result != nil {
 		if r := p.Result(output); r != nil && strings.TrimSpace(r.ErrorText) != "" {
 			return clipLine([]byte(r.ErrorText))
 		}
 	}
-	return lastWords(output)
+	return LastWords(output)
 }
 
 // HumanLine reads a JSON line for the message in it (result, error.message, message, error).
