@@ -27,6 +27,7 @@ import (
 //	want: environment | workflow-bug | agent-flake | tool-bug | unknown | no-failure
 //	cmd: a pattern the first suggested command must match
 //	not: a pattern no suggested command may match (optional)
+//	not_first: a pattern the first suggested command may not match (optional; the blind sets')
 //	run: blocked | failed | waiting_quota | waiting_approval | succeeded (default blocked)
 //	task: the fix task's state (default: the run's); reason (default retries-exhausted if blocked)
 //	resume_at: a duration from now, for a parked task
@@ -44,6 +45,7 @@ type corpusFile struct {
 	Want      string            `yaml:"want"`
 	Cmd       string            `yaml:"cmd"`
 	Not       string            `yaml:"not"`
+	NotFirst  string            `yaml:"not_first"`
 	Run       string            `yaml:"run"`
 	Task      string            `yaml:"task"`
 	Reason    string            `yaml:"reason"`
@@ -130,7 +132,7 @@ func loadCorpus(t *testing.T, path string) (scenario, corpusFile) {
 	}
 	fmt.Fprintf(&tf, "  - id: docs\n    prompt: Update the docs.\n    agent: [%s]\n    on_failure: retry\n    retries: 2\n", agents[0])
 
-	s := scenario{name: strings.TrimSuffix(filepath.Base(path), ".txtar"), file: tf.String(), want: c.Want, cmd: c.Cmd, notCmd: c.Not}
+	s := scenario{name: strings.TrimSuffix(filepath.Base(path), ".txtar"), file: tf.String(), want: c.Want, cmd: c.Cmd, notCmd: c.Not, notFirst: c.NotFirst}
 	s.runState = orWord(c.Run, store.RunBlocked)
 	s.taskState = orWord(c.Task, s.runState)
 	s.reason = c.Reason
@@ -202,6 +204,9 @@ func judgeScenario(t *testing.T, s scenario, lacks []string, firstOnly ...bool) 
 	}
 	if !regexp.MustCompile(s.cmd).MatchString(first) {
 		bad = append(bad, fmt.Sprintf("first command %q does not match %q", first, s.cmd))
+	}
+	if s.notFirst != "" && regexp.MustCompile(s.notFirst).MatchString(first) {
+		bad = append(bad, fmt.Sprintf("first command %q matches %q", first, s.notFirst))
 	}
 	if s.notCmd != "" {
 		cmds := r.Suggestion.Commands

@@ -127,18 +127,8 @@ func (f *facts) authAttempt() storeAttempt {
 	if f.anyClass(cAuth) {
 		return f.firstOf(cAuth)
 	}
-	// A lapsed login in words the runner did not know yet (recorded as a plain exit), in every
-	// failed attempt.
-	if n := len(f.failed); n > 0 {
-		all := true
-		for _, a := range f.failed {
-			if (a.Class != cAgentExit && a.Class != cPayload) || !lapsedLoginRe.MatchString(a.Message) {
-				all = false
-			}
-		}
-		if all {
-			return f.failed[n-1]
-		}
+	if f.lapsedLogin() {
+		return f.last()
 	}
 	return f.exitAttempt("gemini", 41)
 }
@@ -516,6 +506,17 @@ func (f *facts) providerDown() (storeAttempt, string, bool) {
 }
 
 var providerDownRe = lazyre.New(`(?i)overloaded|InternalServerError|Internal server error|ServiceUnavailable|Service Unavailable|Bad Gateway|servers are down|\b(?:status|code|error)\W{0,3}(?:500|502|503|504|529)\b|\b(?:500|502|503|504|529) (?:Internal|Bad|Service|Gateway)`)
+
+// lapsedLogin: every failed attempt says its login or key lapsed, in words the runner did not
+// know yet (recorded as a plain exit).
+func (f *facts) lapsedLogin() bool {
+	for _, a := range f.failed {
+		if (a.Class != cAgentExit && a.Class != cPayload) || !lapsedLoginRe.MatchString(a.Message) {
+			return false
+		}
+	}
+	return len(f.failed) > 0
+}
 
 // lapsedLoginRe: an agent CLI saying its login or key no longer works.
 var lapsedLoginRe = lazyre.New(`(?i)(?:log|sign) (?:out and )?(?:log|sign)? ?in again|refresh token (?:was already used|is invalid|has expired)|could not be refreshed|(?:access|oauth|auth) token (?:has )?expired|please (?:re-?authenticate|run /login|log ?in)|not logged in|invalid (?:api[ _]key|x-api-key)|incorrect api key`)

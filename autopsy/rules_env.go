@@ -17,7 +17,7 @@ var envRules = []Rule{
 	{
 		Name: "auth", Category: Environment, Confidence: 0.95,
 		Match: func(f *facts) bool {
-			return f.lastClass() == cAuth || (f.exit(f.last()) == 41 && f.presetFor(f.last().Agent) == taskfile.PresetGemini)
+			return f.lastClass() == cAuth || (f.exit(f.last()) == 41 && f.presetFor(f.last().Agent) == taskfile.PresetGemini) || f.lapsedLogin()
 		},
 		Why: func(f *facts) string {
 			a := f.last()

@@ -46,7 +46,7 @@ type scenario struct {
 	base      *baseVerify
 	// want is the verdict category, cmd a pattern the first suggested command must match, and
 	// notCmd one no suggested command may match.
-	want, cmd, notCmd string
+	want, cmd, notCmd, notFirst string
 }
 
 const scFile = `version: 1
