@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
 )
@@ -20,8 +21,12 @@ import (
 // (what failure messages quote; a report quoting what the agent said should too); "" when no
 // line does. An output that ends in a stack trace says it in the error line above the trace.
 func LastWords(out []byte) string {
+	text := strings.ToValidUTF8(string(ansiRe.ReplaceAll(out, nil)), "\uFFFD")
+	if w := prettyJSONWords(text); w != "" {
+		return clipLine([]byte(w))
+	}
 	// A carriage return ends a line too: what follows it is what a terminal shows.
-	lines := strings.FieldsFunc(strings.ToValidUTF8(string(ansiRe.ReplaceAll(out, nil)), "\uFFFD"), func(r rune) bool { return r == '\n' || r == '\r' })
+	lines := strings.FieldsFunc(text, func(r rune) bool { return r == '\n' || r == '\r' })
 	for i := range lines {
 		lines[i] = strings.TrimSpace(lines[i])
 	}
@@ -31,10 +36,10 @@ func LastWords(out []byte) string {
 	done := false // a tool's completion was passed over: the call before it is no longer running
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := lines[i]
-		if l == "" {
-			continue
+		if !strings.ContainsFunc(l, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
+			continue // blank, or punctuation ("}", "---", "```"): it says nothing
 		}
-		if !looksJSON(l) {
+		if l[0] != '{' && (i > 0 || !cutJSON(l)) {
 			return clipLine([]byte(l))
 		}
 		var v map[string]any
@@ -106,22 +111,45 @@ func stringMatching(v any, find func(string) []int) (string, []int) {
 	return "", nil
 }
 
-// looksJSON: an event line, or the end of one the tail cut at its start.
-func looksJSON(l string) bool {
-	return l[0] == '{' || l[len(l)-1] == '}' && strings.Contains(l, `":`)
+// cutJSON: the first line of a tail looks like the end of a JSON event the tail cut.
+func cutJSON(l string) bool {
+	return l[len(l)-1] == '}' && strings.Contains(l, `":`)
+}
+
+// prettyJSONWords are the words of the JSON object an output ends with when it spans lines
+// (gemini -o json prints one, indented); "" when it ends otherwise or the object says nothing.
+func prettyJSONWords(text string) string {
+	t := strings.TrimSpace(text)
+	if !strings.HasSuffix(t, "}") {
+		return ""
+	}
+	raw := lastJSONValue([]byte(t))
+	if raw == nil || !strings.HasSuffix(t, string(raw)) || !bytes.ContainsRune(raw, '\n') {
+		return ""
+	}
+	var v map[string]any
+	if json.Unmarshal(raw, &v) != nil {
+		return ""
+	}
+	w, _ := eventWords(v, false)
+	return w
 }
 
 // messagePaths are where the CLIs' events keep a result or an error's message (HumanLine);
-// wordPaths add the agent's text (codex's items, opencode's parts, gemini's messages).
+// wordPaths add the agent's text (codex's items, opencode's parts, gemini's messages and
+// response).
 var (
 	messagePaths = [][]string{{"result"}, {"error", "message"}, {"error", "data", "message"}, {"message"}, {"item", "message"}, {"error"}}
-	wordPaths    = append(messagePaths[:len(messagePaths):len(messagePaths)], []string{"item", "text"}, []string{"part", "text"}, []string{"content"}, []string{"text"}, []string{"error", "name"})
+	wordPaths    = append(messagePaths[:len(messagePaths):len(messagePaths)], []string{"item", "text"}, []string{"part", "text"}, []string{"content"}, []string{"text"}, []string{"response"}, []string{"error", "name"})
 )
 
 // eventWords is what an event says: its words, else the tool call it starts or ends; "" for an
 // event with none. completes reports a tool's end that carries no words of its own (claude's and
 // gemini's tool results), so that the call before it is not called running (done).
 func eventWords(v map[string]any, done bool) (words string, completes bool) {
+	if v["role"] == "user" {
+		return "", false // gemini's echo of the prompt
+	}
 	for _, p := range wordPaths {
 		if s, ok := path(v, p...).(string); ok && strings.TrimSpace(s) != "" {
 			return oneLineOf(s), false

@@ -47,6 +47,11 @@ func TestFailureQuotesWords(t *testing.T) {
 			"the agent printed nothing for longer than the heartbeat: opencode was running: npm test"},
 		{"heartbeat, gemini edit", Observation{Silent: true, ExitCode: -1, Output: []byte(geminiEdit)}, PresetFor(taskfile.PresetGemini),
 			"the agent printed nothing for longer than the heartbeat: gemini was running: replace src/a.go"},
+		{"gemini's prompt is not its words", Observation{ExitCode: 1, Output: []byte(`{"type":"init","timestamp":"2026-12-04T10:00:00Z","session_id":"s","model":"gemini-2.5-pro"}` + "\n" + `{"type":"message","timestamp":"2026-12-04T10:00:00Z","role":"user","content":"Fix the failing test"}` + "\n")}, PresetFor(taskfile.PresetGemini), "agent exited with status 1"},
+		{"an indented JSON object", Observation{TimedOut: true, ExitCode: -1, Output: []byte("{\n  \"response\": \"Still reading the tests.\",\n  \"stats\": {\n    \"models\": {}\n  }\n}\n")}, nil,
+			"the attempt ran past its timeout: Still reading the tests."},
+		{"JSON in a line of text", Observation{ExitCode: 2, Output: []byte("loading\nError: invalid config {\"model\": \"x\"}\n")}, nil, `agent exited with status 2: Error: invalid config {"model": "x"}`},
+		{"punctuation says nothing", Observation{ExitCode: 1, Output: []byte("Tests still fail.\n```\n---\n")}, nil, "agent exited with status 1: Tests still fail."},
 		{"signal, nothing said", Observation{ExitCode: -1, Output: []byte(threadStarted + turnStarted)}, codex, "agent was killed by a signal"},
 	}
 	for _, c := range cases {
