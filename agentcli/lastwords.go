@@ -44,6 +44,9 @@ func LastWords(out []byte) string {
 		}
 		var v map[string]any
 		if json.Unmarshal([]byte(l), &v) != nil {
+			if !strings.Contains(l, `":`) {
+				return clipLine([]byte(l)) // text that opens with a brace
+			}
 			// A line the tail cut: its message field by hand, else nothing to quote.
 			if m := jsonTextRe.FindStringSubmatch(l); m != nil {
 				return clipLine([]byte(m[1]))

@@ -51,6 +51,7 @@ func TestFailureQuotesWords(t *testing.T) {
 		{"an indented JSON object", Observation{TimedOut: true, ExitCode: -1, Output: []byte("{\n  \"response\": \"Still reading the tests.\",\n  \"stats\": {\n    \"models\": {}\n  }\n}\n")}, nil,
 			"the attempt ran past its timeout: Still reading the tests."},
 		{"JSON in a line of text", Observation{ExitCode: 2, Output: []byte("loading\nError: invalid config {\"model\": \"x\"}\n")}, nil, `agent exited with status 2: Error: invalid config {"model": "x"}`},
+		{"text that opens with a brace", Observation{ExitCode: 1, Output: []byte("{main} failed to build\n")}, nil, "agent exited with status 1: {main} failed to build"},
 		{"punctuation says nothing", Observation{ExitCode: 1, Output: []byte("Tests still fail.\n```\n---\n")}, nil, "agent exited with status 1: Tests still fail."},
 		{"signal, nothing said", Observation{ExitCode: -1, Output: []byte(threadStarted + turnStarted)}, codex, "agent was killed by a signal"},
 	}
