@@ -127,9 +127,9 @@ func TestFailureQuotesTraceError(t *testing.T) {
 // A rule that matches inside a JSON event quotes the words it matched, not the event.
 func TestRuleMatchQuotesWords(t *testing.T) {
 	curl := `{"type":"item.completed","item":{"id":"item_2","type":"command_execution","command":"bash -lc 'curl -sf https://api.example.com/v1/models'","aggregated_output":"curl: (6) Could not resolve host: api.example.com\n","exit_code":6,"status":"failed"}}` + "\n"
-	f := Classify(Observation{ExitCode: 1, Output: []byte(curl)}, nil, PresetFor(taskfile.PresetCodex))
-	if want := "codex: curl: (6) Could not resolve host: api.example.com"; f == nil || f.Message != want {
-		t.Errorf("preset rule: got %+v, want message %q", f, want)
+	f := Classify(Observation{ExitCode: 1, Output: []byte(curl)}, []taskfile.ClassifyRule{clsRule("Could not resolve host", taskfile.ClassTransport, 0)}, PresetFor(taskfile.PresetCodex))
+	if want := "output matched classify rule 1 (Could not resolve host): curl: (6) Could not resolve host: api.example.com"; f == nil || f.Message != want {
+		t.Errorf("a tool's output: got %+v, want message %q", f, want)
 	}
 	ev := `{"type":"error","message":"API Error: Overloaded, retrying later","request_id":"req_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}` + "\n"
 	f = Classify(Observation{ExitCode: 1, Output: []byte(ev)}, []taskfile.ClassifyRule{clsRule("(?i)overloaded", taskfile.ClassTransport, 0)}, nil)
@@ -150,4 +150,30 @@ func FuzzLastWords(f *testing.F) {
 			t.Fatalf("LastWords(%q) = %q", out, w)
 		}
 	})
+}
+
+// The agent's own work — its messages, its tool calls and their output — is no banner of its
+// CLI: a test that printed "401 Unauthorized" does not disable the agent, a message about rate
+// limits does not park the run. The CLI's error events still decide.
+func TestAgentWorkIsNoBanner(t *testing.T) {
+	cases := []struct {
+		name, preset, out string
+		class             taskfile.Class
+	}{
+		{"codex, a test's 401", taskfile.PresetCodex, `{"type":"item.completed","item":{"id":"item_2","type":"command_execution","command":"bash -lc 'go test ./api'","aggregated_output":"--- FAIL: TestLogin\n    got 401 Unauthorized, want 200\n","exit_code":1,"status":"failed"}}` + "\n", taskfile.ClassAgentExit},
+		{"codex, its message on rate limits", taskfile.PresetCodex, `{"type":"item.completed","item":{"id":"item_3","type":"agent_message","text":"The client now backs off on 429 Too Many Requests and rate limit headers."}}` + "\n", taskfile.ClassAgentExit},
+		{"claude, a tool's output", taskfile.PresetClaude, `{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t1","type":"tool_result","content":"curl: (7) Failed to connect: Connection refused","is_error":true}]}}` + "\n", taskfile.ClassAgentExit},
+		{"opencode, its text", taskfile.PresetOpencode, `{"type":"text","part":{"type":"text","text":"Your credit balance is too low is what the billing page says when the card fails."}}` + "\n", taskfile.ClassAgentExit},
+		{"gemini, a tool's result", taskfile.PresetGemini, `{"type":"tool_result","tool_id":"t1","status":"error","output":"Error: insufficient_quota in fixture"}` + "\n", taskfile.ClassAgentExit},
+		// the CLI's own words still decide
+		{"codex, its error item", taskfile.PresetCodex, `{"type":"item.completed","item":{"id":"item_0","type":"error","message":"stream disconnected before completion: Connection reset by peer"}}` + "\n", taskfile.ClassTransport},
+		{"claude, its API error message", taskfile.PresetClaude, `{"type":"assistant","message":{"model":"<synthetic>","role":"assistant","content":[{"type":"text","text":"API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"}]}}` + "\n", taskfile.ClassTransport},
+		{"plain text", taskfile.PresetCodex, "ERROR: unexpected status 401 Unauthorized: Incorrect API key provided\n", taskfile.ClassAuth},
+	}
+	for _, c := range cases {
+		f := Classify(Observation{ExitCode: 1, Output: []byte(c.out)}, nil, PresetFor(c.preset))
+		if f == nil || f.Class != c.class {
+			t.Errorf("%s: got %+v, want %s", c.name, f, c.class)
+		}
+	}
 }

@@ -188,7 +188,7 @@ func (p *Preset) ClassifyOutput(exitCode int, output []byte) *Failure {
 			return p.matchRules(withoutJSONLines(output))
 		}
 	}
-	return p.matchRules(output)
+	return p.matchRules(withoutAgentWork(output))
 }
 
 // matchRules applies the preset's rules, then the specific and the common ones, to text; the

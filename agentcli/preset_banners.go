@@ -164,7 +164,7 @@ func (p *Preset) exitFailure(exitCode int, text []byte) *Failure {
 	if !ok {
 		return nil
 	}
-	if f := p.matchRules(text); f != nil && f.Class == r.cls {
+	if f := p.matchRules(withoutAgentWork(text)); f != nil && f.Class == r.cls {
 		// The text says the same as the exit code, more precisely.
 		f.NoRetry = f.NoRetry || r.noRetry
 		if r.hint != "" {
@@ -341,10 +341,37 @@ var jsonTextRe = lazyre.New(`"(?:result|message)"\s*:\s*"((?:[^"\\]|\\.)*)"`)
 
 // withoutJSONLines is output without its lines that are JSON objects.
 func withoutJSONLines(output []byte) []byte {
+	return withoutEvents(output, func(map[string]any) bool { return true })
+}
+
+// withoutAgentWork is output without the JSON events that carry the agent's work rather than
+// the CLI's word on the session: the model's messages, its tool calls and what they printed. A
+// banner in those is the agent's business (a test it ran printed "401 Unauthorized", it wrote
+// about rate limits), not its CLI's failure; claude's own API-error messages ("model":
+// "<synthetic>") stay.
+func withoutAgentWork(output []byte) []byte {
+	return withoutEvents(output, func(v map[string]any) bool {
+		switch v["type"] {
+		case "assistant": // claude
+			return path(v, "message", "model") != "<synthetic>"
+		case "user", "tool_use", "tool_result", "text", "message": // claude, gemini, opencode
+			return true
+		case "item.started", "item.updated", "item.completed": // codex: every item but its errors
+			return path(v, "item", "type") != "error"
+		}
+		return false
+	})
+}
+
+// withoutEvents is output without its lines that are JSON objects drop picks.
+func withoutEvents(output []byte, drop func(map[string]any) bool) []byte {
 	var b bytes.Buffer
 	for _, l := range bytes.SplitAfter(output, []byte("\n")) {
-		if t := bytes.TrimSpace(l); len(t) > 0 && t[0] == '{' && json.Valid(t) {
-			continue
+		if t := bytes.TrimSpace(l); len(t) > 0 && t[0] == '{' {
+			var v map[string]any
+			if json.Unmarshal(t, &v) == nil && drop(v) {
+				continue
+			}
 		}
 		b.Write(l)
 	}
