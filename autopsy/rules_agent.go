@@ -31,6 +31,21 @@ var agentRules = []Rule{
 		Lines: func(f *facts) []string { return []string{f.lastOf(cQuality).Message} },
 	},
 	{
+		// The agent's command starts an interactive UI that needs a terminal: every retry of
+		// the same command fails the same way.
+		Name: "agent-needs-terminal", Category: WorkflowBug, Confidence: 0.89,
+		Match: func(f *facts) bool { _, ok := f.needsTerminal(); return ok },
+		Why: func(f *facts) string {
+			l, _ := f.needsTerminal()
+			return fmt.Sprintf("agent %s's command starts an interactive UI, which needs a terminal nobody gives: %s", f.last().Agent, l)
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("run the agent's CLI headless in its command in %s (claude -p, gemini -p, codex exec, opencode run; the presets' commands do), then run the task again", f.fileName()),
+				Commands: []string{f.fixed()}}
+		},
+		Lines: func(f *facts) []string { l, _ := f.needsTerminal(); return []string{l} },
+	},
+	{
 		// The agent's CLI refused its own tool calls: its command lacks the permission.
 		Name: "tool-calls-refused", Category: WorkflowBug, Confidence: 0.88,
 		Match: func(f *facts) bool { _, ds := f.refused(); return len(ds) > 0 },
@@ -255,7 +270,8 @@ var turnLimitRe = lazyre.New(`(?i)error_max_turns|max(?:imum)?[ _-]?turns|maxSes
 // the denials its output lists), when nothing changed in the tree.
 func (f *facts) refused() (storeAttempt, []string) {
 	a := f.last()
-	if a.N == 0 || f.files(a) > 0 {
+	// An agent that changed files despite a refusal was stopped by it only when it says so.
+	if a.N == 0 || f.files(a) > 0 && !refusalSaidRe.MatchString(lastLines(f.output[key(a.TaskID, a.N)], 3)) {
 		return a, nil
 	}
 	var out []string
@@ -277,3 +293,26 @@ func (f *facts) refused() (storeAttempt, []string) {
 	}
 	return a, out
 }
+
+// needsTerminal: every failed attempt's agent said it needs a terminal (Ink's raw mode, a tty
+// check); the line that says so.
+func (f *facts) needsTerminal() (string, bool) {
+	line := ""
+	for _, a := range f.failed {
+		if a.Class != cAgentExit && a.Class != cPayload {
+			return "", false
+		}
+		text := a.Message + "\n" + f.output[key(a.TaskID, a.N)]
+		m := ttyRe.FindString(text)
+		if m == "" && a.Code != "needs_terminal" {
+			return "", false
+		}
+		line = orWord(strings.TrimSpace(m), a.Message)
+	}
+	return clip(line), line != ""
+}
+
+var ttyRe = lazyre.New(`(?im)^.*(?:Raw mode is not supported|stdin is not a (?:tty|terminal)|the input device is not a TTY|Inappropriate ioctl for device|requires an? (?:interactive )?(?:TTY|terminal)|not a terminal|must be run in (?:an interactive|a) terminal).*$`)
+
+// refusalSaidRe: the agent's own words that a refused tool call kept it from the work.
+var refusalSaidRe = lazyre.New(`(?i)(?:permission|approval)[^.]{0,60}(?:denied|not granted|haven't granted|wasn't granted|was not granted|needed|required)|not permitted|not allowed to run|haven't granted|(?:could not|couldn't|can't|cannot|unable to) (?:run|execute|install|add)[^.]{0,60}(?:permission|approval|denied|blocked|sandbox)`)

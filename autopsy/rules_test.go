@@ -157,6 +157,11 @@ func TestRules(t *testing.T) {
 			f.failed[0].Agent = "gem"
 			return f
 		}, Environment, []string{"gemini", "mulligan retry-task k3f9abcd fix"}, "sign-in method"},
+		{"agent-needs-terminal", func(t *testing.T) *facts {
+			out := "Error: Raw mode is not supported on the current process.stdin, which Ink uses as input stream by default.\n    at handleSetRawMode (file:///usr/lib/node_modules/@anthropic-ai/claude-code/cli.js:1:1)\n"
+			m := "agent exited with status 1: at handleSetRawMode (file:///usr/lib/node_modules/@anthropic-ai/claude-code/cli.js:1:1)"
+			return rt(mkFacts(t, "", att{class: cAgentExit, msg: m, out: out}, att{class: cAgentExit, msg: m, out: out}))
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "headless"},
 		{"credit-exhausted", func(t *testing.T) *facts {
 			return rt(mkFacts(t, "quota", att{class: cQuota, code: "credit", msg: "claude: Credit balance is too low"}))
 		}, Environment, []string{"xdg-open https://console.anthropic.com/settings/billing", "mulligan retry-task k3f9abcd fix"}, "console.anthropic.com"},

@@ -137,6 +137,21 @@ func (f *facts) waitingPrompt() (storeAttempt, evidence.Prompt, bool) {
 	if a.N == 0 {
 		return a, evidence.Prompt{}, false
 	}
+	if a.Class == cQuality && a.Code != "verify_timeout" {
+		// A verify that asked and found no one to answer: the question, then end of input.
+		out := f.verifyOutput[key(a.TaskID, a.N)]
+		if loc := noAnswerRe.FindStringIndex(out); loc != nil {
+			var before []string // without the traceback between the question and its end
+			for _, l := range strings.Split(out[:loc[0]], "\n") {
+				if !tracebackLineRe.MatchString(l) {
+					before = append(before, l)
+				}
+			}
+			p, ok := evidence.WaitingPrompt(strings.Join(before, "\n"))
+			return a, p, ok
+		}
+		return a, evidence.Prompt{}, false
+	}
 	if a.Class != cHeartbeat && a.Class != cTimeout && a.Code != "verify_timeout" {
 		return a, evidence.Prompt{}, false
 	}
@@ -151,6 +166,12 @@ func (f *facts) waitingPrompt() (storeAttempt, evidence.Prompt, bool) {
 	p, ok := evidence.WaitingPrompt(text)
 	return a, p, ok
 }
+
+// noAnswerRe: a program that asked on stdin and met its end: Python's input(), Laravel's and
+// Django's cancelled questions, a tty check.
+var noAnswerRe = lazyre.New(`(?m)^.*(?:EOFError: EOF when reading a line|EOFError$|Command cancelled|Aborted!|Error: Prompt cancelled|input device is not a TTY|stdin is not a (?:tty|terminal)).*$`)
+
+var tracebackLineRe = lazyre.New(`^(?:Traceback \(most recent call last\):|\s+File "|\s{2,}\S|\s+\^+\s*$)`)
 
 // sandboxNetwork: the agent reached its API (it answered) while the commands it ran could not
 // reach the network, in every failed attempt that shows the agent's output; the host they tried.

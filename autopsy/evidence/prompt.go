@@ -32,8 +32,8 @@ var promptRes = []struct {
 	{AskHostKey, lazyre.New(`Are you sure you want to continue connecting \(yes/no`)},
 	{AskPassword, lazyre.New(`(?i)^\[sudo\] password for|^Enter passphrase for|(?:^|\s)Password:\s*$|password for \S+:\s*$|^Enter PEM pass phrase:`)},
 	{AskNpmInit, lazyre.New(`^(?:package name|version|description|entry point|test command|git repository|keywords|author|license): (?:\([^)]*\) ?)?$|^Is this OK\? \(yes\)`)},
-	{AskConfirm, lazyre.New(`(?i)\[y/n\]|\(y/n\)|\[yes/no\]|\(yes/no\)|Ok to proceed\? \(y\)|Do you want to continue\?|Proceed \(\[?y\]?/n\)\?|press (?:enter|any key|return)|Type 'yes' to confirm`)},
-	{AskInput, lazyre.New(`^\? .+(?:›|\?)|^Enter (?:a |the |your )?[\w ]+:\s*$`)},
+	{AskConfirm, lazyre.New(`(?i)\[y/n\]|\(y/n\)|\[yes/no\]|\(yes/no\)|Ok to proceed\? \(y\)|Do you want to continue\?|Proceed \(\[?y\]?/n\)\?|press (?:enter|any key|return)|Type 'yes' to confirm|Type 'yes' if you would like|or 'no' to cancel`)},
+	{AskInput, lazyre.New(`^\? .+(?:›|\?)|^Enter (?:a |the |your )?[\w ]+:\s*$|^Select an option:|^Please select a fix:`)},
 }
 
 // WaitingPrompt is the question at the end of text that a command stopped on, if any: it must
