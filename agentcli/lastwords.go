@@ -254,7 +254,7 @@ func shellCommand(s string) string {
 // Ink error box ("- f (cli.js:1:2)"), of Python ("File "x.py", line 3"), of Go ("/src/x.go:12
 // +0x1d", "created by …"); the headers that open one; and what a runtime prints after it.
 var (
-	frameRe      = lazyre.New(`^(?:at (?:async |new )?.*(?::\d+\)?|\((?:native|Native Method|Unknown Source|<anonymous>|index \d+)\))|- .*\(\S+:\d+:\d+\)|File ".+", line \d+.*|\S+\.go:\d+(?: \+0x[0-9a-f]+)?|created by \S.*|\.\.\. \d+ (?:more|frames omitted)|\^+)$`)
+	frameRe      = lazyre.New(`^(?:at (?:async |new )?(?:.*\(\S+:\d+(?::\d+)?\)|(?:node:|\S*[/.])\S*:\d+:\d+|.*\((?:native|Native Method|Unknown Source|<anonymous>|index \d+)\))|- .*\(\S+:\d+:\d+\)|File ".+", line \d+.*|\S+\.go:\d+(?: \+0x[0-9a-f]+)?|created by \S.*|\.\.\. \d+ (?:more|frames omitted)|\^+)$`)
 	traceHeadRe  = lazyre.New(`^(?:goroutine \d+ \[.*\]:|Traceback \(most recent call last\):|stack backtrace:|Stack trace:)$`)
 	traceTailRe  = lazyre.New(`^(?:Node\.js v\d+\S*|exit status \d+|note: .*RUST_BACKTRACE.*)$`)
 	errorishRe   = lazyre.New(`(?i)^\W{0,3}(?:uncaught |unhandled |caused by: ?|exception in thread "[^"]*" )?(?:[\w$.]*(?:error|exception)\b|panic\b|fatal\b|thread '[^']*' panicked)`)

@@ -105,6 +105,7 @@ func TestFailureQuotesTraceError(t *testing.T) {
 			"ModuleNotFoundError: No module named 'litellm'"},
 		{"nothing but a trace", "Traceback (most recent call last):\n  File \"/usr/bin/aider\", line 8, in <module>\n    sys.exit(main())\n", "sys.exit(main())"},
 		{"no trace", "running tests\nat least one test failed\n", "at least one test failed"},
+		{"a time is no frame", "Error: the meeting tool failed\nrescheduled at 10:30\nat 12:45:10\n", "at 12:45:10"},
 	}
 	// claude's own preset knows the raw-mode error: a retry meets it again.
 	if f := Classify(Observation{ExitCode: 1, Output: []byte(nodeTrace)}, nil, PresetFor(taskfile.PresetClaude)); f == nil ||
