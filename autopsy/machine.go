@@ -69,6 +69,20 @@ var lackRes = []lackRe{
 		func(m []string) string {
 			return "sudo apt-get install -y " + cmakePackage(firstNonEmpty(m[1:]...))
 		}},
+	{lazyre.New(`(?i)licences? have not been accepted|accept the SDK license agreements|You have not accepted the license agreements`),
+		func(m []string) string { return "the Android SDK's licences accepted" },
+		func(m []string) string { return "yes | sdkmanager --licenses" }},
+	{lazyre.New(`xcrun: error: invalid active developer path|xcode-select: note: no developer tools were found|requires Xcode`),
+		func(m []string) string { return "Apple's command line developer tools" },
+		func(m []string) string { return "xcode-select --install" }},
+	{lazyre.New(`(?i)Cannot find a Java installation on your machine matching this tasks requirements: \{languageVersion=(\d+)|No locally installed toolchains match`),
+		func(m []string) string { return "a JDK " + orWord(m[1], "of the version the build's toolchain names") },
+		func(m []string) string {
+			if m[1] == "" {
+				return "sudo apt-get install -y default-jdk"
+			}
+			return "sudo apt-get install -y openjdk-" + m[1] + "-jdk"
+		}},
 	{lazyre.New(`Unable to find libclang|couldn't find any valid shared libraries matching: \['libclang`),
 		func(m []string) string { return "libclang (bindgen needs it)" },
 		func(m []string) string { return "sudo apt-get install -y libclang-dev" }},
@@ -125,7 +139,7 @@ var loginRes = []lackRe{
 	{lazyre.New(`(?i)npm (?:ERR!|error) code E401|Unable to authenticate, your authentication token seems to be invalid|npm login`),
 		func(m []string) string { return "an npm registry login" },
 		func(m []string) string { return "npm login" }},
-	{lazyre.New(`(?i)(?:failed to fetch oauth token|failed to authorize|no basic auth credentials|pull access denied).*?(?:https?://)?([\w.-]+\.[a-z]{2,})(?:[:/]|$)|unauthorized: authentication required|requested access to the resource is denied|docker login`),
+	{lazyre.New(`(?i)(?:failed to fetch oauth token|failed to authorize|no basic auth credentials|pull access denied).*?(?:https?://)?([\w.-]+\.[a-z]{2,})(?:[:/]|$)|unauthorized: authentication required|requested access to the resource is denied|docker login|toomanyrequests|reached your pull rate limit`),
 		func(m []string) string {
 			return "a container registry login" + orWord(strings.TrimSpace(" ("+m[1]+")"), "")
 		},
@@ -216,15 +230,20 @@ func (f *facts) machineLacks() (lack, bool) {
 		}
 		return pythonDep(f.base.Output)
 	}
-	var last lack
-	for _, a := range f.failed {
-		k, ok := lackIn(f.verifyOutput[key(a.TaskID, a.N)]+"\n"+a.Message, false)
-		if !ok {
-			return lack{}, false
-		}
-		last = k
+	// The attempts that stopped the run: the last one, and those before it that say the same.
+	return lastSaying(f.failed, func(a storeAttempt) (lack, bool) {
+		return lackIn(f.verifyOutput[key(a.TaskID, a.N)]+"\n"+a.Message, false)
+	})
+}
+
+// lastSaying is what the last failure says, when it says it: the verdict is about why the run
+// stopped, so earlier failures of another kind (the agent's own, before the machine's) do not
+// take it away.
+func lastSaying(failed []storeAttempt, says func(storeAttempt) (lack, bool)) (lack, bool) {
+	if len(failed) == 0 {
+		return lack{}, false
 	}
-	return last, true
+	return says(failed[len(failed)-1])
 }
 
 // loggedOut: a tool the task uses is not logged in to its service, as the verify output says
@@ -236,17 +255,11 @@ func (f *facts) loggedOut() (lack, bool) {
 			return k, true
 		}
 	}
-	var last lack
-	for _, a := range f.failed {
+	return lastSaying(f.failed, func(a storeAttempt) (lack, bool) {
 		ag := f.agentOf(a)
 		text := strings.Join(append([]string{a.Message, ag.LastMessage, f.verifyOutput[key(a.TaskID, a.N)]}, ag.ToolErrors...), "\n")
-		k, ok := scanLacks(text, loginRes)
-		if !ok {
-			return lack{}, false
-		}
-		last = k
-	}
-	return last, len(f.failed) > 0
+		return scanLacks(text, loginRes)
+	})
 }
 
 var loginRule = Rule{
@@ -295,4 +308,69 @@ func cmakePackage(name string) string {
 		return p
 	}
 	return "lib" + strings.ToLower(name) + "-dev"
+}
+
+// machineWordsRe: a tool saying the machine lacks something, in words no entry of lackRes
+// knows: not installed, a licence not accepted, no toolchain or SDK it can find, an invalid
+// developer path.
+var machineWordsRe = lazyre.New(`(?i)\bis not installed\b|\bnot installed on (?:this|the|your) (?:machine|system)|licen[cs]es? (?:for .{1,60} )?(?:have |has )?not (?:been )?accepted|accept the (?:SDK )?licen[cs]e|invalid active developer path|requires? (?:the )?(?:PHP )?ext(?:ension)?-[\w]+|extension \S+ (?:is )?missing|(?:cannot|could not|couldn't|unable to) (?:find|locate) (?:a |an |any )?(?:java installation|jdk|sdk|toolchain|matching toolchain|compiler|interpreter|python installation|ruby installation)|no (?:such )?(?:toolchain|sdk|jdk) (?:found|installed)|please install\b|command line tools are not installed`)
+
+// machineSays: the verify output of the attempt that stopped the run (and of the one before,
+// when there was one) says the machine lacks something; the line and the tool's own advice.
+func (f *facts) machineSays() (string, string, bool) {
+	if !f.allClasses(cQuality) || len(f.failed) == 0 {
+		return "", "", false
+	}
+	find := func(a storeAttempt) string {
+		for _, l := range evidence.Lines(f.verifyOutput[key(a.TaskID, a.N)] + "\n" + a.Message) {
+			if l = strings.TrimSpace(l); machineWordsRe.MatchString(l) && !testReportLineRe.MatchString(l) {
+				return l
+			}
+		}
+		return ""
+	}
+	n := len(f.failed)
+	line := find(f.failed[n-1])
+	if line == "" || n >= 2 && find(f.failed[n-2]) == "" {
+		return "", "", false
+	}
+	return clip(line), toolAdvice(f.verifyOutput[key(f.failed[n-1].TaskID, f.failed[n-1].N)]), true
+}
+
+// toolAdvice is the command a tool's own message tells the user to run ("run `sdkmanager
+// --licenses`", "Run 'xcode-select --install'"), if it names one.
+func toolAdvice(out string) string {
+	for _, l := range evidence.Lines(out) {
+		if m := adviceRe.FindStringSubmatch(l); m != nil {
+			if c := strings.TrimSpace(firstNonEmpty(m[1:]...)); len(c) > 3 && commandLikeRe.MatchString(c) {
+				return c
+			}
+		}
+	}
+	return ""
+}
+
+var (
+	adviceRe      = lazyre.New("(?i)\\b(?:run|running|try|use|execute|install (?:it )?(?:with|using))\\b:?\\s*(?:`([^`]+)`|'([^']+)'|\"([^\"]+)\")")
+	commandLikeRe = lazyre.New(`^(?:sudo |yes \| )?[a-z][\w.+-]*(?:\s+\S+)+$`)
+)
+
+var machineSaysRule = Rule{
+	// A tool says the machine lacks something, in words the table of what machines lack does
+	// not know yet: the environment, with the tool's own advice when it gives one.
+	Name: "verify-blames-machine", Category: Environment, Confidence: 0.65,
+	Match: func(f *facts) bool { _, _, ok := f.machineSays(); return ok },
+	Why: func(f *facts) string {
+		l, _, _ := f.machineSays()
+		return "the verify command stopped on something this machine lacks: " + l
+	},
+	Suggest: func(f *facts) Suggestion {
+		_, advice, _ := f.machineSays()
+		cmds := []string{f.retry()}
+		if advice != "" {
+			cmds = append([]string{advice}, cmds...)
+		}
+		return Suggestion{Text: "install or set up what the tool names on this machine (the first command is the tool's own advice, when it gave one), then run the task again", Commands: cmds}
+	},
+	Lines: func(f *facts) []string { l, _, _ := f.machineSays(); return []string{l} },
 }

@@ -302,6 +302,12 @@ var envRules = []Rule{
 		},
 		Suggest: func(f *facts) Suggestion {
 			probe := "curl -sSI https://" + f.networkHost()
+			if len(f.failed) >= 2 || f.base.failed() {
+				// Failed again and again (or on the untouched tree too): not a blip. Check
+				// the host first; DNS, the proxy or the firewall of this machine.
+				return Suggestion{Text: "the network failed every time: check that this machine reaches the host (the first command), then DNS, the proxy (HTTPS_PROXY) and the firewall; run the task again once it does",
+					Commands: []string{probe, f.retry()}}
+			}
 			return Suggestion{Text: "an outage passes: run the task again once the network is back (the second command checks it); if it fails the same way, check DNS, the proxy and the firewall on this machine",
 				Commands: []string{f.retry(), probe}}
 		},
@@ -488,6 +494,10 @@ func installProgram(prog string) string {
 		return "curl -LsSf https://astral.sh/uv/install.sh | sh"
 	case "pnpm", "yarn":
 		return "corepack enable"
+	case "protoc-gen-go":
+		return "go install google.golang.org/protobuf/cmd/protoc-gen-go@latest"
+	case "protoc-gen-go-grpc":
+		return "go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@latest"
 	case "pytest", "tox", "nox", "black", "ruff", "mypy", "flake8", "pylint", "isort", "poetry", "pre-commit", "pipenv", "hatch":
 		return "python3 -m pip install " + prog
 	}

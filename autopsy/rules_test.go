@@ -162,6 +162,11 @@ func TestRules(t *testing.T) {
 			m := "agent exited with status 1: at handleSetRawMode (file:///usr/lib/node_modules/@anthropic-ai/claude-code/cli.js:1:1)"
 			return rt(mkFacts(t, "", att{class: cAgentExit, msg: m, out: out}, att{class: cAgentExit, msg: m, out: out}))
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "headless"},
+		{"verify-blames-machine", func(t *testing.T) *facts {
+			out := "error: the PHP extension intl is not installed on this machine\nhint: run `sudo apt-get install php8.3-intl`\n"
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `composer test` exited with status 1", verify: out}
+			return rt(mkFacts(t, "", v, v))
+		}, Environment, []string{"sudo apt-get install php8.3-intl", "mulligan retry-task k3f9abcd fix"}, "tool's own advice"},
 		{"credit-exhausted", func(t *testing.T) *facts {
 			return rt(mkFacts(t, "quota", att{class: cQuota, code: "credit", msg: "claude: Credit balance is too low"}))
 		}, Environment, []string{"xdg-open https://console.anthropic.com/settings/billing", "mulligan retry-task k3f9abcd fix"}, "console.anthropic.com"},
@@ -212,7 +217,7 @@ func TestRules(t *testing.T) {
 		}, Environment, []string{"ls -ld /src/proj", "mulligan run fix"}, "writable"},
 		{"network", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: cTransport, msg: "curl: (6) Could not resolve host: api.example.com"}, att{class: cTransport, msg: "fetch failed"})
-		}, Environment, []string{"mulligan run fix", "curl -sSI https://api.example.com"}, "check DNS"},
+		}, Environment, []string{"curl -sSI https://api.example.com", "mulligan run fix"}, "then DNS"},
 		{"provider-flake", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: cTransport, msg: "overloaded"}, att{class: cTransport, msg: "502 bad gateway"})
 		}, AgentFlake, []string{"mulligan run fix"}, "transient"},

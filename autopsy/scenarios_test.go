@@ -115,7 +115,7 @@ func scenarios() []scenario {
 			base: &baseVerify{ExitCode: 2, Output: noPython}, want: Environment, cmd: `^sudo apt-get install -y python3$`},
 		{name: "go test cannot download a module: connection refused to the proxy", runState: store.RunBlocked, taskState: store.TaskBlocked, reason: "retries-exhausted",
 			atts: []scAttempt{verifyFail(1, 2, goProxy), verifyFail(1, 2, goProxy)},
-			base: &baseVerify{ExitCode: 1, Output: goProxy}, want: Environment, cmd: `^mulligan retry-task k3f9abcd fix$`},
+			base: &baseVerify{ExitCode: 1, Output: goProxy}, want: Environment, cmd: `^curl -sSI https://`},
 		{name: "the agent cannot write the tree: Permission denied (os error 13), nothing changed", runState: store.RunBlocked, taskState: store.TaskBlocked, reason: "retries-exhausted",
 			file: strings.Replace(scFile, "agent: [claude]\n    on_failure: retry\n    retries: 2\n    timeout", "agent: [codex]\n    on_failure: retry\n    retries: 2\n    timeout", 1),
 			atts: []scAttempt{
@@ -238,13 +238,13 @@ func scenarios() []scenario {
 				sc(cTransport, "codex: Reconnecting... waiting for network (Connection failed: error sending request)", 143, 0, "{\"type\":\"error\",\"message\":\"Reconnecting... 5/5 (stream disconnected before completion: failed to lookup address information: Name does not resolve)\"}\n{\"type\":\"error\",\"message\":\"Reconnecting... waiting for network (Connection failed: error sending request)\"}\n").on("codex").coded("network"),
 				sc(cTransport, "codex: Reconnecting... waiting for network (Connection failed: error sending request)", 143, 0, "{\"type\":\"error\",\"message\":\"Reconnecting... waiting for network (Connection failed: error sending request)\"}\n").on("codex").coded("network"),
 			},
-			want: Environment, cmd: `^mulligan retry-task k3f9abcd fix$`},
+			want: Environment, cmd: `^curl -sSI https://`},
 		{name: "claude cannot reach the API at all", runState: store.RunBlocked, taskState: store.TaskBlocked, reason: "retries-exhausted",
 			atts: []scAttempt{
 				sc(cTransport, "claude: API Error: Unable to connect to API (ConnectionRefused)", 1, 0, "").coded("network"),
 				sc(cTransport, "claude: API Error: Unable to connect to API (ConnectionRefused)", 1, 0, "").coded("network"),
 			},
-			want: Environment, cmd: `^mulligan retry-task k3f9abcd fix$`},
+			want: Environment, cmd: `^curl -sSI https://`},
 		{name: "a TLS-intercepting proxy", runState: store.RunBlocked, taskState: store.TaskBlocked, reason: "retries-exhausted",
 			atts: []scAttempt{
 				sc(cTransport, "claude: API Error: Unable to connect to API: Self-signed certificate detected. Check your proxy or corporate SSL certificates", 1, 0, "").coded("network"),

@@ -42,6 +42,7 @@ var (
 		lazyre.New(`(?:^|\s)([^\s:/]+): command not found`),
 		lazyre.New(`exec: "([^"]+)": executable file not found in \$PATH`),
 		lazyre.New(`spawn ([^\s:]+) ENOENT`),
+		lazyre.New(`([\w.-]+): program not found or is not executable`),
 		lazyre.New(`'([^']+)' is not recognized as an internal or external command`),
 		lazyre.New(`(?i)no module named '?(pytest|pip|venv)'?`),
 	}
@@ -52,7 +53,7 @@ var (
 	tlsRe         = lazyre.New(`(?i)x509: |certificate signed by unknown authority|self[- ]signed certificate|SSL certificate (?:problem|verification|has expired|is not yet valid)|CERT_HAS_EXPIRED|UNABLE_TO_(?:GET_ISSUER_CERT|VERIFY_LEAF_SIGNATURE)|unable to get local issuer certificate|SSL error|invalid peer certificate|UnknownIssuer|certificate verify failed|CERTIFICATE_VERIFY_FAILED|PKIX path building failed|unable to find valid certification path|SunCertPathBuilderException`)
 	diskRe        = lazyre.New(`(?i)no space left on device|disk quota exceeded|\bENOSPC\b|not enough space on the disk`)
 	permRe        = lazyre.New(`(?i)permission denied|os error 13|\bEACCES\b|read-only file system|\bEROFS\b|operation not permitted|\bEPERM\b`)
-	memoryRe      = lazyre.New(`(?i)out of memory|heap out of memory|cannot allocate memory|OOMKilled|oom-kill`)
+	memoryRe      = lazyre.New(`(?i)out of memory|heap out of memory|cannot allocate memory|OOMKilled|oom-kill|Server terminated abruptly`)
 )
 
 // envSignals lists the environment evidence in text, one per kind, the last line of each kind
@@ -163,12 +164,27 @@ func (v verifyView) saysNothing() bool {
 		return false
 	}
 	for _, l := range strings.Split(v.norm, "\n") {
-		if l != "" && causeWordsRe.MatchString(l) && !genericFailRe.MatchString(l) && !exitOnlyRe.MatchString(l) {
+		if l == "" || !causeWordsRe.MatchString(l) {
+			continue
+		}
+		bare := workspacePrefixRe.ReplaceAllString(l, "") // lerna's, turbo's "pkg: " or "pkg:task: "
+		if !saysOnlyFailed(l) && !saysOnlyFailed(bare) {
 			return false
 		}
 	}
 	return true
 }
+
+func saysOnlyFailed(l string) bool {
+	return genericFailRe.MatchString(l) || exitOnlyRe.MatchString(l) || summaryRe.MatchString(l)
+}
+
+// workspacePrefixRe: the package (and task) a monorepo runner puts before each line.
+var workspacePrefixRe = lazyre.New(`^(?:@[\w.-]+/)?[\w.-]+(?::[\w.-]+)?:\s+`)
+
+// summaryRe: a runner's tally (fail 0, 1/7 targets failed, the list that follows it), npm's
+// lines about where a script failed: they count failures, they do not say why.
+var summaryRe = lazyre.New(`(?i)^\W*(?:fail(?:ed|ures?)?|errors?|pass(?:ed)?|tests?|skipped|todo|cancelled)\W*#\W*$|#(?:/#)?\s+(?:targets?|tasks?|projects?|packages?|suites?|files?|tests?)?\s*failed|npm (?:ERR!|error)\s+(?:Lifecycle script|Error: command failed|in workspace|at location)|^-\s+[@\w./:-]+$`)
 
 // exitOnlyRe: a line that reports only that a command or package failed, with its exit code or
 // its name (a test runner's per-package FAIL line, a task runner's "exited (1)"), not why.
