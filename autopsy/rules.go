@@ -278,7 +278,7 @@ var weakRules = []Rule{
 	},
 	{
 		Name: "different-failures", Category: AgentFlake, Confidence: 0.45,
-		Match: func(f *facts) bool { return len(f.failed) >= 2 && !f.sameMessages() && !f.allSilent() },
+		Match: func(f *facts) bool { return len(f.failed) >= 2 && !f.sameMessages() && !f.allSilent() && f.anySays() },
 		Why: func(f *facts) string {
 			return fmt.Sprintf("the %d failed attempts failed in different ways (%s)", len(f.failed), strings.Join(f.distinctClasses(), ", "))
 		},
@@ -425,6 +425,23 @@ func (f *facts) sameMessages() bool {
 }
 
 var digitsRe = lazyre.New(`[0-9]+`)
+
+// anySays: some failure says what went wrong: its message names a cause, or its verify output
+// names failing tests, build errors or a line that says more than that it failed.
+func (f *facts) anySays() bool {
+	for _, a := range f.failed {
+		if a.Class == cQuality {
+			if !f.verifyView(a).saysNothing() {
+				return true
+			}
+			continue
+		}
+		if namesCause(a.Message) || namesCause(f.agentOf(a).LastMessage) {
+			return true
+		}
+	}
+	return false
+}
 
 // namesCause: a failure message says what went wrong in words a person can act on: not a CLI's
 // generic error or a bare status, not a JSON event with no text, not a line with no word of

@@ -188,7 +188,7 @@ var summaryRe = lazyre.New(`(?i)^\W*(?:fail(?:ed|ures?)?|errors?|pass(?:ed)?|tes
 
 // exitOnlyRe: a line that reports only that a command or package failed, with its exit code or
 // its name (a test runner's per-package FAIL line, a task runner's "exited (1)"), not why.
-var exitOnlyRe = lazyre.New(`(?i)^(?:FAIL|FAILED)\s+\S+\s+(?:#|\(#\))$|^Failed:\s+\S+$|(?:exited|exit code|exit status|exited with (?:code|status))\W*#\W*$|command finished with error|run failed: command`)
+var exitOnlyRe = lazyre.New(`(?i)^(?:FAIL|FAILED)\s+\S+\s+(?:#|\(#\))$|^Failed:\s+\S+$|(?:exited|exit code|exit status|exited with (?:error )?(?:code|status)|failed with (?:exit|error) code)\W*#\W*:?$|command finished with error|run failed: command`)
 
 func (v verifyView) sameAs(w verifyView) bool {
 	if len(v.tests) > 0 || len(w.tests) > 0 {
