@@ -70,7 +70,9 @@ var lackRes = []lackRe{
 			return "sudo apt-get install -y " + cmakePackage(firstNonEmpty(m[1:]...))
 		}},
 	{lazyre.New(`(?:setting|set) the ([A-Z][A-Z0-9_]{3,}) environment variable|environment variable ([A-Z][A-Z0-9_]{3,}) (?:is )?(?:not set|unset|missing|required|must be set)|\b([A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|URL|DSN|PASSWORD))\b (?:is not set|not set|must be set|is required|is missing|environment variable is (?:not set|missing|required))`),
-		func(m []string) string { return "the environment variable " + firstNonEmpty(m[1:]...) + " (a secret or setting the tests read)" },
+		func(m []string) string {
+			return "the environment variable " + firstNonEmpty(m[1:]...) + " (a secret or setting the tests read)"
+		},
 		func(m []string) string { return "export " + firstNonEmpty(m[1:]...) + "=..." }},
 	{lazyre.New(`(?i)licences? have not been accepted|accept the SDK license agreements|You have not accepted the license agreements`),
 		func(m []string) string { return "the Android SDK's licences accepted" },
