@@ -74,6 +74,13 @@ var lackRes = []lackRe{
 			return "the environment variable " + firstNonEmpty(m[1:]...) + " (a secret or setting the tests read)"
 		},
 		func(m []string) string { return "export " + firstNonEmpty(m[1:]...) + "=..." }},
+	{lazyre.New(`unrecognized arguments: .*--(cov|timeout|xdist|benchmark|asyncio|django|mock|randomly|rerun|html)\b|unrecognized arguments: -n\b`),
+		func(m []string) string { return "the pytest plugin for " + orWord(m[1], "-n (pytest-xdist)") },
+		func(m []string) string {
+			p := map[string]string{"cov": "pytest-cov", "timeout": "pytest-timeout", "xdist": "pytest-xdist", "benchmark": "pytest-benchmark", "asyncio": "pytest-asyncio",
+				"django": "pytest-django", "mock": "pytest-mock", "randomly": "pytest-randomly", "rerun": "pytest-rerunfailures", "html": "pytest-html"}[m[1]]
+			return "python3 -m pip install " + orWord(p, "pytest-xdist")
+		}},
 	{lazyre.New(`(?i)licences? have not been accepted|accept the SDK license agreements|You have not accepted the license agreements`),
 		func(m []string) string { return "the Android SDK's licences accepted" },
 		func(m []string) string { return "yes | sdkmanager --licenses" }},

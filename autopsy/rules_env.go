@@ -494,6 +494,8 @@ func installProgram(prog string) string {
 		return "curl -LsSf https://astral.sh/uv/install.sh | sh"
 	case "pnpm", "yarn":
 		return "corepack enable"
+	case "protoc":
+		return "sudo apt-get install -y protobuf-compiler"
 	case "protoc-gen-go":
 		return "go install google.golang.org/protobuf/cmd/protoc-gen-go@latest"
 	case "protoc-gen-go-grpc":

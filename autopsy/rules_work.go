@@ -293,7 +293,7 @@ var workRules = []Rule{
 	{
 		Name: "verify-same-failure", Category: WorkflowBug, Confidence: 0.6,
 		Match: func(f *facts) bool {
-			return f.allClasses(cQuality) && len(f.failed) >= 2 && !f.verifyDiffers() && f.sameMessages()
+			return f.allClasses(cQuality) && len(f.failed) >= 2 && !f.verifyDiffers() && f.sameMessages() && f.verifyConcrete()
 		},
 		Why: func(f *facts) string {
 			why := fmt.Sprintf("verify failed the same way in all %d attempts: %s", len(f.failed), f.last().Message)
@@ -436,3 +436,30 @@ func (f *facts) lastVerifyQuestion() string {
 
 // verifyAskRe: prompts of tools a verify command runs that end without a question mark.
 var verifyAskRe = lazyre.New(`(?i)Select an option:|Type 'yes'|or 'no' to cancel:|\[Y/n\]|\[y/N\]|Enter (?:a|the|your) .*:\s*$`)
+
+// verifyConcrete: the verify's failure points at the task's code, not just at a crash or an
+// error somewhere: the base tree passes (the change breaks it), or the output names failing
+// tests or build errors.
+func (f *facts) verifyConcrete() bool {
+	if f.base != nil && !f.base.failed() {
+		return true
+	}
+	a := f.lastOf(cQuality)
+	v := f.verifyView(a)
+	if len(v.tests) > 0 || len(v.build) > 0 {
+		return true
+	}
+	for _, l := range decisiveLines(f.verifyOutput[key(a.TaskID, a.N)] + "\n" + a.Message) {
+		if specificCauseRe.MatchString(genericWordsRe.ReplaceAllString(l, " ")) {
+			return true
+		}
+	}
+	return false
+}
+
+// genericWordsRe are the words of failure that name no cause (a crash, an error, an abort);
+// specificCauseRe what is left when a line names one.
+var (
+	genericWordsRe  = lazyre.New(`(?i)\b(?:errors?|fail(?:ed|ures?|s)?|fatal|crash(?:ed|es)?|abort(?:ed)?|exceptions?|unexpected(?:ly)?|unknown)\b`)
+	specificCauseRe = lazyre.New(`(?i)denied|refused|not found|no such|cannot|can't|unable|invalid|expired|unauthori[sz]ed|forbidden|limit|quota|timeout|timed out|missing|unsupported|not supported|not allowed|not permitted|required|requires|mismatch|undefined|too[ _](?:long|large|many)|exceed|does(?: not|n't) exist|could(?: not|n't)|not set|no tty|not a tty|no default|incompatible|conflict|duplicate|already exists|not defined|no module|cannot find|did not|didn't|expected|got`)
+)

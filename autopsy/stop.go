@@ -392,17 +392,32 @@ var announceRe = lazyre.New("(?i)\\b(?:I'll|I will|let me|I'm going to|now I|nex
 // hungInCommand: every attempt went silent while a command it had started still ran; the
 // last attempt's command.
 func (f *facts) hungInCommand() (string, bool) {
-	if len(f.failed) < 2 || !f.allClasses(cHeartbeat, cTimeout) || f.count(cHeartbeat) == 0 {
+	if len(f.failed) < 2 || !f.allClasses(cHeartbeat, cTimeout) {
 		return "", false
 	}
-	cmd := ""
-	for _, a := range f.failed {
-		if cmd = pendingCommand(f.output[key(a.TaskID, a.N)]); cmd == "" {
+	cmd, same := "", true
+	for i, a := range f.failed {
+		c := pendingCommand(f.output[key(a.TaskID, a.N)])
+		if m := runningRe.FindStringSubmatch(a.Message); c == "" && m != nil {
+			c = m[1] // the runner's "codex was running: CMD"
+		}
+		if c == "" {
 			return "", false
 		}
+		if i > 0 && c != cmd {
+			same = false
+		}
+		cmd = c
+	}
+	// Silent inside a command: it waits. Out of time inside the same command every time: it
+	// takes longer than the limit allows (or never ends).
+	if f.count(cHeartbeat) == 0 && !same {
+		return "", false
 	}
 	return clip(cmd), true
 }
+
+var runningRe = lazyre.New(`\bwas running: (.+)$`)
 
 // promptNamesTest: the prompt names one of the tests (by its last name part).
 func promptNamesTest(prompt string, tests []string) bool {
