@@ -81,6 +81,12 @@ var lackRes = []lackRe{
 				"django": "pytest-django", "mock": "pytest-mock", "randomly": "pytest-randomly", "rerun": "pytest-rerunfailures", "html": "pytest-html"}[m[1]]
 			return "python3 -m pip install " + orWord(p, "pytest-xdist")
 		}},
+	{lazyre.New(`version https://git-lfs\.github\.com/spec/v1|invalid load key, 'v'|is a Git LFS pointer`),
+		func(m []string) string { return "the Git LFS objects (the tree holds their pointer files)" },
+		func(m []string) string { return "git lfs install && git lfs pull" }},
+	{lazyre.New(`add_subdirectory given source\s+"?([^"\s]+)"?\s+which is not an|No url found for submodule path|fatal: not a git repository: .*/modules/`),
+		func(m []string) string { return "the git submodules checked out" },
+		func(m []string) string { return "git submodule update --init --recursive" }},
 	{lazyre.New(`(?i)licences? have not been accepted|accept the SDK license agreements|You have not accepted the license agreements`),
 		func(m []string) string { return "the Android SDK's licences accepted" },
 		func(m []string) string { return "yes | sdkmanager --licenses" }},

@@ -461,7 +461,7 @@ func namesCause(msg string) bool {
 		return false
 	case strings.HasPrefix(detail, "{") && !jsonWordsRe.MatchString(detail):
 		return false // an event line with no text
-	case !causeWordsRe.MatchString(detail):
+	case !specificCauseRe.MatchString(genericWordsRe.ReplaceAllString(detail, " ")) && !causeWordsRe.MatchString(genericWordsRe.ReplaceAllString(detail, " ")):
 		return false
 	case opaqueAPIRe.MatchString(detail) && !apiCauseRe.MatchString(detail):
 		return false

@@ -402,7 +402,7 @@ func TestRules(t *testing.T) {
 			return mkFacts(t, "", exit("agent exited with status 1: panic: boom at line 3"), exit("agent exited with status 1: panic: boom at line 4"))
 		}, WorkflowBug, []string{"mulligan run fix", "mulligan logs k3f9abcd/fix@2"}, "points at the task"},
 		{"single-failure", func(t *testing.T) *facts {
-			return mkFacts(t, "", att{class: cAgentExit, msg: "agent exited with status 2: error: it broke", files: 3})
+			return mkFacts(t, "", att{class: cAgentExit, msg: "agent exited with status 2: error: cannot write the cache", files: 3})
 		}, Unknown, []string{"mulligan logs k3f9abcd/fix@1", "mulligan run fix", "mulligan restore refs/mulligan/runs/k3f9abcd/fix/1/post"}, "not a pattern"},
 		{"fallback", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: "something_new", msg: "?"})

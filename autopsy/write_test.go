@@ -10,7 +10,7 @@ import (
 )
 
 func TestReportShapeAndFiles(t *testing.T) {
-	f := mkFacts(t, "", att{class: cAgentExit, msg: "agent exited with status 1: boom", out: "step 1\nerror: boom\n", files: 1})
+	f := mkFacts(t, "", att{class: cAgentExit, msg: "agent exited with status 1: error: cannot open boom", out: "step 1\nerror: cannot open boom\n", files: 1})
 	r := f.report(Input{Now: func() time.Time { return time.Unix(1e9+90, 0) }})
 	js, err := JSON(r)
 	if err != nil {
@@ -55,7 +55,7 @@ func TestReportShapeAndFiles(t *testing.T) {
 		t.Errorf("dir mode %v", st.Mode())
 	}
 	b, _ := os.ReadFile(md)
-	for _, want := range []string{"# Autopsy of run k3f9abcd (failed)", "## Verdict: unknown", "Rule `single-failure`", "```sh\nmulligan logs k3f9abcd/fix@1\n", "The lines that decided it:", "| fix@1 | fast | failed | agent_exit |", "error: boom"} {
+	for _, want := range []string{"# Autopsy of run k3f9abcd (failed)", "## Verdict: unknown", "Rule `single-failure`", "```sh\nmulligan logs k3f9abcd/fix@1\n", "The lines that decided it:", "| fix@1 | fast | failed | agent_exit |", "error: cannot open boom"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, b)
 		}
