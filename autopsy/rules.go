@@ -126,6 +126,21 @@ var stateRules = []Rule{
 		Lines: func(f *facts) []string { return nil },
 	},
 	{
+		// The run has not stopped: an autopsy asked for while it goes on judges nothing yet.
+		Name: "still-running", Category: NoFailure, Confidence: 1,
+		Match: func(f *facts) bool { return f.run.State == store.RunRunning },
+		Why: func(f *facts) string {
+			if n := len(f.failed); n > 0 && f.task != nil {
+				return fmt.Sprintf("nothing has stopped: the run is still running; %d attempt(s) of task %s failed so far, the last one %s: %s", n, f.task.ID, f.lastClass(), f.summary())
+			}
+			return "nothing has stopped: the run is still running"
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: "watch it go on (mulligan top for all runs); if its process died, mulligan supervise or resume takes it up", Commands: []string{"mulligan show " + f.run.ID, "mulligan events " + f.run.ID}}
+		},
+		Lines: func(f *facts) []string { return nil },
+	},
+	{
 		// You ended it (cancel, kill): whatever the attempts did before, the run stopped because
 		// you said so, and nothing waits. The failures before it stay in the evidence.
 		Name: "cancelled-by-you", Category: NoFailure, Confidence: 1,

@@ -252,6 +252,11 @@ func TestRules(t *testing.T) {
 			f.run.State = "paused"
 			return f
 		}, NoFailure, []string{"mulligan resume k3f9abcd"}, "resume"},
+		{"still-running", func(t *testing.T) *facts {
+			f := rt(mkFacts(t, "", verify(one, 2)))
+			f.run.State = store.RunRunning
+			return f
+		}, NoFailure, []string{"mulligan show k3f9abcd", "mulligan events k3f9abcd"}, "watch it"},
 		{"cancelled-by-you", func(t *testing.T) *facts {
 			f := rt(mkFacts(t, "", verify(one, 2), att{class: cCancel, msg: "the attempt was cancelled"}))
 			f.run.State = store.RunCancelled
