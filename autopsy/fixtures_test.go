@@ -30,7 +30,7 @@ func TestRealCLIFailures(t *testing.T) {
 		{"opencode_api_auth.jsonl", taskfile.PresetOpencode, 1, Environment, `^opencode auth login$`, ""},
 		{"claude_api_credit.json", taskfile.PresetClaude, 1, Environment, `billing`, `supervise|resume`},
 		{"codex_api_credit.jsonl", taskfile.PresetCodex, 1, Environment, `billing`, `supervise|resume`},
-		{"opencode_api_credit.jsonl", taskfile.PresetOpencode, 1, Environment, `retry-task`, `supervise|resume`},
+		{"opencode_api_credit.jsonl", taskfile.PresetOpencode, 1, Environment, `billing`, `supervise|resume`},
 		{"claude_api_529.json", taskfile.PresetClaude, 1, AgentFlake, `^mulligan retry-task k3f9abcd fix$`, ""},
 		{"codex_api_server.jsonl", taskfile.PresetCodex, 1, AgentFlake, `^mulligan retry-task k3f9abcd fix$`, ""},
 		{"gemini_api_overloaded.txt", taskfile.PresetGemini, 247, AgentFlake, `^mulligan retry-task k3f9abcd fix$`, ""},

@@ -527,7 +527,23 @@ func billingURL(text, preset string) string {
 	if m := billingURLRe.FindString(text); m != "" {
 		return strings.TrimRight(m, ".,;:)\"'")
 	}
+	for _, p := range providerBilling {
+		if p.re.MatchString(text) {
+			return p.url
+		}
+	}
 	return map[string]string{"claude": "https://console.anthropic.com/settings/billing", "codex": "https://platform.openai.com/settings/organization/billing"}[preset]
+}
+
+// providerBilling: the billing page of the provider a message names.
+var providerBilling = []struct {
+	re  *lazyre.Regexp
+	url string
+}{
+	{lazyre.New(`(?i)openrouter`), "https://openrouter.ai/settings/credits"},
+	{lazyre.New(`(?i)deepseek`), "https://platform.deepseek.com/top_up"},
+	{lazyre.New(`(?i)anthropic|credit balance is too low`), "https://console.anthropic.com/settings/billing"},
+	{lazyre.New(`(?i)openai|check your plan and billing|insufficient_quota`), "https://platform.openai.com/settings/organization/billing"},
 }
 
 var billingURLRe = lazyre.New(`https?://[^\s"')]*(?:billing|credits|balance|top-?up|plan|usage)[^\s"')]*`)

@@ -175,7 +175,7 @@ var loginRes = []lackRe{
 
 // portRes: a port the tests need is taken by another process.
 var portRes = []lackRe{
-	{lazyre.New(`(?i)Bind for [\d.:]*:(\d+) failed: port is already allocated|(?:listen|bind)[^\n]*:(\d+)[^\n]*address already in use|EADDRINUSE[^\n]*:(\d+)|port (\d+) is already in use`),
+	{lazyre.New(`(?i)(?:https?://)?(?:localhost|127\.0\.0\.1|0\.0\.0\.0):(\d+) is already (?:used|in use)|Bind for [\d.:]*:(\d+) failed: port is already allocated|(?:listen|bind)[^\n]*:(\d+)[^\n]*address already in use|EADDRINUSE[^\n]*:(\d+)|port (\d+) is already in use`),
 		func(m []string) string {
 			return "a free port " + firstNonEmpty(m[1:]...) + " (another process holds it)"
 		},

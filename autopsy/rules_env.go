@@ -140,12 +140,30 @@ var envRules = []Rule{
 		Lines: func(f *facts) []string { s, _ := f.anySignal(sigDisk); return []string{s.line} },
 	},
 	{
+		// SIGTERM from outside, with nothing that says who sent it (no memory text, no time
+		// limit of the task's): a supervisor, a CI runner, a person. The run says no more.
+		Name: "verify-terminated", Category: Unknown, Confidence: 0.89,
+		Match: func(f *facts) bool {
+			_, e := f.verifyEnd()
+			return e.Kind == evidence.Terminated && !e.Memory
+		},
+		Why: func(f *facts) string {
+			a, e := f.verifyEnd()
+			return fmt.Sprintf("the verify command of attempt %d was terminated from outside (SIGTERM: a supervisor, a CI runner, a container stopping, a person), and nothing in the run says by whom: %s", a.N, e.Line)
+		},
+		Suggest: func(f *facts) Suggestion {
+			a, _ := f.verifyEnd()
+			return Suggestion{Text: "find what sent the signal (the machine's or the container's logs around the attempt's end); run the task again once nothing stops it", Commands: []string{f.logs(a), f.retry()}}
+		},
+		Lines: func(f *facts) []string { _, e := f.verifyEnd(); return []string{e.Line} },
+	},
+	{
 		// The kernel killed the tests (137, "signal: killed", an out-of-memory text): the machine
 		// ran out of memory, not the code out of logic.
 		Name: "verify-killed", Category: Environment, Confidence: 0.9,
 		Match: func(f *facts) bool {
 			_, e := f.verifyEnd()
-			return e.Kind == evidence.Killed || e.Memory || e.Kind == evidence.Terminated
+			return e.Kind == evidence.Killed || e.Memory
 		},
 		Why: func(f *facts) string {
 			a, e := f.verifyEnd()

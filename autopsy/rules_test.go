@@ -167,6 +167,10 @@ func TestRules(t *testing.T) {
 			v := att{class: cQuality, code: "verify_failed", msg: "verify `composer test` exited with status 1", verify: out}
 			return rt(mkFacts(t, "", v, v))
 		}, Environment, []string{"sudo apt-get install php8.3-intl", "mulligan retry-task k3f9abcd fix"}, "tool's own advice"},
+		{"verify-terminated", func(t *testing.T) *facts {
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `go test ./...` exited with status 143", verify: "=== RUN   TestSync\nTerminated\n"}
+			return rt(mkFacts(t, "", v, v))
+		}, Unknown, []string{"mulligan logs k3f9abcd/fix@2", "mulligan retry-task k3f9abcd fix"}, "sent the signal"},
 		{"credit-exhausted", func(t *testing.T) *facts {
 			return rt(mkFacts(t, "quota", att{class: cQuota, code: "credit", msg: "claude: Credit balance is too low"}))
 		}, Environment, []string{"xdg-open https://console.anthropic.com/settings/billing", "mulligan retry-task k3f9abcd fix"}, "console.anthropic.com"},

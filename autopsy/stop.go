@@ -115,8 +115,13 @@ func (f *facts) agentOf(a storeAttempt) evidence.Agent {
 // of its time.
 func (f *facts) verifyEnd() (storeAttempt, evidence.Exit) {
 	a := f.lastOf(cQuality)
-	if a.N == 0 {
-		return a, evidence.Exit{}
+	return a, f.verifyEndOf(a)
+}
+
+// verifyEndOf is how an attempt's verify command ended.
+func (f *facts) verifyEndOf(a storeAttempt) evidence.Exit {
+	if a.N == 0 || a.Class != cQuality {
+		return evidence.Exit{}
 	}
 	code := -1
 	if m := verifyStatusRe.FindStringSubmatch(a.Message); m != nil {
@@ -126,7 +131,7 @@ func (f *facts) verifyEnd() (storeAttempt, evidence.Exit) {
 	if a.Code == "verify_timeout" && e.Kind == "" {
 		e.Kind, e.Line = evidence.TimedOut, clip(a.Message)
 	}
-	return a, e
+	return e
 }
 
 var verifyStatusRe = lazyre.New("^verify `[^`]*` exited with status (-?\\d+)")
@@ -222,11 +227,8 @@ func (f *facts) promptAsksToFix(tests []string) bool {
 		return false
 	}
 	p := f.def.Prompt
-	for _, t := range tests {
-		name := t[strings.LastIndexByte(t, ' ')+1:]
-		if strings.Contains(p, name) {
-			return true
-		}
+	if promptNamesTest(p, tests) {
+		return true
 	}
 	// A prompt that names the tests it wants fixed does not ask for the others.
 	if f.base != nil && promptNamesTest(p, evidence.ParseTests(f.base.Output).Keys()) {
@@ -422,10 +424,30 @@ var runningRe = lazyre.New(`\bwas running: (.+)$`)
 // promptNamesTest: the prompt names one of the tests (by its last name part).
 func promptNamesTest(prompt string, tests []string) bool {
 	for _, t := range tests {
-		name := t[strings.LastIndexAny(t, " ./:")+1:]
-		if len(name) > 3 && strings.Contains(prompt, name) {
-			return true
+		for _, ref := range testRefs(t) {
+			if len(ref) > 3 && strings.Contains(prompt, ref) {
+				return true
+			}
 		}
 	}
 	return false
 }
+
+// testRefs are the ways a prompt names a failing test (its key "PKG-OR-FILE NAME"): the whole
+// name, its file or package, and a test function's identifier — not a word of a title.
+func testRefs(key string) []string {
+	refs := []string{key}
+	if file, title, ok := strings.Cut(key, " "); ok {
+		refs = append(refs, title)
+		if strings.ContainsAny(file, "/.") {
+			refs = append(refs, file, path.Base(file))
+		}
+	}
+	if id := key[strings.LastIndexAny(key, " ./:")+1:]; testIdentRe.MatchString(id) {
+		refs = append(refs, id)
+	}
+	return refs
+}
+
+// testIdentRe: a test function's name (TestParse, test_parse, testParse, it_parses…).
+var testIdentRe = lazyre.New(`^(?:Test|test|Benchmark|Example|Fuzz|it_|should)[\w]+$`)
