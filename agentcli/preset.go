@@ -290,8 +290,10 @@ func addInt(p *int64, v float64) *int64 {
 	return &n
 }
 
-func path(m map[string]any, keys ...string) any {
-	var v any = m
+func path(m map[string]any, keys ...string) any { return Field(m, keys...) }
+
+// Field walks a decoded JSON value along object keys: nil where one is missing.
+func Field(v any, keys ...string) any {
 	for _, k := range keys {
 		mm, ok := v.(map[string]any)
 		if !ok {

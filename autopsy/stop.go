@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/autopsy/evidence"
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
 	"github.com/mulligan-dev/mulligan/snapshot"
@@ -342,22 +343,15 @@ func pendingCommand(out string) string {
 	if json.Unmarshal([]byte(last), &ev) != nil {
 		return ""
 	}
-	str := func(v any, path ...string) string {
-		for _, p := range path {
-			m, ok := v.(map[string]any)
-			if !ok {
-				return ""
-			}
-			v = m[p]
-		}
-		s, _ := v.(string)
+	str := func(v any, keys ...string) string {
+		s, _ := agentcli.Field(v, keys...).(string)
 		return s
 	}
 	switch str(ev, "type") {
 	case "item.started":
 		return str(ev, "item", "command")
 	case "assistant":
-		content, _ := str2(ev, "message", "content").([]any)
+		content, _ := agentcli.Field(ev, "message", "content").([]any)
 		if len(content) > 0 && str(content[len(content)-1], "type") == "tool_use" {
 			c := content[len(content)-1]
 			return strings.TrimSpace(str(c, "name") + " " + orWord(str(c, "input", "command"), str(c, "input", "file_path")))
@@ -375,17 +369,6 @@ func pendingCommand(out string) string {
 		}
 	}
 	return ""
-}
-
-func str2(v any, path ...string) any {
-	for _, p := range path {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[p]
-	}
-	return v
 }
 
 // announceRe: the agent's words that it starts a command now.
