@@ -264,7 +264,20 @@ func (f *facts) serviceDown() (envSignal, bool) {
 	if f.base != nil {
 		return envSignal{}, false // it passes on the base: the attempts broke the connection
 	}
-	return f.everySignal(sigService)
+	// In the verify's output, where the tests ran: a refusal inside the agent's own commands
+	// may be its sandbox's (codex's proxy on a loopback port), not a service the tests need.
+	var last envSignal
+	for _, a := range f.failed {
+		if a.Class != cQuality {
+			continue
+		}
+		s, ok := signalOf(f.verifySignals(a), sigService)
+		if !ok {
+			return envSignal{}, false
+		}
+		last = s
+	}
+	return last, last.kind != ""
 }
 
 // cannotWrite: the agent said permission denied and no attempt changed a file.

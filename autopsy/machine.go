@@ -42,7 +42,7 @@ var lackRes = []lackRe{
 	{lazyre.New(`Found no NVIDIA driver on your system|no CUDA GPUs are available|CUDA driver version is insufficient|Torch not compiled with CUDA enabled`),
 		func(m []string) string { return "a GPU with its CUDA driver" },
 		func(m []string) string { return "nvidia-smi" }},
-	{lazyre.New(`-race requires cgo|cgo: C compiler "?(\w+)"? not found|exec: "(gcc|cc|clang)": executable file not found`),
+	{lazyre.New(`requires cgo to work|-race requires cgo|cgo: C compiler "?(\w+)"? not found|exec: "(gcc|cc|clang)": executable file not found`),
 		func(m []string) string { return "a C compiler for cgo (with CGO_ENABLED=1)" },
 		func(m []string) string { return "sudo apt-get install -y build-essential" }},
 	{lazyre.New(`(?i)Could not find directory of (OpenSSL) installation|Package '?(openssl|libssl)'?,? .*not found|fatal error: (openssl)/\w+\.h: No such file`),
@@ -69,7 +69,13 @@ var lackRes = []lackRe{
 		func(m []string) string {
 			return "sudo apt-get install -y " + cmakePackage(firstNonEmpty(m[1:]...))
 		}},
-	{lazyre.New(`(?:setting|set) the ([A-Z][A-Z0-9_]{3,}) environment variable|environment variable ([A-Z][A-Z0-9_]{3,}) (?:is )?(?:not set|unset|missing|required|must be set)|\b([A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|URL|DSN|PASSWORD))\b (?:is not set|not set|must be set|is required|is missing|environment variable is (?:not set|missing|required))`),
+	{lazyre.New(`Unable to load shared library '([\w.+-]+)'|(lib[\w+-]+)\.so[.\d]*: cannot open shared object file`),
+		func(m []string) string { return "the shared library " + firstNonEmpty(m[1:]...) },
+		func(m []string) string { return "sudo apt-get install -y " + strings.TrimSuffix(firstNonEmpty(m[1:]...), ".so") }},
+	{lazyre.New(`"([\w.+-]+)" not found in the path`),
+		func(m []string) string { return m[1] + " (not on PATH)" },
+		func(m []string) string { return installProgram(m[1]) }},
+	{lazyre.New(`(?:setting|set) the ([A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|URL|URI|DSN|PASSWORD|PASS|HOST|CREDENTIALS|ACCOUNT|REGION|PROJECT|HOME)) environment variable|environment variable ([A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|URL|URI|DSN|PASSWORD|PASS|HOST|CREDENTIALS|ACCOUNT|REGION|PROJECT|HOME)) (?:is )?(?:not set|unset|missing|required|must be set)|\b([A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|URL|DSN|PASSWORD))\b (?:is not set|not set|must be set|is required|is missing|environment variable is (?:not set|missing|required))`),
 		func(m []string) string {
 			return "the environment variable " + firstNonEmpty(m[1:]...) + " (a secret or setting the tests read)"
 		},
@@ -162,6 +168,9 @@ var loginRes = []lackRe{
 			return "a container registry login" + orWord(strings.TrimSpace(" ("+m[1]+")"), "")
 		},
 		func(m []string) string { return strings.TrimSpace("docker login " + m[1]) }},
+	{lazyre.New(`(?i)(?:status code: 401, reason phrase: Unauthorized|Return code is: 401|401 Unauthorized).*?(?:from/to|from) ([\w.-]+) \((https?://[^)]+)\)|(?:from/to|from) ([\w.-]+) \((https?://[^)]+)\): (?:status code: 401|Unauthorized)`),
+		func(m []string) string { return "credentials for the Maven repository " + firstNonEmpty(m[1], m[3]) },
+		func(m []string) string { return "${EDITOR:-vi} ~/.m2/settings.xml" }},
 	{lazyre.New(`(?i)could not read (?:Username|Password) for 'https://github\.com'|fatal: Authentication failed for 'https://github\.com`),
 		func(m []string) string { return "git credentials for github.com" },
 		func(m []string) string { return "gh auth setup-git" }},

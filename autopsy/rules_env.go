@@ -431,7 +431,7 @@ func installCommand(preset string) string {
 
 var badFlagRe = lazyre.New(`(?i)unknown option '?-|unexpected argument '-[^']*' found|Unknown arguments?: |unrecognized arguments?: -|Unknown flag:? -|flag provided but not defined`)
 
-var accountRe = lazyre.New(`(?i)organization must be verified|Verify Organization|organization has been (?:disabled|deactivated)|account (?:has been |is )?(?:disabled|suspended|deactivated|banned)|not available (?:on|in) your (?:plan|tier|region)|does not have access to (?:the )?model|You don't have access to|permission_error|"status":\s*"PERMISSION_DENIED"`)
+var accountRe = lazyre.New(`(?i)organization must be verified|model is not supported when using \S+ with an? \S+ account|Verify Organization|organization has been (?:disabled|deactivated)|account (?:has been |is )?(?:disabled|suspended|deactivated|banned)|not available (?:on|in) your (?:plan|tier|region)|does not have access to (?:the )?model|You don't have access to|permission_error|"status":\s*"PERMISSION_DENIED"`)
 
 // serviceName names the usual server on a port.
 func serviceName(port string) string {
