@@ -71,7 +71,9 @@ var lackRes = []lackRe{
 		}},
 	{lazyre.New(`Unable to load shared library '([\w.+-]+)'|(lib[\w+-]+)\.so[.\d]*: cannot open shared object file`),
 		func(m []string) string { return "the shared library " + firstNonEmpty(m[1:]...) },
-		func(m []string) string { return "sudo apt-get install -y " + strings.TrimSuffix(firstNonEmpty(m[1:]...), ".so") }},
+		func(m []string) string {
+			return "sudo apt-get install -y " + strings.TrimSuffix(firstNonEmpty(m[1:]...), ".so")
+		}},
 	{lazyre.New(`"([\w.+-]+)" not found in the path`),
 		func(m []string) string { return m[1] + " (not on PATH)" },
 		func(m []string) string { return installProgram(m[1]) }},
