@@ -370,8 +370,14 @@ var envRules = []Rule{
 		Match: func(f *facts) bool { return f.lastMatches(accountRe) && f.lastClass() != cQuality },
 		Why:   func(f *facts) string { return "the provider refuses the agent's account: " + f.lastMatch(accountRe) },
 		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: "a person has to settle it with the provider (the message says where: verify the organization, enable the account, a plan with the model) or give the agent another account; then run the task again",
+			s := Suggestion{Text: "a person has to settle it with the provider (the message says where: verify the organization, enable the account, a plan with the model) or give the agent another account; then run the task again",
 				Commands: []string{f.retry()}}
+			if modelWordRe.MatchString(f.lastMatch(accountRe)) {
+				// The account lacks this model: the agent's command names another one.
+				s.Text = "the account cannot use the model the agent's command asks for: name a model it has in the agent's command (or its CLI's config), or settle it with the provider; then run the task again"
+				s.Commands = []string{f.fixed()}
+			}
+			return s
 		},
 		Lines: func(f *facts) []string { return []string{f.lastMatch(accountRe)} },
 	},
@@ -428,6 +434,8 @@ func installCommand(preset string) string {
 	cmd, _, _ = strings.Cut(cmd, ", then")
 	return strings.TrimSpace(cmd)
 }
+
+var modelWordRe = lazyre.New(`(?i)model is not supported|access to (?:the )?model|model \S+ is not available`)
 
 var badFlagRe = lazyre.New(`(?i)unknown option '?-|unexpected argument '-[^']*' found|Unknown arguments?: |unrecognized arguments?: -|Unknown flag:? -|flag provided but not defined`)
 

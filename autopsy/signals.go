@@ -79,7 +79,7 @@ func envSignals(text string) []envSignal {
 			if m := servicePortRe.FindStringSubmatch(l); m != nil {
 				port = m[1] + m[2]
 			}
-			if low := strings.ToLower(l); strings.Contains(low, "docker daemon") || strings.Contains(low, "docker environment") || strings.Contains(low, "docker.sock") {
+			if low := strings.ToLower(l); strings.Contains(low, "docker") {
 				port = "docker"
 			}
 			if low := strings.ToLower(l); port == "" && (strings.Contains(low, "mysql") || strings.Contains(low, "[2002]")) {
