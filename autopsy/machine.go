@@ -112,6 +112,13 @@ var lackRes = []lackRe{
 	{lazyre.New(`Unable to find libclang|couldn't find any valid shared libraries matching: \['libclang`),
 		func(m []string) string { return "libclang (bindgen needs it)" },
 		func(m []string) string { return "sudo apt-get install -y libclang-dev" }},
+	{lazyre.New(`could not find python interpreter with spec\(s\): (?:py|python)?(\d)\.?(\d+)|InterpreterNotFound: python(\d)\.(\d+)`),
+		func(m []string) string {
+			return "a Python " + firstNonEmpty(m[1], m[3]) + "." + firstNonEmpty(m[2], m[4])
+		},
+		func(m []string) string {
+			return "uv python install " + firstNonEmpty(m[1], m[3]) + "." + firstNonEmpty(m[2], m[4])
+		}},
 	{lazyre.New(`No interpreter found for Python ([^\s,]+)|Python downloads are set to 'never'`),
 		func(m []string) string { return "a Python " + orWord(m[1], "the project requires") },
 		func(m []string) string { return strings.TrimSpace("uv python install " + strings.Trim(m[1], "<>=~^")) }},

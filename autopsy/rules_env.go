@@ -140,6 +140,31 @@ var envRules = []Rule{
 		Lines: func(f *facts) []string { s, _ := f.anySignal(sigDisk); return []string{s.line} },
 	},
 	{
+		// A native crash (SIGSEGV) of the test process in every attempt: the code under test, a
+		// library's binary wheel or the runtime — the log does not say which.
+		Name: "verify-segfault", Category: Unknown, Confidence: 0.88,
+		Match: func(f *facts) bool {
+			if !f.allClasses(cQuality) {
+				return false
+			}
+			for _, a := range f.failed {
+				if !segfaultRe.MatchString(f.verifyOutput[key(a.TaskID, a.N)] + "\n" + a.Message) {
+					return false
+				}
+			}
+			return true
+		},
+		Why: func(f *facts) string {
+			a := f.last()
+			return "the test process crashed with a segmentation fault in every attempt, and nothing in the run says whose code crashed (the change, a native library, the runtime): " + f.lastMatch(segfaultRe) + " (attempt " + fmt.Sprint(a.N) + ")"
+		},
+		Suggest: func(f *facts) Suggestion {
+			s := f.inspect("run the failing test by hand with a native stack (python -X faulthandler, node --report-on-fatalerror, ulimit -c unlimited and gdb) to see which code crashes")
+			return s
+		},
+		Lines: func(f *facts) []string { return []string{f.lastMatch(segfaultRe)} },
+	},
+	{
 		// SIGTERM from outside, with nothing that says who sent it (no memory text, no time
 		// limit of the task's): a supervisor, a CI runner, a person. The run says no more.
 		Name: "verify-terminated", Category: Unknown, Confidence: 0.89,
@@ -434,6 +459,8 @@ func installCommand(preset string) string {
 	cmd, _, _ = strings.Cut(cmd, ", then")
 	return strings.TrimSpace(cmd)
 }
+
+var segfaultRe = lazyre.New(`(?im)^.*(?:Segmentation fault|SIGSEGV|signal: segmentation violation|exited with (?:status|code) 139|exit (?:status|code) 139).*$`)
 
 var modelWordRe = lazyre.New(`(?i)model is not supported|access to (?:the )?model|model \S+ is not available`)
 

@@ -171,6 +171,10 @@ func TestRules(t *testing.T) {
 			v := att{class: cQuality, code: "verify_failed", msg: "verify `go test ./...` exited with status 143", verify: "=== RUN   TestSync\nTerminated\n"}
 			return rt(mkFacts(t, "", v, v))
 		}, Unknown, []string{"mulligan logs k3f9abcd/fix@2", "mulligan retry-task k3f9abcd fix"}, "sent the signal"},
+		{"verify-segfault", func(t *testing.T) *facts {
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `pytest -q` exited with status 139", verify: "tests/test_io.py Fatal Python error: Segmentation fault\n"}
+			return rt(mkFacts(t, "", v, v))
+		}, Unknown, []string{"mulligan show k3f9abcd", "mulligan logs k3f9abcd/fix@2"}, "native stack"},
 		{"credit-exhausted", func(t *testing.T) *facts {
 			return rt(mkFacts(t, "quota", att{class: cQuota, code: "credit", msg: "claude: Credit balance is too low"}))
 		}, Environment, []string{"xdg-open https://console.anthropic.com/settings/billing", "mulligan retry-task k3f9abcd fix"}, "console.anthropic.com"},

@@ -43,13 +43,14 @@ var (
 		lazyre.New(`exec: "([^"]+)": executable file not found in \$PATH`),
 		lazyre.New(`spawn ([^\s:]+) ENOENT`),
 		lazyre.New(`([\w.-]+): program not found or is not executable`),
+		lazyre.New(`xargs: ([\w.+-]+): No such file or directory`),
 		lazyre.New("Could not find `([\\w.-]+)`"),
 		lazyre.New(`'([^']+)' is not recognized as an internal or external command`),
 		lazyre.New(`(?i)no module named '?(pytest|pip|venv)'?`),
 	}
 	// serviceRe: a connection to this machine refused (a local server is not running), as Go,
 	// node, libpq, redis-py, MySQL, the JVM and curl say it; servicePortRe finds its port.
-	serviceRe     = lazyre.New(`(?i)Cannot connect to the Docker daemon|Is the docker daemon running|Could not find a valid Docker environment|rootless Docker not found|docker (?:daemon )?(?:is )?not running|docker\.sock\b.*(?:no such file|not found|connect|must exist)|Can't connect to local (?:MySQL|MariaDB) server through socket|SQLSTATE\[HY000\] \[2002\]|could not connect to server: No such file or directory|(?:connection refused|\bECONNREFUSED\b|Errno 111|Error 111|\(111\)|Can't connect to (?:MySQL|local)|could not connect to server|Connection to \S+ refused).*(?:localhost|127\.0\.0\.1|::1|0\.0\.0\.0)|(?:localhost|127\.0\.0\.1|::1\b|0\.0\.0\.0).*(?:connection refused|\bECONNREFUSED\b|Errno 111|Error 111|\(111\)|refused)`)
+	serviceRe     = lazyre.New(`(?i)Cannot connect to the Docker daemon|Is the docker daemon running|Could not find a valid Docker environment|rootless Docker not found|docker (?:daemon )?(?:is )?not running|docker\.sock\b.*(?:no such file|not found|connect|must exist)|Can't connect to local (?:MySQL|MariaDB) server through socket|Can't reach database server at|SQLSTATE\[HY000\] \[2002\]|could not connect to server: No such file or directory|(?:connection refused|\bECONNREFUSED\b|Errno 111|Error 111|\(111\)|Can't connect to (?:MySQL|local)|could not connect to server|Connection to \S+ refused).*(?:localhost|127\.0\.0\.1|::1|0\.0\.0\.0)|(?:localhost|127\.0\.0\.1|::1\b|0\.0\.0\.0).*(?:connection refused|\bECONNREFUSED\b|Errno 111|Error 111|\(111\)|refused)`)
 	servicePortRe = lazyre.New(`(?i)(?:localhost|127\.0\.0\.1|::1|0\.0\.0\.0)['"\]]?(?:\)|,|:| port)+\s*(?:port )?(\d{2,5})\b|port (\d{2,5})\b`)
 	tlsRe         = lazyre.New(`(?i)x509: |certificate signed by unknown authority|self[- ]signed certificate|SSL certificate (?:problem|verification|has expired|is not yet valid)|CERT_HAS_EXPIRED|UNABLE_TO_(?:GET_ISSUER_CERT|VERIFY_LEAF_SIGNATURE)|unable to get local issuer certificate|SSL error|invalid peer certificate|UnknownIssuer|certificate verify failed|CERTIFICATE_VERIFY_FAILED|PKIX path building failed|unable to find valid certification path|SunCertPathBuilderException`)
 	diskRe        = lazyre.New(`(?i)no space left on device|disk quota exceeded|\bENOSPC\b|not enough space on the disk`)
@@ -125,6 +126,7 @@ var ansiRe = lazyre.New(`\x1b\[[0-9;?]*[A-Za-z]`)
 // with the parts that differ between identical runs (timings, addresses, temp paths) taken out.
 type verifyView struct {
 	tests  []string // failing tests, sorted, without duplicates
+	why    []string // each failing test with the first line of its failure, normalised
 	build  []string // build or syntax error lines
 	norm   string
 	head   string // the first error line, normalised: what a failure without tests is about
@@ -138,6 +140,12 @@ func readVerify(out string) verifyView {
 	// A linter's or formatter's rejection reads like a build error: the code is not accepted
 	// as it is, and the attempt that left it is to blame when the base passed.
 	v := verifyView{silent: strings.TrimSpace(out) == "", tests: t.Keys(), build: append(t.Build, t.Checks...)}
+	for _, ft := range t.Failed {
+		if ft.Message != "" {
+			v.why = append(v.why, ft.Key()+": "+volatileRe.ReplaceAllString(ft.Message, "#"))
+		}
+	}
+	slices.Sort(v.why)
 	var norm []string
 	for _, l := range evidence.Lines(out) {
 		if strings.TrimSpace(l) != "" {
@@ -185,7 +193,7 @@ var workspacePrefixRe = lazyre.New(`^(?:@[\w.-]+/)?[\w.-]+(?::[\w.-]+)?:\s+`)
 
 // summaryRe: a runner's tally (fail 0, 1/7 targets failed, the list that follows it), npm's
 // lines about where a script failed: they count failures, they do not say why.
-var summaryRe = lazyre.New(`(?i)^\W*(?:fail(?:ed|ures?)?|errors?|pass(?:ed)?|tests?|skipped|todo|cancelled)\W*#\W*$|#(?:/#)?\s+(?:targets?|tasks?|projects?|packages?|suites?|files?|tests?)?\s*failed|npm (?:ERR!|error)\s+(?:Lifecycle script|Error: command failed|in workspace|at location)|^-\s+[@\w./:-]+$`)
+var summaryRe = lazyre.New(`(?i)^\W*(?:fail(?:ed|ures?)?|errors?|pass(?:ed)?|tests?|skipped|todo|cancelled)\W*#\W*$|#(?:/#)?\s+(?:targets?|tasks?|projects?|packages?|suites?|files?|tests?)?\s*failed|npm (?:ERR!|error)\s+(?:Lifecycle script|Error: command failed|in workspace|at location)|^-\s+[@\w./:-]+$|^(?:tests?|build|command|script)\s+failed\.?\s+see (?:above|the log|the report)[^.]*\.?$`)
 
 // exitOnlyRe: a line that reports only that a command or package failed, with its exit code or
 // its name (a test runner's per-package FAIL line, a task runner's "exited (1)"), not why.
@@ -193,7 +201,9 @@ var exitOnlyRe = lazyre.New(`(?i)^(?:FAIL|FAILED)\s+\S+\s+(?:#|\(#\))$|^Failed:\
 
 func (v verifyView) sameAs(w verifyView) bool {
 	if len(v.tests) > 0 || len(w.tests) > 0 {
-		return slices.Equal(v.tests, w.tests)
+		// The same tests failing for other reasons (an assertion, then a TypeError) is not the
+		// same failure.
+		return slices.Equal(v.tests, w.tests) && (len(v.why) == 0 || len(w.why) == 0 || slices.Equal(v.why, w.why))
 	}
 	if v.head != "" && w.head != "" {
 		return v.head == w.head
@@ -216,7 +226,7 @@ func subset(a, b []string) bool {
 var contextRe = lazyre.New(`(?i)context window|prompt is too long|prompt_too_long|context_length_exceeded|maximum context length|exceeds the context|input is too long|ran out of room in the model`)
 
 // creditRe: a quota no clock lifts: money has to be added (or a cap raised) by a person.
-var creditRe = lazyre.New(`(?i)credit balance is too low|out of credits|(?:hit|reached) your (?:workspace )?(?:spend cap|credit limit)|insufficient[_ ](?:quota|credits|balance)|monthly (?:usage )?limit|payment required|add (?:more )?funds|check your plan and billing|exceeded your current quota|billing details|billing_hard_limit|insufficient funds`)
+var creditRe = lazyre.New(`(?i)credit balance is too low|out of credits|(?:hit|reached) your (?:workspace )?(?:spend cap|credit limit)|insufficient[_ ](?:quota|credits|balance)|monthly (?:usage )?limit|payment required|add (?:more )?funds|check your plan and billing|exceeded your current quota|billing details|billing_hard_limit|insufficient funds|(?:prepayment |prepaid )?credits? (?:are|is|have been) (?:depleted|exhausted)`)
 
 // questionRe: a last line that waits for an answer on a terminal.
 var questionRe = lazyre.New(`(?i)\[y/n\]|\(y/n\)|\[yes/no\]|press enter|continue\?|proceed\?|\?\s*$|approve|allow this|do you want`)

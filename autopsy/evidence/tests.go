@@ -447,6 +447,9 @@ var (
 	vitestFailRe   = lazyre.New(`^\s*FAIL\s{2}(\S+) > (.+?)\s*$`)
 	vitestLocRe    = lazyre.New(`^\s*❯ (\S+):(\d+):\d+`)
 	vitestCountsRe = lazyre.New(`^\s*Tests\s+(.*)\((\d+)\)\s*$`)
+	// The default reporter's tree: a file with failures, then "× name 4ms" and "→ message".
+	vitestFileRe  = lazyre.New(`^\s*❯ (\S+) \(\d+ tests? \| \d+ failed`)
+	vitestCrossRe = lazyre.New(`^\s*× (.+?)(?: \d+(?:\.\d+)?m?s)?\s*$`)
 )
 
 func parseVitest(lines []string, r *Tests) {
@@ -475,6 +478,35 @@ func parseVitest(lines []string, r *Tests) {
 				break
 			}
 		}
+		r.Failed = append(r.Failed, t)
+	}
+	// Tests the tree lists as failed that no FAIL block told about (vitest prints the blocks
+	// for some of them only, and a log may be cut).
+	file := ""
+	for i, l := range lines {
+		if m := vitestFileRe.FindStringSubmatch(l); m != nil {
+			file = m[1]
+			continue
+		}
+		m := vitestCrossRe.FindStringSubmatch(l)
+		if m == nil || file == "" {
+			continue
+		}
+		t := Test{Runner: "vitest", Name: m[1], Package: file, File: file}
+		if i+1 < len(lines) {
+			if msg, ok := strings.CutPrefix(strings.TrimSpace(lines[i+1]), "→ "); ok {
+				t.Message = clip(msg)
+			}
+		}
+		if seen[t.Key()] {
+			for k := range r.Failed {
+				if r.Failed[k].Key() == t.Key() && r.Failed[k].Message == "" {
+					r.Failed[k].Message = t.Message
+				}
+			}
+			continue
+		}
+		seen[t.Key()] = true
 		r.Failed = append(r.Failed, t)
 	}
 	for _, l := range lines {
