@@ -523,16 +523,20 @@ var providerDownRe = lazyre.New(`(?i)overloaded|InternalServerError|Internal ser
 // lapsedLogin: every failed attempt says its login or key lapsed, in words the runner did not
 // know yet (recorded as a plain exit).
 func (f *facts) lapsedLogin() bool {
-	for _, a := range f.failed {
+	// The failures after the verify's last rejection: why the run stopped.
+	n := 0
+	for i := len(f.failed) - 1; i >= 0 && f.failed[i].Class != cQuality; i-- {
+		a := f.failed[i]
 		if (a.Class != cAgentExit && a.Class != cPayload) || !lapsedLoginRe.MatchString(a.Message) {
 			return false
 		}
+		n++
 	}
-	return len(f.failed) > 0
+	return n > 0
 }
 
 // lapsedLoginRe: an agent CLI saying its login or key no longer works.
-var lapsedLoginRe = lazyre.New(`(?i)(?:log|sign) (?:out and )?(?:log|sign)? ?in again|refresh token (?:was already used|is invalid|has expired)|could not be refreshed|(?:access|oauth|auth) token (?:has )?expired|please (?:re-?authenticate|run /login|log ?in)|not logged in|invalid (?:api[ _]key|x-api-key)|incorrect api key`)
+var lapsedLoginRe = lazyre.New(`(?i)(?:log|sign) (?:out and )?(?:log|sign)? ?in again|refresh token (?:was already used|is invalid|has expired)|could not be refreshed|(?:access|oauth|auth) token (?:has )?expired|please (?:re-?authenticate|run /login|log ?in)|not logged in|invalid (?:api[ _]key|x-api-key)|incorrect api key|api key (?:has )?expired|renew the api key`)
 
 // billingURL is the page where credit is added: the one the provider's message names, else the
 // preset's provider's.

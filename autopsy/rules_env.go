@@ -156,7 +156,7 @@ var envRules = []Rule{
 		},
 		Why: func(f *facts) string {
 			a := f.last()
-			return "the test process crashed with a segmentation fault in every attempt, and nothing in the run says whose code crashed (the change, a native library, the runtime): " + f.lastMatch(segfaultRe) + " (attempt " + fmt.Sprint(a.N) + ")"
+			return "the test process crashed in every attempt (a segmentation fault, a JVM fork gone without a word), and nothing in the run says whose code crashed (the change, a native library, the runtime) or why: " + f.lastMatch(segfaultRe) + " (attempt " + fmt.Sprint(a.N) + ")"
 		},
 		Suggest: func(f *facts) Suggestion {
 			s := f.inspect("run the failing test by hand with a native stack (python -X faulthandler, node --report-on-fatalerror, ulimit -c unlimited and gdb) to see which code crashes")
@@ -460,7 +460,7 @@ func installCommand(preset string) string {
 	return strings.TrimSpace(cmd)
 }
 
-var segfaultRe = lazyre.New(`(?im)^.*(?:Segmentation fault|SIGSEGV|signal: segmentation violation|exited with (?:status|code) 139|exit (?:status|code) 139).*$`)
+var segfaultRe = lazyre.New(`(?im)^.*(?:Segmentation fault|SIGSEGV|signal: segmentation violation|exited with (?:status|code) 139|exit (?:status|code) 139|The forked VM terminated without (?:properly )?saying goodbye).*$`)
 
 var modelWordRe = lazyre.New(`(?i)model is not supported|access to (?:the )?model|model \S+ is not available`)
 

@@ -223,7 +223,7 @@ func subset(a, b []string) bool {
 
 // contextRe: the conversation did not fit the model's context window; a retry of the same task
 // fails the same way.
-var contextRe = lazyre.New(`(?i)context window|prompt is too long|prompt_too_long|context_length_exceeded|maximum context length|exceeds the context|input is too long|ran out of room in the model`)
+var contextRe = lazyre.New(`(?i)context window|prompt is too long|prompt_too_long|context_length_exceeded|maximum context length|exceeds the context|input is too long|ran out of room in the model|input token count \(?\d+\)? exceeds the maximum`)
 
 // creditRe: a quota no clock lifts: money has to be added (or a cap raised) by a person.
 var creditRe = lazyre.New(`(?i)credit balance is too low|out of credits|(?:hit|reached) your (?:workspace )?(?:spend cap|credit limit)|insufficient[_ ](?:quota|credits|balance)|monthly (?:usage )?limit|payment required|add (?:more )?funds|check your plan and billing|exceeded your current quota|billing details|billing_hard_limit|insufficient funds|(?:prepayment |prepaid )?credits? (?:are|is|have been) (?:depleted|exhausted)`)

@@ -45,7 +45,7 @@ type Agent struct {
 }
 
 var (
-	denialTextRe = lazyre.New(`(?i)Tool "[^"]+" not found|tool_not_registered|policy_violation|requested permissions? to (?:use |write to |read |edit )?(\S+).*haven't granted|permission to use (\S+) (?:has been|was) denied|is not in the list of allowed tools|not found in registry|Tool execution (?:denied|was denied)|denied by (?:policy|the user|user)|rejected by (?:the )?user|exec command rejected|This command requires approval`)
+	denialTextRe = lazyre.New(`(?i)Tool "[^"]+" not found|tool_not_registered|policy_violation|requested permissions? to (?:use |write to |read |edit )?(\S+).*haven't granted|permission to use (\S+) (?:has been|was) denied|is not in the list of allowed tools|not found in registry|Tool execution (?:denied|was denied)|denied by (?:policy|the user|user)|rejected by (?:the )?user|user rejected permission|exec command rejected|This command requires approval`)
 	sandboxRe    = lazyre.New(`(?i)failed in sandbox|sandbox(?:ed)? (?:denied|denial|error)|Sandbox\(\w+\)|LandlockRestrict|seatbelt|CODEX_SANDBOX_NETWORK_DISABLED|network_access[" ]*[:=] *false|sandbox: (?:read-only|workspace-write)`)
 	noNetSbRe    = lazyre.New(`(?i)CODEX_SANDBOX_NETWORK_DISABLED=1|network_access[" ]*[:=] *false|network-sandbox-policy: restricted|sandbox has no network|(?:without|no) network access(?: in| inside)? (?:the |this |my )?sandbox|sandbox(?:ed)? (?:environment )?(?:has |with )?no network|network (?:access )?is (?:disabled|blocked|restricted) (?:in|inside|by) (?:the |this |my )?sandbox`)
 	// saysNoNetRe: the agent's own words that its commands have no network.
