@@ -520,10 +520,10 @@ func parseVitest(lines []string, r *Tests) {
 // --- cargo test ---
 
 var (
-	cargoFailRe    = lazyre.New(`^test (\S+) \.\.\. FAILED$`)
+	cargoFailRe    = lazyre.New(`^test (.+?) \.\.\. FAILED$`)
 	cargoPanicRe   = lazyre.New(`^thread '([^']+)' panicked at (?:(\S+?):(\d+):\d+:$|'(.*)', (\S+?):(\d+):\d+$)`)
 	cargoCountsRe  = lazyre.New(`^test result: FAILED\. (\d+) passed; (\d+) failed`)
-	cargoSectionRe = lazyre.New(`^---- (\S+) stdout ----$`)
+	cargoSectionRe = lazyre.New(`^---- (.+?) stdout ----$`)
 )
 
 func parseCargo(lines []string, r *Tests) {

@@ -325,3 +325,12 @@ func TestChecks(t *testing.T) {
 		t.Errorf("%+v %q", r, r.Summary())
 	}
 }
+
+// A doctest's name has spaces ("src/lib.rs - parse (line 12)"): it is still a failing test.
+func TestCargoDoctestName(t *testing.T) {
+	out := "   Doc-tests tinycfg\n\nrunning 2 tests\ntest src/lib.rs - (line 18) ... FAILED\ntest src/lib.rs - (line 7) ... ok\n\nfailures:\n\n---- src/lib.rs - (line 18) stdout ----\nerror[E0432]: unresolved import `serde`\n\nfailures:\n    src/lib.rs - (line 18)\n\ntest result: FAILED. 1 passed; 1 failed; 0 ignored\n"
+	got := ParseTests(out)
+	if len(got.Failed) != 1 || got.Failed[0].Name != "src/lib.rs - (line 18)" {
+		t.Fatalf("failed tests %+v, want the doctest src/lib.rs - (line 18)", got.Failed)
+	}
+}
