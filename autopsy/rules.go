@@ -199,7 +199,6 @@ var stateRules = []Rule{
 	{
 		// An isolated task succeeded in its worktree, but the working tree changed a path of its
 		// change meanwhile (SPEC §4.1): nothing failed; the change waits to be applied by hand.
-		// Nothing failed: the work is done and waits for you to merge it with your own edits.
 		Name: "apply-conflict", Category: NoFailure, Confidence: 0.95,
 		Match: func(f *facts) bool { return f.task.State == "blocked" && f.task.Reason == reasonApply },
 		Why: func(f *facts) string {
@@ -476,12 +475,19 @@ func namesCause(msg string) bool {
 		return false
 	case strings.HasPrefix(detail, "{") && !jsonWordsRe.MatchString(detail):
 		return false // an event line with no text
-	case !specificCauseRe.MatchString(genericWordsRe.ReplaceAllString(detail, " ")) && !causeWordsRe.MatchString(genericWordsRe.ReplaceAllString(detail, " ")):
+	case !saysWhy(detail):
 		return false
 	case opaqueAPIRe.MatchString(detail) && !apiCauseRe.MatchString(detail):
 		return false
 	}
 	return true
+}
+
+// saysWhy: once the words that only say something failed (error, failed, crashed) are taken
+// out, a word of cause is left.
+func saysWhy(s string) bool {
+	bare := genericWordsRe.ReplaceAllString(s, " ")
+	return specificCauseRe.MatchString(bare) || causeWordsRe.MatchString(bare)
 }
 
 var (
