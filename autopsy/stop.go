@@ -1,7 +1,6 @@
 package autopsy
 
 import (
-	"encoding/json"
 	"fmt"
 	"path"
 	"slices"
@@ -20,9 +19,8 @@ import (
 
 // focusOnStop sets aside the failures the run got past: an agent disabled for the run (auth, a
 // missing CLI, no credit), a quota wall or a transient failure of the provider, followed by
-// other attempts (on another rung, or on
-// the same one after a reset or a login). The verdict is about why the run stopped, not about
-// the first failure it saw.
+// other attempts (on another rung, or on the same one after a reset or a login). The verdict
+// is about why the run stopped, not about the first failure it saw.
 func (f *facts) focusOnStop() {
 	if len(f.failed) < 2 {
 		return
@@ -326,47 +324,17 @@ func atoi(s string) int {
 	return n
 }
 
-// pendingCommand is the command an agent's output ends on while it still runs: a shell or
-// tool call started and never answered (codex item.started, claude's tool_use, opencode's
-// and gemini's tool_use), or the agent's last words announcing one ("I'll run npm run
-// codegen"). "" when the output ends on anything else.
+// pendingCommand is the command an agent's output ends on while it still runs — a shell or
+// tool call started and never answered, as agentcli's LastWords names it ("codex was running:
+// git commit …") — or the agent's last words announcing one ("I'll run npm run codegen"). ""
+// when the output ends on anything else.
 func pendingCommand(out string) string {
-	out = strings.TrimSpace(out)
-	last := strings.TrimSpace(out[strings.LastIndexByte(out, '\n')+1:])
-	if !strings.HasPrefix(last, "{") {
-		if announceRe.MatchString(last) {
-			return last
-		}
-		return ""
+	w := agentcli.LastWords([]byte(out))
+	if _, cmd, ok := strings.Cut(w, " was running: "); ok {
+		return cmd
 	}
-	var ev map[string]any
-	if json.Unmarshal([]byte(last), &ev) != nil {
-		return ""
-	}
-	str := func(v any, keys ...string) string {
-		s, _ := agentcli.Field(v, keys...).(string)
-		return s
-	}
-	switch str(ev, "type") {
-	case "item.started":
-		return str(ev, "item", "command")
-	case "assistant":
-		content, _ := agentcli.Field(ev, "message", "content").([]any)
-		if len(content) > 0 && str(content[len(content)-1], "type") == "tool_use" {
-			c := content[len(content)-1]
-			return strings.TrimSpace(str(c, "name") + " " + orWord(str(c, "input", "command"), str(c, "input", "file_path")))
-		}
-	case "tool_use":
-		if st := str(ev, "part", "state", "status"); st == "pending" || st == "running" {
-			return strings.TrimSpace(str(ev, "part", "tool") + " " + str(ev, "part", "state", "input", "command"))
-		}
-		if n := str(ev, "tool_name"); n != "" {
-			return strings.TrimSpace(n + " " + str(ev, "parameters", "command"))
-		}
-	case "text":
-		if t := orWord(str(ev, "part", "text"), str(ev, "text")); announceRe.MatchString(t) {
-			return t
-		}
+	if announceRe.MatchString(w) {
+		return w
 	}
 	return ""
 }
