@@ -230,21 +230,27 @@ func (f *facts) verifyToolMissing() (envSignal, bool) {
 			return s, true
 		}
 	}
-	var last2 envSignal
+	return f.everyVerify(sigTool, true)
+}
+
+// everyVerify is the signal of the kind in the verify output of every rejected attempt (or in
+// its message, withMessage), the last one's.
+func (f *facts) everyVerify(kind string, withMessage bool) (envSignal, bool) {
+	var last envSignal
 	for _, a := range f.failed {
 		if a.Class != cQuality {
 			continue
 		}
-		s, ok := signalOf(f.verifySignals(a), sigTool)
-		if !ok {
-			s, ok = signalOf(envSignals(a.Message), sigTool)
+		s, ok := signalOf(f.verifySignals(a), kind)
+		if !ok && withMessage {
+			s, ok = signalOf(envSignals(a.Message), kind)
 		}
 		if !ok {
 			return envSignal{}, false
 		}
-		last2 = s
+		last = s
 	}
-	return last2, true
+	return last, last.kind != ""
 }
 
 // serviceDown: a local service refused the tests' connection on the base tree and after the
@@ -266,18 +272,7 @@ func (f *facts) serviceDown() (envSignal, bool) {
 	}
 	// In the verify's output, where the tests ran: a refusal inside the agent's own commands
 	// may be its sandbox's (codex's proxy on a loopback port), not a service the tests need.
-	var last envSignal
-	for _, a := range f.failed {
-		if a.Class != cQuality {
-			continue
-		}
-		s, ok := signalOf(f.verifySignals(a), sigService)
-		if !ok {
-			return envSignal{}, false
-		}
-		last = s
-	}
-	return last, last.kind != ""
+	return f.everyVerify(sigService, false)
 }
 
 // cannotWrite: the agent said permission denied and no attempt changed a file.
