@@ -522,6 +522,9 @@ func (f *facts) lapsedLogin() bool {
 	n := 0
 	for i := len(f.failed) - 1; i >= 0 && f.failed[i].Class != cQuality; i-- {
 		a := f.failed[i]
+		if a.Class == cTransport {
+			continue // a provider's blip on the way
+		}
 		if (a.Class != cAgentExit && a.Class != cPayload) || !lapsedLoginRe.MatchString(a.Message) {
 			return false
 		}

@@ -74,6 +74,17 @@ var lackRes = []lackRe{
 		func(m []string) string {
 			return "sudo apt-get install -y " + strings.TrimSuffix(firstNonEmpty(m[1:]...), ".so")
 		}},
+	{lazyre.New(`(?i)you (?:must|need to) have ([A-Za-z][\w.+-]*)(?: or [\w.+-]+)? installed`),
+		func(m []string) string { return m[1] + " (the tests need it installed)" },
+		func(m []string) string { return installProgram(m[1]) }},
+	{lazyre.New(`vm\.max_map_count \[\d+\] is too low, increase to at least \[(\d+)\]`),
+		func(m []string) string { return "a higher vm.max_map_count (Elasticsearch needs " + m[1] + ")" },
+		func(m []string) string { return "sudo sysctl -w vm.max_map_count=" + m[1] }},
+	{lazyre.New(`This version of ChromeDriver only supports Chrome version (\d+)`),
+		func(m []string) string {
+			return "a ChromeDriver that matches the installed Chrome (this one is for Chrome " + m[1] + ")"
+		},
+		func(m []string) string { return "npx @puppeteer/browsers install chromedriver@stable" }},
 	{lazyre.New(`"([\w.+-]+)" not found in the path`),
 		func(m []string) string { return m[1] + " (not on PATH)" },
 		func(m []string) string { return installProgram(m[1]) }},

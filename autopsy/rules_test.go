@@ -175,6 +175,12 @@ func TestRules(t *testing.T) {
 			v := att{class: cQuality, code: "verify_failed", msg: "verify `pytest -q` exited with status 139", verify: "tests/test_io.py Fatal Python error: Segmentation fault\n"}
 			return rt(mkFacts(t, "", v, v))
 		}, Unknown, []string{"mulligan show k3f9abcd", "mulligan logs k3f9abcd/fix@2"}, "native stack"},
+		{"prompt-asks-missing-version", func(t *testing.T) *facts {
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `pytest` exited with status 1", verify: "ERROR: Could not find a version that satisfies the requirement sqlalchemy==9.0.0\nERROR: No matching distribution found for sqlalchemy==9.0.0\n"}
+			f := rt(mkFacts(t, "", v, v))
+			f.def.Prompt = "Pin sqlalchemy==9.0.0 and port the models."
+			return f
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "version that exists"},
 		{"credit-exhausted", func(t *testing.T) *facts {
 			return rt(mkFacts(t, "quota", att{class: cQuota, code: "credit", msg: "claude: Credit balance is too low"}))
 		}, Environment, []string{"xdg-open https://console.anthropic.com/settings/billing", "mulligan retry-task k3f9abcd fix"}, "console.anthropic.com"},

@@ -83,6 +83,20 @@ var workRules = []Rule{
 		Lines: func(f *facts) []string { return []string{f.lastMatch(watchRe), f.last().Message} },
 	},
 	{
+		// The prompt asks for a package version its registry does not have: no attempt can.
+		Name: "prompt-asks-missing-version", Category: WorkflowBug, Confidence: 0.84,
+		Match: func(f *facts) bool { _, ok := f.missingVersion(); return ok },
+		Why: func(f *facts) string {
+			l, _ := f.missingVersion()
+			return "the prompt asks for a package version the registry does not have, so no attempt can do it: " + l
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("name a version that exists in the prompt of task %s in %s (the registry lists them), then run the task again", f.task.ID, f.fileName()),
+				Commands: []string{f.fixed()}}
+		},
+		Lines: func(f *facts) []string { l, _ := f.missingVersion(); return []string{l} },
+	},
+	{
 		// A test failed in one attempt and passed in another with no change in its package.
 		Name: "flaky-test", Category: AgentFlake, Confidence: 0.8,
 		Match: func(f *facts) bool { _, _, ok := f.flaky(); return ok },
@@ -464,3 +478,22 @@ var (
 	genericWordsRe  = lazyre.New(`(?i)\b(?:errors?|fail(?:ed|ures?|s)?|fatal|crash(?:ed|es)?|abort(?:ed)?|exceptions?|unexpected(?:ly)?|unknown)\b`)
 	specificCauseRe = lazyre.New(`(?i)denied|refused|not found|no such|cannot|can't|unable|invalid|expired|unauthori[sz]ed|forbidden|limit|quota|timeout|timed out|missing|unsupported|not supported|not allowed|not permitted|required|requires|mismatch|undefined|too[ _](?:long|large|many)|exceed|does(?: not|n't) exist|could(?: not|n't)|not set|no tty|not a tty|no default|incompatible|conflict|duplicate|already exists|not defined|no module|cannot find|did not|didn't|expected|got|corrupt|broken|overloaded|unavailable|reset|disconnect|closed|lost|no space|out of (?:memory|space|disk)|(?:disk|device|volume|partition|quota) (?:is )?full`)
 )
+
+// missingVersion: the last attempt's output (the agent's or the verify's) says a package version
+// does not exist, and the prompt names that package.
+func (f *facts) missingVersion() (string, bool) {
+	if f.def == nil || len(f.failed) == 0 {
+		return "", false
+	}
+	a := f.last()
+	text := f.output[key(a.TaskID, a.N)] + "\n" + f.verifyOutput[key(a.TaskID, a.N)] + "\n" + a.Message
+	for _, m := range noVersionRe.FindAllStringSubmatch(text, -1) {
+		if pkg := firstNonEmpty(m[1:]...); pkg != "" && strings.Contains(strings.ToLower(f.def.Prompt), strings.ToLower(pkg)) {
+			return clip(m[0]), true
+		}
+	}
+	return "", false
+}
+
+// noVersionRe: pip's, npm's and cargo's words for a version the registry does not have.
+var noVersionRe = lazyre.New("No matching distribution found for ([A-Za-z0-9_.-]+)[=<>~!]=?[0-9][\\w.]*|No matching version found for (@?[\\w./-]+)@|failed to select a version for the requirement `([\\w-]+) =")
