@@ -323,14 +323,34 @@ func (f *facts) deterministicTimeouts() bool {
 	if f.def == nil || len(f.failed) < 2 || !f.allClasses(cTimeout) {
 		return false
 	}
+	// Every attempt ran into the limit: each starts from the same tree, so one that got further
+	// than another is luck, not a trend; the limit decides.
+	// Unless an attempt went round in circles (the same failure again and again): a loop of the
+	// agent's, which another attempt may not repeat.
 	limit, _ := agentcli.AgentLimits(f.def)
 	for _, a := range f.failed {
-		if !nearLimit(a.DurationMS, limit) || f.files(a) != f.files(f.failed[0]) {
+		if !nearLimit(a.DurationMS, limit) || looping(f.output[key(a.TaskID, a.N)]) {
 			return false
 		}
 	}
-	return f.sameTrees()
+	return true
 }
+
+// looping: the output's last lines repeat a failure line: the agent ran the same failing step
+// again and again.
+func looping(out string) bool {
+	seen := map[string]int{}
+	for _, l := range strings.Split(lastLines(out, 30), "\n") {
+		if l = strings.TrimSpace(l); l != "" && testFailLineRe.MatchString(l) {
+			if seen[digitsRe.ReplaceAllString(l, "#")]++; seen[digitsRe.ReplaceAllString(l, "#")] >= 2 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var testFailLineRe = lazyre.New(`--- FAIL|\bFAIL(?:ED)?\b|✗|×|AssertionError|\bassert`)
 
 // stuckSameWay: every attempt went silent after the same last line.
 func (f *facts) stuckSameWay() bool {
