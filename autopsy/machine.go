@@ -204,7 +204,9 @@ var loginRes = []lackRe{
 		func(m []string) string { return "git credentials for " + firstNonEmpty(m[1:]...) },
 		func(m []string) string { return "git config --global credential.helper store" }},
 	{lazyre.New(`(?i)407 Proxy Authentication Required|Proxy Authentication Required \(407\)|proxy authentication required`),
-		func(m []string) string { return "credentials for the HTTP proxy (put them in HTTPS_PROXY as user:password@ before the host)" },
+		func(m []string) string {
+			return "credentials for the HTTP proxy (put them in HTTPS_PROXY as user:password@ before the host)"
+		},
 		func(m []string) string { return "export HTTPS_PROXY=http://PROXY:PORT" }},
 	{lazyre.New(`(?i)Permission denied \(publickey\)`),
 		func(m []string) string { return "an ssh key the git remote accepts" },
