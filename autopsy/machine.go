@@ -7,6 +7,7 @@ import (
 
 	"github.com/mulligan-dev/mulligan/autopsy/evidence"
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // What the machine lacks, as the build tools say it: a system program or library, a newer
@@ -332,6 +333,34 @@ var loginRule = Rule{
 		return Suggestion{Text: fmt.Sprintf("log in (%s) as the user mulligan runs as, then run the task again", k.what), Commands: []string{k.fix, f.retry()}}
 	},
 	Lines: func(f *facts) []string { k, _ := f.loggedOut(); return []string{k.line} },
+}
+
+// worktreeLack: the task ran in its own worktree, which holds the tracked files only, and what
+// the verify lacks is the project's (its dependencies, an environment variable its ignored .env
+// sets): the worktree's, not the machine's.
+func (f *facts) worktreeLack() (lack, bool) {
+	if f.def == nil || f.def.Isolation != taskfile.IsolationWorktree {
+		return lack{}, false
+	}
+	k, ok := f.machineLacks()
+	if !ok || !strings.HasPrefix(k.what, "the project's") && !strings.HasPrefix(k.what, "the environment variable") {
+		return lack{}, false
+	}
+	return k, true
+}
+
+var worktreeLackRule = Rule{
+	Name: "worktree-lacks-setup", Category: WorkflowBug, Confidence: 0.875,
+	Match: func(f *facts) bool { _, ok := f.worktreeLack(); return ok },
+	Why: func(f *facts) string {
+		k, _ := f.worktreeLack()
+		return fmt.Sprintf("the task runs in its own worktree, which has the tracked files only, and the verify there lacks %s: %s", k.what, k.line)
+	},
+	Suggest: func(f *facts) Suggestion {
+		return Suggestion{Text: fmt.Sprintf("give task %s's worktree what the working tree has and git ignores (worktree: {copy: [.env]} or {link: [node_modules, target]} in %s), or set it up in `verify.command`; then run it again", f.task.ID, f.fileName()),
+			Commands: []string{f.fixed()}}
+	},
+	Lines: func(f *facts) []string { k, _ := f.worktreeLack(); return []string{k.line} },
 }
 
 var machineRule = Rule{

@@ -181,6 +181,12 @@ func TestRules(t *testing.T) {
 			f.def.Prompt = "Pin sqlalchemy==9.0.0 and port the models."
 			return f
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "version that exists"},
+		{"worktree-lacks-setup", func(t *testing.T) *facts {
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `cargo test` exited with status 101", verify: "error: the environment variable DATABASE_URL is not set\n"}
+			f := rt(mkFacts(t, "", v, v))
+			f.def.Isolation = taskfile.IsolationWorktree
+			return f
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "worktree"},
 		{"credit-exhausted", func(t *testing.T) *facts {
 			return rt(mkFacts(t, "quota", att{class: cQuota, code: "credit", msg: "claude: Credit balance is too low"}))
 		}, Environment, []string{"xdg-open https://console.anthropic.com/settings/billing", "mulligan retry-task k3f9abcd fix"}, "console.anthropic.com"},
