@@ -272,6 +272,10 @@ func (f *facts) serviceDown() (envSignal, bool) {
 	}
 	// In the verify's output, where the tests ran: a refusal inside the agent's own commands
 	// may be its sandbox's (codex's proxy on a loopback port), not a service the tests need.
+	// The attempt the run stopped on decides; one the agent broke before it does not.
+	if s, ok := signalOf(f.verifySignals(f.lastOf(cQuality)), sigService); ok && f.lastClass() == cQuality {
+		return s, true
+	}
 	return f.everyVerify(sigService, false)
 }
 

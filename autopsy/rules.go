@@ -292,7 +292,9 @@ var weakRules = []Rule{
 	},
 	{
 		Name: "different-failures", Category: AgentFlake, Confidence: 0.45,
-		Match: func(f *facts) bool { return len(f.failed) >= 2 && !f.sameMessages() && !f.allSilent() && f.anySays() },
+		Match: func(f *facts) bool {
+			return len(f.failed) >= 2 && !f.sameMessages() && !f.allSilent() && f.anySays() && f.says(f.last())
+		},
 		Why: func(f *facts) string {
 			return fmt.Sprintf("the %d failed attempts failed in different ways (%s)", len(f.failed), strings.Join(f.distinctClasses(), ", "))
 		},
@@ -440,21 +442,19 @@ func (f *facts) sameMessages() bool {
 
 var digitsRe = lazyre.New(`[0-9]+`)
 
+// says: the failure says what went wrong (the failure the run stopped on, for a verdict that
+// its failures vary: if that one says nothing, the stop is unexplained).
+func (f *facts) says(a storeAttempt) bool {
+	if a.Class == cQuality {
+		return !f.verifyView(a).saysNothing()
+	}
+	return namesCause(a.Message) || namesCause(f.agentOf(a).LastMessage)
+}
+
 // anySays: some failure says what went wrong: its message names a cause, or its verify output
 // names failing tests, build errors or a line that says more than that it failed.
 func (f *facts) anySays() bool {
-	for _, a := range f.failed {
-		if a.Class == cQuality {
-			if !f.verifyView(a).saysNothing() {
-				return true
-			}
-			continue
-		}
-		if namesCause(a.Message) || namesCause(f.agentOf(a).LastMessage) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(f.failed, f.says)
 }
 
 // namesCause: a failure message says what went wrong in words a person can act on: not a CLI's
@@ -494,7 +494,7 @@ var (
 	jsonWordsRe  = lazyre.New(`"(?:message|text|result|error)"\s*:\s*"[^"]{3,}`)
 	causeWordsRe = lazyre.New(`(?i)error|fail|fatal|panic|exception|traceback|denied|refused|not found|no such|cannot|can't|unable|invalid|expired|unauthori[sz]ed|forbidden|limit|quota|timeout|timed out|missing|unknown|unexpected|unsupported|not allowed|not permitted|required|requires|mismatch|undefined|too[ _](?:long|large|many)|exceed|abort|crash|killed|\bnot (?:a|an|the) |does(?: not|n't) exist|not supported|\bneeds?\b|could(?: not|n't)|gave up|give up|no (?:such|file|access|permission)`)
 	opaqueAPIRe  = lazyre.New(`(?i)\b(?:status|code)\W{0,3}[45]\d\d\b|\b[45]\d\d (?:Bad Request|Internal Server Error|Bad Gateway|Service Unavailable)|upstream[_ ]error|API error`)
-	apiCauseRe   = lazyre.New(`(?i)model|context|token|key|auth|credit|billing|quota|rate|permission|organi[sz]ation|region|not found|overloaded|too[ _](?:long|large)|exceeds|maximum|size`)
+	apiCauseRe   = lazyre.New(`(?i)model|context|token|key|auth|credit|billing|quota|rate|permission|organi[sz]ation|region|not found|overloaded|too[ _](?:long|large)|exceeds|maximum|size|fetch|network|connect|socket|timeout|timed out`)
 )
 
 // emptyWordsRe: a failure message that names nothing: a CLI's generic error, a bare status.

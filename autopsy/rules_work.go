@@ -476,7 +476,7 @@ func (f *facts) verifyConcrete() bool {
 // specificCauseRe what is left when a line names one.
 var (
 	genericWordsRe  = lazyre.New(`(?i)\b(?:errors?|fail(?:ed|ures?|s)?|fatal|crash(?:ed|es)?|abort(?:ed)?|exceptions?|unexpected(?:ly)?|unknown)\b`)
-	specificCauseRe = lazyre.New(`(?i)denied|refused|not found|no such|cannot|can't|unable|invalid|expired|unauthori[sz]ed|forbidden|limit|quota|timeout|timed out|missing|unsupported|not supported|not allowed|not permitted|required|requires|mismatch|undefined|too[ _](?:long|large|many)|exceed|does(?: not|n't) exist|could(?: not|n't)|not set|no tty|not a tty|no default|incompatible|conflict|duplicate|already exists|not defined|no module|cannot find|did not|didn't|expected|got|corrupt|broken|overloaded|unavailable|reset|disconnect|closed|lost|no space|out of (?:memory|space|disk)|(?:disk|device|volume|partition|quota) (?:is )?full`)
+	specificCauseRe = lazyre.New(`(?i)denied|refused|not found|no such|cannot|can't|unable|invalid|expired|unauthori[sz]ed|forbidden|limit|quota|timeout|timed out|missing|unsupported|not supported|not allowed|not permitted|required|requires|mismatch|undefined|too[ _](?:long|large|many)|exceed|does(?: not|n't) exist|could(?: not|n't)|not set|no tty|not a tty|no default|incompatible|conflict|duplicate|already exists|not defined|no module|cannot find|did not|didn't|expected|got|corrupt|broken|overloaded|unavailable|reset|disconnect|closed|lost|no space|out of (?:memory|space|disk)|(?:disk|device|volume|partition|quota) (?:is )?full|\\bfetch\\b|network|connection|socket|\\bdns\\b|unreachable|\\bECONN[A-Z]+|ETIMEDOUT|EAI_AGAIN`)
 )
 
 // missingVersion: the last attempt's output (the agent's or the verify's) says a package version
