@@ -152,7 +152,7 @@ var lackRes = []lackRe{
 		}},
 	{lazyre.New(`(?i)\brequires (node(?:\.js)?|python|go|java|ruby|rustc|npm|pnpm|yarn|dotnet|php|cmake)\s*(?:version\s*)?(?:>=?|at least|\^|~)\s*v?([\d.]+)`),
 		func(m []string) string { return m[1] + " " + m[2] + " or later" },
-		func(m []string) string { return strings.ToLower(m[1]) + " --version" }},
+		func(m []string) string { return newerRuntime(strings.ToLower(m[1]), m[2]) }},
 	{lazyre.New(`UnsupportedClassVersionError|Unsupported class file major version (\d+)|release version (\d+) not supported|invalid target release: (\d+)`),
 		func(m []string) string { return "a newer JDK" },
 		func(m []string) string { return "java -version" }},
@@ -289,7 +289,7 @@ func (f *facts) machineLacks() (lack, bool) {
 		}
 		return pythonDep(f.base.Output)
 	}
-	// The attempts that stopped the run: the last one, and those before it that say the same.
+	// The attempt that stopped the run decides.
 	return lastSaying(f.failed, func(a storeAttempt) (lack, bool) {
 		return lackIn(f.verifyOutput[key(a.TaskID, a.N)]+"\n"+a.Message, false)
 	})
@@ -460,4 +460,22 @@ var machineSaysRule = Rule{
 		return Suggestion{Text: "install or set up what the tool names on this machine (the first command is the tool's own advice, when it gave one), then run the task again", Commands: cmds}
 	},
 	Lines: func(f *facts) []string { l, _, _ := f.machineSays(); return []string{l} },
+}
+
+// newerRuntime installs a runtime of at least version v where a version manager makes it one
+// command; else it shows the version there is.
+func newerRuntime(name, v string) string {
+	switch strings.TrimSuffix(name, ".js") {
+	case "node":
+		return "nvm install " + v
+	case "python":
+		return "uv python install " + v
+	case "go":
+		return "go env -w GOTOOLCHAIN=go" + v + "+auto"
+	case "rustc":
+		return "rustup update stable"
+	case "pnpm", "yarn":
+		return "corepack prepare " + name + "@latest --activate"
+	}
+	return name + " --version"
 }
