@@ -278,7 +278,8 @@ func scanLacks(text string, res []lackRe) (lack, bool) {
 }
 
 // machineLacks: the verify output says the machine lacks something, on the base tree (when it
-// was checked and failed) or else after every rejected attempt.
+// was checked and failed) or else after the attempt the run stopped on (the verdict is about
+// why it stopped: an earlier failure of the agent's own does not take it away).
 func (f *facts) machineLacks() (lack, bool) {
 	if !f.allClasses(cQuality) {
 		return lack{}, false
@@ -289,36 +290,26 @@ func (f *facts) machineLacks() (lack, bool) {
 		}
 		return pythonDep(f.base.Output)
 	}
-	// The attempt that stopped the run decides.
-	return lastSaying(f.failed, func(a storeAttempt) (lack, bool) {
-		return lackIn(f.verifyOutput[key(a.TaskID, a.N)]+"\n"+a.Message, false)
-	})
-}
-
-// lastSaying is what the last failure says, when it says it: the verdict is about why the run
-// stopped, so earlier failures of another kind (the agent's own, before the machine's) do not
-// take it away.
-func lastSaying(failed []storeAttempt, says func(storeAttempt) (lack, bool)) (lack, bool) {
-	if len(failed) == 0 {
-		return lack{}, false
-	}
-	return says(failed[len(failed)-1])
+	a := f.last()
+	return lackIn(f.verifyOutput[key(a.TaskID, a.N)]+"\n"+a.Message, false)
 }
 
 // loggedOut: a tool the task uses is not logged in to its service, as the verify output says
-// (on the base tree, or after every attempt) or the agent's own words and failed tool calls
-// say in every failed attempt.
+// on the base tree, or the attempt the run stopped on says (its verify output, the agent's own
+// words and failed tool calls).
 func (f *facts) loggedOut() (lack, bool) {
 	if f.base.failed() {
 		if k, ok := scanLacks(f.base.Output, loginRes); ok {
 			return k, true
 		}
 	}
-	return lastSaying(f.failed, func(a storeAttempt) (lack, bool) {
-		ag := f.agentOf(a)
-		text := strings.Join(append([]string{a.Message, ag.LastMessage, f.verifyOutput[key(a.TaskID, a.N)]}, ag.ToolErrors...), "\n")
-		return scanLacks(text, loginRes)
-	})
+	a := f.last()
+	if a.N == 0 {
+		return lack{}, false
+	}
+	ag := f.agentOf(a)
+	text := strings.Join(append([]string{a.Message, ag.LastMessage, f.verifyOutput[key(a.TaskID, a.N)]}, ag.ToolErrors...), "\n")
+	return scanLacks(text, loginRes)
 }
 
 var loginRule = Rule{
