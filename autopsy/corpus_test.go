@@ -76,12 +76,12 @@ type corpusAttempt struct {
 }
 
 const corpusAgents = `agents:
-  claude: {preset: claude, command: [claude, -p, "{{prompt}}", --output-format, json, --permission-mode, acceptEdits]}
+  claude: {preset: claude}
   claude-ask: {preset: claude, command: [claude, -p, "{{prompt}}", --output-format, json]}
-  codex: {preset: codex, command: [codex, exec, --json, --full-auto, "{{prompt}}"]}
-  gemini: {preset: gemini, command: [gemini, -p, "{{prompt}}", -o, json, --approval-mode, auto_edit]}
-  opencode: {preset: opencode, command: [opencode, run, --format, json, "{{prompt}}"]}
-  aider: {preset: aider, command: [aider, --yes-always, --message, "{{prompt}}"]}
+  codex: {preset: codex}
+  gemini: {preset: gemini}
+  opencode: {preset: opencode}
+  aider: {preset: aider}
   script: {command: [./agent.sh, "{{prompt}}"]}
 `
 
