@@ -51,10 +51,10 @@ type scenario struct {
 
 const scFile = `version: 1
 agents:
-  claude: {preset: claude, command: [claude, -p, "{{prompt}}", --output-format, json]}
-  codex: {preset: codex, command: [codex, exec, --json, "{{prompt}}"]}
-  gemini: {preset: gemini, command: [gemini, -p, "{{prompt}}", -o, json]}
-  opencode: {preset: opencode, command: [opencode, run, --format, json, "{{prompt}}"]}
+  claude: {preset: claude}
+  codex: {preset: codex}
+  gemini: {preset: gemini}
+  opencode: {preset: opencode}
 tasks:
   - id: fix
     prompt: Fix the failing tests.
@@ -142,7 +142,7 @@ func scenarios() []scenario {
 			},
 			want: AgentFlake, cmd: `^mulligan retry-task k3f9abcd fix$`},
 		{name: "two identical empty exits with no output", runState: store.RunBlocked, taskState: store.TaskBlocked, reason: "retries-exhausted",
-			file: strings.Replace(scFile, "claude: {preset: claude", "claude: {preset: generic", 1),
+			file: strings.Replace(scFile, "claude: {preset: claude}", "claude: {preset: generic, command: [claude, -p, \"{{prompt}}\"]}", 1),
 			atts: []scAttempt{sc(cAgentExit, "agent exited with status 1", 1, 0, "").took(time.Second), sc(cAgentExit, "agent exited with status 1", 1, 0, "").took(time.Second)},
 			want: Unknown, cmd: `^mulligan logs k3f9abcd/fix@2$`, notCmd: `--reload`},
 		{name: "529 overloaded then 500 api_error, while a sibling task recovered on retry", runState: store.RunBlocked, taskState: store.TaskBlocked, reason: "retries-exhausted",
