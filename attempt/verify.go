@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/mulligan-dev/mulligan/agentcli"
@@ -38,17 +39,37 @@ func RunVerify(ctx context.Context, v *taskfile.Verify, dir string, env []string
 			Message: fmt.Sprintf("verify `%s` ran past its timeout (%s)", cmd, v.Timeout) + agentcli.LastLineSuffix(pr.Tail)}
 	case pr.ExitCode != 0:
 		res.Failure = &agentcli.Failure{Class: taskfile.ClassQualityRejection, Code: agentcli.CodeVerifyFailed,
-			Message: fmt.Sprintf("verify `%s` exited with status %d", cmd, pr.ExitCode) + verifySummary(pr.Tail)}
+			Message: fmt.Sprintf("verify `%s` %s", cmd, exitSays(pr.ExitCode, pr.Signal)) + verifySummary(pr.Tail)}
 	}
 	return res
 }
 
+// exitSays is how the verify ended: its status, and what 124 (coreutils timeout's) and 137 or
+// SIGKILL (the out-of-memory killer, as a rule) mean, which the output rarely says.
+func exitSays(code int, sig syscall.Signal) string {
+	switch {
+	case code == 124:
+		return "exited with status 124 (timed out: `timeout` stopped it)"
+	case code == 137:
+		return "exited with status 137 (killed by SIGKILL, out of memory as a rule)"
+	case code < 0 && sig == syscall.SIGKILL:
+		return "was killed by SIGKILL (out of memory, as a rule)"
+	case code < 0 && sig != 0:
+		return "was killed by signal " + sig.String()
+	}
+	return fmt.Sprintf("exited with status %d", code)
+}
+
 // verifySummary says what a failed verify's output says: its failing tests (the first with its
 // file, line and message) when a test runner printed them (go test, pytest, jest, vitest, cargo
-// test…), a build that failed, else its last line.
+// test…), a build that failed, else the line that names the error (not the help or the "Error
+// 2" a tool prints after it), else its last line.
 func verifySummary(out []byte) string {
 	if s := evidence.ParseTests(string(out)).Summary(); s != "" {
 		return ": " + s
+	}
+	if l := evidence.DecisiveLine(string(out)); l != "" {
+		return ": " + l
 	}
 	return agentcli.LastLineSuffix(out)
 }
