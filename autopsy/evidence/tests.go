@@ -407,6 +407,9 @@ var (
 
 func parseJest(lines []string, r *Tests) {
 	file := ""
+	// With more than one suite, jest repeats every failure under "Summary of all failing tests":
+	// each test is counted once.
+	seen := map[string]bool{}
 	for i, l := range lines {
 		if m := jestFileRe.FindStringSubmatch(l); m != nil {
 			file = m[1]
@@ -431,7 +434,10 @@ func parseJest(lines []string, r *Tests) {
 				break
 			}
 		}
-		r.Failed = append(r.Failed, t)
+		if !seen[t.Key()] {
+			seen[t.Key()] = true
+			r.Failed = append(r.Failed, t)
+		}
 	}
 	for _, l := range lines {
 		if m := jestCountsRe.FindStringSubmatch(l); m != nil {

@@ -104,6 +104,39 @@ ERROR tests/test_models.py
 Test Suites: 1 failed, 1 total
 Tests:       1 failed, 2 passed, 3 total
 `, []string{`src/sum.test.js sum › adds 1 + 2 to equal 3 @ src/sum.test.js:5 : expect(received).toBe(expected)`}, 2, 3},
+	// jest with several suites: @jest/reporters' SummaryReporter repeats each failure under
+	// "Summary of all failing tests".
+	{"jest, the summary of all failing tests", ` PASS  src/ws/backoff.test.ts
+ FAIL  src/ws/heartbeat.test.ts (5.214 s)
+  ● Heartbeat › closes the socket after two missed pongs
+
+    expect(received).toBe(expected) // Object.is equality
+
+    Expected: 3
+    Received: 1
+
+      40 |     jest.advanceTimersByTime(61_000);
+    > 41 |     expect(socket.readyState).toBe(WebSocket.CLOSED);
+         |                               ^
+
+      at Object.<anonymous> (src/ws/heartbeat.test.ts:41:31)
+
+ PASS  src/ws/reconnect.test.ts
+Summary of all failing tests
+ FAIL  src/ws/heartbeat.test.ts (5.214 s)
+  ● Heartbeat › closes the socket after two missed pongs
+
+    expect(received).toBe(expected) // Object.is equality
+
+    Expected: 3
+    Received: 1
+
+      at Object.<anonymous> (src/ws/heartbeat.test.ts:41:31)
+
+
+Test Suites: 1 failed, 2 passed, 3 total
+Tests:       1 failed, 41 passed, 42 total
+`, []string{`src/ws/heartbeat.test.ts Heartbeat › closes the socket after two missed pongs @ src/ws/heartbeat.test.ts:41 : expect(received).toBe(expected)`}, 41, 42},
 	// vitest's default reporter.
 	{"vitest", ` ❯ src/sum.test.ts (2 tests | 1 failed) 4ms
    × sum > adds 2ms
