@@ -45,6 +45,10 @@ func (t Test) Where() string {
 // Tests is what a verify command's test runners said.
 type Tests struct {
 	Failed []Test
+	// Suites are the test files that failed to run as a whole (jest's "Test suite failed to run":
+	// the file did not compile or threw while loading): none of their tests ran, so none of them
+	// passed or failed. Named by the file; the message is the error.
+	Suites []Test
 	// Build holds the lines saying the code did not build (compile errors, "[build failed]").
 	Build []string
 	// Checks holds the lines saying a linter or formatter rejected the code (files a hook
@@ -59,35 +63,52 @@ type Tests struct {
 // Summary is one line for a terminal: "2 failed: TestA (a_test.go:12: got 1), TestB".
 func (r Tests) Summary() string {
 	switch {
-	case len(r.Failed) == 0 && len(r.Build) > 0:
+	case len(r.Failed) == 0 && len(r.Suites) == 0 && len(r.Build) > 0:
 		return "does not build: " + r.Build[0]
-	case len(r.Failed) == 0 && len(r.Checks) > 0:
+	case len(r.Failed) == 0 && len(r.Suites) == 0 && len(r.Checks) > 0:
 		return "checks failed: " + r.Checks[0]
-	case len(r.Failed) == 0 && r.TimedOut != "":
+	case len(r.Failed) == 0 && len(r.Suites) == 0 && r.TimedOut != "":
 		return r.TimedOut
-	case len(r.Failed) == 0:
+	case len(r.Failed) == 0 && len(r.Suites) == 0:
 		return ""
 	}
+	var out []string
+	if len(r.Failed) > 0 {
+		out = append(out, fmt.Sprintf("%d failed: %s", len(r.Failed), listTests(r.Failed)))
+	}
+	if n := len(r.Suites); n == 1 {
+		out = append(out, "1 suite failed to run: "+listTests(r.Suites))
+	} else if n > 1 {
+		out = append(out, fmt.Sprintf("%d suites failed to run: %s", n, listTests(r.Suites)))
+	}
+	return strings.Join(out, "; ")
+}
+
+// listTests names up to three tests, each with its place and message.
+func listTests(ts []Test) string {
 	var parts []string
-	for i, t := range r.Failed {
+	for i, t := range ts {
 		if i == 3 {
-			parts = append(parts, fmt.Sprintf("and %d more", len(r.Failed)-3))
+			parts = append(parts, fmt.Sprintf("and %d more", len(ts)-3))
 			break
 		}
 		s := t.Name
-		if w := t.Where(); w != "" || t.Message != "" {
+		if w := t.Where(); w != "" && w != t.Name || t.Message != "" {
+			if w == t.Name {
+				w = ""
+			}
 			s += " (" + strings.TrimPrefix(w+": "+t.Message, ": ")
 			s = strings.TrimSuffix(s, ": ") + ")"
 		}
 		parts = append(parts, s)
 	}
-	return fmt.Sprintf("%d failed: %s", len(r.Failed), strings.Join(parts, ", "))
+	return strings.Join(parts, ", ")
 }
 
-// Keys are the failing tests' keys, sorted, without duplicates.
+// Keys are the failing tests' and suites' keys, sorted, without duplicates.
 func (r Tests) Keys() []string {
 	var out []string
-	for _, t := range r.Failed {
+	for _, t := range append(r.Failed[:len(r.Failed):len(r.Failed)], r.Suites...) {
 		out = append(out, t.Key())
 	}
 	slices.Sort(out)
@@ -419,6 +440,13 @@ func parseJest(lines []string, r *Tests) {
 		if m == nil || strings.HasPrefix(m[1], "Console") {
 			continue
 		}
+		if strings.TrimSpace(m[1]) == "Test suite failed to run" {
+			if s := jestSuite(lines[i+1:], file); !seen["suite "+s.Key()] {
+				seen["suite "+s.Key()] = true
+				r.Suites = append(r.Suites, s)
+			}
+			continue
+		}
 		t := Test{Runner: "jest", Name: strings.TrimSpace(m[1]), Package: file, File: file}
 		for j := i + 1; j < len(lines) && j < i+80; j++ {
 			n := lines[j]
@@ -445,6 +473,34 @@ func parseJest(lines []string, r *Tests) {
 			r.Passed, r.Total = p, atoi(lastNumber(m[1]))
 		}
 	}
+}
+
+// tsDiagRe: ts-jest's diagnostic, "src/a.ts:12:27 - error TS2345: Argument of type …".
+var tsDiagRe = lazyre.New(`^(\S+?):(\d+):\d+ - error (TS\d+: .+)$`)
+
+// jestSuite reads a suite that failed to run: its file and the error (the first line under the
+// bullet, a TypeScript diagnostic at its own place).
+func jestSuite(lines []string, file string) Test {
+	t := Test{Runner: "jest", Name: file, File: file}
+	for j, n := range lines {
+		if j == 40 || jestBulletRe.MatchString(n) || jestFileRe.MatchString(n) {
+			break
+		}
+		s := strings.TrimSpace(n)
+		if s == "" {
+			continue
+		}
+		if m := tsDiagRe.FindStringSubmatch(s); m != nil {
+			t.File, t.Line, t.Message = m[1], atoi(m[2]), clip(m[3])
+		} else {
+			t.Message = clip(s)
+		}
+		break
+	}
+	if t.Name == "" {
+		t.Name = "test suite" // the FAIL line was cut off
+	}
+	return t
 }
 
 // --- vitest ---

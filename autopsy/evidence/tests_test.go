@@ -340,7 +340,7 @@ func FuzzParseTests(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, out string) {
 		r := ParseTests(out)
-		for _, x := range r.Failed {
+		for _, x := range append(r.Failed, r.Suites...) {
 			if x.Name == "" || x.Line < 0 || len(x.Message) > maxLine+len("…") {
 				t.Fatalf("bad test %+v", x)
 			}
@@ -365,5 +365,45 @@ func TestCargoDoctestName(t *testing.T) {
 	got := ParseTests(out)
 	if len(got.Failed) != 1 || got.Failed[0].Name != "src/lib.rs - (line 18)" {
 		t.Fatalf("failed tests %+v, want the doctest src/lib.rs - (line 18)", got.Failed)
+	}
+}
+
+// jest's "Test suite failed to run" is a file that did not load (here ts-jest's diagnostic, as
+// in feredean/node-api-starter#12): a suite by its file with the error, not a failing test (a
+// test named "Test suite failed to run" would later read as a flaky test once the file loads).
+func TestJestSuiteFailedToRun(t *testing.T) {
+	out := ` PASS  src/money/round.test.ts
+ FAIL  src/invoice/invoice.test.ts
+  ● Test suite failed to run
+
+    src/invoice/format.ts:14:33 - error TS2345: Argument of type 'string' is not assignable to parameter of type 'number'.
+
+    14     return formatAmount(total.toFixed(2), currency);
+                                       ~~~~~~~~~~~~~~~~
+
+ FAIL  src/invoice/totals.test.ts
+  ● totals › sums the lines
+
+    expect(received).toBe(expected) // Object.is equality
+
+      at Object.<anonymous> (src/invoice/totals.test.ts:9:20)
+
+Test Suites: 2 failed, 1 passed, 3 total
+Tests:       1 failed, 12 passed, 13 total
+`
+	r := ParseTests(out)
+	if len(r.Failed) != 1 || r.Failed[0].Name != "totals › sums the lines" {
+		t.Errorf("failed tests %+v, want totals › sums the lines alone", r.Failed)
+	}
+	if len(r.Suites) != 1 || r.Suites[0].Name != "src/invoice/invoice.test.ts" || r.Suites[0].Where() != "src/invoice/format.ts:14" {
+		t.Fatalf("suites %+v, want src/invoice/invoice.test.ts at src/invoice/format.ts:14", r.Suites)
+	}
+	want := "1 failed: totals › sums the lines (src/invoice/totals.test.ts:9: expect(received).toBe(expected) // Object.is equality); " +
+		"1 suite failed to run: src/invoice/invoice.test.ts (src/invoice/format.ts:14: TS2345: Argument of type 'string' is not assignable to parameter of type 'number'.)"
+	if got := r.Summary(); got != want {
+		t.Errorf("summary\n got %s\nwant %s", got, want)
+	}
+	if got := ParseTests(" FAIL  src/crypto.test.js\n  ● Test suite failed to run\n\n    ReferenceError: TextEncoder is not defined\n").Summary(); got != "1 suite failed to run: src/crypto.test.js (ReferenceError: TextEncoder is not defined)" {
+		t.Errorf("summary %q", got)
 	}
 }
