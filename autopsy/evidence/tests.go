@@ -448,6 +448,7 @@ func parseJest(lines []string, r *Tests) {
 			continue
 		}
 		t := Test{Runner: "jest", Name: strings.TrimSpace(m[1]), Package: file, File: file}
+		expected, received := "", ""
 		for j := i + 1; j < len(lines) && j < i+80; j++ {
 			n := lines[j]
 			if jestBulletRe.MatchString(n) || jestFileRe.MatchString(n) {
@@ -461,6 +462,17 @@ func parseJest(lines []string, r *Tests) {
 				t.File, t.Line = f[1], atoi(f[2])
 				break
 			}
+			if m := jestValueRe.FindStringSubmatch(s); m != nil && strings.HasPrefix(t.Message, "expect(") {
+				if m[1] == "Expected" && expected == "" {
+					expected = m[2]
+				} else if m[1] == "Received" && received == "" {
+					received = m[2]
+				}
+			}
+		}
+		if expected != "" && received != "" {
+			// The matcher line says which matcher; the values say what went wrong.
+			t.Message = clip(fmt.Sprintf("%s: expected %s, received %s", jestMatcher(t.Message), expected, received))
 		}
 		if !seen[t.Key()] {
 			seen[t.Key()] = true
@@ -473,6 +485,18 @@ func parseJest(lines []string, r *Tests) {
 			r.Passed, r.Total = p, atoi(lastNumber(m[1]))
 		}
 	}
+}
+
+// jestValueRe: expect's "Expected: 3" and "Received: 4" (also "Expected length: 2", "Received
+// number of calls: 0").
+var jestValueRe = lazyre.New(`^(Expected|Received)(?: [a-z ]+)?: +(.+)$`)
+
+// jestMatcher is expect's matcher line without its comment: "expect(received).toBe(expected)".
+func jestMatcher(s string) string {
+	if i := strings.Index(s, " // "); i > 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // tsDiagRe: ts-jest's diagnostic, "src/a.ts:12:27 - error TS2345: Argument of type …".

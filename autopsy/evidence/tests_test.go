@@ -103,7 +103,7 @@ ERROR tests/test_models.py
 
 Test Suites: 1 failed, 1 total
 Tests:       1 failed, 2 passed, 3 total
-`, []string{`src/sum.test.js sum › adds 1 + 2 to equal 3 @ src/sum.test.js:5 : expect(received).toBe(expected)`}, 2, 3},
+`, []string{`src/sum.test.js sum › adds 1 + 2 to equal 3 @ src/sum.test.js:5 : expect(received).toBe(expected): expected 3, received 4`}, 2, 3},
 	// jest with several suites: @jest/reporters' SummaryReporter repeats each failure under
 	// "Summary of all failing tests".
 	{"jest, the summary of all failing tests", ` PASS  src/ws/backoff.test.ts
@@ -136,7 +136,7 @@ Summary of all failing tests
 
 Test Suites: 1 failed, 2 passed, 3 total
 Tests:       1 failed, 41 passed, 42 total
-`, []string{`src/ws/heartbeat.test.ts Heartbeat › closes the socket after two missed pongs @ src/ws/heartbeat.test.ts:41 : expect(received).toBe(expected)`}, 41, 42},
+`, []string{`src/ws/heartbeat.test.ts Heartbeat › closes the socket after two missed pongs @ src/ws/heartbeat.test.ts:41 : expect(received).toBe(expected): expected 3, received 1`}, 41, 42},
 	// vitest's default reporter.
 	{"vitest", ` ❯ src/sum.test.ts (2 tests | 1 failed) 4ms
    × sum > adds 2ms
@@ -405,5 +405,29 @@ Tests:       1 failed, 12 passed, 13 total
 	}
 	if got := ParseTests(" FAIL  src/crypto.test.js\n  ● Test suite failed to run\n\n    ReferenceError: TextEncoder is not defined\n").Summary(); got != "1 suite failed to run: src/crypto.test.js (ReferenceError: TextEncoder is not defined)" {
 		t.Errorf("summary %q", got)
+	}
+}
+
+// jest's matcher line says which matcher failed; the Expected/Received lines under it say what
+// (expect's printDiffOrStringify, a string value in quotes).
+func TestJestExpectedReceived(t *testing.T) {
+	out := ` FAIL  src/invoice/format.test.ts
+  ● formatAmount › formats euros the German way
+
+    expect(received).toBe(expected) // Object.is equality
+
+    Expected: "1.234,50 €"
+    Received: "1234.50 EUR"
+
+      12 |   it("formats euros the German way", () => {
+    > 13 |     expect(formatAmount(1234.5, "EUR", "de-DE")).toBe("1.234,50 €");
+         |                                                  ^
+
+      at Object.<anonymous> (src/invoice/format.test.ts:13:50)
+`
+	r := ParseTests(out)
+	want := "1 failed: formatAmount › formats euros the German way (src/invoice/format.test.ts:13: expect(received).toBe(expected): expected \"1.234,50 €\", received \"1234.50 EUR\")"
+	if got := r.Summary(); got != want {
+		t.Errorf("summary\n got %s\nwant %s", got, want)
 	}
 }
