@@ -311,6 +311,10 @@ type output struct {
 	readers    sync.WaitGroup
 	watched    chan struct{} // closed when Watch says so
 	watchOnce  func()
+	// open is the stream whose last chunk did not end a line (0 none, 1 stdout, 2 stderr): a
+	// chunk of the other stream starts on a line of its own, so the merged log never joins a
+	// prompt left on stderr ("Username for '…': ") to the next line of stdout.
+	open int
 }
 
 func newOutput(spec Spec) *output {
@@ -338,19 +342,35 @@ func (o *output) chunk(chunk []byte, isStdout bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.lastOutput = time.Now()
-	if o.spec.Output != nil {
-		o.spec.Output.Write(chunk)
+	stream := 2
+	if isStdout {
+		stream = 1
 	}
+	if o.open != 0 && o.open != stream {
+		o.merged([]byte("\n"))
+	}
+	o.open = 0
+	if chunk[len(chunk)-1] != '\n' {
+		o.open = stream
+	}
+	o.merged(chunk)
 	if isStdout {
 		o.stdout.Write(chunk)
 	}
-	o.tail.Write(chunk)
 	if o.spec.OnOutput != nil {
 		o.spec.OnOutput(chunk)
 	}
 	if o.spec.Watch != nil && o.spec.Watch(chunk) {
 		o.watchOnce()
 	}
+}
+
+// merged writes to what holds both streams: the log (Output) and the tail.
+func (o *output) merged(b []byte) {
+	if o.spec.Output != nil {
+		o.spec.Output.Write(b)
+	}
+	o.tail.Write(b)
 }
 
 // silentFor reports whether nothing was printed for d.

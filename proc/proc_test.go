@@ -30,6 +30,29 @@ func TestRunProcessExitAndOutput(t *testing.T) {
 	}
 }
 
+// A prompt left unfinished on stderr and a line of stdout that arrives next are two lines of the
+// log, not one: git's "Username for '…': " stays a line of its own for the autopsy to quote.
+func TestRunProcessStreamsDoNotShareALine(t *testing.T) {
+	seen := filepath.Join(t.TempDir(), "seen")
+	var log bytes.Buffer
+	res := Run(context.Background(), Spec{
+		Argv:   sh("printf \"Username for 'https://github.com': \" >&2; while [ ! -e " + seen + " ]; do sleep 0.01; done; echo '[git] branch fix-1'"),
+		Output: &log,
+		OnOutput: func(b []byte) {
+			if bytes.Contains(b, []byte("Username")) {
+				os.WriteFile(seen, nil, 0o600)
+			}
+		},
+	})
+	want := "Username for 'https://github.com': \n[git] branch fix-1\n"
+	if log.String() != want || string(res.Tail) != want {
+		t.Fatalf("log %q, tail %q, want %q", log.String(), res.Tail, want)
+	}
+	if string(res.Stdout) != "[git] branch fix-1\n" {
+		t.Fatalf("stdout %q", res.Stdout)
+	}
+}
+
 // A process started in a directory sees PWD name it, not the directory mulligan runs in: opencode
 // takes $PWD for its project, and in a task's worktree it would edit the user's tree.
 func TestRunProcessPWDIsDir(t *testing.T) {

@@ -38,6 +38,8 @@ func TestExitOf(t *testing.T) {
 func TestWaitingPrompt(t *testing.T) {
 	for _, c := range []struct{ text, kind string }{
 		{"$ git push origin main\nUsername for 'https://github.com': ", AskCredentials},
+		// stderr's prompt logged before the lines stdout printed earlier
+		{"[check] 7 passed\nUsername for 'https://github.com': \n[git] branch fix-2\n[git] [fix-2 4e1d2c9] fix\n[git]  1 file changed\n[git] git push -u origin fix-2\n", AskCredentials},
 		{"The authenticity of host 'github.com (140.82.121.4)' can't be established.\nED25519 key fingerprint is SHA256:+DiY3wvvV6TuJJhbpZisF/zLDA0zPMSvHdkr4UvCOqU.\nAre you sure you want to continue connecting (yes/no/[fingerprint])? ", AskHostKey},
 		{"[sudo] password for dev: ", AskPassword},
 		{"Need to install the following packages:\ncreate-vite@5.2.3\nOk to proceed? (y) ", AskConfirm},

@@ -37,7 +37,10 @@ var promptRes = []struct {
 }
 
 // WaitingPrompt is the question at the end of text that a command stopped on, if any: it must
-// be among the last lines printed (a question answered long ago is not what it waits for).
+// be among the last three lines printed (a question answered long ago is not what it waits for),
+// or, for git's and ssh's own prompts, among the last eight: a prompt left unfinished on stderr
+// can be logged before lines its command printed earlier on stdout, and nothing answers those
+// prompts in a run.
 func WaitingPrompt(text string) (Prompt, bool) {
 	lines := Lines(text)
 	if len(lines) > 8 {
@@ -45,14 +48,14 @@ func WaitingPrompt(text string) (Prompt, bool) {
 	}
 	lines = expandJSON(lines) // a tool's output inside a JSON event
 	seen := 0
-	for i := len(lines) - 1; i >= 0 && seen < 3; i-- {
+	for i := len(lines) - 1; i >= 0; i-- {
 		l := strings.TrimSpace(lines[i])
 		if l == "" {
 			continue
 		}
 		seen++
 		for _, p := range promptRes {
-			if p.re.MatchString(l) {
+			if (seen <= 3 || p.kind == AskCredentials || p.kind == AskHostKey) && p.re.MatchString(l) {
 				return Prompt{Kind: p.kind, Line: clip(l)}, true
 			}
 		}
