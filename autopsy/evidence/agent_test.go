@@ -80,7 +80,9 @@ npm error network This is a problem related to network connectivity.`
 			t.Errorf("NetworkErrors(%q) = %+v, want host %s", c.text, es, c.host)
 		}
 	}
-	for _, notNet := range []string{"E   ModuleNotFoundError: No module named 'app'", "TypeError: fileNotFound is not a function"} {
+	for _, notNet := range []string{"E   ModuleNotFoundError: No module named 'app'", "TypeError: fileNotFound is not a function",
+		// openai/codex#14260: the provider answered with an error; the network worked.
+		"stream disconnected before completion: An error occurred while processing your request. You can retry your request, or contact us through our help center at help.openai.com if the error persists. Please include the request ID 8f3c2a91 in your message."} {
 		if es := NetworkErrors(notNet); len(es) != 0 {
 			t.Errorf("NetworkErrors(%q) = %+v, want none", notNet, es)
 		}

@@ -36,15 +36,22 @@ var (
 	agentAPIRe = lazyre.New(`(?i)unable to connect to api|cannot connect to api|API Error: (?:Connection error|Request timed out)|waiting for network|stream disconnected before completion|Reconnecting\.\.\.`)
 )
 
+// serverSideRe: the request reached the provider, which answered with an error ("stream
+// disconnected before completion: An error occurred while processing your request …"): the
+// provider failed, not the network.
+var serverSideRe = lazyre.New(`(?i)an error occurred while processing your request|include the request ID|internal server error|\boverloaded\b|high demand|\b(?:status|code)[ :=]*5\d\d\b|\b5\d\d (?:Internal|Bad Gateway|Service Unavailable)`)
+
 // IsNetworkError: the line shows a network failure.
-func IsNetworkError(line string) bool { return netErrRe.MatchString(line) }
+func IsNetworkError(line string) bool {
+	return netErrRe.MatchString(line) && !serverSideRe.MatchString(line)
+}
 
 // NetworkErrors lists the network failures in text, one per host, the last line of each.
 func NetworkErrors(text string) []NetError {
 	var out []NetError
 	idx := map[string]int{}
 	for _, h := range expandJSON(Lines(text)) {
-		if !netErrRe.MatchString(h) {
+		if !IsNetworkError(h) {
 			continue
 		}
 		e := NetError{Host: hostOf(h), Line: clip(h)}
