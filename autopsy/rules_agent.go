@@ -153,14 +153,24 @@ var agentRules = []Rule{
 	{
 		// The agent's command names a model its provider does not have.
 		Name: "model-not-found", Category: WorkflowBug, Confidence: 0.85,
-		Match: func(f *facts) bool { return f.lastMatches(modelNotFoundRe) && f.lastClass() != cQuality },
+		Match: func(f *facts) bool {
+			return (f.lastMatches(modelNotFoundRe) || f.pinnedModelRefused() != "") && f.lastClass() != cQuality
+		},
 		Why: func(f *facts) string {
+			if m := f.pinnedModelRefused(); m != "" {
+				return fmt.Sprintf("the task file names model %s in agent %s's command, and the provider refuses it to this account: %s", m, f.last().Agent, f.lastMatch(accountRe))
+			}
 			return "the agent's provider has no such model: " + f.lastMatch(modelNotFoundRe)
 		},
 		Suggest: func(f *facts) Suggestion {
 			return Suggestion{Text: fmt.Sprintf("name a model the provider has in the agent's command (--model) in %s, then run the task again", f.fileName()), Commands: []string{f.fixed()}}
 		},
-		Lines: func(f *facts) []string { return []string{f.lastMatch(modelNotFoundRe)} },
+		Lines: func(f *facts) []string {
+			if f.pinnedModelRefused() != "" {
+				return []string{f.lastMatch(accountRe)}
+			}
+			return []string{f.lastMatch(modelNotFoundRe)}
+		},
 	},
 	{
 		// A command of the task's own (not a preset's) with a flag its program does not take.

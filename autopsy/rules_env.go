@@ -392,8 +392,10 @@ var envRules = []Rule{
 		// The provider refuses the account, not the request: verification, a disabled
 		// organization, a model the plan does not include.
 		Name: "account-refused", Category: Environment, Confidence: 0.86,
-		Match: func(f *facts) bool { return f.lastMatches(accountRe) && f.lastClass() != cQuality },
-		Why:   func(f *facts) string { return "the provider refuses the agent's account: " + f.lastMatch(accountRe) },
+		Match: func(f *facts) bool {
+			return f.lastMatches(accountRe) && f.lastClass() != cQuality && f.pinnedModelRefused() == ""
+		},
+		Why: func(f *facts) string { return "the provider refuses the agent's account: " + f.lastMatch(accountRe) },
 		Suggest: func(f *facts) Suggestion {
 			s := Suggestion{Text: "a person has to settle it with the provider (the message says where: verify the organization, enable the account, a plan with the model) or give the agent another account; then run the task again",
 				Commands: []string{f.retry()}}
@@ -461,6 +463,31 @@ func installCommand(preset string) string {
 }
 
 var segfaultRe = lazyre.New(`(?im)^.*(?:Segmentation fault|SIGSEGV|signal: segmentation violation|exited with (?:status|code) 139|exit (?:status|code) 139|The forked VM terminated without (?:properly )?saying goodbye|unexpected signal code 11\b|signal 11\b).*$`)
+
+// pinnedModelRefused is the model the agent's command in the task file names (--model X, -m X)
+// when the provider refused the account that model: the task file pins a model the account
+// cannot use (a retired one, or one of another plan), and the task file is what changes.
+func (f *facts) pinnedModelRefused() string {
+	refusal := f.lastMatch(accountRe)
+	a := f.agent(f.last().Agent)
+	if refusal == "" || a == nil || !modelWordRe.MatchString(refusal) {
+		return ""
+	}
+	msg := f.last().Message
+	for i, arg := range a.Command {
+		model := ""
+		switch {
+		case (arg == "--model" || arg == "-m") && i+1 < len(a.Command):
+			model = a.Command[i+1]
+		case strings.HasPrefix(arg, "--model="):
+			model = strings.TrimPrefix(arg, "--model=")
+		}
+		if model != "" && strings.Contains(msg, model) {
+			return model
+		}
+	}
+	return ""
+}
 
 var modelWordRe = lazyre.New(`(?i)model is not supported|access to (?:the )?model|model \S+ is not available`)
 

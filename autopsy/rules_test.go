@@ -295,6 +295,14 @@ func TestRules(t *testing.T) {
 			m := `agent exited with status 1: API Error: 404 {"type":"error","error":{"type":"not_found_error","message":"model: claude-opus-9"}}`
 			return rt(mkFacts(t, "", exit(m)))
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "--model"},
+		{"model-not-found", func(t *testing.T) *facts {
+			// openai/codex#26053: the task file pins a model the account may no longer use.
+			m := `agent exited with status 1: codex: {"type":"error","status":400,"error":{"type":"invalid_request_error","message":"The 'gpt-5.3-codex' model is not supported when using Codex with a ChatGPT account."}}`
+			f := rt(mkFacts(t, "", exit(m)))
+			a := f.agent(f.last().Agent)
+			a.Command = append(a.Command, "-m", "gpt-5.3-codex")
+			return f
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "--model"},
 		{"agent-says-nothing", func(t *testing.T) *facts {
 			out := `{"type":"result","subtype":"error_during_execution","is_error":true,"result":"Execution error"}`
 			return mkFacts(t, "", att{class: cPayload, code: "is_error", msg: "claude: Execution error", out: out}, att{class: cPayload, code: "is_error", msg: "claude: Execution error", out: out})
