@@ -61,6 +61,18 @@ func verifyLog(log string) string {
 }
 
 // readTail reads at most n bytes from the end of a log, dropping the first partial line.
+// withoutMarkers is an attempt's log without the lines the runner writes into it ("--- mulligan:
+// verify … exited with status 1 … ---", a schema correction call): what is left is the agent's
+// own output, whose last words are the agent's, not the runner's summary of the verify.
+func withoutMarkers(log string) string {
+	if !strings.Contains(log, "--- mulligan: ") {
+		return log
+	}
+	return markerRe.ReplaceAllString(log, "")
+}
+
+var markerRe = lazyre.New(`(?m)^--- mulligan: .* ---\n?`)
+
 func readTail(path string, n int64) string {
 	if path == "" {
 		return ""

@@ -274,7 +274,7 @@ func gather(in Input, run *store.Run, events []store.Event) *facts {
 			} else if a.Class != "" {
 				f.failed = append(f.failed, a)
 			}
-			f.output[key(a.TaskID, a.N)] = readTail(a.Log, tailBytes)
+			f.output[key(a.TaskID, a.N)] = withoutMarkers(readTail(a.Log, tailBytes))
 			f.verifyOutput[key(a.TaskID, a.N)] = readTail(verifyLog(a.Log), tailBytes)
 		}
 		f.setAsideDeaths()

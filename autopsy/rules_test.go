@@ -1,6 +1,7 @@
 package autopsy
 
 import (
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"slices"
 	"strings"
 	"testing"
@@ -387,8 +388,18 @@ func TestRules(t *testing.T) {
 		{"agent-broke-build", func(t *testing.T) *facts {
 			return withBase(rt(mkFacts(t, "", verify("./a.go:3:1: syntax error: unexpected }\nFAIL\tp [build failed]\n", 1))), 1, one)
 		}, AgentFlake, []string{"mulligan retry-task k3f9abcd fix"}, "build or syntax error"},
+		{"agent-did-nothing", func(t *testing.T) *facts {
+			// google-gemini/gemini-cli#5764: the CLI starts, echoes the prompt and quits, exit 0.
+			quiet := verify(one, 0)
+			quiet.out = "Ripgrep is not available. Falling back to GrepTool.\n" +
+				`{"type":"init","session_id":"6a2d","model":"auto"}` + "\n" +
+				`{"type":"message","role":"user","content":"Fix the tests."}`
+			return rt(withBase(mkFacts(t, "", quiet, quiet), 1, one))
+		}, Unknown, []string{"mulligan logs k3f9abcd/fix@2", "mulligan retry-task k3f9abcd fix"}, "by hand"},
 		{"agent-changed-nothing", func(t *testing.T) *facts {
-			return rt(mkFacts(t, "", verify(one, 0), verify(one, 0)))
+			asked := verify(one, 0)
+			asked.out = `{"type":"result","is_error":false,"result":"Should TestB round half up or half to even? Tell me and I'll make the change."}`
+			return rt(mkFacts(t, "", asked, asked))
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "acceptEdits"},
 		{"verify-progress", func(t *testing.T) *facts {
 			f := withBase(rt(mkFacts(t, "", verify(two, 2), verify(one, 3))), 1, two)
@@ -713,5 +724,16 @@ func TestRefusedWhyQuotesText(t *testing.T) {
 		if !strings.Contains(why, want) {
 			t.Errorf("why does not say %q: %s", want, why)
 		}
+	}
+}
+
+// TestWithoutMarkers: the runner's own lines in an attempt's log are not the agent's last words.
+func TestWithoutMarkers(t *testing.T) {
+	log := "Ripgrep is not available. Falling back to GrepTool.\n{\"type\":\"init\"}\n\n--- mulligan: verify `sh verify.sh` exited with status 1: 1 failed: x (its output: /r/.git/mulligan/logs/k/fix/2.verify.log) ---\n"
+	if got := withoutMarkers(log); strings.Contains(got, "mulligan:") || !strings.Contains(got, "Ripgrep") {
+		t.Errorf("withoutMarkers = %q", got)
+	}
+	if agentcli.LastWords([]byte(withoutMarkers(log))) == agentcli.LastWords([]byte(log)) {
+		t.Errorf("the marker is still the last words: %q", agentcli.LastWords([]byte(log)))
 	}
 }

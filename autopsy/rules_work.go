@@ -225,14 +225,36 @@ var workRules = []Rule{
 		Lines: func(f *facts) []string { a, _ := f.progress(); return f.testLines(a) },
 	},
 	{
+		// The agent said something (a question, a refusal) and changed nothing: what it says is
+		// what the task lacks. An agent that ended without a word gives no such evidence.
 		Name: "agent-changed-nothing", Category: WorkflowBug, Confidence: 0.65,
-		Match: func(f *facts) bool { return f.allClasses(cQuality) && f.noAttemptChanged() },
+		Match: func(f *facts) bool {
+			return f.allClasses(cQuality) && f.noAttemptChanged() && slices.ContainsFunc(f.failed, func(a storeAttempt) bool {
+				return f.agentOf(a).Spoke
+			})
+		},
 		Why: func(f *facts) string {
 			return fmt.Sprintf("verify failed after %d attempt(s) that changed no file: the agent did not (or could not) edit the tree", len(f.failed))
 		},
 		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: fmt.Sprintf("let the agent edit files (claude -p needs --permission-mode acceptEdits, codex exec --full-auto) and check that the prompt asks for the change, in %s, then run the task again", f.fileName()),
+			return Suggestion{Text: fmt.Sprintf("let the agent edit files (claude -p needs --permission-mode acceptEdits, codex exec --sandbox workspace-write) and check that the prompt asks for the change, in %s, then run the task again", f.fileName()),
 				Commands: []string{f.fixed()}}
+		},
+	},
+	{
+		// No attempt changed a file and the agent never said a word of its own (a CLI that
+		// started and ended without an answer): nothing shows why it did nothing.
+		Name: "agent-did-nothing", Category: Unknown, Confidence: 0.64,
+		Match: func(f *facts) bool {
+			return f.allClasses(cQuality) && f.noAttemptChanged() && !slices.ContainsFunc(f.failed, func(a storeAttempt) bool {
+				return f.agentOf(a).Spoke
+			})
+		},
+		Why: func(f *facts) string {
+			return fmt.Sprintf("the agent changed no file and gave no answer in %d attempt(s) (its CLI ended without a message of the model's), so the verify failed as on an untouched tree: nothing shows why it did nothing", len(f.failed))
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: "read the attempt's log for what the CLI printed before it ended (a start-up error, a sign-in, an empty reply), and run the agent's command by hand with the prompt", Commands: []string{f.logs(f.last()), f.retry()}}
 		},
 	},
 	{

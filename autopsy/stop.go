@@ -236,7 +236,7 @@ func (f *facts) promptAsksToFix(tests []string) bool {
 	return fixTestsRe.MatchString(p)
 }
 
-var fixTestsRe = lazyre.New(`(?i)\bfix\b.*\btests?\b|failing tests?|make (?:the )?tests? pass|tests? (?:are|is) (?:failing|red|broken)|\bgreen\b`)
+var fixTestsRe = lazyre.New(`(?i)\bfix\b.*\btests?\b|failing tests?|make (?:the )?tests? pass|tests? (?:are|is) (?:failing|red|broken)|\bgreen\b|\b(?:make|so(?: that)?|until)\s+` + "`[^`]+`" + `\s+pass(?:es)?\b`)
 
 // flaky names a test that failed in one attempt and passed in another with no change in its
 // package between them: the same code passed and failed.

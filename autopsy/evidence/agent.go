@@ -41,7 +41,12 @@ type Agent struct {
 	// "sandbox: read-only" header).
 	ReadOnlySandbox bool
 
+	// Spoke: LastMessage is the model's own words (its result or last message), not a CLI's
+	// error, a tool's line or, for a CLI that prints JSON events, its own chatter on stderr.
+	Spoke bool
+
 	apiError bool // LastMessage is the CLI's API error, not the agent's words
+	events   bool // the output holds JSON events: its plain lines are the CLI's, not the model's
 }
 
 var (
@@ -75,6 +80,7 @@ func ReadAgent(out string) Agent {
 			var v map[string]any
 			if json.Unmarshal([]byte(t), &v) == nil {
 				a.event(v)
+				a.events = true
 			}
 		}
 	}
@@ -123,8 +129,9 @@ func ReadAgent(out string) Agent {
 	}
 	if a.LastMessage == "" {
 		a.LastMessage = clip(plainLast)
-		spoke = !toolLineRe.MatchString(plainLast) && !netErrRe.MatchString(plainLast)
+		spoke = !toolLineRe.MatchString(plainLast) && !netErrRe.MatchString(plainLast) && !a.events
 	}
+	a.Spoke = spoke && a.LastMessage != ""
 	if spoke && saysNoNetRe.MatchString(a.LastMessage) {
 		a.NoNetworkSandbox = true
 	}
@@ -286,6 +293,12 @@ func (a *Agent) event(v map[string]any) {
 		}
 	case typ == "turn.completed":
 		a.APICalls = true
+	case typ == "text" || typ == "step_finish": // opencode run --format json
+		part, _ := v["part"].(map[string]any)
+		a.APICalls = true
+		if s, ok := part["text"].(string); ok && typ == "text" && strings.TrimSpace(s) != "" {
+			a.LastMessage = clip(firstLines(s))
+		}
 	case v["response"] != nil || v["stats"] != nil: // gemini -o json
 		if s, ok := v["response"].(string); ok && strings.TrimSpace(s) != "" {
 			a.LastMessage = clip(firstLines(s))
