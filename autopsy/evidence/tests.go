@@ -221,6 +221,9 @@ func parseGo(lines []string, r *Tests) {
 		}
 		if m := goLocRe.FindStringSubmatch(l); m != nil {
 			t := Test{File: m[1], Line: atoi(m[2]), Message: clip(strings.TrimSpace(m[3]))}
+			if t.Message == "" {
+				t.Message = testifyError(lines[i+1:])
+			}
 			if t.Message == "" && i+1 < len(lines) {
 				t.Message = clip(strings.TrimSpace(lines[i+1]))
 			}
@@ -245,6 +248,41 @@ func parseGo(lines []string, r *Tests) {
 	}
 	r.Failed = kept
 	goPanics(lines, r, start)
+}
+
+// testify's assertion block under "x_test.go:72:": a table of labels and values, the value
+// running over lines under an empty label.
+var (
+	testifyLabelRe = lazyre.New(`^\s*\t([A-Z][\w ]*?):\s*\t(.*)$`)
+	testifyMoreRe  = lazyre.New(`^\s*\t\s+\t(.*)$`)
+)
+
+// testifyError is the value of testify's "Error:" (its first lines), which says what failed;
+// "Error Trace:" above it only says where. "" when lines do not open such a block.
+func testifyError(lines []string) string {
+	var msg []string
+	for j, l := range lines {
+		if j == 20 {
+			break
+		}
+		if m := testifyLabelRe.FindStringSubmatch(l); m != nil {
+			if len(msg) > 0 {
+				break
+			}
+			if m[1] == "Error" {
+				msg = append(msg, strings.TrimSpace(m[2]))
+			}
+			continue
+		}
+		if m := testifyMoreRe.FindStringSubmatch(l); m != nil {
+			if len(msg) > 0 && len(msg) < 4 {
+				msg = append(msg, strings.Join(strings.Fields(m[1]), " "))
+			}
+			continue
+		}
+		break
+	}
+	return clip(strings.Join(msg, " "))
 }
 
 // goPanics gives a test that panicked the panic's text and the test file's frame.

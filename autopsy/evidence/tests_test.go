@@ -56,6 +56,15 @@ FAIL	example.com/sync	120.014s
 {"Time":"2026-12-01T10:00:00Z","Action":"output","Package":"example.com/p","Output":"FAIL\texample.com/p\t0.004s\n"}
 {"Time":"2026-12-01T10:00:00Z","Action":"fail","Package":"example.com/p","Elapsed":0.004}
 `, []string{`example.com/p TestEmit @ emit_test.go:30 : mismatch`}, -1, -1},
+	// testify's assertion block (assert/assertions.go Fail: labelled lines after a tab).
+	{"go text, testify", "=== RUN   TestFetchTimeout\n    fetcher_test.go:72: \n        \tError Trace:\t/home/u/app/fetcher_test.go:72\n" +
+		"        \tError:      \tReceived unexpected error:\n        \t            \tcontext deadline exceeded\n" +
+		"        \tTest:       \tTestFetchTimeout\n--- FAIL: TestFetchTimeout (2.00s)\n" +
+		"=== RUN   TestTotal\n    total_test.go:18: \n        \tError Trace:\t/home/u/app/total_test.go:18\n" +
+		"        \tError:      \tNot equal: \n        \t            \texpected: 3\n        \t            \tactual  : 4\n" +
+		"        \tTest:       \tTestTotal\n--- FAIL: TestTotal (0.00s)\nFAIL\nFAIL\texample.com/app\t2.013s\n",
+		[]string{`example.com/app TestFetchTimeout @ fetcher_test.go:72 : Received unexpected error: context deadline exceeded`,
+			`example.com/app TestTotal @ total_test.go:18 : Not equal: expected: 3 actual : 4`}, -1, -1},
 	// pytest's short test summary and failure sections (_pytest/terminal.py).
 	{"pytest", `============================= test session starts ==============================
 collected 3 items
