@@ -76,12 +76,32 @@ func (r Tests) Summary() string {
 	if len(r.Failed) > 0 {
 		out = append(out, fmt.Sprintf("%d failed: %s", len(r.Failed), listTests(r.Failed)))
 	}
-	if n := len(r.Suites); n == 1 {
-		out = append(out, "1 suite failed to run: "+listTests(r.Suites))
-	} else if n > 1 {
-		out = append(out, fmt.Sprintf("%d suites failed to run: %s", n, listTests(r.Suites)))
+	var collect, load []Test
+	for _, t := range r.Suites {
+		if t.Runner == "pytest" {
+			collect = append(collect, t)
+		} else {
+			load = append(load, t)
+		}
+	}
+	if n := len(collect); n > 0 {
+		what := "its tests did not run"
+		if r.Passed <= 0 && len(r.Failed) == 0 {
+			what = "no test ran" // pytest stops at a collection error unless told not to
+		}
+		out = append(out, fmt.Sprintf("%s (%s): %s", plural(n, "collection error"), what, listTests(collect)))
+	}
+	if n := len(load); n > 0 {
+		out = append(out, fmt.Sprintf("%s failed to run: %s", plural(n, "suite"), listTests(load)))
 	}
 	return strings.Join(out, "; ")
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // listTests names up to three tests, each with its place and message.
@@ -396,7 +416,7 @@ func parsePytest(lines []string, r *Tests) {
 		sections[section] = s
 	}
 	seen := map[string]bool{}
-	add := func(id, msg string) {
+	add := func(kind, id, msg string) {
 		if seen[id] {
 			return
 		}
@@ -419,16 +439,23 @@ func parsePytest(lines []string, r *Tests) {
 				break
 			}
 		}
+		if kind == "ERROR" && name == "" {
+			// A file that errored as a whole failed to collect (an import, a syntax error):
+			// none of its tests ran, and pytest stops the session ("Interrupted: 1 error
+			// during collection").
+			r.Suites = append(r.Suites, t)
+			return
+		}
 		r.Failed = append(r.Failed, t)
 	}
 	for _, l := range lines {
 		if m := pySummaryRe.FindStringSubmatch(l); m != nil && (strings.Contains(m[2], "::") || strings.HasSuffix(m[2], ".py")) {
-			add(m[2], m[3])
+			add(m[1], m[2], m[3])
 		}
 	}
 	for _, l := range lines {
 		if m := pyVerboseRe.FindStringSubmatch(l); m != nil {
-			add(m[1], "")
+			add("", m[1], "")
 		}
 	}
 	for _, l := range lines {

@@ -92,7 +92,7 @@ E   ModuleNotFoundError: No module named 'pydantic'
 ERROR tests/test_models.py
 !!!!!!!!!!!!!!!!!!!! Interrupted: 1 error during collection !!!!!!!!!!!!!!!!!!!!
 =============================== 1 error in 0.31s ===============================
-`, []string{`tests/test_models.py tests/test_models.py @ tests/test_models.py : ModuleNotFoundError: No module named 'pydantic'`}, 0, 1},
+`, nil, 0, 1},
 	// jest's default reporter.
 	{"jest", ` FAIL  src/sum.test.js
   ● sum › adds 1 + 2 to equal 3
@@ -436,6 +436,39 @@ func TestJestExpectedReceived(t *testing.T) {
 `
 	r := ParseTests(out)
 	want := "1 failed: formatAmount › formats euros the German way (src/invoice/format.test.ts:13: expect(received).toBe(expected): expected \"1.234,50 €\", received \"1234.50 EUR\")"
+	if got := r.Summary(); got != want {
+		t.Errorf("summary\n got %s\nwant %s", got, want)
+	}
+}
+
+// pytest's collection error (_pytest/terminal.py, pytest 8): the file did not import, pytest
+// stopped the session and no test ran; not "1 failed: tests/test_invoice.py".
+func TestPytestCollectionError(t *testing.T) {
+	out := `============================= test session starts ==============================
+platform linux -- Python 3.12.3, pytest-8.3.3, pluggy-1.5.0
+rootdir: /home/u/app
+collected 14 items / 1 error
+
+==================================== ERRORS ====================================
+___________________ ERROR collecting tests/test_invoice.py ____________________
+ImportError while importing test module '/home/u/app/tests/test_invoice.py'.
+Hint: make sure your test modules/packages have valid Python names.
+Traceback:
+/usr/lib/python3.12/importlib/__init__.py:90: in import_module
+    return _bootstrap._gcd_import(name[level:], package, level)
+tests/test_invoice.py:3: in <module>
+    from freezegun import freeze_time
+E   ModuleNotFoundError: No module named 'freezegun'
+=========================== short test summary info ============================
+ERROR tests/test_invoice.py
+!!!!!!!!!!!!!!!!!!!! Interrupted: 1 error during collection !!!!!!!!!!!!!!!!!!!!
+=============================== 1 error in 0.31s ===============================
+`
+	r := ParseTests(out)
+	if len(r.Failed) != 0 || len(r.Suites) != 1 {
+		t.Fatalf("failed %+v, suites %+v: want one file that failed to collect", r.Failed, r.Suites)
+	}
+	want := "1 collection error (no test ran): tests/test_invoice.py (tests/test_invoice.py:3: ModuleNotFoundError: No module named 'freezegun')"
 	if got := r.Summary(); got != want {
 		t.Errorf("summary\n got %s\nwant %s", got, want)
 	}
