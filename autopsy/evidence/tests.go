@@ -9,6 +9,7 @@ package evidence
 import (
 	"encoding/json"
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -206,7 +207,12 @@ func parseGo(lines []string, r *Tests) {
 	logged := map[string]Test{}
 	running := ""
 	timedOut := false
+	var race *Test // the last data race the race detector reported
 	for i, l := range lines {
+		if l == "WARNING: DATA RACE" {
+			race = goRace(lines[i+1:])
+			continue
+		}
 		if m := goRunRe.FindStringSubmatch(l); m != nil {
 			running, cur = m[1], nil
 			continue
@@ -225,7 +231,7 @@ func parseGo(lines []string, r *Tests) {
 					r.Failed[j].Package = m[2]
 				}
 			}
-			cur = nil
+			cur, race = nil, nil
 			continue
 		}
 		if goTimeoutRe.MatchString(l) {
@@ -246,6 +252,9 @@ func parseGo(lines []string, r *Tests) {
 			}
 			if t.Message == "" && i+1 < len(lines) {
 				t.Message = clip(strings.TrimSpace(lines[i+1]))
+			}
+			if race != nil && strings.HasPrefix(t.Message, "race detected during execution of test") {
+				t = *race // testing.go's line says only that there was one
 			}
 			switch {
 			case cur != nil && cur.File == "":
@@ -268,6 +277,43 @@ func parseGo(lines []string, r *Tests) {
 	}
 	r.Failed = kept
 	goPanics(lines, r, start)
+}
+
+// The race detector's report: "Write at 0x… by goroutine 8:", then frames, a function and
+// "\t/path/file.go:41 +0x64" under it.
+var (
+	raceAccessRe = lazyre.New(`^((?:Previous )?(?:[Ww]rite|[Rr]ead)) at 0x[0-9a-f]+ by (?:goroutine \d+|main goroutine):$`)
+	raceFuncRe   = lazyre.New(`^\s+(\S+?)\.((?:\(\*?\w+\)\.)?[\w.]+)\(\)$`)
+	raceFileRe   = lazyre.New(`^\s+(\S+\.go):(\d+)(?: \+0x[0-9a-f]+)?$`)
+)
+
+// goRace is the place of a data race: the first frame of the first access in the code under
+// test, not in the standard library or the module cache. nil when the report names none.
+func goRace(lines []string) *Test {
+	access, pkg, fn := "", "", ""
+	for j, l := range lines {
+		if j == 40 || strings.HasPrefix(l, "==================") {
+			break
+		}
+		if m := raceAccessRe.FindStringSubmatch(l); m != nil {
+			access = strings.ToLower(m[1])
+			continue
+		}
+		if m := raceFuncRe.FindStringSubmatch(l); m != nil {
+			pkg, fn = m[1], m[2]
+			continue
+		}
+		m := raceFileRe.FindStringSubmatch(l)
+		if m == nil || access == "" || strings.Contains(m[1], "/pkg/mod/") {
+			continue
+		}
+		if first, _, _ := strings.Cut(pkg, "/"); !strings.Contains(first, ".") && strings.Contains(m[1], "/src/"+pkg+"/") {
+			continue // the standard library: the race is in its caller
+		}
+		file := path.Base(m[1])
+		return &Test{File: file, Line: atoi(m[2]), Message: clip(fmt.Sprintf("data race: %s in %s.%s", access, path.Base(pkg), fn))}
+	}
+	return nil
 }
 
 // testify's assertion block under "x_test.go:72:": a table of labels and values, the value

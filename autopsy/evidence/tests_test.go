@@ -56,6 +56,34 @@ FAIL	example.com/sync	120.014s
 {"Time":"2026-12-01T10:00:00Z","Action":"output","Package":"example.com/p","Output":"FAIL\texample.com/p\t0.004s\n"}
 {"Time":"2026-12-01T10:00:00Z","Action":"fail","Package":"example.com/p","Elapsed":0.004}
 `, []string{`example.com/p TestEmit @ emit_test.go:30 : mismatch`}, -1, -1},
+	// go test -race: the race detector's report (runtime/race, tsan's report format) and testing's
+	// "race detected during execution of test".
+	{"go text, a data race", `=== RUN   TestCacheConcurrent
+==================
+WARNING: DATA RACE
+Write at 0x00c0000b4030 by goroutine 9:
+  runtime.mapassign_faststr()
+      /usr/local/go/src/runtime/map_faststr.go:203 +0x0
+  example.com/app/cache.(*Cache).Set()
+      /home/u/app/cache/cache.go:41 +0x64
+  example.com/app/cache.TestCacheConcurrent.func1()
+      /home/u/app/cache/cache_test.go:22 +0x44
+
+Previous read at 0x00c0000b4030 by goroutine 8:
+  runtime.mapaccess1_faststr()
+      /usr/local/go/src/runtime/map_faststr.go:13 +0x0
+  example.com/app/cache.(*Cache).Get()
+      /home/u/app/cache/cache.go:33 +0x50
+
+Goroutine 9 (running) created at:
+  example.com/app/cache.TestCacheConcurrent()
+      /home/u/app/cache/cache_test.go:20 +0x8c
+==================
+    testing.go:1398: race detected during execution of test
+--- FAIL: TestCacheConcurrent (0.01s)
+FAIL
+FAIL	example.com/app/cache	0.031s
+`, []string{`example.com/app/cache TestCacheConcurrent @ cache.go:41 : data race: write in cache.(*Cache).Set`}, -1, -1},
 	// testify's assertion block (assert/assertions.go Fail: labelled lines after a tab).
 	{"go text, testify", "=== RUN   TestFetchTimeout\n    fetcher_test.go:72: \n        \tError Trace:\t/home/u/app/fetcher_test.go:72\n" +
 		"        \tError:      \tReceived unexpected error:\n        \t            \tcontext deadline exceeded\n" +
