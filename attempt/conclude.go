@@ -155,7 +155,10 @@ func (r *runner) recordOutcome(tx *store.Tx, at *attemptRun) error {
 	a.FilesChanged = store.Ptr(len(at.changed))
 	a.SchemaRetries = at.schemaRetries
 	a.TokensIn, a.TokensOut, a.CostUSD = at.usage.in, at.usage.out, warmCost(at.usage.usd, at.agent.Preset, at.warm, at.history)
-	a.AgentSession, a.AgentResume = at.usage.session, agentcli.ResumeCommand(at.agent.Preset, at.usage.session)
+	a.AgentSession = at.usage.session
+	if !failedBeforeWork(at) {
+		a.AgentResume = agentcli.ResumeCommand(at.agent.Preset, at.usage.session)
+	}
 	a.Fingerprint = at.fingerprint
 	if pr.StartErr == nil && pr.ExitCode >= 0 {
 		a.ExitCode = store.Ptr(pr.ExitCode)
@@ -317,4 +320,21 @@ const ReasonNothingChanged = store.ReasonNothingChanged
 // nothingChanged: a prompt task's attempt succeeded with no file changed and no verify.
 func nothingChanged(at *attemptRun) bool {
 	return len(at.changed) == 0 && at.def.Verify == nil && (at.def.Prompt != "" || at.def.PromptFile != "")
+}
+
+// failedBeforeWork: the agent stopped before it did anything — not logged in, not installed, out
+// of quota or credit with no file changed and no word written — so its session holds nothing to
+// continue and `show` offers no command that resumes it. (A quota hit halfway through the work
+// leaves a session worth resuming.)
+func failedBeforeWork(at *attemptRun) bool {
+	if at.failure == nil {
+		return false
+	}
+	switch at.failure.Class {
+	case taskfile.ClassAuth, taskfile.ClassAgentMissing:
+		return true
+	case taskfile.ClassQuota:
+		return len(at.changed) == 0 && (at.usage.out == nil || *at.usage.out == 0)
+	}
+	return false
 }
