@@ -15,6 +15,7 @@ const (
 	CodeIsError        = "is_error"
 	CodeResultContract = "result_contract"
 	CodeEmptyOutput    = "empty_output"
+	CodeNoResult       = "no_result"
 	CodeSchemaInvalid  = "schema_invalid"
 	CodeNoJSON         = "no_json"
 	CodeVerifyFailed   = "verify_failed"
@@ -109,6 +110,15 @@ func CheckPayload(def *taskfile.Task, p *Preset, o AttemptOutput) *Failure {
 	if o.Refused != nil {
 		f := *o.Refused
 		return &f
+	}
+	if r := o.Result; r != nil && r.Unfinished != "" && o.Source != "output_file" {
+		// Whatever else it printed (its prompt's echo, a tool call), there is no answer.
+		msg := fmt.Sprintf("%s exited 0 without an answer: its output ends before the %s event", p.Name, r.Unfinished)
+		if s := strings.TrimSpace(r.ErrorText); s != "" {
+			msg += ": " + clipLine([]byte(s))
+		}
+		return &Failure{Class: taskfile.ClassPayloadDeclared, Code: CodeNoResult, Message: msg,
+			Hint: "the CLI ended its session before it answered (it crashed or its stream was cut): run the task again, and read its log if it repeats"}
 	}
 	if len(bytes.TrimSpace(o.Raw)) == 0 {
 		if expectsResult(def, p) {

@@ -96,3 +96,49 @@ func TestScanJSONLinear(t *testing.T) {
 		t.Errorf("got %d values", len(vs))
 	}
 }
+
+// A stream-json CLI that exits 0 after its stream started and before the event that ends a session
+// gave no answer (SPEC §4: exit 0 with an empty output is payload_declared), whatever it printed
+// before: gemini's init and the echo of the prompt, claude's init, codex's thread and turn start.
+func TestCheckPayloadUnfinishedStream(t *testing.T) {
+	plain := &taskfile.Task{}
+	for _, c := range []struct {
+		preset, out string
+		code        string // "" = passes
+	}{
+		{taskfile.PresetGemini, `{"type":"init","timestamp":"2026-12-04T21:36:32.255Z","session_id":"13ed7a43-4acd-4c93-8e4b-26291613ed83","model":"auto"}
+{"type":"message","timestamp":"2026-12-04T21:36:32.257Z","role":"user","content":"write hello.txt\n"}
+`, CodeNoResult},
+		{taskfile.PresetGemini, `{"type":"init","session_id":"13ed7a43","model":"auto"}
+{"type":"message","role":"user","content":"write hello.txt\n"}
+{"type":"message","role":"assistant","content":"Done.","delta":true}
+{"type":"result","status":"success","stats":{"input_tokens":915,"output_tokens":20}}
+`, ""},
+		{taskfile.PresetClaude, `{"type":"system","subtype":"init","cwd":"/w","session_id":"0b8a2c5e-1111-4a4a-9c9c-000000000001","tools":["Bash"],"model":"claude-sonnet-4-5"}
+`, CodeNoResult},
+		{taskfile.PresetClaude, `{"type":"system","subtype":"init","session_id":"0b8a2c5e"}
+{"type":"assistant","message":{"id":"msg_1","content":[{"type":"text","text":"Done."}],"usage":{"input_tokens":10,"output_tokens":2}},"session_id":"0b8a2c5e"}
+{"type":"result","subtype":"success","is_error":false,"result":"Done.","session_id":"0b8a2c5e"}
+`, ""},
+		{taskfile.PresetCodex, `{"type":"thread.started","thread_id":"019a1f02-6b1e-7d33-9c40-2e8a5f1b7c90"}
+{"type":"turn.started"}
+`, CodeNoResult},
+		{taskfile.PresetCodex, `{"type":"thread.started","thread_id":"019a1f02"}
+{"type":"turn.started"}
+{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"Done."}}
+{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":2}}
+`, ""},
+	} {
+		p := PresetFor(c.preset)
+		f := CheckPayload(plain, p, ReadOutput("", []byte(c.out), p))
+		got := ""
+		if f != nil {
+			got = f.Code
+		}
+		if got != c.code {
+			t.Errorf("%s %q: got %v, want code %q", c.preset, c.out, f, c.code)
+		} else if f != nil && (f.Class != taskfile.ClassPayloadDeclared || !strings.Contains(f.Message, "without an answer")) {
+			t.Errorf("%s: %s: %s", c.preset, f.Class, f.Message)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -46,9 +47,12 @@ type AgentResult struct {
 	HasText   bool   // the CLI printed a result object (Text may still be empty)
 	IsError   bool   // the CLI declared the run failed (claude's is_error, gemini's error)
 	ErrorText string
-	TokensIn  *int64
-	TokensOut *int64
-	CostUSD   *float64
+	// Unfinished is the event the CLI's stream ends a session with ("result", "turn.completed")
+	// when the stream started and that event never came: the CLI stopped before it answered.
+	Unfinished string
+	TokensIn   *int64
+	TokensOut  *int64
+	CostUSD    *float64
 }
 
 type bannerRule struct {
@@ -317,7 +321,15 @@ func claudeResult(stdout []byte) *AgentResult {
 		}
 	}
 	if last == nil {
-		return claudeRunningUsage(vals)
+		r := claudeRunningUsage(vals)
+		if slices.ContainsFunc(vals, func(v map[string]any) bool { return v["session_id"] != nil }) {
+			// stream-json that never printed its result
+			if r == nil {
+				r = &AgentResult{}
+			}
+			r.Unfinished = "result"
+		}
+		return r
 	}
 	r := &AgentResult{HasText: true}
 	r.Text, _ = last["result"].(string)
@@ -379,16 +391,18 @@ func codexResult(stdout []byte) *AgentResult {
 		return nil
 	}
 	r := &AgentResult{}
-	seen := false
+	seen, started, ended := false, false, false
 	for _, v := range vals {
 		switch v["type"] {
+		case "thread.started", "turn.started":
+			started = true
 		case "item.completed":
 			if path(v, "item", "type") == "agent_message" {
 				r.Text, _ = path(v, "item", "text").(string)
 				r.HasText, seen = true, true
 			}
 		case "turn.completed":
-			seen = true
+			seen, ended = true, true
 			if n, ok := num(path(v, "usage", "input_tokens")); ok {
 				r.TokensIn = addInt(r.TokensIn, n)
 			}
@@ -396,13 +410,16 @@ func codexResult(stdout []byte) *AgentResult {
 				r.TokensOut = addInt(r.TokensOut, n)
 			}
 		case "turn.failed":
-			seen = true
+			seen, ended = true, true
 			r.IsError = true
 			r.ErrorText, _ = path(v, "error", "message").(string)
 		case "error":
 			seen = true
 			r.ErrorText, _ = v["message"].(string)
 		}
+	}
+	if started && !ended {
+		seen, r.Unfinished = true, "turn.completed"
 	}
 	if !seen {
 		return nil
@@ -459,6 +476,7 @@ func geminiStreamResult(vals []map[string]any) *AgentResult {
 	r := &AgentResult{}
 	var text strings.Builder
 	var lastError string // the last error event's words (a stream cut: "Model stream ended …")
+	r.Unfinished = "result"
 	for _, v := range vals {
 		switch v["type"] {
 		case "error":
@@ -474,6 +492,7 @@ func geminiStreamResult(vals []map[string]any) *AgentResult {
 		case "tool_use":
 			text.Reset()
 		case "result":
+			r.Unfinished = ""
 			if e, ok := v["error"].(map[string]any); ok || v["status"] == "error" {
 				r.IsError = true
 				r.ErrorText = orText(geminiErrorText(e), lastError)
@@ -487,6 +506,9 @@ func geminiStreamResult(vals []map[string]any) *AgentResult {
 		}
 	}
 	r.Text = text.String()
+	if r.Unfinished != "" {
+		r.ErrorText = lastError
+	}
 	return r
 }
 
