@@ -154,6 +154,7 @@ func FuzzReaders(f *testing.F) {
 	f.Add("npm error network request to https://registry.npmjs.org/x failed, reason: getaddrinfo ENOTFOUND registry.npmjs.org")
 	f.Add("signal: killed\nFAIL\tp\t1s\n")
 	f.Add(`{"type":"item.completed","item":{"type":"command_execution","exit_code":1,"aggregated_output":"x\ny"}}`)
+	f.Add("* What went wrong:\nExecution failed for task ':test'.\n\nBUILD FAILED in 1s\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		a := ReadAgent(text)
 		for _, d := range a.Denials {
@@ -166,6 +167,9 @@ func FuzzReaders(f *testing.F) {
 			t.Fatalf("prompt %+v", p)
 		}
 		_ = NetworkErrors(text)
+		if l := DecisiveLine(text); len(l) > maxLine+len("…") || strings.Contains(l, "\n") {
+			t.Fatalf("decisive line %q", l)
+		}
 	})
 }
 

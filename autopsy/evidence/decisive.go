@@ -17,33 +17,74 @@ var (
 	// weakErrRe: a line that says something failed or could not be done.
 	weakErrRe = lazyre.New(`(?i)\bfail(?:ed|s|ure)?\b|\bcannot\b|\bcan't\b|\bunable to\b|\bnot found\b|\bdenied\b|\brefused\b|\binvalid\b|\bmissing\b|\btimed out\b|\berrors?\b`)
 	// boilerplateRe: a line that says only that something failed, or where to read more.
-	boilerplateRe = lazyre.New(`(?i)^make(?:\[\d+\])?: \*\*\* (?:\[.*\] )?(?:Error \d+|Waiting for unfinished jobs)|^\[ERROR\]\s*(?:-> \[Help \d+\].*|\[Help \d+\].*|To see the full stack trace|Re-run Maven using|For more information about the errors|After correcting the problems|mvn <args>|$)|^(?:npm (?:ERR!|error)|ERR!) (?:A complete log|code \S+$|errno|path |workspace |location |command |Lifecycle |Test failed|This is probably not a problem|Failed at the|Exit status|\s*$)|^error Command failed with exit code|^info Visit https://yarnpkg|ELIFECYCLE|^(?:FAIL|FAILED|ERROR|FAILURE)\.?$|^exit status \d+$|^Error: Process completed with exit code|returned non-zero exit status \d+\.?$|^compilation terminated\.$|^\d+ errors? generated\.|^BUILD FAILED in |^FAILURE: Build failed with an exception|^\* (?:Try|Get more help)|Run with --(?:stacktrace|info|debug|scan)|^> Get more help|^Please set the JAVA_HOME|^location of your Java installation`)
+	boilerplateRe = lazyre.New(`(?i)^make(?:\[\d+\])?: \*\*\* (?:\[.*\] )?(?:Error \d+|Waiting for unfinished jobs)|^\[ERROR\]\s*(?:-> \[Help \d+\].*|\[Help \d+\].*|To see the full stack trace|Re-run Maven using|For more information about the errors|After correcting the problems|mvn <args>|$)|^(?:npm (?:ERR!|error)|ERR!) (?:A complete log|code \S+$|errno|path |workspace |location |command |Lifecycle |Test failed|This is probably not a problem|Failed at the|Exit status|\s*$)|^error Command failed with exit code|^info Visit https://yarnpkg|ELIFECYCLE|^(?:FAIL|FAILED|ERROR|FAILURE)\.?$|^exit status \d+$|^Error: Process completed with exit code|returned non-zero exit status \d+\.?$|^compilation terminated\.$|^\d+ errors? generated\.|^BUILD FAILED in |^FAILURE: Build failed with an exception|^\* (?:Try|Get more help)|Run with --(?:stacktrace|info|debug|scan)|^> Get more help|^Please set the JAVA_HOME|^location of your Java installation|^\[ERROR\] Please refer to (?:\S+ for the individual test results|dump files)`)
 	// mavenGoalRe: Maven's "Failed to execute goal g:a:v:goal (id) on project p: why -> [Help 1]".
 	mavenGoalRe = lazyre.New(`^(?:\[ERROR\] )?Failed to execute goal (?:[\w.-]+:)?([\w.-]+):[\w.-]+:([\w.-]+) \([^)]*\) on project [\w.-]+: (.+?)(?: -> \[Help \d+\])?$`)
 )
 
 // DecisiveLine is the line of a failed command's output that says why it failed when no test
-// runner said so: the last line naming an error (else the last saying something failed) that
-// is not boilerplate; "" when no line does.
+// runner said so: the last line naming an error, else the last saying something failed, else the
+// last a logger marked as an error ("npm error", "[ERROR]"), boilerplate passed over; Gradle's
+// "What went wrong" block counts as naming the error. "" when no line does.
 func DecisiveLine(out string) string {
 	lines := Lines(out)
-	weak := ""
-	for i := len(lines) - 1; i >= 0; i-- {
+	wrong := gradleWrong(lines)
+	var best [3]string // by strength: marked as an error, says something failed, names an error
+	for i := len(lines) - 1; i >= 0 && best[2] == ""; i-- {
 		l := strings.TrimSpace(lines[i])
 		if l == "" || boilerplateRe.MatchString(l) {
 			continue
 		}
-		if strongErrRe.MatchString(l) {
-			return clip(tidyLine(l))
+		if wrong.from > 0 && i >= wrong.from && i < wrong.to {
+			best[2] = wrong.text
+			break
 		}
-		if weak == "" && weakErrRe.MatchString(l) {
-			weak = l
+		content := errLevelRe.ReplaceAllString(l, "")
+		tier := -1
+		switch {
+		case strongErrRe.MatchString(content):
+			tier = 2
+		case weakErrRe.MatchString(content):
+			tier = 1
+		case content != l:
+			tier = 0
+		}
+		if tier >= 0 && best[tier] == "" {
+			best[tier] = l
 		}
 	}
-	if weak == "" {
-		return ""
+	for i := 2; i >= 0; i-- {
+		if best[i] != "" {
+			return clip(tidyLine(best[i]))
+		}
 	}
-	return clip(tidyLine(weak))
+	return ""
+}
+
+// errLevelRe: a logger's mark that a line is an error, not what the error is.
+var errLevelRe = lazyre.New(`^(?:npm (?:ERR!|error)|\[(?:ERROR|FATAL)\]|yarn error|error) +`)
+
+type block struct {
+	from, to int
+	text     string
+}
+
+// gradleWrong is Gradle's "* What went wrong:" block, its lines joined.
+func gradleWrong(lines []string) block {
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.TrimSpace(lines[i]) != "* What went wrong:" {
+			continue
+		}
+		b := block{from: i + 1, to: i + 1}
+		var text []string
+		for b.to < len(lines) && strings.TrimSpace(lines[b.to]) != "" && b.to < i+6 {
+			text = append(text, strings.TrimSpace(lines[b.to]))
+			b.to++
+		}
+		b.text = strings.Join(text, " ")
+		return b
+	}
+	return block{}
 }
 
 // tidyLine shortens a line to what it says: Maven's goal line to the plugin, goal and reason.

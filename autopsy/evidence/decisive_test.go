@@ -47,6 +47,33 @@ npm ERR! command sh -c tsc -p .
 npm ERR! A complete log of this run can be found in: /home/u/.npm/_logs/2026-12-04T10_00_00_000Z-debug-0.log
 `, "sh: 1: tsc: not found"},
 		{"disk full", "Writing objects:  40% (2/5)\nerror: unable to write file: No space left on device\nfatal: sha1 file '.git/objects/x' write error. Out of diskspace\nexit status 128\n", "fatal: sha1 file '.git/objects/x' write error. Out of diskspace"},
+		{"gradle, what went wrong", `> Task :app:compileJava UP-TO-DATE
+> Task :app:test FAILED
+
+FAILURE: Build failed with an exception.
+
+* What went wrong:
+Execution failed for task ':app:test'.
+> Process 'Gradle Test Executor 1' finished with non-zero exit value 137
+
+* Try:
+> Run with --stacktrace option to get the stack trace.
+> Run with --info or --debug option to get more log output.
+> Run with --scan to get full insights.
+> Get more help at https://help.gradle.org.
+
+BUILD FAILED in 41s
+3 actionable tasks: 1 executed, 2 up-to-date
+`, "Execution failed for task ':app:test'. > Process 'Gradle Test Executor 1' finished with non-zero exit value 137"},
+		{"npm 10, a package that does not exist", `npm error code E404
+npm error 404 Not Found - GET https://registry.npmjs.org/left-padd - Not found
+npm error 404
+npm error 404  'left-padd@^1.3.0' is not in this registry.
+npm error 404
+npm error 404 Note that you can also install from a
+npm error 404 tarball, folder, http url, or git url.
+npm error A complete log of this run can be found in: /home/u/.npm/_logs/2026-12-04T10_00_00_000Z-debug-0.log
+`, "npm error 404 Not Found - GET https://registry.npmjs.org/left-padd - Not found"},
 		{"nothing says why", "Randomized with seed 40917\n..........\n", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
