@@ -287,6 +287,16 @@ var (
 	raceFileRe   = lazyre.New(`^\s+(\S+\.go):(\d+)(?: \+0x[0-9a-f]+)?$`)
 )
 
+// goStd are the standard library's top-level packages a race report's frames name (runtime's
+// frames sit in files of internal/runtime/…, so the file's path does not tell).
+var goStd = map[string]bool{}
+
+func init() {
+	for _, p := range strings.Fields("archive bufio bytes cmp compress container context crypto database debug embed encoding errors expvar flag fmt go hash html image index internal io iter log maps math mime net os path plugin reflect regexp runtime slices sort strconv strings structs sync syscall testing text time unicode unique unsafe vendor weak") {
+		goStd[p] = true
+	}
+}
+
 // goRace is the place of a data race: the first frame of the first access in the code under
 // test, not in the standard library or the module cache. nil when the report names none.
 func goRace(lines []string) *Test {
@@ -307,8 +317,8 @@ func goRace(lines []string) *Test {
 		if m == nil || access == "" || strings.Contains(m[1], "/pkg/mod/") {
 			continue
 		}
-		if first, _, _ := strings.Cut(pkg, "/"); !strings.Contains(first, ".") && strings.Contains(m[1], "/src/"+pkg+"/") {
-			continue // the standard library: the race is in its caller
+		if first, _, _ := strings.Cut(pkg, "/"); goStd[first] {
+			continue // the standard library (its map, its sync): the race is in its caller
 		}
 		file := path.Base(m[1])
 		return &Test{File: file, Line: atoi(m[2]), Message: clip(fmt.Sprintf("data race: %s in %s.%s", access, path.Base(pkg), fn))}

@@ -501,3 +501,82 @@ ERROR tests/test_invoice.py
 		t.Errorf("summary\n got %s\nwant %s", got, want)
 	}
 }
+
+// go1.26's race detector on a map written from two goroutines (go test -race, captured): the
+// runtime's frame is in internal/runtime/maps, the race is in (*Cache).Set.
+func TestGoRaceReal(t *testing.T) {
+	out := `==================
+WARNING: DATA RACE
+Write at 0x00c00009af60 by goroutine 8:
+  runtime.mapassign_faststr()
+      /usr/local/go/src/internal/runtime/maps/runtime_faststr.go:263 +0x0
+  example.com/app/cache.(*Cache).Set()
+      /home/u/app/cache/cache.go:9 +0xb0
+  example.com/app/cache.TestCacheConcurrent.func1()
+      /home/u/app/cache/cache_test.go:13 +0x17
+
+Previous write at 0x00c00009af60 by goroutine 9:
+  runtime.mapassign_faststr()
+      /usr/local/go/src/internal/runtime/maps/runtime_faststr.go:263 +0x0
+  example.com/app/cache.(*Cache).Set()
+      /home/u/app/cache/cache.go:9 +0xb0
+  example.com/app/cache.TestCacheConcurrent.func1()
+      /home/u/app/cache/cache_test.go:13 +0x17
+
+Goroutine 8 (running) created at:
+  example.com/app/cache.TestCacheConcurrent()
+      /home/u/app/cache/cache_test.go:13 +0xcf
+  testing.tRunner()
+      /usr/local/go/src/testing/testing.go:2036 +0x21c
+  testing.(*T).Run.gowrap1()
+      /usr/local/go/src/testing/testing.go:2101 +0x38
+
+Goroutine 9 (finished) created at:
+  example.com/app/cache.TestCacheConcurrent()
+      /home/u/app/cache/cache_test.go:13 +0xcf
+  testing.tRunner()
+      /usr/local/go/src/testing/testing.go:2036 +0x21c
+  testing.(*T).Run.gowrap1()
+      /usr/local/go/src/testing/testing.go:2101 +0x38
+==================
+==================
+WARNING: DATA RACE
+Write at 0x00c0000aa428 by goroutine 8:
+  example.com/app/cache.(*Cache).Set()
+      /home/u/app/cache/cache.go:9 +0xbc
+  example.com/app/cache.TestCacheConcurrent.func1()
+      /home/u/app/cache/cache_test.go:13 +0x17
+
+Previous write at 0x00c0000aa428 by goroutine 9:
+  example.com/app/cache.(*Cache).Set()
+      /home/u/app/cache/cache.go:9 +0xbc
+  example.com/app/cache.TestCacheConcurrent.func1()
+      /home/u/app/cache/cache_test.go:13 +0x17
+
+Goroutine 8 (running) created at:
+  example.com/app/cache.TestCacheConcurrent()
+      /home/u/app/cache/cache_test.go:13 +0xcf
+  testing.tRunner()
+      /usr/local/go/src/testing/testing.go:2036 +0x21c
+  testing.(*T).Run.gowrap1()
+      /usr/local/go/src/testing/testing.go:2101 +0x38
+
+Goroutine 9 (finished) created at:
+  example.com/app/cache.TestCacheConcurrent()
+      /home/u/app/cache/cache_test.go:13 +0xcf
+  testing.tRunner()
+      /usr/local/go/src/testing/testing.go:2036 +0x21c
+  testing.(*T).Run.gowrap1()
+      /usr/local/go/src/testing/testing.go:2101 +0x38
+==================
+--- FAIL: TestCacheConcurrent (0.00s)
+    testing.go:1712: race detected during execution of test
+FAIL
+FAIL	example.com/app/cache	0.014s
+FAIL
+`
+	r := ParseTests(out)
+	if len(r.Failed) != 1 || r.Failed[0].Where() != "cache.go:9" || r.Failed[0].Message != "data race: write in cache.(*Cache).Set" {
+		t.Fatalf("failed %+v, want TestCacheConcurrent at cache.go:9: data race: write in cache.(*Cache).Set", r.Failed)
+	}
+}
