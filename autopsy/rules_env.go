@@ -156,7 +156,7 @@ var envRules = []Rule{
 		},
 		Why: func(f *facts) string {
 			a := f.last()
-			return "the test process crashed in every attempt (a segmentation fault, a JVM fork gone without a word), and nothing in the run says whose code crashed (the change, a native library, the runtime) or why: " + f.lastMatch(segfaultRe) + " (attempt " + fmt.Sprint(a.N) + ")"
+			return "the test process crashed in every attempt (a segmentation fault, a JVM fork or a pytest-xdist worker gone without a word), and nothing in the run says whose code crashed (the change, a native library, the runtime) or why: " + f.lastMatch(segfaultRe) + " (attempt " + fmt.Sprint(a.N) + ")"
 		},
 		Suggest: func(f *facts) Suggestion {
 			s := f.inspect("run the failing test by hand with a native stack (python -X faulthandler, node --report-on-fatalerror, ulimit -c unlimited and gdb) to see which code crashes")
@@ -462,7 +462,7 @@ func installCommand(preset string) string {
 	return strings.TrimSpace(cmd)
 }
 
-var segfaultRe = lazyre.New(`(?im)^.*(?:Segmentation fault|SIGSEGV|signal: segmentation violation|exited with (?:status|code) 139|exit (?:status|code) 139|The forked VM terminated without (?:properly )?saying goodbye|unexpected signal code 11\b|signal 11\b).*$`)
+var segfaultRe = lazyre.New(`(?im)^.*(?:Segmentation fault|SIGSEGV|signal: segmentation violation|exited with (?:status|code) 139|exit (?:status|code) 139|The forked VM terminated without (?:properly )?saying goodbye|unexpected signal code 11\b|signal 11\b|node down: Not properly terminated|worker '?\w+'? crashed while running).*$`)
 
 // pinnedModelRefused is the model the agent's command in the task file names (--model X, -m X)
 // when the provider refused the account that model: the task file pins a model the account
