@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -62,7 +63,7 @@ func verdictCmd(ts *testscript.TestScript, neg bool, args []string, blind bool) 
 	}
 	want, cmdRe := args[0], regexp.MustCompile(args[1])
 	var notRe *regexp.Regexp
-	if len(args) == 3 {
+	if len(args) == 3 && args[2] != "" {
 		notRe = regexp.MustCompile(args[2])
 	}
 	if blind {
@@ -86,7 +87,9 @@ func verdictCmd(ts *testscript.TestScript, neg bool, args []string, blind bool) 
 	}
 	first := ""
 	if len(rep.Suggestion.Commands) > 0 {
-		first = rep.Suggestion.Commands[0]
+		// The script's directory, as the script names it: a pattern cannot match the
+		// temporary path by accident (it holds the script's name).
+		first = strings.ReplaceAll(rep.Suggestion.Commands[0], ts.Getenv("WORK"), "$WORK")
 	}
 	ts.Logf("verdict: %s (rule %s): %s\nfirst command: %s", rep.Verdict.Category, rep.Verdict.Rule, rep.Verdict.Why, first)
 	switch {

@@ -227,7 +227,9 @@ var portRes = []lackRe{
 // import a package it did not add). Node's bare module names are packages (the project's own are
 // relative); Python's are told from the project's own by pythonDep.
 var depRes = []lackRe{
-	{lazyre.New("(?i)(?:please )?run [`'\"]((?:bundle|npm|yarn|pnpm|pip3?|poetry|uv|composer|go|cargo|mix|dotnet|gem) [^`'\"]+)[`'\"] to (?:install|fetch|download|update|restore)"),
+	// The tool's own command, when it installs ("run `npm test -- -u` to update them" updates
+	// snapshots: not a dependency).
+	{lazyre.New("(?i)(?:please )?run [`'\"]((?:bundle|npm|yarn|pnpm|pip3?|poetry|uv|composer|go|cargo|mix|dotnet|gem) (?:install|ci|i|add|sync|get|fetch|restore|deps\\.get|mod|update|lock|download)\\b[^`'\"]*)[`'\"] to (?:install|fetch|download|update|restore)"),
 		func(m []string) string { return "the project's dependencies (the tool says: " + m[1] + ")" },
 		func(m []string) string { return m[1] }},
 	{lazyre.New(`Could not find gem '([^']+)' in (?:locally installed gems|any of the gem sources)`),

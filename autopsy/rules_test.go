@@ -737,3 +737,14 @@ func TestWithoutMarkers(t *testing.T) {
 		t.Errorf("the marker is still the last words: %q", agentcli.LastWords([]byte(log)))
 	}
 }
+
+// TestLackIn: a tool's own install command is what the machine lacks; a command it names for
+// something else (jest's "run `npm test -- -u` to update them", for snapshots) is not.
+func TestLackIn(t *testing.T) {
+	if k, ok := lackIn("Your lockfile is out of date. Please run `bundle install` to install missing gems.", true); !ok || k.fix != "bundle install" {
+		t.Errorf("bundle: %+v %v", k, ok)
+	}
+	if k, ok := lackIn("› 1 snapshot failed from 1 test suite. Inspect your code changes or run `npm test -- -u` to update them.", true); ok {
+		t.Errorf("a snapshot update taken for a missing dependency: %+v", k)
+	}
+}
