@@ -340,19 +340,39 @@ func (f *facts) deterministicTimeouts() bool {
 	return true
 }
 
-// looping: the output's last lines repeat a failure line: the agent ran the same failing step
-// again and again.
+// looping: the output's last lines go round in circles: a failure line repeats (the agent ran
+// the same failing step again and again), or a few lines make up most of them (the same tool
+// call with the same answer, over and over: an agent that checks `git status` until the time
+// is up makes no progress a longer timeout would let it finish).
 func looping(out string) bool {
-	seen := map[string]int{}
-	for _, l := range strings.Split(lastLines(out, 30), "\n") {
-		if l = strings.TrimSpace(l); l != "" && testFailLineRe.MatchString(l) {
-			if seen[digitsRe.ReplaceAllString(l, "#")]++; seen[digitsRe.ReplaceAllString(l, "#")] >= 2 {
+	failures, same := map[string]int{}, map[string]int{}
+	lines := 0
+	for _, l := range strings.Split(lastLines(out, 40), "\n") {
+		if l = strings.TrimSpace(l); l == "" {
+			continue
+		}
+		lines++
+		if k := digitsRe.ReplaceAllString(l, "#"); testFailLineRe.MatchString(l) {
+			if failures[k]++; failures[k] >= 2 {
 				return true
 			}
+		}
+		same[eventIDRe.ReplaceAllString(l, "")]++ // exactly the same, numbers and all
+	}
+	if lines < 12 {
+		return false
+	}
+	for k, n := range same {
+		if len(k) > 20 && n >= 4 && n*4 >= lines {
+			return true
 		}
 	}
 	return false
 }
+
+// eventIDRe: the fields of a CLI's JSON event that differ from one event to the next whatever
+// the event says (ids, times).
+var eventIDRe = lazyre.New(`"(?:id|\w+ID|\w+Id|\w+_id|timestamp|time)"\s*:\s*(?:"[^"]*"|[\d.]+|\{[^{}]*\})`)
 
 var testFailLineRe = lazyre.New(`--- FAIL|\bFAIL(?:ED)?\b|✗|×|AssertionError|\bassert`)
 

@@ -1,6 +1,7 @@
 package autopsy
 
 import (
+	"fmt"
 	"github.com/mulligan-dev/mulligan/agentcli"
 	"slices"
 	"strings"
@@ -746,5 +747,22 @@ func TestLackIn(t *testing.T) {
 	}
 	if k, ok := lackIn("› 1 snapshot failed from 1 test suite. Inspect your code changes or run `npm test -- -u` to update them.", true); ok {
 		t.Errorf("a snapshot update taken for a missing dependency: %+v", k)
+	}
+}
+
+// TestLooping: the same tool call with the same answer over and over is a loop; a tool working
+// through numbered files is progress, however alike its lines look.
+func TestLooping(t *testing.T) {
+	var loop, work strings.Builder
+	for i := range 12 {
+		fmt.Fprintf(&loop, `{"type":"item.completed","item":{"id":"item_%d","type":"reasoning","text":"**Verifying the change**"}}`+"\n", 2*i)
+		fmt.Fprintf(&loop, `{"type":"item.completed","item":{"id":"item_%d","type":"command_execution","command":"bash -lc 'git status -sb'","aggregated_output":"## main\n M src/orders.rs\n","exit_code":0,"status":"completed"}}`+"\n", 2*i+1)
+		fmt.Fprintf(&work, "RefactoringTool: Refactored legacy/mod%02d.py\n[porter] %d/40 legacy/mod%02d.py: print statements -> print()\n", i, i+1, i)
+	}
+	if !looping(loop.String()) {
+		t.Error("codex checking git status again and again: not a loop")
+	}
+	if looping(work.String()) {
+		t.Error("a codemod working through numbered files taken for a loop")
 	}
 }
