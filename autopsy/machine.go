@@ -60,6 +60,11 @@ var lackRes = []lackRe{
 	{lazyre.New(`The engine "node" is incompatible with this module\. Expected version "([^"]+)"\. Got "([^"]+)"|EBADENGINE.*node|Unsupported engine.*node`),
 		func(m []string) string { return "a newer Node.js" + orWord(strings.TrimSpace(" ("+m[1]+")"), "") },
 		func(m []string) string { return "nvm install --lts" }},
+	// Syntax every maintained Node.js parses (??=, ?., ??, ||=, &&=), refused: the node that ran
+	// the tests is older than the code (a dependency's, as a rule) is written for.
+	{lazyre.New(`SyntaxError: Unexpected token '(\?\?=|\?\?|\?\.|\|\|=|&&=)'`),
+		func(m []string) string { return "a newer Node.js (this one does not parse `" + m[1] + "`)" },
+		func(m []string) string { return "nvm install --lts" }},
 	{lazyre.New(`requires a different Python: ([\d.]+) not in '([^']+)'|requires-python .*'([^']+)'`),
 		func(m []string) string { return "a Python in " + firstNonEmpty(m[2], m[3]) },
 		func(m []string) string { return "python3 --version" }},

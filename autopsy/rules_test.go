@@ -745,6 +745,10 @@ func TestLackIn(t *testing.T) {
 	if k, ok := lackIn("Your lockfile is out of date. Please run `bundle install` to install missing gems.", true); !ok || k.fix != "bundle install" {
 		t.Errorf("bundle: %+v %v", k, ok)
 	}
+	// apache/fory#2232: ts-jest on Node 14.
+	if k, ok := lackIn("    SyntaxError: Unexpected token '??='\n        at wrapSafe (internal/modules/cjs/loader.js:1029:16)", false); !ok || k.fix != "nvm install --lts" {
+		t.Errorf("node 14: %+v %v", k, ok)
+	}
 	if k, ok := lackIn("› 1 snapshot failed from 1 test suite. Inspect your code changes or run `npm test -- -u` to update them.", true); ok {
 		t.Errorf("a snapshot update taken for a missing dependency: %+v", k)
 	}
