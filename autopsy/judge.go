@@ -166,6 +166,10 @@ func (f *facts) creditWall() (storeAttempt, bool) {
 		switch {
 		case a.Code == agentcli.CodeBilling, a.Code == "credit": // (credit: recorded before billing)
 			return a, true
+		case a.Class == cQuota && (a.RetryAfterMS != nil || strings.Contains(a.Message, "(resets ")):
+			// A limit the runner read a reset time for is a clock, whatever else the text says
+			// (Google's daily quota quotes "check your plan and billing details" too).
+			continue
 		case a.Class == cQuota && creditRe.MatchString(a.Message+"\n"+lastLines(f.output[key(a.TaskID, a.N)], 5)):
 			return a, true
 		case (a.Class == cPayload || a.Class == cAgentExit) && creditRe.MatchString(a.Message):
@@ -591,7 +595,8 @@ func billingURL(text, preset string) string {
 			return p.url
 		}
 	}
-	return map[string]string{"claude": "https://console.anthropic.com/settings/billing", "codex": "https://platform.openai.com/settings/organization/billing"}[preset]
+	return map[string]string{"claude": "https://console.anthropic.com/settings/billing", "codex": "https://platform.openai.com/settings/organization/billing",
+		"gemini": "https://console.cloud.google.com/billing"}[preset]
 }
 
 // providerBilling: the billing page of the provider a message names.
@@ -601,6 +606,7 @@ var providerBilling = []struct {
 }{
 	{lazyre.New(`(?i)openrouter`), "https://openrouter.ai/settings/credits"},
 	{lazyre.New(`(?i)deepseek`), "https://platform.deepseek.com/top_up"},
+	{lazyre.New(`(?i)googleapis|generativelanguage|gemini|\bgoogle\b`), "https://console.cloud.google.com/billing"},
 	{lazyre.New(`(?i)anthropic|credit balance is too low`), "https://console.anthropic.com/settings/billing"},
 	{lazyre.New(`(?i)openai|check your plan and billing|insufficient_quota`), "https://platform.openai.com/settings/organization/billing"},
 }

@@ -642,6 +642,10 @@ func TestRulesNegative(t *testing.T) {
 		{"credit-exhausted", "a usage limit with a reset time is a clock, not money", func(t *testing.T) *facts {
 			return mkFacts(t, "quota", att{class: cQuota, code: "usage_limit", msg: "codex: You've hit your usage limit. Try again at 3:28 PM."})
 		}},
+		{"credit-exhausted", "Google's daily quota quotes 'check your plan and billing' but resets", func(t *testing.T) *facts {
+			return mkFacts(t, "quota", att{class: cQuota, code: "usage_limit", msg: "gemini: [API Error: You have exhausted your daily quota on this model.] (resets 2026-12-05T08:00:00Z)",
+				out: `{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details.","status":"RESOURCE_EXHAUSTED"}}`})
+		}},
 		{"untrusted-folder", "gemini exiting 1", func(t *testing.T) *facts {
 			f := mkFacts(t, "", exit("agent exited with status 1: oops", 1))
 			f.failed[0].Agent = "gem"
