@@ -24,9 +24,9 @@ func TestRealCLIFailures(t *testing.T) {
 		want, cmd    string
 		not          string
 	}{
-		{"claude_api_401.json", taskfile.PresetClaude, 1, Environment, `^claude /login$`, ""},
+		{"claude_api_401.json", taskfile.PresetClaude, 1, Environment, `console.anthropic.com/settings/keys`, ""},
 		{"codex_api_auth.jsonl", taskfile.PresetCodex, 1, Environment, `^codex login$`, ""},
-		{"gemini_api_auth.txt", taskfile.PresetGemini, 144, Environment, `gemini`, `claude`},
+		{"gemini_api_auth.txt", taskfile.PresetGemini, 144, Environment, `aistudio.google.com/apikey`, `claude`},
 		{"opencode_api_auth.jsonl", taskfile.PresetOpencode, 1, Environment, `^opencode auth login$`, ""},
 		{"claude_api_credit.json", taskfile.PresetClaude, 1, Environment, `billing`, `supervise|resume`},
 		{"codex_api_credit.jsonl", taskfile.PresetCodex, 1, Environment, `billing`, `supervise|resume`},

@@ -25,6 +25,11 @@ var envRules = []Rule{
 		},
 		Suggest: func(f *facts) Suggestion {
 			login, how := f.login(f.last().Agent)
+			if page, env := keyPage(f.presetFor(f.last().Agent)); page != "" && keyRe.MatchString(f.last().Message) && !strings.Contains(f.last().Message, "/login") {
+				// The key itself is refused (expired, revoked): signing in again does not
+				// replace a key the environment sets.
+				login, how = "xdg-open "+page, fmt.Sprintf("the agent's API key is refused: make a new one (the first command opens the page) and set %s to it in the environment mulligan runs in", env)
+			}
 			cmds := []string{}
 			if login != "" {
 				cmds = append(cmds, login)
@@ -487,6 +492,21 @@ func (f *facts) pinnedModelRefused() string {
 		}
 	}
 	return ""
+}
+
+// keyRe: an authentication failure that is about the API key itself.
+var keyRe = lazyre.New(`(?i)\bAPI[ _-]?key\b|x-api-key|API_KEY_(?:INVALID|EXPIRED)|invalid_api_key|Incorrect API key`)
+
+// keyPage is where a preset's provider makes API keys, and the variable its CLI reads one from
+// (codex has none here: `codex login` takes a key as well as a sign-in).
+func keyPage(preset string) (page, env string) {
+	switch preset {
+	case taskfile.PresetClaude:
+		return "https://console.anthropic.com/settings/keys", "ANTHROPIC_API_KEY"
+	case taskfile.PresetGemini:
+		return "https://aistudio.google.com/apikey", "GEMINI_API_KEY"
+	}
+	return "", ""
 }
 
 var modelWordRe = lazyre.New(`(?i)model is not supported|access to (?:the )?model|model \S+ is not available`)

@@ -192,6 +192,12 @@ func TestRules(t *testing.T) {
 		{"credit-exhausted", func(t *testing.T) *facts {
 			return rt(mkFacts(t, "quota", att{class: cQuota, code: "credit", msg: "claude: Credit balance is too low"}))
 		}, Environment, []string{"xdg-open https://console.anthropic.com/settings/billing", "mulligan retry-task k3f9abcd fix"}, "console.anthropic.com"},
+		{"auth", func(t *testing.T) *facts {
+			// gemini's key expired: a sign-in does not replace a key the environment sets.
+			f := rt(mkFacts(t, "", att{class: cAuth, code: "invalid_key", msg: "gemini: API key expired. Please renew the API key."}))
+			f.failed[0].Agent = "gem"
+			return f
+		}, Environment, []string{"xdg-open https://aistudio.google.com/apikey", "mulligan retry-task k3f9abcd fix"}, "GEMINI_API_KEY"},
 		{"quota", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: cQuota, msg: "usage limit reached, resets at 3pm"})
 		}, Environment, []string{"mulligan resume k3f9abcd"}, "wait for the limit"},
