@@ -99,7 +99,8 @@ func TestScanJSONLinear(t *testing.T) {
 
 // A stream-json CLI that exits 0 after its stream started and before the event that ends a session
 // gave no answer (SPEC §4: exit 0 with an empty output is payload_declared), whatever it printed
-// before: gemini's init and the echo of the prompt, claude's init, codex's thread and turn start.
+// before: gemini's init and the echo of the prompt, claude's init, codex's thread and turn start,
+// opencode's step that never finished.
 func TestCheckPayloadUnfinishedStream(t *testing.T) {
 	plain := &taskfile.Task{}
 	for _, c := range []struct {
@@ -127,6 +128,12 @@ func TestCheckPayloadUnfinishedStream(t *testing.T) {
 {"type":"turn.started"}
 {"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"Done."}}
 {"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":2}}
+`, ""},
+		{taskfile.PresetOpencode, `{"type":"step_start","timestamp":1796325918954,"sessionID":"ses_dc2a24744ffeeZGvegUsSYWNpi","part":{"id":"prt_23d5e458a001bnbVUA5ZVtvC1b","messageID":"msg_23d5e3d37001VwhHtpfRgTX12i","sessionID":"ses_dc2a24744ffeeZGvegUsSYWNpi","type":"step-start"}}
+`, CodeNoResult},
+		{taskfile.PresetOpencode, `{"type":"step_start","sessionID":"ses_1","part":{"type":"step-start"}}
+{"type":"text","sessionID":"ses_1","part":{"type":"text","text":"Done."}}
+{"type":"step_finish","sessionID":"ses_1","part":{"type":"step-finish","reason":"stop","tokens":{"input":70,"output":20,"cache":{"write":0,"read":7768}},"cost":0.0028}}
 `, ""},
 	} {
 		p := PresetFor(c.preset)

@@ -536,13 +536,13 @@ func geminiErrorText(e map[string]any) string {
 	return msg
 }
 
-// opencodeResult reads `opencode run --format json` events: text parts are the answer,
-// step-finish parts carry tokens (input is the uncached part: cache reads and writes are added,
+// opencodeResult reads `opencode run --format json` events: text parts are the answer, a step
+// that started and never finished was cut, step-finish parts carry tokens (input is the uncached part: cache reads and writes are added,
 // as claude's and codex's input counts them) and cost.
 func opencodeResult(stdout []byte) *AgentResult {
 	vals := jsonValues(stdout)
 	r := &AgentResult{}
-	seen := false
+	seen, open := false, false // open: a step started and has not finished
 	var text strings.Builder
 	for _, v := range vals {
 		part, _ := v["part"].(map[string]any)
@@ -554,13 +554,15 @@ func opencodeResult(stdout []byte) *AgentResult {
 			continue
 		}
 		switch part["type"] {
+		case "step-start":
+			open = true
 		case "text":
 			if s, ok := part["text"].(string); ok {
 				text.WriteString(s)
 				seen, r.HasText = true, true
 			}
 		case "step-finish":
-			seen = true
+			seen, open = true, false
 			for _, k := range [][]string{{"tokens", "input"}, {"tokens", "cache", "read"}, {"tokens", "cache", "write"}} {
 				if n, ok := num(path(part, k...)); ok {
 					r.TokensIn = addInt(r.TokensIn, n)
@@ -576,6 +578,9 @@ func opencodeResult(stdout []byte) *AgentResult {
 				*r.CostUSD += c
 			}
 		}
+	}
+	if open {
+		seen, r.Unfinished = true, "step_finish"
 	}
 	if !seen {
 		return nil
