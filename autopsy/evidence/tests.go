@@ -105,8 +105,13 @@ func plural(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
-// listTests names up to three tests, each with its place and message.
+// listTests names up to three tests, each with its place and message; tests that failed the
+// same way (suites that import the same broken module) share one.
 func listTests(ts []Test) string {
+	same := len(ts) > 1 && detail(ts[0]) != ""
+	for _, t := range ts[1:] {
+		same = same && detail(t) == detail(ts[0])
+	}
 	var parts []string
 	for i, t := range ts {
 		if i == 3 {
@@ -114,16 +119,24 @@ func listTests(ts []Test) string {
 			break
 		}
 		s := t.Name
-		if w := t.Where(); w != "" && w != t.Name || t.Message != "" {
-			if w == t.Name {
-				w = ""
-			}
-			s += " (" + strings.TrimPrefix(w+": "+t.Message, ": ")
-			s = strings.TrimSuffix(s, ": ") + ")"
+		if d := detail(t); d != "" && !same {
+			s += " (" + d + ")"
 		}
 		parts = append(parts, s)
 	}
+	if same {
+		return strings.Join(parts, ", ") + " (" + detail(ts[0]) + ")"
+	}
 	return strings.Join(parts, ", ")
+}
+
+// detail is a test's place and message: "a_test.go:12: got 1".
+func detail(t Test) string {
+	w := t.Where()
+	if w == t.Name {
+		w = ""
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(w+": "+t.Message, ": "), ": ")
 }
 
 // Keys are the failing tests' and suites' keys, sorted, without duplicates.
@@ -716,11 +729,57 @@ func parseVitest(lines []string, r *Tests) {
 		seen[t.Key()] = true
 		r.Failed = append(r.Failed, t)
 	}
+	vitestSuites(lines, r)
 	for _, l := range lines {
 		if m := vitestCountsRe.FindStringSubmatch(l); m != nil && strings.Contains(m[1], "failed") {
 			p, _ := counts(m[1], "passed")
 			r.Passed, r.Total = p, atoi(m[2])
 		}
+	}
+}
+
+// vitestSuiteRe: a file vitest could not run, under "Failed Suites" (" FAIL  a.test.ts [ a.test.ts ]").
+var vitestSuiteRe = lazyre.New(`^\s*FAIL\s+(\S+) \[ \S+ \]\s*$`)
+
+// vitestSuites reads the files that failed to run: vitest lists those that failed the same way
+// together, then the error and its frames once.
+func vitestSuites(lines []string, r *Tests) {
+	seen := map[string]bool{}
+	for i := 0; i < len(lines); i++ {
+		if !vitestSuiteRe.MatchString(lines[i]) {
+			continue
+		}
+		var group []Test
+		for ; i < len(lines); i++ {
+			m := vitestSuiteRe.FindStringSubmatch(lines[i])
+			if m == nil {
+				break
+			}
+			group = append(group, Test{Runner: "vitest", Name: m[1], File: m[1]})
+		}
+		msg, file, line := "", "", 0
+		for j := i; j < len(lines) && j < i+30 && !vitestSuiteRe.MatchString(lines[j]); j++ {
+			s := strings.TrimSpace(lines[j])
+			if msg == "" && s != "" {
+				msg = clip(s)
+			}
+			if f := vitestLocRe.FindStringSubmatch(lines[j]); f != nil && !strings.Contains(f[1], "node_modules") {
+				file, line = f[1], atoi(f[2])
+				break
+			}
+		}
+		for _, t := range group {
+			if seen[t.Name] {
+				continue
+			}
+			seen[t.Name] = true
+			t.Message = msg
+			if file != "" {
+				t.File, t.Line = file, line
+			}
+			r.Suites = append(r.Suites, t)
+		}
+		i--
 	}
 }
 

@@ -580,3 +580,34 @@ FAIL
 		t.Fatalf("failed %+v, want TestCacheConcurrent at cache.go:9: data race: write in cache.(*Cache).Set", r.Failed)
 	}
 }
+
+// vitest lists the files it could not run under "Failed Suites", those that failed the same way
+// together, then the error once (vitest 2's default reporter; the error is Prisma's).
+func TestVitestFailedSuites(t *testing.T) {
+	out := ` ❯ src/server/routers/team.test.ts  (0 test)
+ ❯ src/server/routers/project.test.ts  (0 test)
+ ✓ src/lib/slug.test.ts  (11 tests) 6ms
+
+⎯⎯⎯⎯⎯⎯ Failed Suites 2 ⎯⎯⎯⎯⎯⎯⎯
+
+ FAIL  src/server/routers/team.test.ts [ src/server/routers/team.test.ts ]
+ FAIL  src/server/routers/project.test.ts [ src/server/routers/project.test.ts ]
+Error: @prisma/client did not initialize yet. Please run "prisma generate" and try to import it again.
+ ❯ new PrismaClient node_modules/.prisma/client/default.js:43:11
+ ❯ src/server/db.ts:6:3
+      4| const globalForPrisma = globalThis as unknown as { prisma?: PrismaClient };
+
+⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯[1/2]⎯
+
+ Test Files  2 failed | 1 passed (3)
+      Tests  11 passed (11)
+`
+	r := ParseTests(out)
+	if len(r.Failed) != 0 || len(r.Suites) != 2 {
+		t.Fatalf("failed %+v, suites %+v: want 2 suites", r.Failed, r.Suites)
+	}
+	want := `2 suites failed to run: src/server/routers/team.test.ts, src/server/routers/project.test.ts (src/server/db.ts:6: Error: @prisma/client did not initialize yet. Please run "prisma generate" and try to import it again.)`
+	if got := r.Summary(); got != want {
+		t.Errorf("summary\n got %s\nwant %s", got, want)
+	}
+}
