@@ -37,6 +37,14 @@ func autopsyCommand(g *globals) *cli.Command {
 			var r *autopsy.Report
 			if !c.Bool("rebuild") {
 				r, _, err = autopsy.ReadWritten(dir, id)
+				if err == nil {
+					// A report written when the run stopped is out of date once the run went on
+					// (retry-task, resume) to another state: what the records say now decides.
+					if run, rerr := st.getRun(c.Context, id); rerr == nil && string(run.State) != r.State {
+						fmt.Fprintf(g.io.ErrOut, "autopsy: the report written when run %s stopped %s is out of date: the run is %s now\n", id, r.State, run.State)
+						err = autopsy.ErrNotWritten
+					}
+				}
 				switch {
 				case err == nil:
 					// As written; only the ledgers are read again (effects compensated, hooks
