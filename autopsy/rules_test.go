@@ -648,6 +648,12 @@ func TestRulesNegative(t *testing.T) {
 		{"credit-exhausted", "a usage limit with a reset time is a clock, not money", func(t *testing.T) *facts {
 			return mkFacts(t, "quota", att{class: cQuota, code: "usage_limit", msg: "codex: You've hit your usage limit. Try again at 3:28 PM."})
 		}},
+		{"verify-intermittent", "the run stopped on an attempt that printed nothing, after varying rejections", func(t *testing.T) *facts {
+			return mkFacts(t, "", verify("--- FAIL: TestA (0.00s)\n--- FAIL: TestB (0.00s)\nFAIL\n", 2), verify("--- FAIL: TestC (0.00s)\nFAIL\n", 1), att{class: cPayload, code: "empty_output", msg: "claude: the agent exited 0 with no output"})
+		}},
+		{"payload-declared", "an empty output says nothing of why", func(t *testing.T) *facts {
+			return mkFacts(t, "", verify("--- FAIL: TestA (0.00s)\nFAIL\n", 2), att{class: cPayload, code: "empty_output", msg: "claude: the agent exited 0 with no output"})
+		}},
 		{"credit-exhausted", "Google's daily quota quotes 'check your plan and billing' but resets", func(t *testing.T) *facts {
 			return mkFacts(t, "quota", att{class: cQuota, code: "usage_limit", msg: "gemini: [API Error: You have exhausted your daily quota on this model.] (resets 2026-12-05T08:00:00Z)",
 				out: `{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details.","status":"RESOURCE_EXHAUSTED"}}`})

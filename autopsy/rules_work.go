@@ -285,9 +285,11 @@ var workRules = []Rule{
 		Lines: func(f *facts) []string { return f.testLines(f.lastOf(cQuality)) },
 	},
 	{
+		// (The failure the run stopped on must be one of the rejections, or say what went
+		// wrong itself: an attempt that ended in silence after them is not explained by them.)
 		Name: "verify-intermittent", Category: AgentFlake, Confidence: 0.6,
 		Match: func(f *facts) bool {
-			return f.anyClass(cQuality) && (f.passes > 0 || f.verifyDiffers())
+			return f.anyClass(cQuality) && (f.passes > 0 || f.verifyDiffers()) && (f.lastClass() == cQuality || f.lastClass() == cTransport || f.says(f.last()))
 		},
 		Why: func(f *facts) string {
 			if f.verifyDiffers() {
@@ -408,7 +410,7 @@ var workRules = []Rule{
 	},
 	{
 		Name: "payload-declared", Category: AgentFlake, Confidence: 0.45,
-		Match: func(f *facts) bool { return f.lastClass() == cPayload && len(f.failed) >= 2 },
+		Match: func(f *facts) bool { return f.lastClass() == cPayload && len(f.failed) >= 2 && f.says(f.last()) },
 		Why: func(f *facts) string {
 			return "the agent exited 0 but its output declared a failure, for reasons that differ: " + f.last().Message
 		},

@@ -290,14 +290,21 @@ func (f *facts) unchanged(a, b storeAttempt, t evidence.Test) bool {
 	if err != nil {
 		return false
 	}
+	// A Go test lives in its package's directory, with the code it tests; elsewhere tests live
+	// apart from the code (tests/, spec/, __tests__/), so any change to code outside the tests
+	// may be what made the test pass.
 	dir := path.Dir(strings.TrimPrefix(file, "./"))
+	goTest := strings.HasSuffix(file, "_test.go")
 	for _, c := range changes {
-		if path.Dir(c.Path) == dir || strings.HasSuffix(path.Dir(c.Path), "/"+dir) {
+		if d := path.Dir(c.Path); d == dir || strings.HasSuffix(d, "/"+dir) || (!goTest && !testPathRe.MatchString(c.Path)) {
 			return false
 		}
 	}
 	return true
 }
+
+// testPathRe: a path of the tests, not of the code they test.
+var testPathRe = lazyre.New(`(?i)(?:^|/)(?:tests?|spec|specs|__tests__|testing)/|(?:^|/)(?:test_[^/]*|[^/]*_test\.\w+|[^/]*\.(?:test|spec)\.\w+|[^/]*Tests?\.\w+)$`)
 
 // agentKilled: the agent's own process ran out of memory.
 func (f *facts) agentKilled() (storeAttempt, evidence.Exit, bool) {
