@@ -363,7 +363,13 @@ var worktreeLackRule = Rule{
 
 var machineRule = Rule{
 	Name: "machine-lacks", Category: Environment, Confidence: 0.87,
-	Match: func(f *facts) bool { _, ok := f.machineLacks(); return ok },
+	Match: func(f *facts) bool {
+		// What the agent could not install because its commands had no network is not the
+		// machine's: the sandbox rules say so.
+		_, _, offline := f.sandboxNetwork()
+		_, ok := f.machineLacks()
+		return ok && !offline
+	},
 	Why: func(f *facts) string {
 		k, _ := f.machineLacks()
 		return fmt.Sprintf("the machine lacks %s, which the verify command needs (not the repository, not the agent): %s", k.what, k.line)

@@ -69,6 +69,9 @@ type Verdict struct {
 type Suggestion struct {
 	Text     string   `json:"text"`
 	Commands []string `json:"commands"`
+	// Change, for a fix in the task file, is what to change there, in a few words: the command
+	// that opens the file carries it as a comment, so the first command says what it is for.
+	Change string `json:"-"`
 }
 
 // Step is one attempt in the timeline.

@@ -207,8 +207,10 @@ var envRules = []Rule{
 			return fmt.Sprintf("the verify command of attempt %d %s; the tests did not fail on their own: %s", a.N, what, e.Line)
 		},
 		Suggest: func(f *facts) Suggestion {
+			a, _ := f.verifyEnd()
 			return Suggestion{Text: fmt.Sprintf("give the tests more memory (a larger machine or container limit), or run fewer at once in `verify.command` of task %s (go test -p 1, pytest without -n, cargo test -j 1 -- --test-threads=1, jest --runInBand, gradle org.gradle.jvmargs=-Xmx2g), then run the task again",
-				f.task.ID), Commands: []string{f.fixed(), "free -h"}}
+				f.task.ID), Commands: []string{f.fixed(), "free -h"},
+				Change: "verify.command: fewer tests at once for less memory (" + fewerAtOnce(f.verifyOutput[key(a.TaskID, a.N)]+"\n"+strings.Join(f.verifyArgv(), " ")) + ")"}
 		},
 		Lines: func(f *facts) []string { _, e := f.verifyEnd(); return []string{e.Line} },
 	},
@@ -312,32 +314,36 @@ var envRules = []Rule{
 		Lines: func(f *facts) []string { s, _ := f.cannotWrite(); return []string{s.line} },
 	},
 	{
-		// The agent reached its API in every attempt, but the commands it ran could not reach the
-		// network: its sandbox (codex's workspace-write has none) or a proxy its shell lacks.
-		Name: "agent-sandbox-network", Category: Environment, Confidence: 0.86,
-		Match: func(f *facts) bool { _, _, ok := f.sandboxNetwork(); return ok },
-		Why: func(f *facts) string {
-			a, ne, _ := f.sandboxNetwork()
-			why := fmt.Sprintf("agent %s reached its API, but the commands it ran could not reach %s", a.Agent, orWord(ne.Host, "the network"))
-			if m := f.agentOf(a).LastMessage; m != "" {
-				why += "; the agent said: " + m
-			}
-			return why
+		// The agent's commands could not reach the network while the agent reached its API,
+		// and the agent is codex, whose sandbox has no network unless its command (the task
+		// file's, or the preset's) allows it: the task's agent setting, not the machine.
+		Name: "agent-sandbox-network", Category: WorkflowBug, Confidence: 0.86,
+		Match: func(f *facts) bool {
+			a, _, ok := f.sandboxNetwork()
+			return ok && f.presetFor(a.Agent) == taskfile.PresetCodex
 		},
+		Why: func(f *facts) string { return sandboxWhy(f) },
 		Suggest: func(f *facts) Suggestion {
-			a, ne, _ := f.sandboxNetwork()
-			if f.presetFor(a.Agent) == taskfile.PresetCodex {
-				return Suggestion{Text: fmt.Sprintf("codex runs commands in a sandbox without network: allow it (`-c sandbox_workspace_write.network_access=true` in agent %s's command in %s, or the same in ~/.codex/config.toml), or install the dependencies before the run; then run the task again",
-					a.Agent, f.fileName()), Commands: []string{"printf '[sandbox_workspace_write]\\nnetwork_access=true\\n' >> ~/.codex/config.toml", f.fixed()}}
-			}
+			a, _, _ := f.sandboxNetwork()
+			return Suggestion{Text: fmt.Sprintf("codex runs commands in a sandbox without network: allow it with `-c sandbox_workspace_write.network_access=true` in agent %s's command in %s (or the same in ~/.codex/config.toml), or install the dependencies before the run; then run the task again",
+				a.Agent, f.fileName()), Commands: []string{f.fixed()},
+				Change: fmt.Sprintf("agent %s's command: add -c sandbox_workspace_write.network_access=true", a.Agent)}
+		},
+		Lines: sandboxLines,
+	},
+	{
+		// The same for another agent: its shell cannot reach the host (a proxy its commands do
+		// not get, a firewall for them).
+		Name: "agent-commands-offline", Category: Environment, Confidence: 0.86,
+		Match: func(f *facts) bool { _, _, ok := f.sandboxNetwork(); return ok },
+		Why:   func(f *facts) string { return sandboxWhy(f) },
+		Suggest: func(f *facts) Suggestion {
+			_, ne, _ := f.sandboxNetwork()
 			host := orWord(ne.Host, "example.com")
 			return Suggestion{Text: fmt.Sprintf("the agent's commands cannot reach %s while the agent reaches its API: give its shell the proxy (HTTPS_PROXY) or let its sandbox use the network, or install the dependencies before the run; then run the task again", host),
 				Commands: []string{"curl -sSI https://" + host, f.fixed()}}
 		},
-		Lines: func(f *facts) []string {
-			a, ne, _ := f.sandboxNetwork()
-			return []string{ne.Line, f.agentOf(a).LastMessage}
-		},
+		Lines: sandboxLines,
 	},
 	{
 		// The network was down for the whole task: every failure is the network, in the agent's
@@ -492,6 +498,45 @@ func (f *facts) pinnedModelRefused() string {
 		}
 	}
 	return ""
+}
+
+// fewerAtOnce is how the test tool the verify output shows runs fewer tests at once.
+func fewerAtOnce(text string) string {
+	for _, t := range testTools {
+		if t.re.MatchString(text) {
+			return t.fewer
+		}
+	}
+	return "one test process at a time"
+}
+
+// testTools: a test tool by what its output (or the verify command) shows, and how it runs
+// fewer tests at once.
+var testTools = []struct {
+	re    *lazyre.Regexp
+	fewer string
+}{
+	{lazyre.New(`cargo|rustc|test result:`), "cargo test -j 1 -- --test-threads=1"},
+	{lazyre.New(`(?i)gradle`), "org.gradle.jvmargs=-Xmx2g, maxParallelForks = 1"},
+	{lazyre.New(`(?i)surefire|maven|\bmvn\b`), "mvn -DforkCount=1"},
+	{lazyre.New(`(?i)pytest|xdist|\bgw\d`), "pytest without -n"},
+	{lazyre.New(`(?i)jest|vitest`), "jest --runInBand, vitest --no-file-parallelism"},
+	{lazyre.New(`(?i)cc1plus|c\+\+:|make(?:\[\d+\])?:|ninja|cmake`), "make -j1"},
+	{lazyre.New(`--- FAIL|go test|\bok  \t|FAIL\t`), "go test -p 1"},
+}
+
+func sandboxWhy(f *facts) string {
+	a, ne, _ := f.sandboxNetwork()
+	why := fmt.Sprintf("agent %s reached its API, but the commands it ran could not reach %s", a.Agent, orWord(ne.Host, "the network"))
+	if m := f.agentOf(a).LastMessage; m != "" {
+		why += "; the agent said: " + m
+	}
+	return why
+}
+
+func sandboxLines(f *facts) []string {
+	a, ne, _ := f.sandboxNetwork()
+	return []string{ne.Line, f.agentOf(a).LastMessage}
 }
 
 // keyRe: an authentication failure that is about the API key itself.

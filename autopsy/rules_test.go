@@ -26,6 +26,7 @@ agents:
   fast: {preset: claude, command: [claude, -p, "{{prompt}}"]}
   gen: {command: [my-agent, "{{prompt}}"]}
   gem: {preset: gemini, command: [gemini, -p, "{{prompt}}"]}
+  cx: {preset: codex}
   plain: {command: [go, test, ./...]}
 tasks:
   - id: fix
@@ -355,12 +356,19 @@ func TestRules(t *testing.T) {
 			return rt(mkFacts(t, "", att{class: cPayload, code: "permission_denied", msg: "claude: permission denied for Write",
 				out: `{"type":"result","num_turns":3,"result":"I need permission to write src/a.ts.","permission_denials":[{"tool_name":"Write","tool_input":{"file_path":"src/a.ts"}}]}`}))
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "--permission-mode acceptEdits"},
-		{"agent-sandbox-network", func(t *testing.T) *facts {
+		{"agent-commands-offline", func(t *testing.T) *facts {
 			f := rt(mkFacts(t, "", att{class: cQuality, code: "verify_failed", msg: "verify `npm test` exited with status 1", files: 1,
 				out: `{"type":"item.completed","item":{"type":"command_execution","command":"npm install","aggregated_output":"npm error request to https://registry.npmjs.org/x failed, reason: getaddrinfo EAI_AGAIN registry.npmjs.org","exit_code":1,"status":"failed"}}` + "\n" + `{"type":"turn.completed","usage":{"output_tokens":9}}`}))
 			f.failed[0].Agent = "gen"
 			return f
 		}, Environment, []string{"curl -sSI https://registry.npmjs.org", "mulligan retry-task k3f9abcd fix --reload"}, "HTTPS_PROXY"},
+		{"agent-sandbox-network", func(t *testing.T) *facts {
+			// openai/codex#10612: npm inside codex's workspace-write sandbox.
+			f := rt(mkFacts(t, "", att{class: cQuality, code: "verify_failed", msg: "verify `npm test` exited with status 1", files: 1,
+				out: `{"type":"item.completed","item":{"type":"command_execution","command":"npm install","aggregated_output":"npm error request to https://registry.npmjs.org/x failed, reason: getaddrinfo EAI_AGAIN registry.npmjs.org","exit_code":1,"status":"failed"}}` + "\n" + `{"type":"turn.completed","usage":{"output_tokens":9}}`}))
+			f.failed[0].Agent = "cx"
+			return f
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "network_access=true"},
 		{"verify-never-ends", func(t *testing.T) *facts {
 			v := att{class: cQuality, code: "verify_timeout", msg: "verify `npx jest --watch` ran past its timeout (10m0s)", verify: "Tests: 2 passed, 2 total\n\nWatch Usage: Press w to show more.\n", files: 1}
 			return rt(mkFacts(t, "", v, v))

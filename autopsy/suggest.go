@@ -45,7 +45,11 @@ func (f *facts) editFirst(s Suggestion) Suggestion {
 	if !filepath.IsAbs(path) && f.run.Worktree != "" {
 		path = filepath.Join(f.run.Worktree, path)
 	}
-	s.Commands = append([]string{"${EDITOR:-vi} " + shellQuote(path)}, s.Commands...)
+	edit := "${EDITOR:-vi} " + shellQuote(path)
+	if c := strings.Join(strings.Fields(s.Change), " "); c != "" {
+		edit += "  # " + c
+	}
+	s.Commands = append([]string{edit}, s.Commands...)
 	return s
 }
 
@@ -227,10 +231,17 @@ func (f *facts) argv0(agentName string) string {
 }
 
 func (f *facts) verifyArgv0() string {
-	if f.def != nil && f.def.Verify != nil && len(f.def.Verify.Command) > 0 {
-		return f.def.Verify.Command[0]
+	if v := f.verifyArgv(); len(v) > 0 {
+		return v[0]
 	}
 	return ""
+}
+
+func (f *facts) verifyArgv() []string {
+	if f.def != nil && f.def.Verify != nil {
+		return f.def.Verify.Command
+	}
+	return nil
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
