@@ -262,7 +262,8 @@ var workRules = []Rule{
 		// the next attempt gets the failures in its prompt.
 		Name: "agent-broke-tests", Category: AgentFlake, Confidence: 0.55,
 		Match: func(f *facts) bool {
-			return len(f.failed) == 1 && f.lastClass() == cQuality && f.base != nil && !f.base.failed() && len(f.testsOf(f.last()).Failed) > 0
+			ts := f.testsOf(f.last())
+			return len(f.failed) == 1 && f.lastClass() == cQuality && f.base != nil && !f.base.failed() && len(ts.Failed)+len(ts.Suites) > 0
 		},
 		Why: func(f *facts) string {
 			return fmt.Sprintf("attempt %d broke tests that pass on the tree the task started from (%s)", f.last().N, strings.Join(f.testsOf(f.last()).Keys(), ", "))
@@ -436,7 +437,8 @@ var watchRe = lazyre.New(`(?i)Watch Usage|press [a-z] to |waiting for file chang
 // testLines quote an attempt's failing tests: name, file:line, message.
 func (f *facts) testLines(a storeAttempt) []string {
 	var out []string
-	for i, t := range f.testsOf(a).Failed {
+	ts := f.testsOf(a)
+	for i, t := range slices.Concat(ts.Failed, ts.Suites) {
 		if i == maxEvidence {
 			break
 		}
