@@ -169,6 +169,19 @@ var lackRes = []lackRe{
 			return "more inotify watches (the system's limit of file watchers is reached)"
 		},
 		func(m []string) string { return "sudo sysctl fs.inotify.max_user_watches=524288" }},
+	// CounterpartyXCP/counterparty-core#1365: a locale the tests set that was never generated.
+	// (bash's "warning: setlocale: LC_ALL: cannot change locale" is noise: it fails nothing.)
+	{lazyre.New(`locale\.Error: unsupported locale setting`),
+		func(m []string) string { return "the locale the tests set, generated" },
+		func(m []string) string { return "sudo dpkg-reconfigure locales" }},
+	// golang/go#29523: a Go build cache under a read-only home.
+	{lazyre.New(`failed to initialize build cache at (\S+): .*read-only file system`),
+		func(m []string) string { return "a writable Go build cache (" + strings.TrimSuffix(m[1], ":") + " is read-only)" },
+		func(m []string) string { return "export GOCACHE=/tmp/go-build" }},
+	// microsoft/playwright#28130: the browsers' system libraries.
+	{lazyre.New(`Host system is missing dependencies to run browsers|error while loading shared libraries: (lib(?:nss3|atk|gbm|asound|xkbcommon|gtk)[\w.-]*)`),
+		func(m []string) string { return "the system libraries Playwright's browsers need" },
+		func(m []string) string { return "sudo npx playwright install-deps" }},
 	{lazyre.New(`(?i)too many open files|\bEMFILE\b`),
 		func(m []string) string { return "a higher limit of open files" },
 		func(m []string) string { return "ulimit -n 65536" }},

@@ -284,10 +284,23 @@ func (f *facts) refused() (storeAttempt, []string) {
 	if a.N == 0 || f.files(a) > 0 && !refusalSaidRe.MatchString(lastLines(f.output[key(a.TaskID, a.N)], 3)) {
 		return a, nil
 	}
+	// It edited, and what was refused is its own run of the tests (the verify runs them
+	// anyway): the verify's failure says why the attempt failed, not the refusal. (claude
+	// reports one refusal twice: the call in permission_denials, the text in its tool result.)
+	denials := f.agentOf(a).Denials
+	onlyTests := f.files(a) > 0 && a.Class == cQuality && slices.ContainsFunc(denials, func(d evidence.Denial) bool { return d.Input != "" })
+	for _, d := range denials {
+		if d.Input != "" && !(commandToolRe.MatchString(d.Tool) && testRunRe.MatchString(d.Input) && !strings.ContainsAny(d.Input, "&;|")) {
+			onlyTests = false
+		}
+	}
 	var out []string
-	for _, d := range f.agentOf(a).Denials {
+	for _, d := range denials {
 		if d.Sandbox && len(f.agentOf(a).Network) > 0 {
 			continue // the sandbox's network: agent-sandbox-network says it
+		}
+		if onlyTests && commandToolRe.MatchString(d.Tool+" "+d.Line) {
+			continue
 		}
 		out = append(out, d.Line)
 	}
@@ -303,6 +316,12 @@ func (f *facts) refused() (storeAttempt, []string) {
 	}
 	return a, out
 }
+
+// commandToolRe: a refused shell command; testRunRe: one that runs the tests.
+var (
+	commandToolRe = lazyre.New(`(?i)^(?:Bash|exec|shell|run_shell_command)\b|\buse (?:Bash|the shell)\b`)
+	testRunRe     = lazyre.New(`(?i)(?:\b(?:go|cargo|npm|pnpm|yarn|bun|mvn|mix|dotnet|gradle|gradlew|deno)\b\S* (?:run )?test\b|\b(?:pytest|jest|vitest|rspec|phpunit|ctest|tox|nox)\b)`)
+)
 
 // needsTerminal: every failed attempt's agent said it needs a terminal (Ink's raw mode, a tty
 // check); the line that says so.

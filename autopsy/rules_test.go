@@ -662,6 +662,11 @@ func TestRulesNegative(t *testing.T) {
 		{"payload-declared", "an empty output says nothing of why", func(t *testing.T) *facts {
 			return mkFacts(t, "", verify("--- FAIL: TestA (0.00s)\nFAIL\n", 2), att{class: cPayload, code: "empty_output", msg: "claude: the agent exited 0 with no output"})
 		}},
+		{"tool-calls-refused", "it edited; only its own run of the tests was refused", func(t *testing.T) *facts {
+			v := verify("--- FAIL: TestInvoiceRepositoryIT (0.00s)\n    Could not find a valid Docker environment\nFAIL\n", 3)
+			v.out = `{"type":"result","subtype":"success","is_error":false,"result":"Added InvoiceService.overdue(); I could not run the tests here.","permission_denials":[{"tool_name":"Bash","tool_input":{"command":"./gradlew test --tests '*InvoiceRepositoryIT'"}}]}`
+			return mkFacts(t, "", v)
+		}},
 		{"credit-exhausted", "Google's daily quota quotes 'check your plan and billing' but resets", func(t *testing.T) *facts {
 			return mkFacts(t, "quota", att{class: cQuota, code: "usage_limit", msg: "gemini: [API Error: You have exhausted your daily quota on this model.] (resets 2026-12-05T08:00:00Z)",
 				out: `{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details.","status":"RESOURCE_EXHAUSTED"}}`})
