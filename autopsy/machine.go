@@ -176,7 +176,9 @@ var lackRes = []lackRe{
 		func(m []string) string { return "sudo dpkg-reconfigure locales" }},
 	// golang/go#29523: a Go build cache under a read-only home.
 	{lazyre.New(`failed to initialize build cache at (\S+): .*read-only file system`),
-		func(m []string) string { return "a writable Go build cache (" + strings.TrimSuffix(m[1], ":") + " is read-only)" },
+		func(m []string) string {
+			return "a writable Go build cache (" + strings.TrimSuffix(m[1], ":") + " is read-only)"
+		},
 		func(m []string) string { return "export GOCACHE=/tmp/go-build" }},
 	// microsoft/playwright#28130: the browsers' system libraries.
 	{lazyre.New(`Host system is missing dependencies to run browsers|error while loading shared libraries: (lib(?:nss3|atk|gbm|asound|xkbcommon|gtk)[\w.-]*)`),
