@@ -441,6 +441,9 @@ func (f *facts) verifyBrokenOnBase() bool {
 	if len(base.tests) > 0 && len(base.build) == 0 {
 		return false // tests that fail: a question of the code, not of the command
 	}
+	if onlyExits(f.base.Output) {
+		return false // "make: *** [Makefile:31: check] Error 1": nothing says it is the command
+	}
 	_, vs := f.qualityViews()
 	for _, v := range vs {
 		if !v.sameAs(base) {
@@ -449,6 +452,24 @@ func (f *facts) verifyBrokenOnBase() bool {
 	}
 	return true
 }
+
+// onlyExits: every line of text says only that something exited non-zero (make's "*** Error 1",
+// "exit status 2"), nothing of why.
+func onlyExits(text string) bool {
+	said := false
+	for _, l := range strings.Split(text, "\n") {
+		if l = strings.TrimSpace(l); l == "" {
+			continue
+		}
+		if !makeErrorRe.MatchString(l) && !exitOnlyRe.MatchString(digitsRe.ReplaceAllString(l, "#")) {
+			return false
+		}
+		said = true
+	}
+	return said
+}
+
+var makeErrorRe = lazyre.New(`^(?:g?make)(?:\[\d+\])?: \*\*\* \[[^\]]*\] Error \d+$|^exit status \d+$`)
 
 // brokeBuild: an attempt's verify output shows a build or syntax error the base tree did not
 // have.

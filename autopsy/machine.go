@@ -169,6 +169,33 @@ var lackRes = []lackRe{
 			return "more inotify watches (the system's limit of file watchers is reached)"
 		},
 		func(m []string) string { return "sudo sysctl fs.inotify.max_user_watches=524288" }},
+	// pre-commit-ci/issues#211: a dependency newer than the toolchain.
+	{lazyre.New(`requires rustc ([\d.]+) or newer, while the currently active rustc version is ([\d.]+)`),
+		func(m []string) string { return "Rust " + m[1] + " or later (this machine runs " + m[2] + ")" },
+		func(m []string) string { return "rustup update stable" }},
+	// pola-rs/polars#2922: a binary built for CPU features this machine lacks.
+	{lazyre.New("Install the `?(polars-lts-cpu)`? package"),
+		func(m []string) string { return "a CPU with the instructions polars is built for (or polars-lts-cpu)" },
+		func(m []string) string { return "pip install polars-lts-cpu" }},
+	{lazyre.New(`^(?:\S+: (?:line )?\d+: )?Illegal instruction(?: \(core dumped\))?$`),
+		func(m []string) string { return "a CPU with the instructions a prebuilt binary needs (it died of SIGILL)" },
+		func(m []string) string { return "grep -o -w -m1 -E 'avx2|avx512f|sse4_2' /proc/cpuinfo" }},
+	// legend-exp/pygama#612: an extension built against NumPy 1.x under NumPy 2.
+	{lazyre.New(`A module that was compiled using NumPy 1\.x cannot be run in`),
+		func(m []string) string { return "NumPy 1.x, which the installed compiled extensions were built for" },
+		func(m []string) string { return "python3 -m pip install 'numpy<2'" }},
+	// mickasmt/next-saas-stripe-starter#68: configuration the machine's environment lacks.
+	{lazyre.New(`Environment variable not found: (\w+)|environment variable "?(\w+)"? (?:is )?not set|(\w+) environment variable is not set|ImproperlyConfigured: Set the (\w+) environment variable`),
+		func(m []string) string { return "the environment variable " + firstNonEmpty(m[1:]...) },
+		func(m []string) string { return "${EDITOR:-vi} .env  # set " + firstNonEmpty(m[1:]...) }},
+	// Django and Rails create a test database: the database user may not.
+	{lazyre.New(`permission denied to create database|must be owner of database|CREATE DATABASE permission denied`),
+		func(m []string) string { return "a database user allowed to create the test database" },
+		func(m []string) string { return "sudo -u postgres psql -c \"ALTER USER $USER CREATEDB\"" }},
+	// jp-embedded/scxmlcc#61: a git submodule never initialised.
+	{lazyre.New(`The source directory\s*(\S+)\s*does not contain a CMakeLists\.txt file|does not contain a CMakeLists\.txt file`),
+		func(m []string) string { return "the repository's submodules, checked out" },
+		func(m []string) string { return "git submodule update --init --recursive" }},
 	// CounterpartyXCP/counterparty-core#1365: a locale the tests set that was never generated.
 	// (bash's "warning: setlocale: LC_ALL: cannot change locale" is noise: it fails nothing.)
 	{lazyre.New(`locale\.Error: unsupported locale setting`),

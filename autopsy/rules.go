@@ -477,6 +477,8 @@ func namesCause(msg string) bool {
 		return false // an event line with no text
 	case !saysWhy(detail):
 		return false
+	case strings.Contains(detail, " was running: ") || announceRe.MatchString(detail) && !causeWordsRe.MatchString(detail):
+		return false // what the agent was doing or meant to do, not what failed
 	case opaqueAPIRe.MatchString(detail) && !apiCauseRe.MatchString(detail):
 		return false
 	}

@@ -290,7 +290,7 @@ func (f *facts) refused() (storeAttempt, []string) {
 	denials := f.agentOf(a).Denials
 	onlyTests := f.files(a) > 0 && a.Class == cQuality && slices.ContainsFunc(denials, func(d evidence.Denial) bool { return d.Input != "" })
 	for _, d := range denials {
-		if d.Input != "" && !(commandToolRe.MatchString(d.Tool) && testRunRe.MatchString(d.Input) && !strings.ContainsAny(d.Input, "&;|")) {
+		if d.Input != "" && !(commandToolRe.MatchString(d.Tool) && onlyChecks(d.Input)) {
 			onlyTests = false
 		}
 	}
@@ -299,7 +299,7 @@ func (f *facts) refused() (storeAttempt, []string) {
 		if d.Sandbox && len(f.agentOf(a).Network) > 0 {
 			continue // the sandbox's network: agent-sandbox-network says it
 		}
-		if onlyTests && commandToolRe.MatchString(d.Tool+" "+d.Line) {
+		if onlyTests && (commandToolRe.MatchString(d.Tool+" "+d.Line) || d.Input == "" && !writeRe.MatchString(d.Line)) {
 			continue
 		}
 		out = append(out, d.Line)
@@ -317,10 +317,24 @@ func (f *facts) refused() (storeAttempt, []string) {
 	return a, out
 }
 
-// commandToolRe: a refused shell command; testRunRe: one that runs the tests.
+// onlyChecks: a shell command whose every step builds or runs the tests (what the verify does
+// anyway), not one that changes anything (prisma generate, go get, db:migrate).
+func onlyChecks(cmd string) bool {
+	steps := shellStepRe.Get().Split(cmd, -1)
+	for _, s := range steps {
+		if s = strings.TrimSpace(s); s != "" && !checkStepRe.MatchString(s) {
+			return false
+		}
+	}
+	return len(steps) > 0
+}
+
+// commandToolRe: a refused shell command; checkStepRe: a step that builds or tests.
 var (
 	commandToolRe = lazyre.New(`(?i)^(?:Bash|exec|shell|run_shell_command)\b|\buse (?:Bash|the shell)\b`)
-	testRunRe     = lazyre.New(`(?i)(?:\b(?:go|cargo|npm|pnpm|yarn|bun|mvn|mix|dotnet|gradle|gradlew|deno)\b\S* (?:run )?test\b|\b(?:pytest|jest|vitest|rspec|phpunit|ctest|tox|nox)\b)`)
+	writeRe       = lazyre.New(`(?i)\bwrite to\b|\b(?:Edit|Write|MultiEdit|apply_patch|write_file|replace)\b`)
+	shellStepRe   = lazyre.New(`&&|\|\||;|\|`)
+	checkStepRe   = lazyre.New(`(?i)^(?:cd \S+|(?:\S*/)?(?:go (?:test|build|vet)|cargo (?:test|build|check|clippy)|(?:npm|pnpm|yarn|bun) (?:run )?(?:test|build|lint|typecheck)\b|npx (?:jest|vitest|tsc)|mvn|gradlew?|mix test|dotnet (?:test|build)|deno test|pytest|python3? -m pytest|jest|vitest|rspec|bundle exec rspec|phpunit|ctest|tox|nox|tsc|cmake|make|ninja|tail|head|grep))\b`)
 )
 
 // needsTerminal: every failed attempt's agent said it needs a terminal (Ink's raw mode, a tty

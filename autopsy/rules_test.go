@@ -778,6 +778,26 @@ func TestLackIn(t *testing.T) {
 	if k, ok := lackIn("    SyntaxError: Unexpected token '??='\n        at wrapSafe (internal/modules/cjs/loader.js:1029:16)", false); !ok || k.fix != "nvm install --lts" {
 		t.Errorf("node 14: %+v %v", k, ok)
 	}
+	for text, fix := range map[string]string{
+		"error: package `clap_builder v4.5.2` cannot be built because it requires rustc 1.74 or newer, while the currently active rustc version is 1.72.0": "rustup update stable",
+		"error: Environment variable not found: DATABASE_URL.":                                                       "${EDITOR:-vi} .env  # set DATABASE_URL",
+		"Got an error creating the test database: permission denied to create database":                              `sudo -u postgres psql -c "ALTER USER $USER CREATEDB"`,
+		"  The source directory\n  /src/ring/third_party/googletest\n  does not contain a CMakeLists.txt file.":      "git submodule update --init --recursive",
+		"A module that was compiled using NumPy 1.x cannot be run in":                                                "python3 -m pip install 'numpy<2'",
+		"verify.sh: 2: Illegal instruction (core dumped)":                                                            "grep -o -w -m1 -E 'avx2|avx512f|sse4_2' /proc/cpuinfo",
+		"E   locale.Error: unsupported locale setting":                                                               "sudo dpkg-reconfigure locales",
+		"failed to initialize build cache at /home/ci/.cache/go-build: mkdir /home/ci/.cache: read-only file system": "export GOCACHE=/tmp/go-build",
+		"browserType.launch: Host system is missing dependencies to run browsers.":                                   "sudo npx playwright install-deps",
+	} {
+		if k, ok := lackIn(text, false); !ok || k.fix != fix {
+			t.Errorf("lackIn(%q) = %+v %v, want %s", text, k, ok, fix)
+		}
+	}
+	for _, noise := range []string{"bash: warning: setlocale: LC_ALL: cannot change locale (en_US.UTF-8)", `error: script "test" was terminated by signal SIGILL (Illegal instruction)`} {
+		if k, ok := lackIn(noise, false); ok {
+			t.Errorf("lackIn(%q) = %+v", noise, k)
+		}
+	}
 	if k, ok := lackIn("› 1 snapshot failed from 1 test suite. Inspect your code changes or run `npm test -- -u` to update them.", true); ok {
 		t.Errorf("a snapshot update taken for a missing dependency: %+v", k)
 	}
