@@ -420,6 +420,35 @@ var envRules = []Rule{
 		Lines: func(f *facts) []string { return []string{f.lastMatch(accountRe)} },
 	},
 	{
+		// The agent's CLI crashed in its own code (a stack trace whose frames are the CLI's
+		// package), the same way every time: a bug of the installed version, not the task's.
+		Name: "agent-cli-crashed", Category: Environment, Confidence: 0.8,
+		Match: func(f *facts) bool {
+			if len(f.failed) == 0 || !f.allClasses(cAgentExit) {
+				return false
+			}
+			for _, a := range f.failed {
+				if !cliFrameRe.MatchString(f.output[key(a.TaskID, a.N)]) {
+					return false
+				}
+			}
+			return true
+		},
+		Why: func(f *facts) string {
+			a := f.last()
+			return fmt.Sprintf("agent %s's CLI crashed in its own code (%s), in every attempt: a bug of the installed version: %s", a.Agent, cliFrameRe.FindString(f.output[key(a.TaskID, a.N)]), a.Message)
+		},
+		Suggest: func(f *facts) Suggestion {
+			a := f.last()
+			cmds := []string{f.retry()}
+			if c := installCommand(f.presetFor(a.Agent)); c != "" {
+				cmds = append([]string{strings.Replace(c, "install -g ", "install -g --force ", 1) + "@latest"}, cmds...)
+			}
+			return Suggestion{Text: "update the agent's CLI (or go back to a version that worked) and report the crash to its maintainers, then run the task again", Commands: cmds}
+		},
+		Lines: func(f *facts) []string { return []string{cliFrameRe.FindString(f.output[key(f.last().TaskID, f.last().N)])} },
+	},
+	{
 		// A preset's command line is checked against the pinned CLI versions: a flag the
 		// installed CLI does not know means the CLI is older than the preset.
 		Name: "agent-cli-outdated", Category: Environment, Confidence: 0.86,
@@ -472,6 +501,9 @@ func installCommand(preset string) string {
 	cmd, _, _ = strings.Cut(cmd, ", then")
 	return strings.TrimSpace(cmd)
 }
+
+// cliFrameRe: a stack frame inside an agent CLI's own installed package.
+var cliFrameRe = lazyre.New(`(?m)^\s+at .*node_modules/(?:@google/gemini-cli|@anthropic-ai/claude-code|@openai/codex|opencode-ai)[^\s)]*|^\s+File "[^"]*site-packages/aider/[^"]*"`)
 
 var segfaultRe = lazyre.New(`(?im)^.*(?:Segmentation fault|SIGSEGV|signal: segmentation violation|exited with (?:status|code) 139|exit (?:status|code) 139|The forked VM terminated without (?:properly )?saying goodbye|unexpected signal code 11\b|signal 11\b|node down: Not properly terminated|worker '?\w+'? crashed while running).*$`)
 

@@ -403,6 +403,17 @@ func TestRules(t *testing.T) {
 		{"agent-broke-build", func(t *testing.T) *facts {
 			return withBase(rt(mkFacts(t, "", verify("./a.go:3:1: syntax error: unexpected }\nFAIL\tp [build failed]\n", 1))), 1, one)
 		}, AgentFlake, []string{"mulligan retry-task k3f9abcd fix"}, "build or syntax error"},
+		{"agent-cli-crashed", func(t *testing.T) *facts {
+			// google-gemini/gemini-cli: a TypeError in the CLI's own code, before any model call.
+			out := "TypeError: Cannot read properties of undefined (reading 'getFunctionDeclarations')\n" +
+				"    at GeminiClient.startChat (file:///usr/local/lib/node_modules/@google/gemini-cli/node_modules/@google/gemini-cli-core/dist/src/core/client.js:181:47)\n"
+			a := att{class: cAgentExit, code: "nonzero_exit", msg: "agent exited with status 1: TypeError: Cannot read properties of undefined (reading 'getFunctionDeclarations')", out: out}
+			f := rt(mkFacts(t, "", a, a))
+			for i := range f.failed {
+				f.failed[i].Agent = "gem"
+			}
+			return f
+		}, Environment, []string{"npm install -g --force @google/gemini-cli@latest", "mulligan retry-task k3f9abcd fix"}, "update the agent's CLI"},
 		{"agent-did-nothing", func(t *testing.T) *facts {
 			// google-gemini/gemini-cli#5764: the CLI starts, echoes the prompt and quits, exit 0.
 			quiet := verify(one, 0)
