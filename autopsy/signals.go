@@ -91,10 +91,13 @@ func envSignals(text string) []envSignal {
 			} else if port == "" && strings.Contains(low, "alive nodes") {
 				port = "9200"
 			}
+			if n := atoi(port); n >= 32768 && n <= 65535 {
+				break // an ephemeral port: a test's own listener (gone, or dialled on purpose), no service
+			}
 			found[sigService] = envSignal{kind: sigService, line: clip(strings.TrimSpace(l)), what: port}
 		case tlsRe.MatchString(l):
 			found[sigTLS] = envSignal{kind: sigTLS, line: clip(strings.TrimSpace(l))}
-		case evidence.IsNetworkError(l):
+		case evidence.IsNetworkError(l) && !toThisMachine(l): // (this machine refusing: a service's)
 			found[sigNetwork] = envSignal{kind: sigNetwork, line: clip(strings.TrimSpace(l))}
 		}
 		if diskRe.MatchString(l) && !strings.Contains(l, "file watchers") {

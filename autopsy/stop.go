@@ -192,11 +192,16 @@ func (f *facts) sandboxNetwork() (storeAttempt, evidence.NetError, bool) {
 		}
 		var tool *evidence.NetError
 		for i := range ag.Network {
-			if !ag.Network[i].API {
-				tool = &ag.Network[i]
+			if n := ag.Network[i]; !n.API && !toThisMachine(n.Host+" "+n.Line) {
+				tool = &ag.Network[i] // (a refused connection to this machine is a service's, not the network's)
 			}
 		}
 		if !(ag.APICalls && tool != nil) && !ag.NoNetworkSandbox {
+			return storeAttempt{}, evidence.NetError{}, false
+		}
+		if out := f.verifyOutput[key(a.TaskID, a.N)]; a.Class == cQuality && len(f.testsOf(a).Failed) > 0 && !fetchFailedRe.MatchString(out) {
+			// The verify's tests failed for something else (an assertion): what the agent's
+			// commands could not fetch is not why.
 			return storeAttempt{}, evidence.NetError{}, false
 		}
 		last = a
@@ -206,6 +211,19 @@ func (f *facts) sandboxNetwork() (storeAttempt, evidence.NetError, bool) {
 	}
 	return last, ne, last.N > 0
 }
+
+// toThisMachine: a network error line about a connection to this machine (a service of its
+// own refusing), not about reaching the network (a DNS lookup through 127.0.0.53 is that).
+func toThisMachine(line string) bool {
+	return localHostRe.MatchString(line) && !strings.Contains(line, "lookup ") && !strings.Contains(strings.ToLower(line), "name resolution")
+}
+
+var (
+	localHostRe = lazyre.New(`(?i)\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0)\b|\[::1\]|::1\b`)
+	// fetchFailedRe: a verify output that shows something not fetched (a module, a package, a
+	// crate, a gem) or the network itself failing.
+	fetchFailedRe = lazyre.New(`(?i)No module named|Cannot find (?:module|package)|missing go\.sum entry|cannot find package|no required module provides|unresolved import|E043[23]|could not resolve|Could not find (?:gem|artifact)|Could not resolve dependencies|no matching distribution|not found in registry|failed to (?:download|fetch|select a version)|ENOTFOUND|EAI_AGAIN|getaddrinfo|network|offline|NU1301|Unable to load the service index|is not installed|undefined: \w+\.\w+|could not import|Failed to resolve import|ModuleNotFoundError`)
+)
 
 // preexisting: the tests failing after the last rejected attempt all fail on the base tree too.
 func (f *facts) preexisting() ([]string, bool) {
