@@ -680,7 +680,9 @@ func TestRulesNegative(t *testing.T) {
 		}},
 		{"service-down", "a test's own listener on an ephemeral port, dialled on purpose", func(t *testing.T) *facts {
 			out := "--- FAIL: TestDialTimeoutBackoff (0.30s)\n    dialer_test.go:31: dial attempt 3: dial tcp 127.0.0.1:39217: connect: connection refused\n    dialer_test.go:44: backoff = 300ms, want 400ms\nFAIL\n"
-			return withBase(mkFacts(t, "", verify(out, 1), verify(out, 1)), 1, out)
+			f := mkFacts(t, "", verify(out, 1), verify(out, 1))
+			f.base = &baseVerify{ExitCode: 1, Output: out}
+			return f
 		}},
 		{"credit-exhausted", "Google's daily quota quotes 'check your plan and billing' but resets", func(t *testing.T) *facts {
 			return mkFacts(t, "quota", att{class: cQuota, code: "usage_limit", msg: "gemini: [API Error: You have exhausted your daily quota on this model.] (resets 2026-12-05T08:00:00Z)",
