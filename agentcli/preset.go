@@ -80,7 +80,7 @@ var commonRules = []bannerRule{
 	// "please re-authenticate". Only as a request ("please …"): an agent's answer may well talk
 	// of signing in.
 	rule(taskfile.ClassAuth, "login_expired", "", `(?i)please (?:log out and |try )?(?:sign(?:ing)?|log(?:ging)?) ?in again|please re-?authenticate|please re-?login`),
-	rule(taskfile.ClassAuth, "invalid_key", "", `(?i)invalid (?:x-)?api[ _-]?key|incorrect api key|api key not valid|invalid_api_key|missing api key|no api key|authentication_error|authentication failed|invalid bearer token|oauth token (?:has )?expired|token (?:has )?expired|401 unauthorized|status(?: code)?:? 401\b|\bunauthorized\b`),
+	rule(taskfile.ClassAuth, "invalid_key", "", `(?i)invalid (?:x-)?api[ _-]?key|incorrect api key|api key not valid|api key expired|API_KEY_EXPIRED|invalid_api_key|missing api key|no api key|authentication_error|authentication failed|invalid bearer token|oauth token (?:has )?expired|token (?:has )?expired|401 unauthorized|status(?: code)?:? 401\b|\bunauthorized\b`),
 	rule(taskfile.ClassTransport, "network", "", `(?i)\bE(?:CONNRESET|CONNREFUSED|TIMEDOUT|NOTFOUND|AI_AGAIN|NETUNREACH)\b|fetch failed|failed to lookup address|name does not resolve|getaddrinfo|could not resolve host|unable to connect|cannot connect to api|connection (?:reset|refused|failed|error)|stream disconnected|network is unreachable|socket hang up|waiting for network|error sending request`),
 	rule(taskfile.ClassTransport, "server_error", "", `(?i)overloaded|internal server error|bad gateway|service unavailable|gateway timeout|status(?: code)?:? 5\d\d\b|\b5(?:00|02|03|04|29)\b\s*(?:error|server|from)|\bapi_error\b`),
 }
@@ -530,7 +530,7 @@ func geminiErrorText(e map[string]any) string {
 	switch {
 	case strings.TrimSpace(msg) == "":
 		msg = t
-	case t != "" && t != "Error" && !strings.Contains(msg, t):
+	case t != "" && t != "Error" && t != "unknown" && !strings.Contains(msg, t): // (gemini types what it cannot name "unknown")
 		msg += " (" + t + ")"
 	}
 	return msg

@@ -129,6 +129,8 @@ func TestPresetBanners(t *testing.T) {
 		{taskfile.PresetCodex, "unexpected status 401 Unauthorized: Incorrect API key provided", 1, taskfile.ClassAuth},
 		{taskfile.PresetGemini, `[API Error: You have exhausted your capacity on this model. Quota exceeded for quota metric 'Gemini 2.5 Pro Requests'. Please retry in 27.12s.]`, 1, taskfile.ClassQuota},
 		{taskfile.PresetGemini, `API key not valid. Please pass a valid API key.`, 1, taskfile.ClassAuth},
+		// google-gemini/gemini-cli: a key past its expiry (INVALID_ARGUMENT, reason API_KEY_EXPIRED).
+		{taskfile.PresetGemini, `[API Error: API key expired. Please renew the API key.]`, 1, taskfile.ClassAuth},
 		{taskfile.PresetGemini, `got status: 503 Service Unavailable. {"error":{"code":503,"message":"The model is overloaded."}}`, 1, taskfile.ClassTransport},
 		{taskfile.PresetAider, "litellm.RateLimitError: AnthropicException - rate_limit_error", 1, taskfile.ClassQuota},
 		{taskfile.PresetGeneric, "curl: (6) Could not resolve host: api.example.com", 6, taskfile.ClassTransport},
