@@ -428,7 +428,10 @@ var envRules = []Rule{
 				return false
 			}
 			for _, a := range f.failed {
-				if !cliFrameRe.MatchString(f.output[key(a.TaskID, a.N)]) {
+				out := f.output[key(a.TaskID, a.N)]
+				// A frame of the CLI under an API's error is its error report (gemini prints
+				// one for a 400), not a crash: the crash is an exception of the language.
+				if !cliFrameRe.MatchString(out) || !crashRe.MatchString(out) || apiErrorTextRe.MatchString(out) {
 					return false
 				}
 			}
@@ -504,6 +507,11 @@ func installCommand(preset string) string {
 
 // cliFrameRe: a stack frame inside an agent CLI's own installed package.
 var cliFrameRe = lazyre.New(`(?m)^\s+at .*node_modules/(?:@google/gemini-cli|@anthropic-ai/claude-code|@openai/codex|opencode-ai)[^\s)]*|^\s+File "[^"]*site-packages/aider/[^"]*"`)
+
+var (
+	crashRe        = lazyre.New(`(?m)^\s*(?:Uncaught )?(?:TypeError|ReferenceError|RangeError|Error \[ERR_[A-Z_]+\]|AttributeError|KeyError|IndexError|NameError|UnboundLocalError)\b`)
+	apiErrorTextRe = lazyre.New(`(?i)API Error|talking to \w+ API|"code":\s*[45]\d\d|status(?: code)?:? [45]\d\d`)
+)
 
 var segfaultRe = lazyre.New(`(?im)^.*(?:Segmentation fault|SIGSEGV|signal: segmentation violation|exited with (?:status|code) 139|exit (?:status|code) 139|The forked VM terminated without (?:properly )?saying goodbye|unexpected signal code 11\b|signal 11\b|node down: Not properly terminated|worker '?\w+'? crashed while running).*$`)
 
