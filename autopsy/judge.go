@@ -441,6 +441,9 @@ func (f *facts) verifyBrokenOnBase() bool {
 	if len(base.tests) > 0 && len(base.build) == 0 {
 		return false // tests that fail: a question of the code, not of the command
 	}
+	if _, _, machine := f.machineSays(); machine {
+		return false // the tool says what this machine lacks: not the command's fault
+	}
 	if onlyExits(f.base.Output) {
 		return false // "make: *** [Makefile:31: check] Error 1": nothing says it is the command
 	}

@@ -446,13 +446,13 @@ func cmakePackage(name string) string {
 // machineWordsRe: a tool saying the machine lacks something, in words no entry of lackRes
 // knows: not installed, a licence not accepted, no toolchain or SDK it can find, an invalid
 // developer path.
-var machineWordsRe = lazyre.New(`(?i)\bis not installed\b|\bnot installed on (?:this|the|your) (?:machine|system)|licen[cs]es? (?:for .{1,60} )?(?:have |has )?not (?:been )?accepted|accept the (?:SDK )?licen[cs]e|invalid active developer path|requires? (?:the )?(?:PHP )?ext(?:ension)?-[\w]+|extension \S+ (?:is )?missing|(?:cannot|could not|couldn't|unable to) (?:find|locate) (?:a |an |any )?(?:java installation|jdk|sdk|toolchain|matching toolchain|compiler|interpreter|python installation|ruby installation)|no (?:such )?(?:toolchain|sdk|jdk) (?:found|installed)|please install\b|command line tools are not installed`)
+var machineWordsRe = lazyre.New(`(?i)\bis not installed\b|\bnot installed on (?:this|the|your) (?:machine|system)|licen[cs]es? (?:for .{1,60} )?(?:have |has )?not (?:been )?accepted|accept the (?:SDK )?licen[cs]e|invalid active developer path|requires? (?:the )?(?:PHP )?ext(?:ension)?-[\w]+|extension \S+ (?:is )?missing|(?:cannot|could not|couldn't|unable to) (?:find|locate) (?:a |an |any )?(?:java installation|jdk|sdk|toolchain|matching toolchain|compiler|interpreter|python installation|ruby installation)|no (?:such )?(?:toolchain|sdk|jdk) (?:found|installed)|please install\b|command line tools are not installed|SDK location not found|not installed or not (?:in|on) (?:the )?PATH|No valid credential sources found|Unable to locate credentials|could not find default credentials|Daemon process terminated|daemon is not running|Cannot connect to the Docker daemon|Incorrect username or password|password authentication failed for user|Access denied for user`)
 
 // machineSays: the verify output of the attempt that stopped the run (and of the one before,
 // when there was one) says the machine lacks something; the line and the tool's own advice.
 func (f *facts) machineSays() (string, string, bool) {
-	if !f.allClasses(cQuality) || len(f.failed) == 0 {
-		return "", "", false
+	if !f.allClasses(cQuality) || len(f.failed) == 0 || f.def != nil && f.def.Isolation == taskfile.IsolationWorktree {
+		return "", "", false // (in an isolated worktree, an ignored file of the user's may be what provides it)
 	}
 	find := func(a storeAttempt) string {
 		for _, l := range evidence.Lines(f.verifyOutput[key(a.TaskID, a.N)] + "\n" + a.Message) {
@@ -467,7 +467,27 @@ func (f *facts) machineSays() (string, string, bool) {
 	if line == "" || n >= 2 && find(f.failed[n-2]) == "" {
 		return "", "", false
 	}
-	return clip(line), toolAdvice(f.verifyOutput[key(f.failed[n-1].TaskID, f.failed[n-1].N)]), true
+	advice := toolAdvice(f.verifyOutput[key(f.failed[n-1].TaskID, f.failed[n-1].N)])
+	for _, k := range machineAdvice {
+		if advice == "" && k.re.MatchString(line) {
+			advice = k.fix
+		}
+	}
+	return clip(line), advice, true
+}
+
+// machineAdvice: the first step for what machineWordsRe finds, where the tool gives none.
+var machineAdvice = []struct {
+	re  *lazyre.Regexp
+	fix string
+}{
+	{lazyre.New(`(?i)SDK location not found|ANDROID_(?:HOME|SDK_ROOT)`), "export ANDROID_HOME=$HOME/Android/Sdk"},
+	{lazyre.New(`(?i)\brustc\b|\bcargo\b`), "curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh"},
+	{lazyre.New(`(?i)Daemon process terminated`), "npx nx reset"},
+	{lazyre.New(`(?i)No valid credential sources found|Unable to locate credentials`), "aws configure"},
+	{lazyre.New(`(?i)could not find default credentials`), "gcloud auth application-default login"},
+	{lazyre.New(`(?i)Cannot connect to the Docker daemon|docker daemon is not running`), "sudo systemctl start docker"},
+	{lazyre.New(`(?i)Incorrect username or password|password authentication failed for user|Access denied for user`), "${EDITOR:-vi} .env  # the service's user and password"},
 }
 
 // toolAdvice is the command a tool's own message tells the user to run ("run `sdkmanager

@@ -170,6 +170,14 @@ func TestRules(t *testing.T) {
 			v := att{class: cQuality, code: "verify_failed", msg: "verify `composer test` exited with status 1", verify: out}
 			return rt(mkFacts(t, "", v, v))
 		}, Environment, []string{"sudo apt-get install php8.3-intl", "mulligan retry-task k3f9abcd fix"}, "tool's own advice"},
+		{"verify-blames-machine", func(t *testing.T) *facts {
+			// hashicorp/terraform#27046: no AWS credentials on the machine, on the base tree too.
+			out := "Error: No valid credential sources found\n\n  with provider[\"registry.terraform.io/hashicorp/aws\"],\n  on main.tf line 10, in provider \"aws\":\n"
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `terraform plan` exited with status 1", verify: out}
+			f := rt(mkFacts(t, "", v, v))
+			f.base = &baseVerify{ExitCode: 1, Output: out}
+			return f
+		}, Environment, []string{"aws configure", "mulligan retry-task k3f9abcd fix"}, "tool's own advice"},
 		{"verify-terminated", func(t *testing.T) *facts {
 			v := att{class: cQuality, code: "verify_failed", msg: "verify `go test ./...` exited with status 143", verify: "=== RUN   TestSync\nTerminated\n"}
 			return rt(mkFacts(t, "", v, v))
