@@ -178,7 +178,9 @@ var lackRes = []lackRe{
 		func(m []string) string { return "a CPU with the instructions polars is built for (or polars-lts-cpu)" },
 		func(m []string) string { return "pip install polars-lts-cpu" }},
 	{lazyre.New(`^(?:\S+: (?:line )?\d+: )?Illegal instruction(?: \(core dumped\))?$`),
-		func(m []string) string { return "a CPU with the instructions a prebuilt binary needs (it died of SIGILL)" },
+		func(m []string) string {
+			return "a CPU with the instructions a prebuilt binary needs (it died of SIGILL)"
+		},
 		func(m []string) string { return "grep -o -w -m1 -E 'avx2|avx512f|sse4_2' /proc/cpuinfo" }},
 	// legend-exp/pygama#612: an extension built against NumPy 1.x under NumPy 2.
 	{lazyre.New(`A module that was compiled using NumPy 1\.x cannot be run in`),

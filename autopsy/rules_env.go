@@ -449,7 +449,9 @@ var envRules = []Rule{
 			}
 			return Suggestion{Text: "update the agent's CLI (or go back to a version that worked) and report the crash to its maintainers, then run the task again", Commands: cmds}
 		},
-		Lines: func(f *facts) []string { return []string{cliFrameRe.FindString(f.output[key(f.last().TaskID, f.last().N)])} },
+		Lines: func(f *facts) []string {
+			return []string{cliFrameRe.FindString(f.output[key(f.last().TaskID, f.last().N)])}
+		},
 	},
 	{
 		// A preset's command line is checked against the pinned CLI versions: a flag the
