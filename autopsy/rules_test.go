@@ -430,6 +430,11 @@ func TestRules(t *testing.T) {
 				`{"type":"message","role":"user","content":"Fix the tests."}`
 			return rt(withBase(mkFacts(t, "", quiet, quiet), 1, one))
 		}, Unknown, []string{"mulligan logs k3f9abcd/fix@2", "mulligan retry-task k3f9abcd fix"}, "by hand"},
+		{"agent-claims-done", func(t *testing.T) *facts {
+			said := verify(one, 0)
+			said.out = `{"type":"result","is_error":false,"result":"Fixed the rounding in TestB's helper; all tests pass now."}`
+			return rt(mkFacts(t, "", said, said))
+		}, AgentFlake, []string{"mulligan retry-task k3f9abcd fix"}, "claim was false"},
 		{"agent-changed-nothing", func(t *testing.T) *facts {
 			asked := verify(one, 0)
 			asked.out = `{"type":"result","is_error":false,"result":"Should TestB round half up or half to even? Tell me and I'll make the change."}`

@@ -121,7 +121,12 @@ var workRules = []Rule{
 	{
 		// Tests the task does not touch fail on the base tree: verify cannot pass.
 		Name: "preexisting-failures", Category: WorkflowBug, Confidence: 0.8,
-		Match: func(f *facts) bool { ts, ok := f.preexisting(); return ok && !f.promptAsksToFix(ts) },
+		Match: func(f *facts) bool {
+			// (No attempt changed a file: the tree after them is the base, so the comparison
+			// says nothing of whose the tests are.)
+			ts, ok := f.preexisting()
+			return ok && !f.promptAsksToFix(ts) && !f.noAttemptChanged()
+		},
 		Why: func(f *facts) string {
 			ts, _ := f.preexisting()
 			return fmt.Sprintf("the tests that fail after the attempts fail on the tree the task started from too (%s), and the prompt does not ask for them: they are not the agent's, and verify cannot pass", strings.Join(ts, ", "))
@@ -223,6 +228,24 @@ var workRules = []Rule{
 				Commands: []string{f.retry(), f.keep(a)}}
 		},
 		Lines: func(f *facts) []string { a, _ := f.progress(); return f.testLines(a) },
+	},
+	{
+		// The agent changed nothing and said it was done ("Fixed", "all tests pass"): its claim
+		// is false, not the task's definition: another attempt may do the work.
+		Name: "agent-claims-done", Category: AgentFlake, Confidence: 0.66,
+		Match: func(f *facts) bool {
+			if !f.allClasses(cQuality) || !f.noAttemptChanged() {
+				return false
+			}
+			w := f.agentOf(f.last())
+			return w.Spoke && claimsDoneRe.MatchString(w.LastMessage) && !holdsBackRe.MatchString(w.LastMessage)
+		},
+		Why: func(f *facts) string {
+			return fmt.Sprintf("the agent said it was done (%q) but changed no file in %d attempt(s), and verify failed as on the untouched tree", f.agentOf(f.last()).LastMessage, len(f.failed))
+		},
+		Suggest: func(f *facts) Suggestion {
+			return f.retryKeeping("the agent's claim was false; another attempt may do the work (if it keeps claiming, check its permission to edit)")
+		},
 	},
 	{
 		// The agent said something (a question, a refusal) and changed nothing: what it says is
@@ -433,6 +456,12 @@ var workRules = []Rule{
 }
 
 var watchRe = lazyre.New(`(?i)Watch Usage|press [a-z] to |waiting for file changes|watching for (?:file )?changes|--watch`)
+
+// claimsDoneRe: an agent's words that the work is done; holdsBackRe: words that it is not.
+var (
+	claimsDoneRe = lazyre.New(`(?i)^(?:Updated|Fixed|Added|Changed|Implemented|Refactored|Replaced|Moved)\b|\b(?:all (?:the )?(?:\d+ )?tests (?:now )?pass|tests (?:now )?pass|fixed|done|implemented|completed|is in place|I(?: have|'ve)? (?:updated|fixed|changed|added|implemented))\b`)
+	holdsBackRe  = lazyre.New(`(?i)\?|\b(?:can't|cannot|could not|couldn't|unable|permission|not allowed|need you|please (?:confirm|provide|tell))\b`)
+)
 
 // testLines quote an attempt's failing tests: name, file:line, message.
 func (f *facts) testLines(a storeAttempt) []string {
