@@ -464,6 +464,9 @@ func onlyExits(text string) bool {
 		if l = strings.TrimSpace(l); l == "" {
 			continue
 		}
+		if d := digitsRe.ReplaceAllString(l, "#"); summaryRe.MatchString(d) || tallyLineRe.MatchString(l) {
+			continue // "Tasks: 7 successful, 8 total", "Failed: @app/api#test": counts, not causes
+		}
 		if !makeErrorRe.MatchString(l) && !exitOnlyRe.MatchString(digitsRe.ReplaceAllString(l, "#")) {
 			return false
 		}
@@ -472,7 +475,10 @@ func onlyExits(text string) bool {
 	return said
 }
 
-var makeErrorRe = lazyre.New(`^(?:g?make)(?:\[\d+\])?: \*\*\* \[[^\]]*\] Error \d+$|^exit status \d+$`)
+var (
+	makeErrorRe = lazyre.New(`^(?:g?make)(?:\[\d+\])?: \*\*\* \[[^\]]*\] Error \d+$|^exit status \d+$|\bexited \(\d+\)$`)
+	tallyLineRe = lazyre.New(`^(?:Tasks|Cached|Time|Failed|Duration|Ran):\s`)
+)
 
 // brokeBuild: an attempt's verify output shows a build or syntax error the base tree did not
 // have.

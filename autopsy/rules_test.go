@@ -849,3 +849,15 @@ func TestLooping(t *testing.T) {
 		t.Error("a codemod working through numbered files taken for a loop")
 	}
 }
+
+// TestOnlyExits: a verify output that says only that something exited non-zero, with its
+// tallies, is no evidence of why; one line that says more is.
+func TestOnlyExits(t *testing.T) {
+	turbo := "@harbor/api#test: command (/srv/harbor/apps/api) /usr/local/bin/pnpm run test exited (1)\n\n Tasks:    7 successful, 8 total\nCached:    6 cached, 8 total\n  Time:    19.552s \nFailed:    @harbor/api#test\n\n ERROR  run failed: command  exited (1)\n"
+	if !onlyExits(turbo) || !onlyExits("make: *** [Makefile:31: check] Error 1\n") {
+		t.Error("turbo's or make's bare exit taken for a cause")
+	}
+	if onlyExits("make: *** No rule to make target 'test'.  Stop.\n") {
+		t.Error("make's missing target taken for a bare exit")
+	}
+}

@@ -20,10 +20,10 @@ type NetError struct {
 }
 
 var (
-	netErrRe = lazyre.New(`(?i)could not resolve host|no such host|temporary failure in name resolution|name or service not known|name does not resolve|nodename nor servname|failed to lookup address|getaddrinfo|\bENOTFOUND\b|\bEAI_AGAIN\b|network is unreachable|connection refused|\bECONNREFUSED\b|\bECONNRESET\b|connection reset by peer|TLS handshake timeout|i/o timeout|unable to connect to api|cannot connect to api|fetch failed|waiting for network|error sending request|stream disconnected before completion|socket hang up|\bETIMEDOUT\b|\bENETUNREACH\b|Failed to establish a new connection|Max retries exceeded with url|Could not connect to|Connection timed out|Network is unreachable|network request to .* failed|dial tcp|unable to access '|server misbehaving|lookup \S+ on \S+:|Could not resolve proxy|Connection timed out`)
+	netErrRe = lazyre.New(`(?i)could not resolve host|unable to resolve host|no such host|temporary failure in name resolution|name or service not known|name does not resolve|nodename nor servname|failed to lookup address|getaddrinfo|\bENOTFOUND\b|\bEAI_AGAIN\b|network is unreachable|connection refused|\bECONNREFUSED\b|\bECONNRESET\b|connection reset by peer|TLS handshake timeout|i/o timeout|unable to connect to api|cannot connect to api|fetch failed|waiting for network|error sending request|stream disconnected before completion|socket hang up|\bETIMEDOUT\b|\bENETUNREACH\b|Failed to establish a new connection|Max retries exceeded with url|Could not connect to|Connection timed out|Network is unreachable|network request to .* failed|dial tcp|unable to access '|server misbehaving|lookup \S+ on \S+:|Could not resolve proxy|Connection timed out`)
 	hostRes  = []*lazyre.Regexp{
 		lazyre.New(`(?i)(?:\bENOTFOUND\b|\bEAI_AGAIN\b|\bECONNREFUSED\b|\bETIMEDOUT\b|\bECONNRESET\b) ([A-Za-z0-9.-]+\.[A-Za-z]{2,})`),
-		lazyre.New(`(?i)could not resolve host:? '?([A-Za-z0-9.-]+)`),
+		lazyre.New(`(?i)(?:could not|unable to) resolve host:? '?([A-Za-z0-9.-]+)`),
 		lazyre.New(`lookup ([A-Za-z0-9.-]+\.[A-Za-z]{2,})(?: on [^:]+)?: `),
 		lazyre.New(`host='([^']+)'`),
 		lazyre.New(`(?i)(?:failed to connect to|could not connect to|connecting to) ([A-Za-z0-9.-]+\.[A-Za-z]{2,})`),
