@@ -288,10 +288,10 @@ func (f *facts) refused() (storeAttempt, []string) {
 	// anyway): the verify's failure says why the attempt failed, not the refusal. (claude
 	// reports one refusal twice: the call in permission_denials, the text in its tool result.)
 	denials := f.agentOf(a).Denials
-	onlyTests := f.files(a) > 0 && a.Class == cQuality && slices.ContainsFunc(denials, func(d evidence.Denial) bool { return d.Input != "" })
+	onlyChecksRefused := f.files(a) > 0 && a.Class == cQuality && slices.ContainsFunc(denials, func(d evidence.Denial) bool { return d.Input != "" })
 	for _, d := range denials {
 		if d.Input != "" && !(commandToolRe.MatchString(d.Tool) && onlyChecks(d.Input)) {
-			onlyTests = false
+			onlyChecksRefused = false
 		}
 	}
 	var out []string
@@ -299,7 +299,7 @@ func (f *facts) refused() (storeAttempt, []string) {
 		if d.Sandbox && len(f.agentOf(a).Network) > 0 {
 			continue // the sandbox's network: agent-sandbox-network says it
 		}
-		if onlyTests && (commandToolRe.MatchString(d.Tool+" "+d.Line) || d.Input == "" && !writeRe.MatchString(d.Line)) {
+		if onlyChecksRefused && (commandToolRe.MatchString(d.Tool+" "+d.Line) || d.Input == "" && !writeRe.MatchString(d.Line)) {
 			continue
 		}
 		out = append(out, d.Line)
@@ -329,7 +329,8 @@ func onlyChecks(cmd string) bool {
 	return len(steps) > 0
 }
 
-// commandToolRe: a refused shell command; checkStepRe: a step that builds or tests.
+// commandToolRe: a refused shell command; writeRe: a refused write; shellStepRe splits a command
+// line into its steps; checkStepRe: a step that builds or tests.
 var (
 	commandToolRe = lazyre.New(`(?i)^(?:Bash|exec|shell|run_shell_command)\b|\buse (?:Bash|the shell)\b`)
 	writeRe       = lazyre.New(`(?i)\bwrite to\b|\b(?:Edit|Write|MultiEdit|apply_patch|write_file|replace)\b`)
