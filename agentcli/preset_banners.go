@@ -93,7 +93,7 @@ func noRetry(r bannerRule) bannerRule { r.noRetry = true; return r }
 // it; a person adds funds or raises a cap. Anthropic's "credit balance is too low", OpenAI's
 // insufficient_quota, OpenRouter's 402 "Insufficient credits" and "This request requires more
 // credits", DeepSeek's 402 "Insufficient Balance", an HTTP 402 Payment Required.
-var billingRule = noRetry(rule(taskfile.ClassQuota, CodeBilling, BillingHint, `(?i)credit balance is too low|out of credits|insufficient (?:credits?|balance|funds)|requires more credits|(?:hit|reached) your (?:workspace )?(?:spend cap|credit limit)|insufficient_quota|monthly usage limit reached|payment required|check your plan and billing|billing details|credits? (?:are |is )?exhausted|(?:status(?: code)?:? ?|['"]?code['"]?:\s*|\berror(?: code)?:? ?|HTTP(?:/[\d.]+)? )402\b`))
+var billingRule = noRetry(rule(taskfile.ClassQuota, CodeBilling, BillingHint, `(?i)credit balance is too low|out of credits|insufficient (?:credits?|balance|funds)|requires more credits|(?:hit|reached) your (?:workspace )?(?:spend cap|credit limit)|insufficient_quota|monthly usage limit reached|reached your specified API usage limits|payment required|check your plan and billing|billing details|credits? (?:are |is )?exhausted|(?:status(?: code)?:? ?|['"]?code['"]?:\s*|\berror(?: code)?:? ?|HTTP(?:/[\d.]+)? )402\b`))
 
 // codexRules are codex's own texts.
 var codexRules = []bannerRule{

@@ -49,6 +49,9 @@ func TestPresetBannerFixtures(t *testing.T) {
 		{"claude_prompt_too_long.json", taskfile.PresetClaude, 1, taskfile.ClassAgentExit, CodeContextWindow, true, time.Time{}, "claude: Prompt is too long"},
 		{"claude_rate_limit_event.jsonl", taskfile.PresetClaude, 1, taskfile.ClassQuota, "rate_limit", false, time.Unix(1796374800, 0), ""},
 		{"claude_credit.json", taskfile.PresetClaude, 1, taskfile.ClassQuota, CodeBilling, true, time.Time{}, "claude: Credit balance is too low"},
+		// An API key's monthly spend limit set in the console: a person raises it; "You will regain
+		// access on 2027-01-01" is weeks away, not a reset to park on.
+		{"claude_spend_limit.json", taskfile.PresetClaude, 1, taskfile.ClassQuota, CodeBilling, true, time.Time{}, "claude: API Error: 400"},
 		{"claude_overloaded.json", taskfile.PresetClaude, 1, taskfile.ClassTransport, "server_error", false, time.Time{}, "claude: API Error: 529"},
 		{"gemini_daily_quota.txt", taskfile.PresetGemini, 1, taskfile.ClassQuota, "usage_limit", false, nextMidnight(now, pacific()), ""}, // midnight Pacific
 		{"gemini_retry_in.txt", taskfile.PresetGemini, 1, taskfile.ClassQuota, "usage_limit", false, now.Add(12500 * time.Millisecond), ""},

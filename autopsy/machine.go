@@ -135,7 +135,7 @@ var lackRes = []lackRe{
 	{lazyre.New(`Unable to find libclang|couldn't find any valid shared libraries matching: \['libclang`),
 		func(m []string) string { return "libclang (bindgen needs it)" },
 		func(m []string) string { return "sudo apt-get install -y libclang-dev" }},
-	{lazyre.New(`could not find python interpreter with spec\(s\): (?:py|python)?(\d)\.?(\d+)|InterpreterNotFound: python(\d)\.(\d+)`),
+	{lazyre.New(`could not find python interpreter (?:with spec\(s\):|matching any of the specs) (?:py|python)?(\d)\.?(\d+)|InterpreterNotFound: python(\d)\.(\d+)`),
 		func(m []string) string {
 			return "a Python " + firstNonEmpty(m[1], m[3]) + "." + firstNonEmpty(m[2], m[4])
 		},

@@ -48,6 +48,7 @@ var (
 		lazyre.New(`\[Errno 2\] No such file or directory: '([a-z][\w+-]*)'$`),
 		lazyre.New(`Couldn't find (ffmpeg|ffprobe|avconv)\b`),
 		lazyre.New("Could not find `([\\w.-]+)`"),
+		lazyre.New("Executable `([\\w.+-]+)` not found"), // pre-commit's hook
 		lazyre.New(`'([^']+)' is not recognized as an internal or external command`),
 		lazyre.New(`(?i)no module named '?(pytest|pip|venv)'?`),
 	}
