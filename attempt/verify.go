@@ -24,7 +24,7 @@ type VerifyResult struct {
 // timeout, writing its output to w. A failure is quality_rejection; the decisive lines go into the
 // next attempt's prompt.
 func RunVerify(ctx context.Context, v *taskfile.Verify, dir string, env []string, grace time.Duration, w io.Writer, kill <-chan struct{}) VerifyResult {
-	pr := proc.Run(ctx, proc.Spec{Argv: v.Command, Dir: dir, Env: env, Timeout: v.Timeout, Grace: grace, Output: w, Kill: kill})
+	pr := proc.Run(ctx, proc.Spec{Argv: v.Command, Dir: dir, Env: env, Timeout: v.Timeout, Grace: grace, Output: w, Kill: kill, MergeStreams: true})
 	cmd := strings.Join(v.Command, " ")
 	res := VerifyResult{Output: pr.Tail}
 	switch {

@@ -69,7 +69,7 @@ func (f *facts) checkBase(ctx context.Context, progress io.Writer) {
 // A command that cannot start or times out gives no answer (err), not a verdict.
 func runBounded(ctx context.Context, argv []string, dir string, ttl time.Duration) (*baseVerify, error) {
 	res := proc.Run(ctx, proc.Spec{Argv: argv, Dir: dir, Env: append(os.Environ(), "MULLIGAN_AUTOPSY_BASE_CHECK=1"),
-		Timeout: ttl, Grace: time.Second, TailCap: tailBytes})
+		Timeout: ttl, Grace: time.Second, TailCap: tailBytes, MergeStreams: true})
 	switch {
 	case res.StartErr != nil:
 		return nil, res.StartErr

@@ -36,6 +36,10 @@ type Spec struct {
 	Grace    time.Duration // between SIGTERM and SIGKILL; default 5s
 	// Output receives stdout and stderr as they arrive (the full log, the terminal).
 	Output io.Writer
+	// MergeStreams sends stderr down stdout's pipe (as `2>&1` does), for a command whose output is
+	// read as one text: two pipes cannot keep the order in which lines of the two were written,
+	// so the same output could read differently from one run to the next.
+	MergeStreams bool
 	// StdoutCap bounds how much of the end of stdout is kept for result parsing (default 4 MiB).
 	StdoutCap int
 	// TailCap bounds the kept tail of stdout+stderr for classification and prompts (default 64 KiB).
@@ -174,6 +178,9 @@ func start(spec Spec) (*process, error) {
 	cmd.Stdin = spec.Stdin
 	cmd.Stdout = outW
 	cmd.Stderr = errW
+	if spec.MergeStreams {
+		cmd.Stderr = outW // one pipe, as a terminal has: the lines keep the order they were written in
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	dieWithParent(cmd.SysProcAttr)
 	tree, err := reap.Start(cmd)

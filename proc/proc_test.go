@@ -251,3 +251,14 @@ func processRunning(pid int) bool {
 	}
 	return true
 }
+
+// MergeStreams keeps the order in which a command wrote to stdout and stderr: the same output
+// reads the same every time (a verify's output is compared from attempt to attempt).
+func TestRunProcessMergeStreamsKeepsOrder(t *testing.T) {
+	for range 20 {
+		res := Run(context.Background(), Spec{Argv: sh("echo one; echo two >&2; echo three; echo four >&2"), MergeStreams: true})
+		if got := string(res.Tail); got != "one\ntwo\nthree\nfour\n" {
+			t.Fatalf("tail %q, want the order written", got)
+		}
+	}
+}
