@@ -37,11 +37,12 @@ func autopsyCommand(g *globals) *cli.Command {
 			var r *autopsy.Report
 			if !c.Bool("rebuild") {
 				r, _, err = autopsy.ReadWritten(dir, id)
+				why, now := "no report was written for run "+id, ""
 				if err == nil {
 					// A report written when the run stopped is out of date once the run went on
 					// (retry-task, resume) to another state: what the records say now decides.
 					if run, rerr := st.getRun(c.Context, id); rerr == nil && string(run.State) != r.State {
-						fmt.Fprintf(g.io.ErrOut, "autopsy: the report written when run %s stopped %s is out of date: the run is %s now\n", id, r.State, run.State)
+						why, now = fmt.Sprintf("the report written when run %s stopped %s is out of date", id, r.State), " now"
 						err = autopsy.ErrNotWritten
 					}
 				}
@@ -60,7 +61,7 @@ func autopsyCommand(g *globals) *cli.Command {
 					if r, err = autopsy.Build(c.Context, in); err != nil {
 						return err
 					}
-					fmt.Fprintf(g.io.ErrOut, "autopsy: no report was written for run %s (%s): this one is read from its records now, without running the verify command (--rebuild runs it)\n", id, r.State)
+					fmt.Fprintf(g.io.ErrOut, "autopsy: %s (%s%s): this one is read from its records now, without running the verify command (--rebuild runs it)\n", why, r.State, now)
 				default:
 					return err
 				}
