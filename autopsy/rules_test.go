@@ -313,6 +313,11 @@ func TestRules(t *testing.T) {
 			return rt(mkFacts(t, "", exit(m)))
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "--model"},
 		{"model-not-found", func(t *testing.T) *facts {
+			// claude on a retired model: its 404 in words.
+			m := "agent exited with status 1: claude: There's an issue with the selected model (claude-3-7-sonnet-20250219). It may not exist or you may not have access to it. Run /model to pick a different model."
+			return rt(mkFacts(t, "", exit(m), exit(m)))
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "--model"},
+		{"model-not-found", func(t *testing.T) *facts {
 			// openai/codex#26053: the task file pins a model the account may no longer use.
 			m := `agent exited with status 1: codex: {"type":"error","status":400,"error":{"type":"invalid_request_error","message":"The 'gpt-5.3-codex' model is not supported when using Codex with a ChatGPT account."}}`
 			f := rt(mkFacts(t, "", exit(m)))
