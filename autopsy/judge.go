@@ -464,10 +464,11 @@ func onlyExits(text string) bool {
 		if l = strings.TrimSpace(l); l == "" {
 			continue
 		}
-		if d := digitsRe.ReplaceAllString(l, "#"); summaryRe.MatchString(d) || tallyLineRe.MatchString(l) {
+		d := digitsRe.ReplaceAllString(l, "#")
+		if summaryRe.MatchString(d) || tallyLineRe.MatchString(l) {
 			continue // "Tasks: 7 successful, 8 total", "Failed: @app/api#test": counts, not causes
 		}
-		if !makeErrorRe.MatchString(l) && !exitOnlyRe.MatchString(digitsRe.ReplaceAllString(l, "#")) {
+		if !makeErrorRe.MatchString(l) && !exitOnlyRe.MatchString(d) {
 			return false
 		}
 		said = true

@@ -469,13 +469,15 @@ func (f *facts) machineSays() (string, string, bool) {
 	if line == "" || n >= 2 && find(f.failed[n-2]) == "" {
 		return "", "", false
 	}
-	advice := toolAdvice(f.verifyOutput[key(f.failed[n-1].TaskID, f.failed[n-1].N)])
+	if advice := toolAdvice(f.verifyOutput[key(f.failed[n-1].TaskID, f.failed[n-1].N)]); advice != "" {
+		return clip(line), advice, true
+	}
 	for _, k := range machineAdvice {
-		if advice == "" && k.re.MatchString(line) {
-			advice = k.fix
+		if k.re.MatchString(line) {
+			return clip(line), k.fix, true
 		}
 	}
-	return clip(line), advice, true
+	return clip(line), "", true
 }
 
 // machineAdvice: the first step for what machineWordsRe finds, where the tool gives none.

@@ -542,31 +542,6 @@ func (f *facts) pinnedModelRefused() string {
 	return ""
 }
 
-// fewerAtOnce is how the test tool the verify output shows runs fewer tests at once.
-func fewerAtOnce(text string) string {
-	for _, t := range testTools {
-		if t.re.MatchString(text) {
-			return t.fewer
-		}
-	}
-	return "one test process at a time"
-}
-
-// testTools: a test tool by what its output (or the verify command) shows, and how it runs
-// fewer tests at once.
-var testTools = []struct {
-	re    *lazyre.Regexp
-	fewer string
-}{
-	{lazyre.New(`cargo|rustc|test result:`), "cargo test -j 1 -- --test-threads=1"},
-	{lazyre.New(`(?i)gradle`), "org.gradle.jvmargs=-Xmx2g, maxParallelForks = 1"},
-	{lazyre.New(`(?i)surefire|maven|\bmvn\b`), "mvn -DforkCount=1"},
-	{lazyre.New(`(?i)pytest|xdist|\bgw\d`), "pytest without -n"},
-	{lazyre.New(`(?i)jest|vitest`), "jest --runInBand, vitest --no-file-parallelism"},
-	{lazyre.New(`(?i)cc1plus|c\+\+:|make(?:\[\d+\])?:|ninja|cmake`), "make -j1"},
-	{lazyre.New(`--- FAIL|go test|\bok  \t|FAIL\t`), "go test -p 1"},
-}
-
 func sandboxWhy(f *facts) string {
 	a, ne, _ := f.sandboxNetwork()
 	why := fmt.Sprintf("agent %s reached its API, but the commands it ran could not reach %s", a.Agent, orWord(ne.Host, "the network"))
@@ -579,21 +554,6 @@ func sandboxWhy(f *facts) string {
 func sandboxLines(f *facts) []string {
 	a, ne, _ := f.sandboxNetwork()
 	return []string{ne.Line, f.agentOf(a).LastMessage}
-}
-
-// keyRe: an authentication failure that is about the API key itself.
-var keyRe = lazyre.New(`(?i)\bAPI[ _-]?key\b|x-api-key|API_KEY_(?:INVALID|EXPIRED)|invalid_api_key|Incorrect API key`)
-
-// keyPage is where a preset's provider makes API keys, and the variable its CLI reads one from
-// (codex has none here: `codex login` takes a key as well as a sign-in).
-func keyPage(preset string) (page, env string) {
-	switch preset {
-	case taskfile.PresetClaude:
-		return "https://console.anthropic.com/settings/keys", "ANTHROPIC_API_KEY"
-	case taskfile.PresetGemini:
-		return "https://aistudio.google.com/apikey", "GEMINI_API_KEY"
-	}
-	return "", ""
 }
 
 var modelWordRe = lazyre.New(`(?i)model is not supported|access to (?:the )?model|model \S+ is not available`)
