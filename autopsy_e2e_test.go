@@ -61,10 +61,17 @@ func verdictCmd(ts *testscript.TestScript, neg bool, args []string, blind bool) 
 	if len(args) < 2 || len(args) > 3 {
 		ts.Fatalf("usage: verdict CATEGORY CMD_RE [NOT_RE]")
 	}
-	want, cmdRe := args[0], regexp.MustCompile(args[1])
+	compile := func(expr string) *regexp.Regexp {
+		re, err := regexp.Compile(expr)
+		if err != nil {
+			ts.Fatalf("verdict: %v", err)
+		}
+		return re
+	}
+	want, cmdRe := args[0], compile(args[1])
 	var notRe *regexp.Regexp
 	if len(args) == 3 && args[2] != "" {
-		notRe = regexp.MustCompile(args[2])
+		notRe = compile(args[2])
 	}
 	if blind {
 		ts.Check(ts.Exec("mulligan", "show"))
