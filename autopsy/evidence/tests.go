@@ -150,7 +150,7 @@ func (r Tests) Keys() []string {
 // ParseTests reads the failing tests out of a verify command's output, whichever runners
 // printed it (a Makefile may run go test and jest in turn).
 func ParseTests(out string) Tests {
-	lines := Lines(out)
+	lines := unwrap(Lines(out))
 	if goJSON(lines) {
 		lines = goJSONText(lines)
 	}
@@ -167,6 +167,28 @@ func ParseTests(out string) Tests {
 		}
 	}
 	return r
+}
+
+// wrapperRe: what a tool that runs another puts before each of its lines: BuildKit's step and
+// seconds ("#11 9.214 "), a CI log's timestamp, docker compose's "service-1  | ". The tool's
+// own words follow; the readers match them from the start of the line.
+var wrapperRe = lazyre.New(`^(?:#\d+ \d+\.\d+ |\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z |[\w.-]+-\d+\s+\| )`)
+
+// unwrap takes the wrapping tool's prefix off each line that has one.
+func unwrap(lines []string) []string {
+	var out []string
+	for i, l := range lines {
+		if m := wrapperRe.FindStringIndex(l); m != nil {
+			if out == nil {
+				out = slices.Clone(lines)
+			}
+			out[i] = l[m[1]:]
+		}
+	}
+	if out == nil {
+		return lines
+	}
+	return out
 }
 
 var ansiRe = lazyre.New(`\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07`)
@@ -194,7 +216,7 @@ func clip(s string) string {
 }
 
 // buildErrorRe: the code did not build or parse (not a test that failed).
-var buildErrorRe = lazyre.New(`(?i)\bsyntax ?error\b|IndentationError|TabError|\[build failed\]|\[setup failed\]|error TS\d+:|error\[E\d+\]|could not compile|compilation failed|COMPILATION ERROR|cannot find symbol|^\S+\.go:\d+:\d+: |undefined reference to|missing go\.sum entry|no required module provides package|ImportError while importing test module|Cannot find module '|^\S+\.(?:py|pyi|ts|tsx|js|kt|java|cs|swift|scala|rb|php):\d+(?::\d+)?: (?:error|fatal error)\b|^e: (?:file://)?\S+\.kts?:\d+|Compilation error|BUILD FAILED.*compil|\[ERROR\] COMPILATION ERROR|error CS\d+:`)
+var buildErrorRe = lazyre.New(`(?i)\bsyntax ?error\b|IndentationError|TabError|\[build failed\]|\[setup failed\]|error TS\d+:|error\[E\d+\]|could not compile|compilation failed|COMPILATION ERROR|cannot find symbol|^\S+\.go:\d+:\d+: |undefined reference to|missing go\.sum entry|no required module provides package|ImportError while importing test module|Cannot find module '|^\S+\.(?:py|pyi|ts|tsx|js|kt|java|cs|swift|scala|rb|php):\d+(?::\d+)?: (?:error|fatal error)\b|^e: (?:file://)?\S+\.kts?:\d+|Compilation error|BUILD FAILED.*compil|\[ERROR\] COMPILATION ERROR|error CS\d+:|^Type error: `)
 
 // checkRe: a linter or formatter rejected the code.
 var checkRe = lazyre.New(`(?i)files were modified by this hook|^would reformat |^reformatted |Oh no! .* files? would be reformatted|^\S+ needs formatting|Code style issues found|✖ \d+ problems? \(\d+ errors?|^Found \d+ errors?\.|^\S+\.go:\d+:\d+: .+ \((?:errcheck|govet|staticcheck|unused|ineffassign|gosimple|revive|gofmt|goimports)\)$|^\[error\] \S+: SyntaxError|Forgot to run Prettier\?|^\S+\.(?:py|pyi):\d+:\d+: [A-Z]{1,4}\d{2,4}:? `)

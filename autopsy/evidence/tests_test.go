@@ -611,3 +611,24 @@ Error: @prisma/client did not initialize yet. Please run "prisma generate" and t
 		t.Errorf("summary\n got %s\nwant %s", got, want)
 	}
 }
+
+// A build run by another tool keeps the build's own error lines, under the wrapper's prefix
+// (BuildKit's step and seconds) or as a line of its own (Next.js's "Type error:").
+func TestWrappedBuildErrors(t *testing.T) {
+	buildkit := `#11 [builder 6/6] RUN CGO_ENABLED=0 go build -trimpath -o /out/relay ./cmd/relay
+#11 9.214 # relay/internal/queue
+#11 9.214 internal/queue/retry.go:11:9: undefined: backoffDelay
+#11 ERROR: process "/bin/sh -c CGO_ENABLED=0 go build -trimpath -o /out/relay ./cmd/relay" did not complete successfully: exit code: 1
+ERROR: failed to solve: process "/bin/sh -c CGO_ENABLED=0 go build -trimpath -o /out/relay ./cmd/relay" did not complete successfully: exit code: 1
+`
+	if got := ParseTests(buildkit).Build; len(got) != 1 || got[0] != "internal/queue/retry.go:11:9: undefined: backoffDelay" {
+		t.Errorf("BuildKit: build lines %q", got)
+	}
+	next := "   Linting and checking validity of types  ..Failed to compile.\n\n./app/dashboard/user-card.tsx:18:19\nType error: Property 'avatarUrl' does not exist on type 'User'.\n\nNext.js build worker exited with code: 1 and signal: null\n"
+	if got := ParseTests(next).Build; len(got) != 1 || !strings.HasPrefix(got[0], "Type error: Property 'avatarUrl'") {
+		t.Errorf("Next.js: build lines %q", got)
+	}
+	if got := ParseTests("2024-05-01T10:00:00.1234567Z internal/a.go:3:1: syntax error: unexpected }\n").Build; len(got) != 1 {
+		t.Errorf("a CI log's timestamp hides the error: %q", got)
+	}
+}
