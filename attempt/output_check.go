@@ -190,7 +190,7 @@ func (c *outputCheck) verify() *agentcli.Failure {
 	env := append(append([]string{}, c.r.env.Environ...),
 		"MULLIGAN_RUN="+c.r.run.ID, "MULLIGAN_TASK="+c.t.ID, "MULLIGAN_ATTEMPT="+strconv.Itoa(c.n))
 	env = append(env, c.r.laneEnv()...)
-	res := RunVerify(c.ctx, v, c.r.env.Repo.Root(), env, c.r.env.Grace, vf, c.r.killCh)
+	res := RunVerify(c.ctx, c.def, c.r.env.Repo.Root(), env, c.r.env.Grace, vf, c.r.killCh)
 	if res.Failure != nil {
 		fmt.Fprintf(c.log, "\n--- mulligan: %s (its output: %s) ---\n", res.Failure.Message, VerifyLogPath(logPath))
 	}

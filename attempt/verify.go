@@ -20,11 +20,25 @@ type VerifyResult struct {
 	Output  []byte            // the tail of its stdout+stderr
 }
 
-// RunVerify runs a task's verify command on the tree the attempt left (dir), with its own
-// timeout, writing its output to w. A failure is quality_rejection; the decisive lines go into the
-// next attempt's prompt.
-func RunVerify(ctx context.Context, v *taskfile.Verify, dir string, env []string, grace time.Duration, w io.Writer, kill <-chan struct{}) VerifyResult {
-	pr := proc.Run(ctx, proc.Spec{Argv: v.Command, Dir: dir, Env: env, Timeout: v.Timeout, Grace: grace, Output: w, Kill: kill, MergeStreams: true})
+// VerifyLimit is how long a task's verify may run: its own `timeout`, else the task's (the
+// agent's default when the task sets none either). A verify that never ends by itself (`jest
+// --watch`, a server started in the foreground) would otherwise hold the run all night. said is
+// how a message names where the limit came from.
+func VerifyLimit(def *taskfile.Task) (limit time.Duration, said string) {
+	if def.Verify.Timeout > 0 {
+		return def.Verify.Timeout, "its verify.timeout"
+	}
+	limit, _ = agentcli.AgentLimits(def)
+	return limit, "the task's timeout; verify.timeout sets its own"
+}
+
+// RunVerify runs a task's verify command on the tree the attempt left (dir), within its limit
+// (VerifyLimit), writing its output to w. A failure is quality_rejection; the decisive lines go
+// into the next attempt's prompt.
+func RunVerify(ctx context.Context, def *taskfile.Task, dir string, env []string, grace time.Duration, w io.Writer, kill <-chan struct{}) VerifyResult {
+	v := def.Verify
+	limit, said := VerifyLimit(def)
+	pr := proc.Run(ctx, proc.Spec{Argv: v.Command, Dir: dir, Env: env, Timeout: limit, Grace: grace, Output: w, Kill: kill, MergeStreams: true})
 	cmd := strings.Join(v.Command, " ")
 	res := VerifyResult{Output: pr.Tail}
 	switch {
@@ -36,7 +50,7 @@ func RunVerify(ctx context.Context, v *taskfile.Verify, dir string, env []string
 			Message: fmt.Sprintf("verify `%s` could not start: %s", cmd, f.Message), Hint: "fix verify.command in the task file"}
 	case pr.TimedOut:
 		res.Failure = &agentcli.Failure{Class: taskfile.ClassQualityRejection, Code: agentcli.CodeVerifyTimeout,
-			Message: fmt.Sprintf("verify `%s` ran past its timeout (%s)", cmd, v.Timeout) + agentcli.LastLineSuffix(pr.Tail)}
+			Message: fmt.Sprintf("verify `%s` ran out of time after %s (%s)", cmd, taskfile.FormatDuration(limit), said) + agentcli.LastLineSuffix(pr.Tail)}
 	case pr.ExitCode != 0:
 		res.Failure = &agentcli.Failure{Class: taskfile.ClassQualityRejection, Code: agentcli.CodeVerifyFailed,
 			Message: fmt.Sprintf("verify `%s` %s", cmd, exitSays(pr.ExitCode, pr.Signal)) + verifySummary(pr.Tail)}

@@ -145,11 +145,11 @@ func printDryRun(g *globals, p dryRunJSON) {
 		}
 		fmt.Fprintf(w, "   %-11s %s\n", "on failure", policy)
 		limits := []string{
-			"timeout " + shortDuration(time.Duration(t.TimeoutMS)*time.Millisecond),
-			"heartbeat " + shortDuration(time.Duration(t.HeartbeatMS)*time.Millisecond),
+			"timeout " + taskfile.FormatDuration(time.Duration(t.TimeoutMS)*time.Millisecond),
+			"heartbeat " + taskfile.FormatDuration(time.Duration(t.HeartbeatMS)*time.Millisecond),
 		}
 		if t.DeadlineMS != nil {
-			limits = append(limits, "deadline "+shortDuration(time.Duration(*t.DeadlineMS)*time.Millisecond))
+			limits = append(limits, "deadline "+taskfile.FormatDuration(time.Duration(*t.DeadlineMS)*time.Millisecond))
 		}
 		if t.MaxCostUSD != nil {
 			limits = append(limits, fmt.Sprintf("spend $%.2f", *t.MaxCostUSD))
@@ -172,24 +172,12 @@ func printDryRun(g *globals, p dryRunJSON) {
 }
 
 func backoffText(b taskfile.Backoff) string {
-	s := fmt.Sprintf("%s from %s", b.Kind, shortDuration(b.Initial))
+	s := fmt.Sprintf("%s from %s", b.Kind, taskfile.FormatDuration(b.Initial))
 	if b.Kind != taskfile.BackoffFixed {
-		s += " up to " + shortDuration(b.Max)
+		s += " up to " + taskfile.FormatDuration(b.Max)
 	}
 	if b.Jitter != taskfile.JitterNone {
 		s += ", jitter " + b.Jitter
-	}
-	return s
-}
-
-// shortDuration writes d as a task file would: 30m, 2h, 1h30m, 200ms.
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
 }

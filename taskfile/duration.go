@@ -36,6 +36,18 @@ func ParseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
+// FormatDuration writes d as a task file would: 30m, 2h, 1h30m, 200ms.
+func FormatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
 func parseDuration(s string) (time.Duration, error) {
 	if s == "" {
 		return 0, errors.New("empty")
