@@ -333,8 +333,12 @@ func claudeResult(stdout []byte) *AgentResult {
 	}
 	r := &AgentResult{HasText: true}
 	r.Text, _ = last["result"].(string)
-	if e, _ := last["is_error"].(bool); e {
-		r.IsError, r.ErrorText = true, r.Text
+	switch e, _ := last["is_error"].(bool); {
+	case claudeTurnLimit(last):
+		// Stopped by --max-turns, whatever is_error says: the work was not finished.
+		r.IsError, r.ErrorText = true, claudeTurnLimitSays(last)
+	case e:
+		r.IsError, r.ErrorText = true, orText(r.Text, claudeErrors(last))
 	}
 	if u, ok := last["usage"].(map[string]any); ok {
 		for _, k := range []string{"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"} {

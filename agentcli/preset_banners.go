@@ -29,6 +29,7 @@ const (
 	CodeOfflineLoop   = "offline_loop"     // the CLI retries for ever without the network
 	CodeCLIError      = "cli_error"        // opencode's "Error: …" with exit 0
 	CodeNeedsTerminal = "needs_terminal"   // an interactive UI started without a terminal
+	CodeTurnLimit     = "turn_limit"       // the CLI's own limit of turns ended the session
 )
 
 // BillingHint is the hint of a billing failure: money lifts it, not time.
@@ -70,7 +71,7 @@ var geminiExits = map[int]exitRule{
 	42: {taskfile.ClassAgentExit, "input_error", "the input was refused", "check the prompt and the command's arguments", true},
 	44: {taskfile.ClassAgentExit, "sandbox_error", "the sandbox could not start", "start docker or podman for gemini's sandbox, or run it without --sandbox", true},
 	52: {taskfile.ClassAgentExit, "config_error", "the configuration is invalid", "fix gemini's settings (.gemini/settings.json)", true},
-	53: {taskfile.ClassAgentExit, "turn_limit", "the session turn limit was reached", "raise model.maxSessionTurns in gemini's settings, or make the task smaller", true},
+	53: {taskfile.ClassAgentExit, CodeTurnLimit, "the session turn limit was reached", "raise model.maxSessionTurns in gemini's settings, or make the task smaller", true},
 	54: {taskfile.ClassAgentExit, "tool_error", "a tool failed", "", false},
 	55: {taskfile.ClassAgentExit, CodeUntrusted, "the folder is not trusted", geminiTrustHint, true},
 }
@@ -183,9 +184,9 @@ func (p *Preset) exitFailure(exitCode int, text []byte) *Failure {
 	return f
 }
 
-// claudeVerdict reads claude's JSON for what its text does not say plainly: a stream-json
-// rate_limit_event that was rejected (with its reset time), a result with api_error_status,
-// or terminal_reason prompt_too_long.
+// claudeVerdict reads claude's JSON for what its text does not say plainly: a result that
+// stopped at --max-turns, a stream-json rate_limit_event that was rejected (with its reset time),
+// a result with api_error_status, or terminal_reason prompt_too_long.
 func claudeVerdict(exitCode int, output []byte) *Failure {
 	vals := jsonValues(output)
 	var result map[string]any
@@ -195,6 +196,10 @@ func claudeVerdict(exitCode int, output []byte) *Failure {
 		}
 	}
 	if result != nil {
+		if claudeTurnLimit(result) {
+			return &Failure{Class: taskfile.ClassAgentExit, Code: CodeTurnLimit, Message: "claude: " + claudeTurnLimitSays(result),
+				Hint: "raise --max-turns in the agent's command, or split the task into smaller ones", NoRetry: true}
+		}
 		if isErr, _ := result["is_error"].(bool); !isErr {
 			return nil // it ended well, whatever it met on the way
 		}
@@ -240,6 +245,39 @@ func claudeVerdict(exitCode int, output []byte) *Failure {
 		return &Failure{Class: taskfile.ClassTransport, Code: "server_error", Message: "claude: " + clipLine([]byte(orText(text, fmt.Sprintf("API error %d", int(status))))), Hint: hint(taskfile.ClassTransport)}
 	}
 	return nil
+}
+
+// claudeTurnLimit: claude's result says --max-turns ended the session (subtype error_max_turns,
+// terminal_reason max_turns); its result text is then empty and the words are in errors.
+func claudeTurnLimit(result map[string]any) bool {
+	return result["subtype"] == "error_max_turns" || result["terminal_reason"] == "max_turns"
+}
+
+// claudeTurnLimitSays is the message of a result that reached the turn limit: that it did, the
+// turns it counted, and claude's own words when it printed any ("Reached maximum number of
+// turns (20)").
+func claudeTurnLimitSays(result map[string]any) string {
+	s := "the turn limit was reached (error_max_turns"
+	if n, ok := num(result["num_turns"]); ok && n > 0 {
+		s += fmt.Sprintf(", num_turns %d", int(n))
+	}
+	s += ")"
+	if e := claudeErrors(result); e != "" {
+		s += ": " + e
+	}
+	return clipLine([]byte(s))
+}
+
+// claudeErrors is the errors list of claude's result (its words when result is empty), joined.
+func claudeErrors(result map[string]any) string {
+	list, _ := result["errors"].([]any)
+	var said []string
+	for _, e := range list {
+		if s, ok := e.(string); ok && strings.TrimSpace(s) != "" {
+			said = append(said, oneLineOf(s))
+		}
+	}
+	return strings.Join(said, "; ")
 }
 
 func orText(s, alt string) string {

@@ -52,6 +52,12 @@ func TestPresetBannerFixtures(t *testing.T) {
 		// An API key's monthly spend limit set in the console: a person raises it; "You will regain
 		// access on 2027-01-01" is weeks away, not a reset to park on.
 		{"claude_spend_limit.json", taskfile.PresetClaude, 1, taskfile.ClassQuota, CodeBilling, true, time.Time{}, "claude: API Error: 400"},
+		// --max-turns reached: the result's shape as anthropics/claude-code-action#823 and
+		// Abilityai/trinity#361 quote it (subtype error_max_turns, terminal_reason max_turns,
+		// errors ["Reached maximum number of turns (20)"], exit 1); its errors may be empty (#823).
+		{"claude_max_turns.jsonl", taskfile.PresetClaude, 1, taskfile.ClassAgentExit, CodeTurnLimit, true, time.Time{}, "claude: the turn limit was reached (error_max_turns, num_turns 4): Reached maximum number of turns (3)"},
+		{"claude_max_turns.jsonl", taskfile.PresetClaude, 0, taskfile.ClassAgentExit, CodeTurnLimit, true, time.Time{}, "claude: the turn limit was reached"},
+		{"claude_max_turns_no_errors.json", taskfile.PresetClaude, 1, taskfile.ClassAgentExit, CodeTurnLimit, true, time.Time{}, "claude: the turn limit was reached (error_max_turns, num_turns 11)"},
 		{"claude_overloaded.json", taskfile.PresetClaude, 1, taskfile.ClassTransport, "server_error", false, time.Time{}, "claude: API Error: 529"},
 		{"gemini_daily_quota.txt", taskfile.PresetGemini, 1, taskfile.ClassQuota, "usage_limit", false, nextMidnight(now, pacific()), ""}, // midnight Pacific
 		{"gemini_retry_in.txt", taskfile.PresetGemini, 1, taskfile.ClassQuota, "usage_limit", false, now.Add(12500 * time.Millisecond), ""},
