@@ -33,6 +33,12 @@ func LastWords(out []byte) string {
 	if l := traceError(lines); l != "" {
 		return clipLine([]byte(l))
 	}
+	if l := blockHead(lines); l != "" {
+		return clipLine([]byte(l))
+	}
+	if l := usageError(lines); l != "" {
+		return clipLine([]byte(l))
+	}
 	done := false // a tool's completion was passed over: the call before it is no longer running
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := lines[i]
@@ -320,6 +326,67 @@ trailer:
 		return l
 	}
 	return lines[i]
+}
+
+// A CLI's error that it follows with a block of its own (aider echoes the SEARCH/REPLACE blocks
+// that failed, how to write them, "Don't re-send them.", then "Only 3 reflections allowed,
+// stopping."): its head says what went wrong, its count line how much; the block's last line
+// says nothing of the cause. Work after the head (an edit applied, a model reply's token count)
+// means the CLI went on past it.
+var (
+	blockHeadRe  = lazyre.New(`^The LLM did not conform to the edit format\.$`)
+	blockCountRe = lazyre.New(`^# (\d+ SEARCH/REPLACE blocks? failed to match!?)$`)
+	blockPastRe  = lazyre.New(`^(?:Applied edit to |Tokens: )`)
+)
+
+// blockHead is the head of the error block an output ends in, with its count ("The LLM did not
+// conform to the edit format. (1 SEARCH/REPLACE block failed to match!)"); "" when it does not
+// end in one.
+func blockHead(lines []string) string {
+	for i := len(lines) - 1; i >= 0; i-- {
+		switch {
+		case blockPastRe.MatchString(lines[i]):
+			return ""
+		case blockHeadRe.MatchString(lines[i]):
+			for _, l := range lines[i+1 : min(i+5, len(lines))] {
+				if m := blockCountRe.FindStringSubmatch(l); m != nil {
+					return lines[i] + " (" + m[1] + ")"
+				}
+			}
+			return lines[i]
+		}
+	}
+	return ""
+}
+
+// A command-line parser's refusal ends on its usage and a pointer to --help: clap's "error:
+// unexpected argument '--foo' found", "tip: …", "Usage: codex exec …", "For more information,
+// try '--help'."; coreutils' "Try 'ls --help' for more information."; cobra's "Run 'x --help'
+// for usage."; docker's "See 'docker run --help'.". The error line above says what was wrong.
+var (
+	helpTrailerRe = lazyre.New(`^(?:For more information,? try '?--help'?\.?|Try '[^']*--help' for more information\.?|Run '[^']*--help' for (?:usage|more information)\.?|See '[^']*--help'\.?)$`)
+	usageErrorRe  = lazyre.New(`^(?:error|Error|ERROR|fatal)(?:\[\w+\])?: \S|^[\w.-]+: (?:unrecognized|invalid|unknown|illegal|missing) (?:option|argument|flag|command|subcommand|operand)`)
+)
+
+// usageLines is how far above its --help pointer a parser's error is looked for.
+const usageLines = 15
+
+// usageError is the error line of an output that ends on a pointer to --help; "" when it ends
+// otherwise or no such line is close above it.
+func usageError(lines []string) string {
+	i := len(lines) - 1
+	for i >= 0 && lines[i] == "" {
+		i--
+	}
+	if i < 0 || !helpTrailerRe.MatchString(lines[i]) {
+		return ""
+	}
+	for j := i - 1; j >= 0 && j >= i-usageLines; j-- {
+		if usageErrorRe.MatchString(lines[j]) {
+			return lines[j]
+		}
+	}
+	return ""
 }
 
 // isFrame: lines[i] is a line of a stack trace; a Python frame's source line and a Go frame's

@@ -178,3 +178,21 @@ func TestAgentWorkIsNoBanner(t *testing.T) {
 		}
 	}
 }
+
+// A CLI's trailer is passed over for the line that says the cause: a parser's pointer to --help
+// for its error line, an error block's last advice for its head; a block the CLI went on past
+// (an edit applied after it) is not its last word.
+func TestLastWordsPassOverTrailers(t *testing.T) {
+	for _, c := range []struct{ out, want string }{
+		{"ls: unrecognized option '--frob'\nTry 'ls --help' for more information.\n", "ls: unrecognized option '--frob'"},
+		{"Error: unknown flag: --frob\nUsage:\n  tool run [flags]\n\nRun 'tool run --help' for usage.\n", "Error: unknown flag: --frob"},
+		{"Usage: x [OPTIONS]\n\nFor more information, try '--help'.\n", "For more information, try '--help'."}, // no error above: nothing better to say
+		{"The LLM did not conform to the edit format.\nhttps://aider.chat/docs/troubleshooting/edit-errors.html\n\n# 2 SEARCH/REPLACE blocks failed to match!\n\nDon't re-send them.\n",
+			"The LLM did not conform to the edit format. (2 SEARCH/REPLACE blocks failed to match!)"},
+		{"The LLM did not conform to the edit format.\n# 1 SEARCH/REPLACE block failed to match!\nTokens: 9k sent, 200 received.\nApplied edit to src/a.py\n", "Applied edit to src/a.py"},
+	} {
+		if got := LastWords([]byte(c.out)); got != c.want {
+			t.Errorf("LastWords(%q)\n got %q\nwant %q", c.out, got, c.want)
+		}
+	}
+}

@@ -65,6 +65,12 @@ func TestPresetBannerFixtures(t *testing.T) {
 		{"aider_auth.txt", taskfile.PresetAider, 1, taskfile.ClassAuth, "invalid_key", false, time.Time{}, "aider: litellm.AuthenticationError"},
 		{"aider_rate_limit.txt", taskfile.PresetAider, 1, taskfile.ClassQuota, "rate_limit", false, now.Add(200 * time.Millisecond), ""},
 		{"aider_context.txt", taskfile.PresetAider, 1, taskfile.ClassAgentExit, CodeContextWindow, true, time.Time{}, ""},
+		// aider's edit-format failure (Aider-AI/aider#830, #3651) after its last reflection: the
+		// head of the block is the cause, not "Only 3 reflections allowed, stopping.".
+		{"aider_edit_format.txt", taskfile.PresetAider, 1, taskfile.ClassAgentExit, CodeNonZeroExit, false, time.Time{}, "agent exited with status 1: The LLM did not conform to the edit format. (1 SEARCH/REPLACE block failed to match!)"},
+		// clap's refusal of an argument (HLND2T/CS2_VibeSignatures#26, fastclaw-ai/weclaw#49):
+		// the error line, not "For more information, try '--help'.".
+		{"codex_bad_argument.txt", taskfile.PresetCodex, 2, taskfile.ClassAgentExit, CodeNonZeroExit, false, time.Time{}, "agent exited with status 2: error: unexpected argument '--foo' found"},
 		{"opencode_monthly_limit.txt", taskfile.PresetOpencode, 0, taskfile.ClassQuota, CodeBilling, true, time.Time{}, "opencode: Monthly usage limit reached"},
 		{"opencode_error_exit0.txt", taskfile.PresetOpencode, 0, taskfile.ClassAgentExit, CodeCLIError, false, time.Time{}, "opencode: Model not found: opencode/gpt-9 (exit status 0)"},
 	}
