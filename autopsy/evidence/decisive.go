@@ -15,9 +15,12 @@ var (
 	// strongErrRe: a line that names an error.
 	strongErrRe = lazyre.New(`(?:^|[\s:\]])(?:ERROR|FATAL|[Ee]rror|[Ff]atal(?: error)?|[\w.$]*(?:Error|Exception))(?:\[\w+\])?:\s*\S|^(?:\W{0,3})(?:ERROR|FATAL|FAILED|FAILURE)\b|Killed signal|signal: killed|^Killed$|\bOOMKilled\b|[Oo]ut of memory|No space left on device|No tests? matching|No tests were executed|Failed to execute goal|Segmentation fault|core dumped|command not found|No such file or directory|Permission denied|^panic: |Traceback \(most recent call last\)`)
 	// weakErrRe: a line that says something failed or could not be done.
-	weakErrRe = lazyre.New(`(?i)\bfail(?:ed|s|ure)?\b|\bcannot\b|\bcan't\b|\bunable to\b|\bnot found\b|\bdenied\b|\brefused\b|\binvalid\b|\bmissing\b|\btimed out\b|\berrors?\b`)
+	weakErrRe = lazyre.New(`(?i)\bfail(?:ed|s|ure)?\b|\bcannot\b|\bcan't\b|\bunable to\b|\bnot found\b|\bcould not find\b|\bdenied\b|\brefused\b|\binvalid\b|\bmissing\b|\btimed out\b|\berrors?\b`)
 	// boilerplateRe: a line that says only that something failed, or where to read more.
-	boilerplateRe = lazyre.New(`(?i)^make(?:\[\d+\])?: \*\*\* (?:\[.*\] )?(?:Error \d+|Waiting for unfinished jobs)|^\[ERROR\]\s*(?:-> \[Help \d+\].*|\[Help \d+\].*|To see the full stack trace|Re-run Maven using|For more information about the errors|After correcting the problems|mvn <args>|$)|^(?:npm (?:ERR!|error)|ERR!) (?:A complete log|code \S+$|errno|path |workspace |location |command |Lifecycle |Test failed|This is probably not a problem|Failed at the|Exit status|\s*$)|^error Command failed with exit code|^info Visit https://yarnpkg|ELIFECYCLE|^(?:FAIL|FAILED|ERROR|FAILURE)\.?$|^exit status \d+$|^Error: Process completed with exit code|returned non-zero exit status \d+\.?$|^compilation terminated\.$|^\d+ errors? generated\.|^BUILD FAILED in |^FAILURE: Build failed with an exception|^\* (?:Try|Get more help)|Run with --(?:stacktrace|info|debug|scan)|^> Get more help|^Please set the JAVA_HOME|^location of your Java installation|^\[ERROR\] Please refer to (?:\S+ for the individual test results|dump files)`)
+	boilerplateRe = lazyre.New(`(?i)^make(?:\[\d+\])?: \*\*\* (?:\[.*\] )?(?:Error \d+|Waiting for unfinished jobs)|^\[ERROR\]\s*(?:-> \[Help \d+\].*|\[Help \d+\].*|To see the full stack trace|Re-run Maven using|For more information about the errors|After correcting the problems|mvn <args>|$)|^(?:npm (?:ERR!|error)|ERR!) (?:A complete log|code \S+$|errno|path |workspace |location |command |Lifecycle |Test failed|This is probably not a problem|Failed at the|Exit status|\s*$)|^error Command failed with exit code|^info Visit https://yarnpkg|ELIFECYCLE|^(?:FAIL|FAILED|ERROR|FAILURE)\.?$|^exit status \d+$|^Error: Process completed with exit code|returned non-zero exit status \d+\.?$|^compilation terminated\.$|^\d+ errors? generated\.|^BUILD FAILED in |^FAILURE: Build failed with an exception|^\* (?:Try|Get more help)|Run with --(?:stacktrace|info|debug|scan)|^> Get more help|^Please set the JAVA_HOME|^location of your Java installation|^\[ERROR\] Please refer to (?:\S+ for the individual test results|dump files)` +
+		// BuildKit's word that a RUN step exited non-zero (its output above says why); tox's
+		// summary of its environments and its last line.
+		`|^ERROR: (?:failed to solve: )?process ".*" did not complete successfully: exit code: \d+$|^[\w.-]+: (?:OK|FAIL code -?\d+|SKIP|exit -?\d+) \(|^(?:evaluation failed :\(|congratulations :\)) \(`)
 	// mavenGoalRe: Maven's "Failed to execute goal g:a:v:goal (id) on project p: why -> [Help 1]".
 	mavenGoalRe = lazyre.New(`^(?:\[ERROR\] )?Failed to execute goal (?:[\w.-]+:)?([\w.-]+):[\w.-]+:([\w.-]+) \([^)]*\) on project [\w.-]+: (.+?)(?: -> \[Help \d+\])?$`)
 )
@@ -29,9 +32,13 @@ var (
 func DecisiveLine(out string) string {
 	lines := Lines(out)
 	wrong := gradleWrong(lines)
+	stepped := buildkitStepRe.MatchString(out)
 	var best [3]string // by strength: marked as an error, says something failed, names an error
 	for i := len(lines) - 1; i >= 0 && best[2] == ""; i-- {
 		l := strings.TrimSpace(lines[i])
+		if stepped {
+			l = buildkitPrefixRe.ReplaceAllString(l, "")
+		}
 		if l == "" || boilerplateRe.MatchString(l) {
 			continue
 		}
@@ -55,10 +62,50 @@ func DecisiveLine(out string) string {
 	}
 	for i := 2; i >= 0; i-- {
 		if best[i] != "" {
-			return clip(tidyLine(best[i]))
+			return clipChain(tidyLine(best[i]))
 		}
 	}
 	return ""
+}
+
+// BuildKit's plain progress prefixes a step's output with the step and the seconds since it
+// started ("#8 0.515 npm ERR! …"), and repeats its last lines under the step's name with the
+// seconds alone ("0.515 npm ERR! …"): the tool's line is what follows.
+var (
+	buildkitStepRe   = lazyre.New(`(?m)^#\d+ \[`)
+	buildkitPrefixRe = lazyre.New(`^(?:#\d+ )?(?:\d+\.\d+ +)?`)
+)
+
+// clipChain clips a long line that chains its causes ("ERROR: failed to solve: golang:1.22:
+// failed to resolve source metadata …: 429 Too Many Requests - Server message: toomanyrequests:
+// You have reached your pull rate limit …") by its middle: the innermost cause is at its end
+// and must survive the clip, its first words say what failed.
+func clipChain(s string) string {
+	s = strings.TrimRight(s, " \t")
+	parts := strings.Split(s, ": ")
+	if len(s) <= maxLine || len(parts) < 3 {
+		return clip(s)
+	}
+	head := parts[0] + ": "
+	if len(parts[0]) < 12 { // "ERROR", "error": say what errored too
+		head += parts[1] + ": "
+	}
+	const gap = "…: "
+	tail := ""
+	for i := len(parts) - 1; i > 0; i-- {
+		t := parts[i]
+		if tail != "" {
+			t += ": " + tail
+		}
+		if len(head)+len(gap)+len(t) > maxLine {
+			break
+		}
+		tail = t
+	}
+	if tail == "" {
+		return clip(s)
+	}
+	return head + gap + tail
 }
 
 // errLevelRe: a logger's mark that a line is an error, not what the error is.
