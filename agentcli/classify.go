@@ -164,18 +164,32 @@ func classify(o Observation, user []taskfile.ClassifyRule, preset PresetRules) *
 // agent for the run, so only errors that certainly mean that are agent_missing; anything
 // else (out of file descriptors, a busy binary) is our problem, not the agent's.
 func StartFailure(err error) *Failure {
-	switch {
-	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
-		return &Failure{Class: taskfile.ClassAgentMissing, Code: CodeNotFound,
+	switch code, _ := StartProblem(err); code {
+	case CodeNotFound:
+		return &Failure{Class: taskfile.ClassAgentMissing, Code: code,
 			Message: "agent command not found: " + err.Error(),
 			Hint:    "install the agent CLI or fix `command` in the task file"}
-	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENOEXEC), errors.Is(err, exec.ErrDot):
-		return &Failure{Class: taskfile.ClassAgentMissing, Code: CodeNotExecutable,
+	case CodeNotExecutable:
+		return &Failure{Class: taskfile.ClassAgentMissing, Code: code,
 			Message: "agent command is not executable: " + err.Error(),
 			Hint:    "check the file's mode (chmod +x) and its #! line"}
 	}
 	return &Failure{Class: taskfile.ClassInternal, Code: CodeStartFailed,
 		Message: "could not start the agent: " + err.Error()}
+}
+
+// StartProblem says what a failed exec means for the program it named, whoever runs it (an
+// agent, a verify command): code is CodeNotFound ("was not found": not on PATH, no such file,
+// or its #! interpreter missing), CodeNotExecutable ("is not executable": its mode, its format)
+// or CodeStartFailed ("" : something else, not the program's fault).
+func StartProblem(err error) (code, says string) {
+	switch {
+	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
+		return CodeNotFound, "was not found"
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENOEXEC), errors.Is(err, exec.ErrDot):
+		return CodeNotExecutable, "is not executable"
+	}
+	return CodeStartFailed, ""
 }
 
 // maxMessageLine bounds the output quoted in a message: messages go into the database,

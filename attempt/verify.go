@@ -45,9 +45,7 @@ func RunVerify(ctx context.Context, def *taskfile.Task, dir string, env []string
 	case pr.Cancelled || pr.Killed:
 		res.Failure = &agentcli.Failure{Class: taskfile.ClassCancellation, Code: agentcli.CodeCancelled, Message: "the attempt was cancelled during verify"}
 	case pr.StartErr != nil:
-		f := agentcli.StartFailure(pr.StartErr)
-		res.Failure = &agentcli.Failure{Class: taskfile.ClassQualityRejection, Code: agentcli.CodeVerifyFailed,
-			Message: fmt.Sprintf("verify `%s` could not start: %s", cmd, f.Message), Hint: "fix verify.command in the task file"}
+		res.Failure = verifyStartFailure(cmd, v.Command[0], pr.StartErr)
 	case pr.TimedOut:
 		res.Failure = &agentcli.Failure{Class: taskfile.ClassQualityRejection, Code: agentcli.CodeVerifyTimeout,
 			Message: fmt.Sprintf("verify `%s` ran out of time after %s (%s)", cmd, taskfile.FormatDuration(limit), said) + agentcli.LastLineSuffix(pr.Tail)}
@@ -56,6 +54,24 @@ func RunVerify(ctx context.Context, def *taskfile.Task, dir string, env []string
 			Message: fmt.Sprintf("verify `%s` %s", cmd, exitSays(pr.ExitCode, pr.Signal)) + verifySummary(pr.Tail)}
 	}
 	return res
+}
+
+// verifyStartFailure is a verify whose program could not start, said of that program (the
+// agent's words for it would send the user to the agent's command).
+func verifyStartFailure(cmd, prog string, err error) *agentcli.Failure {
+	f := &agentcli.Failure{Class: taskfile.ClassQualityRejection, Code: agentcli.CodeVerifyFailed,
+		Message: fmt.Sprintf("verify `%s` could not start: %s", cmd, err), Hint: "fix verify.command in the task file"}
+	code, says := agentcli.StartProblem(err)
+	if code == agentcli.CodeStartFailed {
+		return f
+	}
+	f.Message = fmt.Sprintf("verify `%s` could not start: %s %s (%s)", cmd, prog, says, err)
+	if code == agentcli.CodeNotFound {
+		f.Hint = fmt.Sprintf("install %s (or put it on PATH), or fix verify.command in the task file", prog)
+	} else {
+		f.Hint = fmt.Sprintf("check %s's mode (chmod +x) and its #! line, or fix verify.command in the task file", prog)
+	}
+	return f
 }
 
 // exitSays is how the verify ended: its status, and what 124 (coreutils timeout's) and 137 or
