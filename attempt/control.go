@@ -21,9 +21,10 @@ import (
 // Env.ControlEvery and acts:
 //   - pause-drain: the attempt in flight finishes and is recorded as usual; at the next
 //     checkpoint (before the next attempt) the run parks `paused` (reason operator-pause) and
-//     the process exits 4 (parked); the task keeps its state (pending, backoff with its resume_at). A
-//     run waiting out a backoff has no attempt in flight: it parks at once, its task `paused`
-//     (resume then starts the next attempt without the rest of the wait).
+//     the process exits 4 (parked); a task that was to be retried becomes `paused` (not
+//     `backoff`: nothing waits out its delay), a pending one stays pending. A run waiting out a
+//     backoff has no attempt in flight: it parks at once, its task `paused`. Either way resume
+//     starts the next attempt without the rest of the wait.
 //   - pause-cancel: the attempt in flight is ended now (SIGTERM to its group, grace, SIGKILL),
 //     recorded `cancelled` with class cancellation, code paused, not counted; the task and the
 //     run become `paused`; the process exits 4 (parked). `resume` continues with the next attempt.
@@ -112,6 +113,13 @@ func (r *runner) checkpoint(ctx context.Context, t *store.Task) (*Outcome, error
 	}
 	switch c {
 	case store.ControlPauseDrain, store.ControlPauseCancel:
+		if t.State == store.TaskBackoff {
+			// Nothing waits out the delay while the run is paused: the task says paused, as
+			// when the pause comes during the wait (interruptedBy).
+			if err := r.setTaskState(ctx, t, store.TaskPaused, ReasonOperatorPause, nil); err != nil {
+				return nil, err
+			}
+		}
 		return r.end(ctx, store.RunPaused, ReasonOperatorPause)
 	case store.ControlCancel:
 		if err := r.setTaskState(ctx, t, store.TaskCancelled, ReasonOperatorCancel, nil); err != nil {

@@ -71,6 +71,9 @@ func printRun(g *globals, run *store.Run) {
 		if t.Reason != "" {
 			ts += " (" + t.Reason + ")"
 		}
+		if t.ResumeAt != nil && (t.State == store.TaskWaitingQuota || t.State == store.TaskBackoff) {
+			ts += "  until " + t.ResumeAt.Local().Format(time.DateTime) // what it waits for ends then
+		}
 		if t.SilentAt != nil {
 			ts += "  silent since " + t.SilentAt.Local().Format(time.TimeOnly)
 		}
