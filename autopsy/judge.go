@@ -42,7 +42,7 @@ func (f *facts) agentSignals(a storeAttempt) []envSignal {
 }
 
 func (f *facts) verifySignals(a storeAttempt) []envSignal {
-	return envSignals(f.verifyOutput[key(a.TaskID, a.N)])
+	return verifyEnvSignals(f.verifyOutput[key(a.TaskID, a.N)])
 }
 
 // verifyView reads an attempt's verify log (its message when the log is gone).
@@ -192,7 +192,7 @@ func (f *facts) anySignal(kind string) (envSignal, bool) {
 		}
 	}
 	if f.base.failed() {
-		return signalOf(envSignals(f.base.Output), kind)
+		return signalOf(verifyEnvSignals(f.base.Output), kind)
 	}
 	return envSignal{}, false
 }
@@ -230,7 +230,7 @@ func (f *facts) verifyToolMissing() (envSignal, bool) {
 		return envSignal{kind: sigTool, line: clip(last.Message), what: f.verifyArgv0()}, true
 	}
 	if f.base.failed() {
-		if s, ok := signalOf(envSignals(f.base.Output), sigTool); ok {
+		if s, ok := signalOf(verifyEnvSignals(f.base.Output), sigTool); ok {
 			return s, true
 		}
 	}
@@ -264,7 +264,7 @@ func (f *facts) serviceDown() (envSignal, bool) {
 		return envSignal{}, false
 	}
 	if f.base.failed() {
-		if s, ok := signalOf(envSignals(f.base.Output), sigService); ok {
+		if s, ok := signalOf(verifyEnvSignals(f.base.Output), sigService); ok {
 			if _, again := signalOf(f.verifySignals(f.lastOf(cQuality)), sigService); again {
 				return s, true
 			}
@@ -444,7 +444,7 @@ func (f *facts) verifyBrokenOnBase() bool {
 	if _, _, machine := f.machineSays(); machine {
 		return false // the tool says what this machine lacks: not the command's fault
 	}
-	if onlyExits(f.base.Output) {
+	if onlyExits(f.base.Output) || base.saysNothing() && endsOnExit(f.base.Output) {
 		return false // "make: *** [Makefile:31: check] Error 1": nothing says it is the command
 	}
 	_, vs := f.qualityViews()
@@ -474,6 +474,13 @@ func onlyExits(text string) bool {
 		said = true
 	}
 	return said
+}
+
+// endsOnExit: the last line says only that something exited non-zero (compose's "service
+// \"init\" didn't complete successfully: exit 1", turbo's "run failed: command exited (1)").
+func endsOnExit(text string) bool {
+	l := strings.TrimSpace(lastNonBlank(text))
+	return makeErrorRe.MatchString(l) || exitOnlyRe.MatchString(digitsRe.ReplaceAllString(l, "#"))
 }
 
 var (

@@ -37,7 +37,7 @@ var lackRes = []lackRe{
 	{lazyre.New(`git: 'lfs' is not a git command|git-lfs: (?:command )?not found|This repository is configured for Git LFS but 'git-lfs' was not found`),
 		func(m []string) string { return "Git LFS" },
 		func(m []string) string { return "sudo apt-get install -y git-lfs" }},
-	{lazyre.New(`JAVA_HOME is not set and no 'java' command could be found|JAVA_HOME is set to an invalid directory|Unable to locate a Java Runtime`),
+	{lazyre.New(`JAVA_HOME is not set and no 'java' command could be found|JAVA_HOME is not set$|\[JAVA_GATEWAY_EXITED\]|Java gateway process exited before sending (?:the driver )?its port number|JAVA_HOME is set to an invalid directory|Unable to locate a Java Runtime`),
 		func(m []string) string { return "a JDK (java on PATH, or JAVA_HOME)" },
 		func(m []string) string { return "sudo apt-get install -y default-jdk" }},
 	{lazyre.New(`Found no NVIDIA driver on your system|no CUDA GPUs are available|CUDA driver version is insufficient|Torch not compiled with CUDA enabled`),
@@ -548,4 +548,55 @@ func newerRuntime(name, v string) string {
 		return "corepack prepare " + name + "@latest --activate"
 	}
 	return name + " --version"
+}
+
+// heldLockRe: a tool that could not take a lock because another process holds it.
+var heldLockRe = lazyre.New(`(?i)Error acquiring the state lock|Could not get lock (\S+?)\.? It is held by process|Could not get lock (/\S+?)\.?$|is (?:currently )?in use by another (?:Gradle )?(?:instance|process)|Timeout waiting to lock|Another git process seems to be running|(?:lock|lockfile) is (?:already )?held by|held by (?:another|a different) process`)
+
+// terraformLockIDRe: the ID under Terraform's "Lock Info:".
+var terraformLockIDRe = lazyre.New(`^\s*ID:\s+(\S+)\s*$`)
+
+// heldLock: the verify output of the attempt the run stopped on (and of the one before it,
+// when there was one) says a lock is held by another process; the line and the first step.
+func (f *facts) heldLock() (lack, bool) {
+	if !f.allClasses(cQuality) || len(f.failed) == 0 {
+		return lack{}, false
+	}
+	find := func(a storeAttempt) (string, []string, string) {
+		out := f.verifyOutput[key(a.TaskID, a.N)] + "\n" + a.Message
+		var line string
+		var m []string
+		id := ""
+		for _, l := range evidence.Lines(out) {
+			l = strings.TrimSpace(strings.Trim(strings.TrimSpace(l), "║│|"))
+			if line == "" {
+				if m = heldLockRe.FindStringSubmatch(l); m != nil {
+					line = l
+				}
+			} else if im := terraformLockIDRe.FindStringSubmatch(l); im != nil && id == "" {
+				id = im[1]
+			}
+		}
+		return line, m, id
+	}
+	n := len(f.failed)
+	line, m, id := find(f.failed[n-1])
+	if line == "" {
+		return lack{}, false
+	}
+	if n >= 2 {
+		if prev, _, _ := find(f.failed[n-2]); prev == "" {
+			return lack{}, false
+		}
+	}
+	k := lack{what: "a lock another process holds", line: clip(line)}
+	switch {
+	case strings.Contains(line, "state lock") && id != "":
+		k.fix = "terraform force-unlock " + id + "  # only once the run it names (Who:) has ended"
+	case firstNonEmpty(m[1:]...) != "":
+		k.fix = "sudo fuser -v " + firstNonEmpty(m[1:]...)
+	default:
+		k.fix = "ps -ef  # the process holding the lock"
+	}
+	return k, true
 }

@@ -301,6 +301,23 @@ var envRules = []Rule{
 		Lines: func(f *facts) []string { s, _ := f.serviceDown(); return []string{s.line} },
 	},
 	{
+		// The verify could not take a lock another process holds (Terraform's state lock, apt's
+		// dpkg lock, another Gradle or git process): someone else's work is in the way, on the
+		// machine or a shared backend, and no change of the agent's frees it.
+		Name: "lock-held", Category: Environment, Confidence: 0.86,
+		Match: func(f *facts) bool { _, ok := f.heldLock(); return ok },
+		Why: func(f *facts) string {
+			l, _ := f.heldLock()
+			return "the verify could not take a lock another process holds, in every attempt that reached it: " + l.line
+		},
+		Suggest: func(f *facts) Suggestion {
+			l, _ := f.heldLock()
+			return Suggestion{Text: "wait for the process that holds the lock to finish (the output names it), or release the lock if that process is gone; then run the task again",
+				Commands: []string{l.fix, f.retry()}}
+		},
+		Lines: func(f *facts) []string { l, _ := f.heldLock(); return []string{l.line} },
+	},
+	{
 		Name: "permission-denied", Category: Environment, Confidence: 0.85,
 		Match: func(f *facts) bool { _, ok := f.cannotWrite(); return ok },
 		Why: func(f *facts) string {
@@ -564,8 +581,11 @@ var accountRe = lazyre.New(`(?i)organization must be verified|model is not suppo
 
 // serviceName names the usual server on a port.
 func serviceName(port string) string {
-	if port == "docker" {
+	switch port {
+	case "docker":
 		return "the Docker daemon"
+	case "kubernetes":
+		return "the Kubernetes cluster's API server"
 	}
 	if s, ok := map[string]string{"5432": "PostgreSQL", "3306": "MySQL", "6379": "Redis", "27017": "MongoDB", "9200": "Elasticsearch",
 		"5672": "RabbitMQ", "11211": "memcached", "9092": "Kafka", "2181": "ZooKeeper", "8500": "Consul"}[port]; ok {
@@ -584,8 +604,11 @@ func serviceStart(port string) string {
 		"5672": "rabbitmq-server", "11211": "memcached", "9092": "kafka", "2181": "zookeeper", "8500": "consul"}[port]; ok {
 		return "sudo systemctl start " + u
 	}
-	if port == "" {
+	switch port {
+	case "":
 		return "ss -ltn"
+	case "kubernetes":
+		return "kubectl cluster-info  # kind: docker start KIND-control-plane"
 	}
 	return "ss -ltnp 'sport = :" + port + "'"
 }

@@ -249,6 +249,11 @@ func TestRules(t *testing.T) {
 			out := "--- FAIL: TestDB (0.00s)\n    db_test.go:9: dial tcp 127.0.0.1:5432: connect: connection refused\n"
 			return withBase(mkFacts(t, "", verify(out, 2)), 1, out)
 		}, Environment, []string{"sudo systemctl start postgresql", "mulligan run fix"}, "start PostgreSQL"},
+		{"lock-held", func(t *testing.T) *facts {
+			// hashicorp/terraform#22410: the state lock another run holds.
+			out := "╷\n│ Error: Error acquiring the state lock\n│ \n│ Error message: operation error DynamoDB: PutItem, https response error StatusCode: 400, ConditionalCheckFailedException: The conditional request failed\n│ Lock Info:\n│   ID:        9db3bc2c-8ef4-2a0c-3a67-21c1bb5e4b55\n│   Who:       ci@ci-runner-07\n╵\n"
+			return withBase(mkFacts(t, "", verify(out, 2), verify(out, 2)), 1, out)
+		}, Environment, []string{"terraform force-unlock 9db3bc2c-8ef4-2a0c-3a67-21c1bb5e4b55  # only once the run it names (Who:) has ended", "mulligan run fix"}, "holds the lock"},
 		{"permission-denied", func(t *testing.T) *facts {
 			return mkFacts(t, "", exit("agent exited with status 1: Permission denied (os error 13)"), exit("agent exited with status 1: Permission denied (os error 13)"))
 		}, Environment, []string{"ls -ld /src/proj", "mulligan run fix"}, "writable"},
@@ -650,6 +655,12 @@ func TestRulesNegative(t *testing.T) {
 			f.base = &baseVerify{ExitCode: 1, Output: "--- FAIL: TestA (0.00s)\n"}
 			return f
 		}},
+		{"verify-fails-on-base", "the base ends on a dependency's bare exit status: nothing says why", func(t *testing.T) *facts {
+			out := " Container app-init-1  Started\n Container app-init-1  Waiting\nservice \"airflow-init\" didn't complete successfully: exit 1\n"
+			f := mkFacts(t, "", verify(out, 2), verify(out, 2))
+			f.base = &baseVerify{ExitCode: 1, Output: out}
+			return f
+		}},
 		{"verify-fails-on-base", "the attempts fail differently from the base", func(t *testing.T) *facts {
 			f := mkFacts(t, "", verify("cannot find package\n", 2), verify("cannot find package x\n", 2))
 			f.base = &baseVerify{ExitCode: 1, Output: "no Go files\n"}
@@ -718,6 +729,12 @@ func TestRulesNegative(t *testing.T) {
 		}},
 		{"verify-tool-missing", "the tests open a file that is not there", func(t *testing.T) *facts {
 			return mkFacts(t, "", verify("--- FAIL: TestLoad (0.00s)\n    open testdata/config.yaml: no such file or directory\n", 1))
+		}},
+		{"service-down", "a passing test's log refuses a connection; the failing test fails on a value", func(t *testing.T) *facts {
+			out := "=== RUN   TestDeliver_ConnectionRefusedIsRetryable\n    deliver_test.go:66: attempt 1: Post \"http://127.0.0.1:1/hook\": dial tcp 127.0.0.1:1: connect: connection refused\n--- PASS: TestDeliver_ConnectionRefusedIsRetryable (0.00s)\n=== RUN   TestBudget_StopsAtDeadline\n    budget_test.go:58: Allow(deadline+1ms) = true, want false\n--- FAIL: TestBudget_StopsAtDeadline (0.00s)\nFAIL\n"
+			f := mkFacts(t, "", verify(out, 1), verify(out, 2))
+			f.base = &baseVerify{ExitCode: 1, Output: out}
+			return f
 		}},
 		{"service-down", "the base passes: the attempts broke the connection", func(t *testing.T) *facts {
 			f := mkFacts(t, "", verify("dial tcp 127.0.0.1:8080: connect: connection refused\n", 2))

@@ -92,6 +92,9 @@ func envSignals(text string) []envSignal {
 			} else if port == "" && strings.Contains(low, "alive nodes") {
 				port = "9200"
 			}
+			if kubeRe.MatchString(l) {
+				port = "kubernetes" // (kind and minikube publish the API server on a high port)
+			}
 			if n := atoi(port); n >= 32768 && n <= 65535 {
 				break // an ephemeral port: a test's own listener (gone, or dialled on purpose), no service
 			}
@@ -119,6 +122,39 @@ func envSignals(text string) []envSignal {
 	}
 	return out
 }
+
+// kubeRe: a Kubernetes client that cannot reach its cluster's API server.
+var kubeRe = lazyre.New(`(?i)Kubernetes cluster unreachable|The connection to the server \S+ was refused|kube-?apiserver|couldn't get current server API group list`)
+
+// verifyEnvSignals is the environment evidence in a verify command's output. When the output
+// names why it failed — tests that fail on a value (an assertion), or build errors — and none of
+// those says a connection failed, a refused connection or an unreachable host elsewhere in it
+// (a passing test's log, a cache falling back to memory) is not why: those kinds are dropped.
+func verifyEnvSignals(out string) []envSignal {
+	sigs := envSignals(out)
+	if !slices.ContainsFunc(sigs, func(s envSignal) bool { return s.kind == sigService || s.kind == sigNetwork || s.kind == sigTLS }) {
+		return sigs
+	}
+	t := evidence.ParseTests(out)
+	var why []string
+	for _, ft := range t.Failed {
+		if !assertionRe.MatchString(ft.Message) {
+			return sigs // a test that failed on an error, not on a value: the connection may be it
+		}
+		why = append(why, ft.Message)
+	}
+	if len(t.Failed) == 0 {
+		why = t.Build
+	}
+	if len(why) == 0 || len(envSignals(strings.Join(why, "\n"))) > 0 {
+		return sigs
+	}
+	return slices.DeleteFunc(sigs, func(s envSignal) bool { return s.kind == sigService || s.kind == sigNetwork || s.kind == sigTLS })
+}
+
+// assertionRe: a test's failure message about a value it checked (expected/received, want/got,
+// an assert), not an error it met on the way.
+var assertionRe = lazyre.New(`(?i)\bexpect(?:ed)?\b|\breceived\b|\bwant\b|\bgot\b|assert|\bto(?:Be|Equal|Have|Match|Contain)|\bshould\b|!=|==|\bmismatch|\bdiffer`)
 
 func signalOf(sigs []envSignal, kind string) (envSignal, bool) {
 	for _, s := range sigs {
@@ -206,7 +242,7 @@ var summaryRe = lazyre.New(`(?i)^\W*(?:fail(?:ed|ures?)?|errors?|pass(?:ed)?|tes
 
 // exitOnlyRe: a line that reports only that a command or package failed, with its exit code or
 // its name (a test runner's per-package FAIL line, a task runner's "exited (1)"), not why.
-var exitOnlyRe = lazyre.New(`(?i)^(?:FAIL|FAILED)\s+\S+\s+(?:#|\(#\))$|^Failed:\s+\S+$|(?:exited|exit code|exit status|exited with (?:error )?(?:code|status)|failed with (?:exit|error) code)\W*#\W*:?$|command finished with error|run failed: command`)
+var exitOnlyRe = lazyre.New(`(?i)^(?:FAIL|FAILED)\s+\S+\s+(?:#|\(#\))$|^Failed:\s+\S+$|(?:exited|exit code|exit status|exited with (?:error )?(?:code|status)|failed with (?:exit|error) code)\W*#\W*:?$|command finished with error|run failed: command|did(?:n't| not) complete successfully: exit(?: code:)? #$`)
 
 func (v verifyView) sameAs(w verifyView) bool {
 	if len(v.tests) > 0 || len(w.tests) > 0 {

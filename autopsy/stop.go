@@ -199,6 +199,11 @@ func (f *facts) sandboxNetwork() (storeAttempt, evidence.NetError, bool) {
 		if !(ag.APICalls && tool != nil) && !ag.NoNetworkSandbox {
 			return storeAttempt{}, evidence.NetError{}, false
 		}
+		if a.Class == cQuality && verifyOffline(f.verifyOutput[key(a.TaskID, a.N)]) {
+			// The verify runs on this machine, outside any sandbox of the agent's: when it
+			// cannot reach the network either, the machine's network is at fault.
+			return storeAttempt{}, evidence.NetError{}, false
+		}
 		if out := f.verifyOutput[key(a.TaskID, a.N)]; a.Class == cQuality && len(f.testsOf(a).Failed) > 0 && !fetchFailedRe.MatchString(out) {
 			// The verify's tests failed for something else (an assertion): what the agent's
 			// commands could not fetch is not why.
@@ -210,6 +215,17 @@ func (f *facts) sandboxNetwork() (storeAttempt, evidence.NetError, bool) {
 		}
 	}
 	return last, ne, last.N > 0
+}
+
+// verifyOffline: the verify's own output shows it could not reach a host beyond this machine
+// (or a proxy, wherever it runs, refused it).
+func verifyOffline(out string) bool {
+	for _, n := range evidence.NetworkErrors(out) {
+		if !n.API && (!toThisMachine(n.Host+" "+n.Line) || strings.Contains(strings.ToLower(n.Line), "proxy")) {
+			return true
+		}
+	}
+	return false
 }
 
 // toThisMachine: a network error line about a connection to this machine (a service of its

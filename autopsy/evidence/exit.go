@@ -23,7 +23,7 @@ type Exit struct {
 }
 
 var (
-	killedRe = lazyre.New(`(?i)signal: killed|exit value 137\b|Killed signal terminated program|\bsignal 9\b|SIGKILL|(?:exit(?:ed)?(?: with)?|status|code)[: ]+137\b|^Killed$|^\S*: line \d+: +\d+ Killed|\bOOMKilled\b|Killed process \d+|was terminated by another process: signal=SIGKILL`)
+	killedRe = lazyre.New(`(?i)signal: killed|exit value 137\b|Killed signal terminated program|\bsignal 9\b|SIGKILL|(?:exit(?:ed)?(?: with)?|status|code)[: ]+137\b|^Killed$|^\S*: line \d+: +\d+ Killed|\bOOMKilled\b|Killed process \d+|was terminated by another process: signal=SIGKILL|received signal: KILL\b`)
 	termRe   = lazyre.New(`(?i)signal: terminated|SIGTERM|(?:exit(?:ed)?(?: with)?|status|code)[: ]+143\b|^Terminated$|received a shutdown signal`)
 	timeRe   = lazyre.New(`^panic: test timed out after|(?:exit(?:ed)?(?: with)?|status|code)[: ]+124\b|ran past its timeout|Timed out after \d+|timed out after \d+ ?(?:ms|s|seconds|minutes)`)
 	intRe    = lazyre.New(`signal: interrupt|(?:exit(?:ed)?(?: with)?|status|code)[: ]+130\b|\^C$`)
