@@ -126,7 +126,7 @@ func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
 		switch failure.Class {
 		case taskfile.ClassQuota:
 			if failure.Code != agentcli.CodeBilling { // money, not time: no reset to wait for
-				r.quotaReset(failure, pr.Tail)
+				r.quotaReset(failure, pr.Tail, def)
 			}
 		case taskfile.ClassAgentMissing:
 			if at.presetInfo.Install != "" && at.agent.Preset != taskfile.PresetGeneric {

@@ -161,6 +161,9 @@ func (r *runner) pickAttemptAgent(ctx context.Context, at *attemptRun) (*attempt
 		return nil, nil
 	}
 	if resumeAt, parked := at.sp.parkUntil(def.Agents, at.disabled, now); parked {
+		if r.lane == nil && resumeAt.Sub(now) <= shortQuotaWait(def) {
+			return r.waitOutQuota(ctx, t, at.n-1, resumeAt)
+		}
 		return r.park(ctx, t, at.n-1, resumeAt)
 	}
 	// Every rung is disabled: the task fails with the class that disabled the last one.

@@ -119,7 +119,7 @@ func (sp spend) parkUntil(chain []string, disabled map[string]store.AgentHealth,
 
 // quotaReset fills in when a quota wall lifts: a classify rule's retry_after, else the time the
 // banner names, else the default wait.
-func (r *runner) quotaReset(f *agentcli.Failure, tail []byte) {
+func (r *runner) quotaReset(f *agentcli.Failure, tail []byte, def *taskfile.Task) {
 	now := r.env.Now()
 	var until time.Time
 	switch {
@@ -148,6 +148,36 @@ func (r *runner) quotaReset(f *agentcli.Failure, tail []byte) {
 		f.RetryAfter = time.Millisecond
 	}
 	f.Hint = "mulligan parks the task until " + f.ResetAt.Format(time.RFC3339) + " when no other agent of its chain is free"
+	if r.lane == nil && f.RetryAfter <= shortQuotaWait(def) {
+		f.Hint = "mulligan waits until " + f.ResetAt.Format(time.RFC3339) + " (a short reset) when no other agent of its chain is free, then goes on"
+	}
+}
+
+// shortQuotaWait is the longest quota reset a run waits out in its own process instead of
+// parking: the task's backoff `max` (5m by default), the longest it already waits between
+// attempts. A per-minute rate limit ("retry in 2s", Retry-After: 20) lifts well within it; an
+// hourly or daily wall does not and parks the run, for supervise to take up.
+func shortQuotaWait(def *taskfile.Task) time.Duration {
+	return def.Backoff.Max
+}
+
+// waitOutQuota waits out a short quota wall (shortQuotaWait) as a backoff: the task shows backoff
+// (reason quota) until resumeAt, runAttempts waits there as for a retry's delay (Ctrl-C or a pause
+// stops the wait and leaves the run resumable), and the next pick finds the rung free. Not an
+// attempt, and no retry spent: the wall's attempt does not count.
+func (r *runner) waitOutQuota(ctx context.Context, t *store.Task, n int, resumeAt time.Time) (*attemptResult, error) {
+	resumeAt = resumeAt.UTC()
+	if err := r.update(ctx, func(tx *store.Tx) error {
+		_, err := tx.TransitionTask(r.run.ID, t.ID, store.TaskTransition{To: store.TaskBackoff, Reason: ReasonQuota, Attempt: n, ResumeAt: &resumeAt})
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	t.State, t.Reason, t.ResumeAt = store.TaskBackoff, ReasonQuota, &resumeAt
+	wait := resumeAt.Sub(r.env.Now()).Round(100 * time.Millisecond)
+	r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: t.ID, Message: fmt.Sprintf(
+		"every agent of the chain is behind a quota wall that lifts in %s: waiting until %s (Ctrl-C pauses the run)", wait, resumeAt.Format(time.RFC3339))})
+	return &attemptResult{n: n, decision: Decision{Action: ActQuota, Reason: ReasonQuota}}, nil
 }
 
 // park holds the task and (through runTask) the run in waiting_quota until resumeAt.
