@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mulligan-dev/mulligan/agentcli"
+	"github.com/mulligan-dev/mulligan/autopsy/evidence"
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
 	"github.com/mulligan-dev/mulligan/store"
 )
@@ -37,8 +38,16 @@ func (f *facts) presetFor(agent string) string {
 	return presetOf(a.Preset, a.Command)
 }
 
+// agentSignals: the environment evidence in an attempt's failure and the agent's output; a
+// connection the model only wrote about (its messages, not its tools' output) is none.
 func (f *facts) agentSignals(a storeAttempt) []envSignal {
-	return envSignals(a.Message + "\n" + f.output[key(a.TaskID, a.N)])
+	out := f.output[key(a.TaskID, a.N)]
+	sigs := slices.DeleteFunc(envSignals(a.Message+"\n"+out), isConnection)
+	return append(sigs, slices.DeleteFunc(envSignals(a.Message+"\n"+evidence.WithoutProse(out)), func(s envSignal) bool { return !isConnection(s) })...)
+}
+
+func isConnection(s envSignal) bool {
+	return s.kind == sigService || s.kind == sigNetwork || s.kind == sigTLS
 }
 
 func (f *facts) verifySignals(a storeAttempt) []envSignal {

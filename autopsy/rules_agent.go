@@ -173,10 +173,11 @@ var agentRules = []Rule{
 		},
 	},
 	{
-		// A command of the task's own (not a preset's) with a flag its program does not take.
+		// A command of the task's own (not a preset's, or a preset's with a flag the task file
+		// added) with a flag its program does not take.
 		Name: "agent-command-bad-flag", Category: WorkflowBug, Confidence: 0.84,
 		Match: func(f *facts) bool {
-			return f.lastClass() == cAgentExit && installCommand(f.presetFor(f.last().Agent)) == "" && f.lastMatches(badFlagRe)
+			return f.lastClass() == cAgentExit && f.lastMatches(badFlagRe) && (installCommand(f.presetFor(f.last().Agent)) == "" || f.badFlagIsOwn())
 		},
 		Why: func(f *facts) string {
 			return fmt.Sprintf("agent %s's command passes a flag its program does not take: %s", f.last().Agent, f.lastMatch(badFlagRe))

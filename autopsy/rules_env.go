@@ -2,6 +2,7 @@ package autopsy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -477,7 +478,7 @@ var envRules = []Rule{
 		Match: func(f *facts) bool {
 			a := f.last()
 			p := f.presetFor(a.Agent)
-			return a.Class == cAgentExit && installCommand(p) != "" && f.lastMatches(badFlagRe)
+			return a.Class == cAgentExit && installCommand(p) != "" && f.lastMatches(badFlagRe) && !f.badFlagIsOwn()
 		},
 		Why: func(f *facts) string {
 			return fmt.Sprintf("agent %s's CLI does not know a flag of its preset's command (it is older than the version the preset is checked against): %s", f.last().Agent, f.lastMatch(badFlagRe))
@@ -574,6 +575,24 @@ func sandboxLines(f *facts) []string {
 }
 
 var modelWordRe = lazyre.New(`(?i)model is not supported|access to (?:the )?model|model \S+ is not available`)
+
+// badFlagIsOwn: the flag the agent's program refused is one the task file's command adds, not
+// one of its preset's documented command.
+func (f *facts) badFlagIsOwn() bool {
+	m := flagNameRe.FindStringSubmatch(f.lastMatch(badFlagRe))
+	ag := f.agent(f.last().Agent)
+	if m == nil || ag == nil {
+		return false
+	}
+	flag := firstNonEmpty(m[1:]...)
+	has := func(argv []string) bool {
+		return slices.ContainsFunc(argv, func(a string) bool { return a == flag || strings.HasPrefix(a, flag+"=") })
+	}
+	return has(ag.Command) && !has(taskfile.PresetCommands[ag.Preset])
+}
+
+// flagNameRe finds the flag in a CLI's refusal ("unexpected argument '--ask-for-approval' found").
+var flagNameRe = lazyre.New(`'(--?[\w-]+)|(?:option|flag|arguments?):? '?(--?[\w-]+)`)
 
 var badFlagRe = lazyre.New(`(?i)unknown option '?-|unexpected argument '-[^']*' found|Unknown arguments?: |unrecognized arguments?: -|Unknown flag:? -|flag provided but not defined`)
 

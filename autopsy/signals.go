@@ -71,6 +71,9 @@ func envSignals(text string) []envSignal {
 		if strings.TrimSpace(l) == "" {
 			continue
 		}
+		if evidence.Echoed(strings.TrimSpace(l)) {
+			continue // the prompt echoed back, a tool call's arguments
+		}
 		l = agentcli.HumanLine(strings.TrimSpace(l)) // a CLI's JSON event line, by its message
 		for _, re := range toolMissingRes {
 			if m := re.FindStringSubmatch(l); m != nil {
@@ -132,7 +135,7 @@ var kubeRe = lazyre.New(`(?i)Kubernetes cluster unreachable|The connection to th
 // (a passing test's log, a cache falling back to memory) is not why: those kinds are dropped.
 func verifyEnvSignals(out string) []envSignal {
 	sigs := envSignals(out)
-	if !slices.ContainsFunc(sigs, func(s envSignal) bool { return s.kind == sigService || s.kind == sigNetwork || s.kind == sigTLS }) {
+	if !slices.ContainsFunc(sigs, isConnection) {
 		return sigs
 	}
 	t := evidence.ParseTests(out)
@@ -149,7 +152,7 @@ func verifyEnvSignals(out string) []envSignal {
 	if len(why) == 0 || len(envSignals(strings.Join(why, "\n"))) > 0 {
 		return sigs
 	}
-	return slices.DeleteFunc(sigs, func(s envSignal) bool { return s.kind == sigService || s.kind == sigNetwork || s.kind == sigTLS })
+	return slices.DeleteFunc(sigs, isConnection)
 }
 
 // assertionRe: a test's failure message about a value it checked (expected/received, want/got,

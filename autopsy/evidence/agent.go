@@ -135,8 +135,70 @@ func ReadAgent(out string) Agent {
 	if spoke && saysNoNetRe.MatchString(a.LastMessage) {
 		a.NoNetworkSandbox = true
 	}
-	a.Network = NetworkErrors(out)
+	a.Network = NetworkErrors(WithoutProse(out))
 	return a
+}
+
+// WithoutProse leaves out the model's own words (its messages, its reasoning, the final result
+// that repeats them): an agent that writes "the ECONNREFUSED warning comes from a passing test"
+// met no network failure. Its tools' output and the CLI's errors stay.
+func WithoutProse(out string) string {
+	if !strings.Contains(out, "{") {
+		return out
+	}
+	lines := Lines(out)
+	kept := lines[:0:0]
+	for _, l := range lines {
+		if !prose(strings.TrimSpace(l)) {
+			kept = append(kept, l)
+		}
+	}
+	return strings.Join(kept, "\n")
+}
+
+func prose(line string) bool {
+	if !strings.HasPrefix(line, "{") {
+		return false
+	}
+	var e struct {
+		Type    string `json:"type"`
+		Role    string `json:"role"`
+		IsError *bool  `json:"is_error"`
+		Item    struct {
+			Type string `json:"type"`
+		} `json:"item"`
+		Message struct {
+			Model   string `json:"model"`
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"message"`
+	}
+	if json.Unmarshal([]byte(line), &e) != nil {
+		return false
+	}
+	switch e.Type {
+	case "assistant": // claude: text only, written by the model (an API error is "<synthetic>")
+		if e.Message.Model == "<synthetic>" || len(e.Message.Content) == 0 {
+			return false
+		}
+		for _, c := range e.Message.Content {
+			if c.Type != "text" || strings.HasPrefix(c.Text, "API Error") {
+				return false
+			}
+		}
+		return true
+	case "result": // claude's last word, when it is not an error
+		return e.IsError != nil && !*e.IsError
+	case "item.completed", "item.started", "item.updated": // codex
+		return e.Item.Type == "agent_message" || e.Item.Type == "reasoning"
+	case "message": // gemini
+		return e.Role == "assistant"
+	case "text": // opencode
+		return true
+	}
+	return false
 }
 
 // jsonTextWith is the first string in the JSON line l that one of res matches, "" when none

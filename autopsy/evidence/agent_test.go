@@ -197,3 +197,47 @@ func TestReadAgentFixtures(t *testing.T) {
 		t.Errorf("gemini refused: %+v", a)
 	}
 }
+
+// The prompt echoed back and a tool call's arguments name failures that did not happen.
+func TestEchoed(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want bool
+	}{
+		{`{"type":"message","role":"user","content":"Our collector logs \"connect: network is unreachable\" when the VPN drops."}`, true},
+		{`{"type":"tool_use","tool_name":"write_file","parameters":{"content":"# network is unreachable"}}`, true},
+		{`{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Write","input":{"content":"ECONNREFUSED"}}]}}`, true},
+		{`{"type":"assistant","message":{"content":[{"type":"text","text":"npm install failed: ECONNREFUSED"}]}}`, false},
+		{`{"type":"tool_result","status":"error","output":"getaddrinfo ENOTFOUND registry.npmjs.org"}`, false},
+		{`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"fetch failed"}]}}`, false},
+		{"dial tcp: connect: network is unreachable", false},
+	} {
+		if got := Echoed(c.line); got != c.want {
+			t.Errorf("Echoed(%s) = %v, want %v", c.line, got, c.want)
+		}
+	}
+	if n := NetworkErrors(`{"type":"message","role":"user","content":"dial tcp 10.0.0.7:4317: connect: network is unreachable"}`); len(n) != 0 {
+		t.Errorf("the prompt echoed back is a network error: %v", n)
+	}
+}
+
+// A connection failure the model only writes about is not one its tools met; a CLI's API error
+// and a tool's output are.
+func TestWithoutProse(t *testing.T) {
+	out := `{"type":"assistant","message":{"model":"claude-sonnet-4-5","content":[{"type":"text","text":"The ECONNREFUSED warning comes from the cache fallback test."}]}}
+{"type":"result","subtype":"success","is_error":false,"result":"Done. The ECONNREFUSED warning is expected."}
+{"type":"item.completed","item":{"type":"agent_message","text":"npm could not reach registry.npmjs.org (getaddrinfo ENOTFOUND)"}}
+{"type":"item.completed","item":{"type":"command_execution","aggregated_output":"npm error getaddrinfo EAI_AGAIN registry.npmjs.org"}}
+{"type":"assistant","message":{"model":"<synthetic>","content":[{"type":"text","text":"API Error: Connection error."}]}}`
+	got := WithoutProse(out)
+	for _, want := range []string{"EAI_AGAIN registry.npmjs.org", "API Error: Connection error."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("dropped %q", want)
+		}
+	}
+	for _, gone := range []string{"cache fallback", "is expected", "could not reach"} {
+		if strings.Contains(got, gone) {
+			t.Errorf("kept the model's words %q", gone)
+		}
+	}
+}

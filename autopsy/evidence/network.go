@@ -94,7 +94,8 @@ func hostOf(l string) string {
 }
 
 // expandJSON replaces each JSON event line by the lines of its string values (a tool's output
-// inside a codex event is many lines in one string).
+// inside a codex event is many lines in one string), leaving out the prompt echoed back and the
+// arguments of tool calls.
 func expandJSON(lines []string) []string {
 	var out []string
 	for _, l := range lines {
@@ -107,6 +108,9 @@ func expandJSON(lines []string) []string {
 			out = append(out, l)
 			continue
 		}
+		if echoed(v) {
+			continue // the prompt, echoed back (gemini's user message): not what happened
+		}
 		var walk func(any)
 		walk = func(v any) {
 			switch t := v.(type) {
@@ -118,6 +122,9 @@ func expandJSON(lines []string) []string {
 				}
 			case map[string]any:
 				for _, k := range slices.Sorted(maps.Keys(t)) {
+					if k == "input" || k == "parameters" {
+						continue // what a tool call is given (a file's new text): not what it met
+					}
 					walk(t[k])
 				}
 			case []any:
@@ -129,4 +136,45 @@ func expandJSON(lines []string) []string {
 		walk(v)
 	}
 	return out
+}
+
+// Echoed reports whether a JSON event line only repeats what the agent was given or gives — the
+// prompt echoed back (gemini's user message), a tool call's arguments (the text of a file it
+// writes) — so that no failure it names happened.
+func Echoed(line string) bool {
+	if !strings.HasPrefix(line, "{") {
+		return false
+	}
+	var v any
+	if json.Unmarshal([]byte(line), &v) != nil {
+		return false
+	}
+	if echoed(v) {
+		return true
+	}
+	m, _ := v.(map[string]any)
+	if m["type"] == "tool_use" {
+		return true // gemini's tool call: its name and parameters
+	}
+	// claude's assistant event whose content is tool calls only
+	msg, _ := m["message"].(map[string]any)
+	parts, _ := msg["content"].([]any)
+	if m["type"] != "assistant" || len(parts) == 0 {
+		return false
+	}
+	for _, p := range parts {
+		if pm, _ := p.(map[string]any); pm["type"] != "tool_use" {
+			return false
+		}
+	}
+	return true
+}
+
+func echoed(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok || m["role"] != "user" {
+		return false
+	}
+	_, text := m["content"].(string)
+	return text
 }
