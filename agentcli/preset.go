@@ -339,6 +339,9 @@ func claudeResult(stdout []byte) *AgentResult {
 		r.IsError, r.ErrorText = true, claudeTurnLimitSays(last)
 	case e:
 		r.IsError, r.ErrorText = true, orText(r.Text, claudeErrors(last))
+		if sub, _ := last["subtype"].(string); r.ErrorText == "" && strings.HasPrefix(sub, "error_") {
+			r.ErrorText = sub // error_during_execution, error_max_budget_usd: at least what ended it
+		}
 	}
 	if u, ok := last["usage"].(map[string]any); ok {
 		for _, k := range []string{"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"} {

@@ -58,6 +58,9 @@ func TestPresetBannerFixtures(t *testing.T) {
 		{"claude_max_turns.jsonl", taskfile.PresetClaude, 1, taskfile.ClassAgentExit, CodeTurnLimit, true, time.Time{}, "claude: the turn limit was reached (error_max_turns, num_turns 4): Reached maximum number of turns (3)"},
 		{"claude_max_turns.jsonl", taskfile.PresetClaude, 0, taskfile.ClassAgentExit, CodeTurnLimit, true, time.Time{}, "claude: the turn limit was reached"},
 		{"claude_max_turns_no_errors.json", taskfile.PresetClaude, 1, taskfile.ClassAgentExit, CodeTurnLimit, true, time.Time{}, "claude: the turn limit was reached (error_max_turns, num_turns 11)"},
+		// --max-budget-usd reached: subtype error_max_budget_usd (anthropics/claude-agent-sdk-python#1273),
+		// nothing in result or errors: the subtype is what the message can say.
+		{"claude_max_budget.json", taskfile.PresetClaude, 1, taskfile.ClassAgentExit, CodeNonZeroExit, false, time.Time{}, "agent exited with status 1: error_max_budget_usd"},
 		{"claude_overloaded.json", taskfile.PresetClaude, 1, taskfile.ClassTransport, "server_error", false, time.Time{}, "claude: API Error: 529"},
 		{"gemini_daily_quota.txt", taskfile.PresetGemini, 1, taskfile.ClassQuota, "usage_limit", false, nextMidnight(now, pacific()), ""}, // midnight Pacific
 		{"gemini_retry_in.txt", taskfile.PresetGemini, 1, taskfile.ClassQuota, "usage_limit", false, now.Add(12500 * time.Millisecond), ""},
