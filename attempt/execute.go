@@ -74,7 +74,7 @@ func (r *runner) executeAttempt(ctx context.Context, at *attemptRun) error {
 		spec: at.spec, prepare: func(prompt, promptFile string) ([]string, []string, error) {
 			return r.agentCommand(at, prompt, promptFile)
 		},
-		prompt: at.prompt, dir: at.dir, outputFile: at.outputFile, log: at.log, usage: &at.usage}
+		prompt: at.prompt, dir: at.dir, outputFile: at.outputFile, log: at.log, usage: &at.usage, deadlineAt: at.deadlineAt}
 	if failure == nil {
 		// Exit 0: the output checks (result contract, schema with its correction calls).
 		failure = chk.run(pr.Stdout)

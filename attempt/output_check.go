@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/proc"
@@ -85,6 +86,7 @@ type outputCheck struct {
 	outputFile string
 	log        io.Writer
 	usage      *attemptUsage
+	deadlineAt time.Time // the task's deadline (zero: none), which bounds verify too
 
 	retries int // schema correction calls made
 }
@@ -190,7 +192,11 @@ func (c *outputCheck) verify() *agentcli.Failure {
 	env := append(append([]string{}, c.r.env.Environ...),
 		"MULLIGAN_RUN="+c.r.run.ID, "MULLIGAN_TASK="+c.t.ID, "MULLIGAN_ATTEMPT="+strconv.Itoa(c.n))
 	env = append(env, c.r.laneEnv()...)
-	res := RunVerify(c.ctx, c.def, c.r.env.Repo.Root(), env, c.r.env.Grace, vf, c.r.killCh)
+	var left time.Duration // what remains of the task's deadline
+	if !c.deadlineAt.IsZero() {
+		left = max(c.deadlineAt.Sub(c.r.env.Now()), time.Millisecond)
+	}
+	res := RunVerify(c.ctx, c.def, left, c.r.env.Repo.Root(), env, c.r.env.Grace, vf, c.r.killCh)
 	if res.Failure != nil {
 		fmt.Fprintf(c.log, "\n--- mulligan: %s (its output: %s) ---\n", res.Failure.Message, VerifyLogPath(logPath))
 	}

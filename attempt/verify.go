@@ -33,11 +33,16 @@ func VerifyLimit(def *taskfile.Task) (limit time.Duration, said string) {
 }
 
 // RunVerify runs a task's verify command on the tree the attempt left (dir), within its limit
-// (VerifyLimit), writing its output to w. A failure is quality_rejection; the decisive lines go
-// into the next attempt's prompt.
-func RunVerify(ctx context.Context, def *taskfile.Task, dir string, env []string, grace time.Duration, w io.Writer, kill <-chan struct{}) VerifyResult {
+// (VerifyLimit) and what is left of the task's deadline (left; 0: none), writing its output to
+// w. A failure is quality_rejection (budget_exhausted when the deadline ended it); the decisive
+// lines go into the next attempt's prompt.
+func RunVerify(ctx context.Context, def *taskfile.Task, left time.Duration, dir string, env []string, grace time.Duration, w io.Writer, kill <-chan struct{}) VerifyResult {
 	v := def.Verify
 	limit, said := VerifyLimit(def)
+	deadlineBound := left > 0 && left < limit
+	if deadlineBound {
+		limit = left
+	}
 	pr := proc.Run(ctx, proc.Spec{Argv: v.Command, Dir: dir, Env: env, Timeout: limit, Grace: grace, Output: w, Kill: kill, MergeStreams: true})
 	cmd := strings.Join(v.Command, " ")
 	res := VerifyResult{Output: pr.Tail}
@@ -46,6 +51,9 @@ func RunVerify(ctx context.Context, def *taskfile.Task, dir string, env []string
 		res.Failure = &agentcli.Failure{Class: taskfile.ClassCancellation, Code: agentcli.CodeCancelled, Message: "the attempt was cancelled during verify"}
 	case pr.StartErr != nil:
 		res.Failure = verifyStartFailure(cmd, v.Command[0], pr.StartErr)
+	case pr.TimedOut && deadlineBound:
+		res.Failure = &agentcli.Failure{Class: taskfile.ClassBudgetExhausted, Code: agentcli.CodeDeadline,
+			Message: fmt.Sprintf("the task's deadline (%s) passed during verify `%s`", taskfile.FormatDuration(def.Deadline), cmd) + agentcli.LastLineSuffix(pr.Tail)}
 	case pr.TimedOut:
 		res.Failure = &agentcli.Failure{Class: taskfile.ClassQualityRejection, Code: agentcli.CodeVerifyTimeout,
 			Message: fmt.Sprintf("verify `%s` ran out of time after %s (%s)", cmd, taskfile.FormatDuration(limit), said) + agentcli.LastLineSuffix(pr.Tail)}
