@@ -450,6 +450,9 @@ func (f *facts) verifyBrokenOnBase() bool {
 	if len(base.tests) > 0 && len(base.build) == 0 {
 		return false // tests that fail: a question of the code, not of the command
 	}
+	if _, _, here := f.buildFileFails(); here {
+		return false // the build definition fails with this machine's build tool
+	}
 	if _, _, machine := f.machineSays(); machine {
 		return false // the tool says what this machine lacks: not the command's fault
 	}

@@ -600,3 +600,52 @@ func (f *facts) heldLock() (lack, bool) {
 	}
 	return k, true
 }
+
+var toolchainRule = Rule{
+	// The project's own build definition does not evaluate, on the untouched tree as after
+	// every attempt: a build file its authors run every day fails here, as a rule because this
+	// machine's build tool is another version than the one it is written for (build.zig for
+	// Zig 0.14 under 0.13, a build.gradle for an older Gradle).
+	Name: "build-file-fails-here", Category: Environment, Confidence: 0.65,
+	Match: func(f *facts) bool { _, _, ok := f.buildFileFails(); return ok },
+	Why: func(f *facts) string {
+		l, _, _ := f.buildFileFails()
+		return "the project's build definition fails on the tree the task started from and after every attempt — as a rule this machine's build tool is not the version it is written for: " + l
+	},
+	Suggest: func(f *facts) Suggestion {
+		_, check, _ := f.buildFileFails()
+		return Suggestion{Text: "install the version of the build tool the project is written for (its README, CI configuration or version file says which), then run the task again",
+			Commands: []string{check, f.retry()}}
+	},
+	Lines: func(f *facts) []string { l, _, _ := f.buildFileFails(); return []string{l} },
+}
+
+// buildFileErrRe: an error the build tool reports in the project's own build definition; the
+// file names the tool.
+var buildFileErrRe = lazyre.New(`(?:^|[\s/])(build\.zig|build\.gradle(?:\.kts)?|settings\.gradle(?:\.kts)?|meson\.build|Package\.swift|build\.sbt):\d+(?::\d+)?:? (?:error|Error)\b|Build file '[^']*?(build\.gradle(?:\.kts)?|settings\.gradle(?:\.kts)?)' line: \d+`)
+
+// buildFileFails: the base tree's verify and the last attempt's stop on the same error in the
+// project's build definition; the line and the command that shows the tool's version.
+func (f *facts) buildFileFails() (string, string, bool) {
+	if !f.base.failed() || !f.allClasses(cQuality) || len(readVerify(f.base.Output).tests) > 0 {
+		return "", "", false
+	}
+	find := func(out string) (string, string) {
+		for _, l := range evidence.Lines(out) {
+			if m := buildFileErrRe.FindStringSubmatch(l); m != nil {
+				return clip(strings.TrimSpace(l)), firstNonEmpty(m[1:]...)
+			}
+		}
+		return "", ""
+	}
+	line, file := find(f.base.Output)
+	a := f.last()
+	if again, _ := find(f.verifyOutput[key(a.TaskID, a.N)]); line == "" || volatileRe.ReplaceAllString(again, "#") != volatileRe.ReplaceAllString(line, "#") {
+		return "", "", false
+	}
+	check := map[string]string{"build.zig": "zig version", "meson.build": "meson --version", "Package.swift": "swift --version", "build.sbt": "sbt --version"}[file]
+	if strings.Contains(file, "gradle") {
+		check = "./gradlew --version"
+	}
+	return line, check + "  # the version the project's build file is written for?", true
+}

@@ -606,6 +606,9 @@ func serviceName(port string) string {
 	case "kubernetes":
 		return "the Kubernetes cluster's API server"
 	}
+	if p, ok := strings.CutPrefix(port, "app:"); ok {
+		return "the app the end-to-end tests open" + cond(p != "", " (port "+p+")", "")
+	}
 	if s, ok := map[string]string{"5432": "PostgreSQL", "3306": "MySQL", "6379": "Redis", "27017": "MongoDB", "9200": "Elasticsearch",
 		"5672": "RabbitMQ", "11211": "memcached", "9092": "Kafka", "2181": "ZooKeeper", "8500": "Consul"}[port]; ok {
 		return s + " (port " + port + ")"
@@ -628,6 +631,9 @@ func serviceStart(port string) string {
 		return "ss -ltn"
 	case "kubernetes":
 		return "kubectl cluster-info  # kind: docker start KIND-control-plane"
+	}
+	if p, ok := strings.CutPrefix(port, "app:"); ok {
+		return "npm run dev &  # serve the app the tests open" + cond(p != "", " (http://localhost:"+p+")", "") + ", or start it in verify.command"
 	}
 	return "ss -ltnp 'sport = :" + port + "'"
 }

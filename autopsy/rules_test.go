@@ -249,6 +249,11 @@ func TestRules(t *testing.T) {
 			out := "--- FAIL: TestDB (0.00s)\n    db_test.go:9: dial tcp 127.0.0.1:5432: connect: connection refused\n"
 			return withBase(mkFacts(t, "", verify(out, 2)), 1, out)
 		}, Environment, []string{"sudo systemctl start postgresql", "mulligan run fix"}, "start PostgreSQL"},
+		{"build-file-fails-here", func(t *testing.T) *facts {
+			// tonybanters/oxwm#149: a build.zig for Zig 0.14 under 0.13.
+			out := "/home/kr/src/ringz/build.zig:13:10: error: no field named 'root_module' in struct 'Build.TestOptions'\n        .root_module = ring_mod,\n/usr/lib/zig/std/Build.zig:843:25: note: struct declared here\n"
+			return withBase(mkFacts(t, "", verify(out, 1), verify(out, 2)), 1, out)
+		}, Environment, []string{"zig version  # the version the project's build file is written for?", "mulligan run fix"}, "version of the build tool"},
 		{"lock-held", func(t *testing.T) *facts {
 			// hashicorp/terraform#22410: the state lock another run holds.
 			out := "╷\n│ Error: Error acquiring the state lock\n│ \n│ Error message: operation error DynamoDB: PutItem, https response error StatusCode: 400, ConditionalCheckFailedException: The conditional request failed\n│ Lock Info:\n│   ID:        9db3bc2c-8ef4-2a0c-3a67-21c1bb5e4b55\n│   Who:       ci@ci-runner-07\n╵\n"

@@ -67,12 +67,28 @@ var (
 func envSignals(text string) []envSignal {
 	lines := strings.Split(strings.ReplaceAll(ansiRe.ReplaceAllString(text, ""), "\r", ""), "\n")
 	found := map[string]envSignal{}
-	for _, l := range lines {
+	for i, l := range lines {
 		if strings.TrimSpace(l) == "" {
 			continue
 		}
 		if evidence.Echoed(strings.TrimSpace(l)) {
 			continue // the prompt echoed back, a tool call's arguments
+		}
+		if appDownRe.MatchString(l) {
+			// The app an end-to-end runner opens is not being served: its address follows.
+			port := ""
+			for _, n := range lines[i:min(i+4, len(lines))] {
+				if m := appPortRe.FindStringSubmatch(n); m != nil {
+					port = m[1]
+					break
+				}
+			}
+			if prev, ok := found[sigService]; !ok || port != "" || prev.what == "app:" {
+				found[sigService] = envSignal{kind: sigService, line: clip(strings.TrimSpace(l)), what: "app:" + port}
+			} else {
+				found[sigService] = envSignal{kind: sigService, line: clip(strings.TrimSpace(l)), what: prev.what}
+			}
+			continue
 		}
 		l = agentcli.HumanLine(strings.TrimSpace(l)) // a CLI's JSON event line, by its message
 		for _, re := range toolMissingRes {
@@ -125,6 +141,13 @@ func envSignals(text string) []envSignal {
 	}
 	return out
 }
+
+// appDownRe: an end-to-end runner that found nothing serving the app it tests (Cypress's
+// baseUrl); appPortRe its address.
+var (
+	appDownRe = lazyre.New(`(?i)Cypress could not verify that this server is running|Cypress failed to verify that your server is running`)
+	appPortRe = lazyre.New(`(?i)(?:localhost|127\.0\.0\.1|0\.0\.0\.0):(\d{2,5})`)
+)
 
 // kubeRe: a Kubernetes client that cannot reach its cluster's API server.
 var kubeRe = lazyre.New(`(?i)Kubernetes cluster unreachable|The connection to the server \S+ was refused|kube-?apiserver|couldn't get current server API group list`)

@@ -304,3 +304,11 @@ func keyPage(preset string) (page, env string) {
 	}
 	return "", ""
 }
+
+// cond is a when ok, else b.
+func cond(ok bool, a, b string) string {
+	if ok {
+		return a
+	}
+	return b
+}
