@@ -284,6 +284,9 @@ func RequestPause(ctx context.Context, db *store.DB, runID, request string) (*Co
 		if _, err := tx.TransitionRun(runID, store.RunTransition{To: store.RunPaused, Reason: ReasonOperatorPause}); err != nil {
 			return err
 		}
+		if err := pauseTasks(tx, runID); err != nil {
+			return err
+		}
 		if err := tx.ParkTasks(runID); err != nil {
 			return err
 		}
@@ -293,6 +296,26 @@ func RequestPause(ctx context.Context, db *store.DB, runID, request string) (*Co
 		return nil, err
 	}
 	return res, nil
+}
+
+// pauseTasks marks paused the tasks of a run paused with no process running it that still say
+// running or backoff: nothing runs them or waits out their delay now. (An attempt a dead process
+// left running is recorded by the resume that takes the run up, whatever its task's state.)
+func pauseTasks(tx *store.Tx, runID string) error {
+	run, err := tx.GetRun(runID)
+	if err != nil {
+		return err
+	}
+	for i := range run.Tasks {
+		t := &run.Tasks[i]
+		if t.State != store.TaskRunning && t.State != store.TaskBackoff {
+			continue
+		}
+		if _, err := tx.TransitionTask(runID, t.ID, store.TaskTransition{To: store.TaskPaused, Reason: ReasonOperatorPause, Row: t}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // RequestCancel asks the run's process to cancel the run. A run no process runs is cancelled
