@@ -76,6 +76,21 @@ var (
 	buildkitPrefixRe = lazyre.New(`^(?:#\d+ )?(?:\d+\.\d+ +)?`)
 )
 
+// wrapRe: a segment of an error chain that wraps another ("failed to copy", "error reading …").
+var wrapRe = lazyre.New(`(?i)^(?:failed|error|unable|cannot|can't|could not)\b`)
+
+// wrapsErrors: the line's ": "-separated parts are an error chain, each wrapping the next (two
+// wrappers at least), as Go programs (docker, BuildKit, containerd) print them.
+func wrapsErrors(parts []string) bool {
+	n := 0
+	for _, p := range parts[:len(parts)-1] {
+		if wrapRe.MatchString(p) {
+			n++
+		}
+	}
+	return n >= 2
+}
+
 // clipChain clips a long line that chains its causes ("ERROR: failed to solve: golang:1.22:
 // failed to resolve source metadata …: 429 Too Many Requests - Server message: toomanyrequests:
 // You have reached your pull rate limit …") by its middle: the innermost cause is at its end
@@ -83,8 +98,8 @@ var (
 func clipChain(s string) string {
 	s = strings.TrimRight(s, " \t")
 	parts := strings.Split(s, ": ")
-	if len(s) <= maxLine || len(parts) < 3 {
-		return clip(s)
+	if len(s) <= maxLine || !wrapsErrors(parts) {
+		return clip(s) // a long assertion or message: its start says most
 	}
 	head := parts[0] + ": "
 	if len(parts[0]) < 12 { // "ERROR", "error": say what errored too

@@ -68,6 +68,8 @@ py311: exit 1 (0.05 seconds) /repo> python -m mylib.check pid=4242
   py311: FAIL code 1 (2.35 seconds)
   evaluation failed :( (2.49 seconds)
 `, "ModuleNotFoundError: No module named 'yaml'"},
+		{"a long assertion keeps its start", "E       AssertionError: assert {'id': 7, 'name': 'widget', 'tags': ['a', 'b', 'c'], 'price': 12.5, 'stock': {'eu': 3, 'us': 9}, 'meta': {'created': '2026-12-01', 'owner': 'ops'}} == {'id': 7, 'name': 'widget', 'tags': ['a', 'b']}\n",
+			"E       AssertionError: assert {'id': 7, 'name': 'widget', 'tags': ['a', 'b', 'c'], 'price': 12.5, 'stock': {'eu': 3, 'us': 9}, 'meta': {'created': '2026-12-01', 'owner': 'ops'}} == {'id': 7, 'name': …"},
 	} {
 		if got := DecisiveLine(c.out); got != c.want {
 			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
