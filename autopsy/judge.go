@@ -8,6 +8,7 @@ import (
 	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/autopsy/evidence"
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
+	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
 )
 
@@ -490,9 +491,22 @@ func onlyExits(text string) bool {
 
 // endsOnExit: the last line says only that something exited non-zero (compose's "service
 // \"init\" didn't complete successfully: exit 1", turbo's "run failed: command exited (1)").
+// (npm's trailer after its "Exit status 1" — where the log is, that it is not npm's fault —
+// says nothing more.)
 func endsOnExit(text string) bool {
-	l := strings.TrimSpace(lastNonBlank(text))
-	return makeErrorRe.MatchString(l) || exitOnlyRe.MatchString(digitsRe.ReplaceAllString(l, "#"))
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		d := digitsRe.ReplaceAllString(l, "#")
+		switch {
+		case l == "":
+		case makeErrorRe.MatchString(l) || exitOnlyRe.MatchString(d):
+			return true
+		case !genericFailRe.MatchString(d):
+			return false
+		}
+	}
+	return false
 }
 
 var (
@@ -509,11 +523,45 @@ func (f *facts) brokeBuild() (storeAttempt, bool) {
 	as, vs := f.qualityViews()
 	for i := len(as) - 1; i >= 0; i-- {
 		if len(vs[i].build) > 0 {
+			if vs[i].checks == len(vs[i].build) && f.untouchedByAll(vs[i].build) {
+				return storeAttempt{}, false // a linter's complaints about files no attempt changed
+			}
 			return as[i], true
 		}
 	}
 	return storeAttempt{}, false
 }
+
+// untouchedByAll: the lines name files ("path:12:3: …") and no attempt of the task changed
+// any of them (false when a diff cannot be read or is too long to list).
+func (f *facts) untouchedByAll(lines []string) bool {
+	if f.repo == nil {
+		return false
+	}
+	var files []string
+	for _, l := range lines {
+		if m := fileLineRe.FindStringSubmatch(l); m != nil {
+			files = append(files, strings.TrimPrefix(m[1], "./"))
+		} // (else a tally: "Found 3 errors.")
+	}
+	for _, a := range f.attempts {
+		if a.TaskID != f.task.ID || a.PreTree == "" || a.Tree == "" {
+			continue
+		}
+		d := diffStat(f.repo, snapshot.NewHash(a.PreTree), snapshot.NewHash(a.Tree))
+		if d == nil || d.Files > len(d.Paths) {
+			return false
+		}
+		for _, p := range d.Paths {
+			if slices.Contains(files, p.Path) {
+				return false
+			}
+		}
+	}
+	return len(files) > 0
+}
+
+var fileLineRe = lazyre.New(`^(\S+?):\d+(?::\d+)?:? `)
 
 // progress: an attempt fixed some of the tests that fail on the base tree and broke none.
 func (f *facts) progress() (storeAttempt, bool) {

@@ -28,6 +28,12 @@ type lackRe struct {
 }
 
 var lackRes = []lackRe{
+	{lazyre.New(`could not find driver \(Connection: (\w+)|PDOException::\("could not find driver"\)`),
+		func(m []string) string { return "PHP's PDO driver for " + cond(m[1] != "", m[1], "the database") },
+		func(m []string) string {
+			pkg := map[string]string{"sqlite": "php-sqlite3", "mysql": "php-mysql", "mariadb": "php-mysql", "pgsql": "php-pgsql", "sqlsrv": "php-sybase"}[m[1]]
+			return "sudo apt-get install -y " + cond(pkg != "", pkg, "php-sqlite3 php-mysql php-pgsql")
+		}},
 	{lazyre.New("error: linker `([^`]+)` not found"),
 		func(m []string) string { return "the C linker " + m[1] },
 		func(m []string) string { return "sudo apt-get install -y build-essential" }},

@@ -24,20 +24,21 @@ var envRules = []Rule{
 			a := f.last()
 			return fmt.Sprintf("agent %s (%s) is not logged in or its key is invalid: %s", a.Agent, orWord(f.presetFor(a.Agent), "generic"), a.Message)
 		},
-		Suggest: func(f *facts) Suggestion {
-			login, how := f.login(f.last().Agent)
-			if page, env := keyPage(f.presetFor(f.last().Agent)); page != "" && keyRe.MatchString(f.last().Message) && !strings.Contains(f.last().Message, "/login") {
-				// The key itself is refused (expired, revoked): signing in again does not
-				// replace a key the environment sets.
-				login, how = "xdg-open "+page, fmt.Sprintf("the agent's API key is refused: make a new one (the first command opens the page) and set %s to it in the environment mulligan runs in", env)
-			}
-			cmds := []string{}
-			if login != "" {
-				cmds = append(cmds, login)
-			}
-			cmds = append(cmds, f.retry())
-			return Suggestion{Text: how + ", then run the task again", Commands: cmds}
+		Suggest: func(f *facts) Suggestion { return f.loginSuggestion(f.last()) },
+	},
+	{
+		// The chain's later rung — the agent the task fails over to — could not run for its
+		// login, and the attempts after it went back to an earlier rung that kept failing: the
+		// run stopped without the agent it escalates to.
+		Name: "failover-target-logged-out", Category: Environment, Confidence: 0.9,
+		Match: func(f *facts) bool { _, ok := f.blockedRung(); return ok },
+		Why: func(f *facts) string {
+			a, _ := f.blockedRung()
+			return fmt.Sprintf("the chain could not fail over to agent %s, which is not logged in (%s); agent %s, before it in the chain, kept failing: %s",
+				a.Agent, a.Message, f.last().Agent, f.last().Message)
 		},
+		Suggest: func(f *facts) Suggestion { a, _ := f.blockedRung(); return f.loginSuggestion(a) },
+		Lines:   func(f *facts) []string { a, _ := f.blockedRung(); return []string{a.Message} },
 	},
 	{
 		// The agent's CLI waits for an interactive sign-in nobody gives: it is not logged in.
@@ -708,3 +709,40 @@ func installProgram(prog string) string {
 // testReportLineRe: a line a test writes about itself (go's file_test.go:87:, pytest's
 // test_x.py:12:, a jest spec's path).
 var testReportLineRe = lazyre.New(`^\s*(?:\w+_test\.go|test_\w+\.py|\w+_test\.py|[\w.-]+\.(?:test|spec)\.[jt]sx?):\d+:`)
+
+// loginSuggestion: sign agent a's CLI in again (or replace the key it is refused), then run the
+// task again.
+func (f *facts) loginSuggestion(a storeAttempt) Suggestion {
+	login, how := f.login(a.Agent)
+	if page, env := keyPage(f.presetFor(a.Agent)); page != "" && keyRe.MatchString(a.Message) && !strings.Contains(a.Message, "/login") {
+		// The key itself is refused (expired, revoked): signing in again does not
+		// replace a key the environment sets.
+		login, how = "xdg-open "+page, fmt.Sprintf("the agent's API key is refused: make a new one (the first command opens the page) and set %s to it in the environment mulligan runs in", env)
+	}
+	cmds := []string{}
+	if login != "" {
+		cmds = append(cmds, login)
+	}
+	cmds = append(cmds, f.retry())
+	return Suggestion{Text: how + ", then run the task again", Commands: cmds}
+}
+
+// blockedRung: the attempt in which a later rung of the task's chain failed its login, when no
+// attempt of that agent came after it and the run stopped on an earlier rung's failure.
+func (f *facts) blockedRung() (storeAttempt, bool) {
+	if f.def == nil || len(f.def.Agents) < 2 || len(f.failed) == 0 {
+		return storeAttempt{}, false
+	}
+	// (All attempts: the one a chain failed over from is set aside from the failures.)
+	last := slices.Index(f.def.Agents, f.last().Agent)
+	for i, a := range f.attempts {
+		if a.TaskID != f.last().TaskID || a.N >= f.last().N || a.Class != cAuth && !lapsedLoginRe.MatchString(a.Message) {
+			continue
+		}
+		if slices.Index(f.def.Agents, a.Agent) <= last || slices.ContainsFunc(f.attempts[i+1:], func(b storeAttempt) bool { return b.TaskID == a.TaskID && b.Agent == a.Agent }) {
+			continue
+		}
+		return a, true
+	}
+	return storeAttempt{}, false
+}

@@ -254,6 +254,14 @@ func TestRules(t *testing.T) {
 			out := "/home/kr/src/ringz/build.zig:13:10: error: no field named 'root_module' in struct 'Build.TestOptions'\n        .root_module = ring_mod,\n/usr/lib/zig/std/Build.zig:843:25: note: struct declared here\n"
 			return withBase(mkFacts(t, "", verify(out, 1), verify(out, 2)), 1, out)
 		}, Environment, []string{"zig version  # the version the project's build file is written for?", "mulligan run fix"}, "version of the build tool"},
+		{"failover-target-logged-out", func(t *testing.T) *facts {
+			// openai/codex#6498: the strong rung's login lapsed; the cheap one kept failing.
+			const jest = "  ● parseDate › keeps the wall-clock time\n\n    expect(received).toBe(expected)\n"
+			f := mkFacts(t, "no-progress", verify(jest, 1), att{class: cAuth, code: "auth", msg: "codex: Your access token could not be refreshed because your refresh token was already used. Please log out and sign in again."}, verify(jest, 1))
+			f.def.Agents = []string{"fast", "cx"}
+			f.failed[1].Agent, f.attempts[1].Agent = "cx", "cx"
+			return f
+		}, Environment, []string{"codex login", "mulligan run fix"}, "then run the task again"},
 		{"lock-held", func(t *testing.T) *facts {
 			// hashicorp/terraform#22410: the state lock another run holds.
 			out := "╷\n│ Error: Error acquiring the state lock\n│ \n│ Error message: operation error DynamoDB: PutItem, https response error StatusCode: 400, ConditionalCheckFailedException: The conditional request failed\n│ Lock Info:\n│   ID:        9db3bc2c-8ef4-2a0c-3a67-21c1bb5e4b55\n│   Who:       ci@ci-runner-07\n╵\n"

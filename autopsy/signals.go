@@ -48,7 +48,8 @@ var (
 		lazyre.New(`\[Errno 2\] No such file or directory: '([a-z][\w+-]*)'$`),
 		lazyre.New(`Couldn't find (ffmpeg|ffprobe|avconv)\b`),
 		lazyre.New("Could not find `([\\w.-]+)`"),
-		lazyre.New("Executable `([\\w.+-]+)` not found"), // pre-commit's hook
+		lazyre.New("Executable `([\\w.+-]+)` not found"),                                                            // pre-commit's hook
+		lazyre.New(`(?i)please make sure ([\w.+-]+) is installed and (?:present|available) (?:on|in) your \$?PATH`), // buf's plugin
 		lazyre.New(`'([^']+)' is not recognized as an internal or external command`),
 		lazyre.New(`(?i)no module named '?(pytest|pip|venv)'?`),
 	}
@@ -199,6 +200,7 @@ type verifyView struct {
 	tests  []string // failing tests, sorted, without duplicates
 	why    []string // each failing test with the first line of its failure, normalised
 	build  []string // build or syntax error lines
+	checks int      // how many of them a linter or formatter printed (the last ones)
 	norm   string
 	head   string // the first error line, normalised: what a failure without tests is about
 	silent bool   // nothing was printed
@@ -210,7 +212,7 @@ func readVerify(out string) verifyView {
 	t := evidence.ParseTests(out)
 	// A linter's or formatter's rejection reads like a build error: the code is not accepted
 	// as it is, and the attempt that left it is to blame when the base passed.
-	v := verifyView{silent: strings.TrimSpace(out) == "", tests: t.Keys(), build: append(t.Build, t.Checks...)}
+	v := verifyView{silent: strings.TrimSpace(out) == "", tests: t.Keys(), build: append(t.Build, t.Checks...), checks: len(t.Checks)}
 	for _, ft := range t.Failed {
 		if ft.Message != "" {
 			v.why = append(v.why, ft.Key()+": "+volatileRe.ReplaceAllString(ft.Message, "#"))
@@ -234,12 +236,15 @@ func readVerify(out string) verifyView {
 }
 
 // genericFailRe: a line that says only that something failed, not what.
-var genericFailRe = lazyre.New(`(?i)^(?:make(?:\[\d+\])?: \*\*\* .*Error #|exit status #|FAIL|error:? Command failed with exit code #\.?|npm (?:ERR!|error) (?:Test failed.*|code \S+|errno #|command failed|command sh -c .*|Lifecycle script .* failed.*|path \S+|workspace \S+|location \S+|A complete log of this run can be found in:.*|\s*)|ELIFECYCLE.*|Error: Process completed with exit code #\.?|.*returned non-zero exit status #\.?|\S+: exit status #|> .*)$`)
+var genericFailRe = lazyre.New(`(?i)^(?:make(?:\[\d+\])?: \*\*\* .*Error #|exit status #|FAIL|error:? Command failed with exit code #\.?|npm (?:ERR!|error)\s*(?:Test failed.*|code \S+|errno #|command failed|command sh -c .*|Lifecycle script .* failed.*|path \S+|workspace \S+|location \S+|A complete log of this run can be found in:.*|\s+/\S+\.log|Failed at the \S+ \S+ script\.?|This is probably not a problem with npm\..*|\s*)|ELIFECYCLE.*|Error: Process completed with exit code #\.?|.*returned non-zero exit status #\.?|\S+: exit status #|> .*)$`)
 
 // saysNothing: the verify output has no failing test, no build error and no line that says
 // more than that it failed (a line without a word of failure, a progress or a summary line,
 // says nothing about why).
 func (v verifyView) saysNothing() bool {
+	if len(v.build) == 0 && len(v.tests) > 0 && workerCrashRe.MatchString(v.norm) && !slices.ContainsFunc(v.why, func(w string) bool { return !workerCrashRe.MatchString(w) }) {
+		return true // every test "failed" because the process running it died: nothing says why
+	}
 	if len(v.tests) > 0 || len(v.build) > 0 {
 		return false
 	}
@@ -258,6 +263,9 @@ func (v verifyView) saysNothing() bool {
 func saysOnlyFailed(l string) bool {
 	return genericFailRe.MatchString(l) || exitOnlyRe.MatchString(l) || summaryRe.MatchString(l)
 }
+
+// workerCrashRe: a test runner's word that the process running a test died under it.
+var workerCrashRe = lazyre.New(`(?i)worker '?\w+'? crashed while running|node down: Not properly terminated|Test worker process crashed|A worker process has failed to exit gracefully|Jest worker encountered \d+ child process exceptions`)
 
 // workspacePrefixRe: the package (and task) a monorepo runner puts before each line.
 var workspacePrefixRe = lazyre.New(`^(?:@[\w.-]+/)?[\w.-]+(?::[\w.-]+)?:\s+`)

@@ -17,7 +17,12 @@ var (
 	phpFileRe  = lazyre.New(`^(/\S+\.php):(\d+)$`)
 	dotnetRe   = lazyre.New(`^\s+Failed ([\w.]+) \[`)
 	dotnetAtRe = lazyre.New(`in (\S+\.cs):line (\d+)`)
-	playRe     = lazyre.New(`^\s+\d+\) \[([\w -]+)\] › (\S+?):(\d+):\d+ › (.+?)(?:\s+─+)?$`)
+	// minitest (Rails' and plain): "Failure:" / "  1) Error:" then "Class#test_name [file:line]:".
+	minitestHeadRe = lazyre.New(`^\s*(?:\d+\) )?(Failure|Error):$`)
+	minitestTestRe = lazyre.New(`^([\w:]+)#(\w+)(?: \[([^\]:]+):(\d+)\])?:?$`)
+	// Laravel's and Pest's Collision printer: "FAILED  Tests\Feature\X > it does y   QueryException".
+	collisionRe = lazyre.New(`^\s*FAILED\s+([\w\\]+)\s+>\s+(.+?)(?:\s{2,}(\w+))?\s*$`)
+	playRe      = lazyre.New(`^\s+\d+\) \[([\w -]+)\] › (\S+?):(\d+):\d+ › (.+?)(?:\s+─+)?$`)
 )
 
 // parsePlaywright reads Playwright's list reporter: "1) [chromium] › tests/a.spec.ts:3:5 › title".
@@ -161,6 +166,49 @@ func parseDotnet(lines []string, r *Tests) {
 			}
 			if f := dotnetAtRe.FindStringSubmatch(s); f != nil {
 				t.File, t.Line = f[1], atoi(f[2])
+				break
+			}
+		}
+		r.Failed = append(r.Failed, t)
+	}
+}
+
+// parseMinitest reads minitest's failure blocks: the test on the line after "Failure:" or
+// "Error:", its message on the lines after that.
+func parseMinitest(lines []string, r *Tests) {
+	for i := 0; i+1 < len(lines); i++ {
+		if !minitestHeadRe.MatchString(lines[i]) {
+			continue
+		}
+		m := minitestTestRe.FindStringSubmatch(strings.TrimSpace(lines[i+1]))
+		if m == nil {
+			continue
+		}
+		t := Test{Runner: "minitest", Name: m[2], Package: m[1], File: m[3], Line: atoi(m[4])}
+		if t.File != "" {
+			t.Package = t.File // as rspec's: the file a prompt names
+		}
+		var msg []string
+		for j := i + 2; j < len(lines) && j < i+8 && strings.TrimSpace(lines[j]) != ""; j++ {
+			msg = append(msg, strings.TrimSpace(lines[j]))
+		}
+		t.Message = clip(strings.Join(msg, " "))
+		r.Failed = append(r.Failed, t)
+	}
+}
+
+// parseCollision reads the FAILED blocks Laravel's `artisan test` and Pest print: the class and
+// the test, the exception's name, its message on the next line.
+func parseCollision(lines []string, r *Tests) {
+	for i, l := range lines {
+		m := collisionRe.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		t := Test{Runner: "phpunit", Name: strings.TrimSpace(m[2]), Package: m[1]}
+		for j := i + 1; j < len(lines) && j < i+4; j++ {
+			if s := strings.TrimSpace(lines[j]); s != "" {
+				t.Message = clip(strings.TrimSpace(m[3] + ": " + s))
 				break
 			}
 		}

@@ -327,6 +327,37 @@ Failed!  - Failed:     1, Passed:    22, Skipped:     0, Total:    23
 
   1 failed
 `, []string{`tests/login.spec.ts login › redirects to the dashboard @ tests/login.spec.ts:12 : Error: expect(page).toHaveURL(expected) failed`}, -1, -1},
+	// Rails' minitest reporter (minitest/minitest#737 layout) and plain minitest's numbered one.
+	{"minitest", `Run options: --seed 48213
+
+# Running:
+
+..............F
+
+Failure:
+InvoiceTest#test_late_fee_compounds_monthly [test/models/invoice_test.rb:22]:
+Expected: 121.55
+  Actual: 121.0
+
+
+bin/rails test test/models/invoice_test.rb:17
+
+  1) Error:
+Billing::LedgerTest#test_posts_twice:
+NoMethodError: undefined method 'post' for nil
+
+38 runs, 71 assertions, 1 failures, 1 errors, 0 skips
+`, []string{`test/models/invoice_test.rb test_late_fee_compounds_monthly @ test/models/invoice_test.rb:22 : Expected: 121.55 Actual: 121.0`,
+		`Billing::LedgerTest test_posts_twice : NoMethodError: undefined method 'post' for nil`}, -1, -1},
+	// Laravel's `artisan test` (Collision).
+	{"laravel artisan test", `   FAIL  Tests\Feature\InvoiceExportTest
+  ⨯ it exports paid invoices as csv                                      0.09s
+  ────────────────────────────────────────────────────────────────────────────
+   FAILED  Tests\Feature\InvoiceExportTest > it exports paid invoices as csv   QueryException
+  could not find driver (Connection: sqlite, SQL: PRAGMA foreign_keys = ON;)
+
+  at vendor/laravel/framework/src/Illuminate/Database/Connection.php:825
+`, []string{`Tests\Feature\InvoiceExportTest it exports paid invoices as csv : QueryException: could not find driver (Connection: sqlite`}, -1, -1},
 	{"nothing a runner printed", "make: *** [Makefile:4: test] Error 1\n", nil, -1, -1},
 }
 
