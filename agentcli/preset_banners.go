@@ -30,6 +30,7 @@ const (
 	CodeCLIError      = "cli_error"        // opencode's "Error: …" with exit 0
 	CodeNeedsTerminal = "needs_terminal"   // an interactive UI started without a terminal
 	CodeTurnLimit     = "turn_limit"       // the CLI's own limit of turns ended the session
+	CodeBadArguments  = "bad_arguments"    // the CLI's argument parser refused its command line
 )
 
 // BillingHint is the hint of a billing failure: money lifts it, not time.
@@ -86,6 +87,12 @@ var specificRules = []bannerRule{
 	// meets it again.
 	noRetry(rule(taskfile.ClassAgentExit, CodeNeedsTerminal, "the agent CLI started its interactive UI, which needs a terminal: run it headless (claude -p, gemini -p; the presets' commands do)", `Raw mode is not supported on the current process\.stdin`)),
 	noRetry(rule(taskfile.ClassAgentExit, CodeContextWindow, "the task does not fit the model's context window: split it or shorten its prompt", `(?i)ran out of room in the model's context window|prompt is too long|context_length_exceeded|maximum context length|input exceeds the context window`)),
+	// The CLI's argument parser refused its command line — clap (codex): "error: unexpected
+	// argument '--foo' found"; commander (claude): "error: unknown option '--foo'"; yargs
+	// (gemini): "Unknown argument: foo"; Go's flag and cobra: "flag provided but not defined:
+	// -foo", "Error: unknown flag: --foo". Retried all the same: a retry costs nothing (the CLI
+	// stops before any request) and moves a failover chain on to its next rung.
+	rule(taskfile.ClassAgentExit, CodeBadArguments, "the agent CLI refused its command line (a flag its version does not know?): fix `command` of the agent in the task file, or update the CLI; its --help lists what it takes", `(?m)^(?:error: (?:unexpected argument '[^']*' found|unrecognized subcommand '[^']*'|unknown option '[^']*'|too many arguments|invalid value '[^']*' for '[^']*')|Unknown arguments?: \S|flag provided but not defined: -\S|Error: unknown (?:shorthand )?flag: \S)`),
 }
 
 func noRetry(r bannerRule) bannerRule { r.noRetry = true; return r }

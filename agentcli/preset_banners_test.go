@@ -73,7 +73,7 @@ func TestPresetBannerFixtures(t *testing.T) {
 		{"aider_edit_format.txt", taskfile.PresetAider, 1, taskfile.ClassAgentExit, CodeNonZeroExit, false, time.Time{}, "agent exited with status 1: The LLM did not conform to the edit format. (1 SEARCH/REPLACE block failed to match!)"},
 		// clap's refusal of an argument (HLND2T/CS2_VibeSignatures#26, fastclaw-ai/weclaw#49):
 		// the error line, not "For more information, try '--help'.".
-		{"codex_bad_argument.txt", taskfile.PresetCodex, 2, taskfile.ClassAgentExit, CodeNonZeroExit, false, time.Time{}, "agent exited with status 2: error: unexpected argument '--foo' found"},
+		{"codex_bad_argument.txt", taskfile.PresetCodex, 2, taskfile.ClassAgentExit, CodeBadArguments, false, time.Time{}, "codex: error: unexpected argument '--foo' found"},
 		{"opencode_monthly_limit.txt", taskfile.PresetOpencode, 0, taskfile.ClassQuota, CodeBilling, true, time.Time{}, "opencode: Monthly usage limit reached"},
 		{"opencode_error_exit0.txt", taskfile.PresetOpencode, 0, taskfile.ClassAgentExit, CodeCLIError, false, time.Time{}, "opencode: Model not found: opencode/gpt-9 (exit status 0)"},
 	}
@@ -365,5 +365,30 @@ func TestAiderGaveUp(t *testing.T) {
 				t.Errorf("message %q, want it to start %q", f.Message, c.msg)
 			}
 		})
+	}
+}
+
+// An agent CLI whose argument parser refused its command line is agent_exit bad_arguments, quoting
+// the parser's line; still retried, so that a failover chain moves on to its next rung. Texts: commander's as claude
+// prints it (mgechev/skillgrade#8, cline/cline#4566), clap's (codex_bad_argument.txt), yargs'
+// strict mode, Go's flag package.
+func TestBadArgumentsNotRetried(t *testing.T) {
+	for _, c := range []struct {
+		preset, out, msg string
+		exit             int
+	}{
+		{taskfile.PresetClaude, "error: unknown option '--yes'\n", "claude: error: unknown option '--yes'", 1},
+		{taskfile.PresetGemini, "Usage: gemini [options] [command]\n\nOptions:\n  -p, --prompt  Prompt. Appended to input on stdin (if any).\n\nUnknown argument: frob\n", "gemini: Unknown argument: frob", 1},
+		{taskfile.PresetGeneric, "flag provided but not defined: -frob\nUsage of ./agent:\n  -model string\n", "generic: flag provided but not defined: -frob", 2},
+	} {
+		f := Classify(Observation{ExitCode: c.exit, Output: []byte(c.out)}, nil, PresetFor(c.preset))
+		if f == nil || f.Code != CodeBadArguments || !f.RetryEligible || f.Message != c.msg {
+			t.Errorf("%s: got %+v, want bad_arguments, retried, %q", c.preset, f, c.msg)
+		}
+	}
+	// A tool the agent ran that printed such a line, indented or prefixed, is not the CLI's.
+	out := "Running cargo run -- --frob\n    error: unexpected argument '--frob' found\nI will fix the flag.\n"
+	if f := Classify(Observation{ExitCode: 1, Output: []byte(out)}, nil, PresetFor(taskfile.PresetGeneric)); f != nil && f.Code == CodeBadArguments {
+		t.Errorf("a tool's output taken for the CLI's refusal: %+v", f)
 	}
 }
