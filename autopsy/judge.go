@@ -41,10 +41,14 @@ func (f *facts) presetFor(agent string) string {
 
 // agentSignals: the environment evidence in an attempt's failure and the agent's output; a
 // connection the model only wrote about (its messages, not its tools' output) is none.
+// (A rejected attempt's message is the verify's summary: verifySignals reads the verify.)
 func (f *facts) agentSignals(a storeAttempt) []envSignal {
-	out := f.output[key(a.TaskID, a.N)]
-	sigs := slices.DeleteFunc(envSignals(a.Message+"\n"+out), isConnection)
-	return append(sigs, slices.DeleteFunc(envSignals(a.Message+"\n"+evidence.WithoutProse(out)), func(s envSignal) bool { return !isConnection(s) })...)
+	out, msg := f.output[key(a.TaskID, a.N)], a.Message
+	if a.Class == cQuality {
+		msg = ""
+	}
+	sigs := slices.DeleteFunc(envSignals(msg+"\n"+out), isConnection)
+	return append(sigs, slices.DeleteFunc(envSignals(msg+"\n"+evidence.WithoutProse(out)), func(s envSignal) bool { return !isConnection(s) })...)
 }
 
 func isConnection(s envSignal) bool {

@@ -55,7 +55,7 @@ var (
 	}
 	// serviceRe: a connection to this machine refused (a local server is not running), as Go,
 	// node, libpq, redis-py, MySQL, the JVM and curl say it; servicePortRe finds its port.
-	serviceRe     = lazyre.New(`(?i)Cannot connect to the Docker daemon|Is the docker daemon running|Could not find a valid Docker environment|rootless Docker not found|Error while fetching server API version|docker (?:daemon )?(?:is )?not running|docker\.sock\b.*(?:no such file|not found|connect|must exist)|Can't connect to local (?:MySQL|MariaDB) server through socket|Can't reach database server at|No alive nodes found in your cluster|SQLSTATE\[HY000\] \[2002\]|could not connect to server: No such file or directory|(?:connection refused|\bECONNREFUSED\b|Errno 111|Error 111|\(111\)|Can't connect to (?:MySQL|local)|could not connect to server|Connection to \S+ refused).*(?:localhost|127\.0\.0\.1|::1|0\.0\.0\.0)|(?:localhost|127\.0\.0\.1|::1\b|0\.0\.0\.0).*(?:connection refused|\bECONNREFUSED\b|Errno 111|Error 111|\(111\)|refused)`)
+	serviceRe     = lazyre.New(`(?i)Cannot connect to the Docker daemon|Is the docker daemon running|Could not find a valid Docker environment|rootless Docker not found|Error while fetching server API version|docker (?:daemon )?(?:is )?not running|docker\.sock\b.*(?:no such file|not found|connect|must exist)|Can't connect to local (?:MySQL|MariaDB) server through socket|Can't reach database server at|No alive nodes found in your cluster|SQLSTATE\[HY000\] \[2002\]|could not connect to server: No such file or directory|(?:connection refused|(?-i:\bECONNREFUSED\b)|Errno 111|Error 111|\(111\)|Can't connect to (?:MySQL|local)|could not connect to server|Connection to \S+ refused).*(?:localhost|127\.0\.0\.1|::1|0\.0\.0\.0)|(?:localhost|127\.0\.0\.1|::1\b|0\.0\.0\.0).*(?:connection refused|(?-i:\bECONNREFUSED\b)|Errno 111|Error 111|\(111\)|refused)`)
 	servicePortRe = lazyre.New(`(?i)(?:localhost|127\.0\.0\.1|::1|0\.0\.0\.0)['"\]]?(?:\)|,|:| port)+\s*(?:port )?(\d{2,5})\b|port (\d{2,5})\b`)
 	tlsRe         = lazyre.New(`(?i)x509: |certificate signed by unknown authority|self[- ]signed certificate|SSL certificate (?:problem|verification|has expired|is not yet valid)|CERT_HAS_EXPIRED|UNABLE_TO_(?:GET_ISSUER_CERT|VERIFY_LEAF_SIGNATURE)|unable to get local issuer certificate|SSL error|invalid peer certificate|UnknownIssuer|certificate verify failed|CERTIFICATE_VERIFY_FAILED|PKIX path building failed|unable to find valid certification path|SunCertPathBuilderException`)
 	diskRe        = lazyre.New(`(?i)no space left on device|disk quota exceeded|\bENOSPC\b|not enough space on the disk`)
@@ -163,25 +163,30 @@ func verifyEnvSignals(out string) []envSignal {
 		return sigs
 	}
 	t := evidence.ParseTests(out)
-	var why []string
 	for _, ft := range t.Failed {
-		if !assertionRe.MatchString(ft.Message) {
-			return sigs // a test that failed on an error, not on a value: the connection may be it
+		if !assertionRe.MatchString(ft.Message) && !codeErrorRe.MatchString(ft.Message) || realConnErrRe.MatchString(ft.Message) {
+			return sigs // a test that failed on an error (or got one as its value): the connection may be it
 		}
-		why = append(why, ft.Message)
 	}
-	if len(t.Failed) == 0 {
-		why = t.Build
-	}
-	if len(why) == 0 || len(envSignals(strings.Join(why, "\n"))) > 0 {
+	// (Tests that failed on a value: a "TLS handshake timeout" in the message is what the test
+	// is about. Else the build errors, when there are some, must not name a connection.)
+	if len(t.Failed) == 0 && (len(t.Build) == 0 || slices.ContainsFunc(envSignals(strings.Join(t.Build, "\n")), isConnection)) {
 		return sigs
 	}
 	return slices.DeleteFunc(sigs, isConnection)
 }
 
+// realConnErrRe: the marks of a connection error a program met — an address with its port, an
+// errno, a dial — as against words about one.
+var realConnErrRe = lazyre.New(`\b\d{1,3}(?:\.\d{1,3}){3}:\d+|localhost:\d+|\bECONN[A-Z]+\b|(?-i:\bETIMEDOUT\b)|(?-i:\bEAI_AGAIN\b)|(?-i:\bENOTFOUND\b)|\[Errno -?\d+\]|dial tcp|getaddrinfo|x509: `)
+
 // assertionRe: a test's failure message about a value it checked (expected/received, want/got,
 // an assert), not an error it met on the way.
 var assertionRe = lazyre.New(`(?i)\bexpect(?:ed)?\b|\breceived\b|\bwant\b|\bgot\b|assert|\bto(?:Be|Equal|Have|Match|Contain)|\bshould\b|!=|==|\bmismatch|\bdiffer`)
+
+// codeErrorRe: a test's failure in the code itself (a missing attribute, a nil, a wrong type),
+// not in what it reached over a connection.
+var codeErrorRe = lazyre.New(`\b(?:AttributeError|NameError|TypeError|KeyError|IndexError|ZeroDivisionError|UnboundLocalError|NoMethodError|ReferenceError|NullPointerException|ClassCastException|ArrayIndexOutOfBoundsException)\b|nil pointer dereference|index out of range|undefined (?:method|local variable)|is not a function|Cannot read propert`)
 
 func signalOf(sigs []envSignal, kind string) (envSignal, bool) {
 	for _, s := range sigs {

@@ -20,9 +20,9 @@ type NetError struct {
 }
 
 var (
-	netErrRe = lazyre.New(`(?i)could not resolve host|Unable to load the service index for source|unable to resolve host|no such host|temporary failure in name resolution|name or service not known|name does not resolve|nodename nor servname|failed to lookup address|getaddrinfo|\bENOTFOUND\b|\bEAI_AGAIN\b|network is unreachable|connection refused|\bECONNREFUSED\b|\bECONNRESET\b|connection reset by peer|TLS handshake timeout|i/o timeout|unable to connect to api|cannot connect to api|fetch failed|waiting for network|error sending request|stream disconnected before completion|socket hang up|\bETIMEDOUT\b|\bENETUNREACH\b|Failed to establish a new connection|Max retries exceeded with url|Could not connect to|Connection timed out|Network is unreachable|network request to .* failed|dial tcp|unable to access '|server misbehaving|lookup \S+ on \S+:|Could not resolve proxy|Connection timed out`)
+	netErrRe = lazyre.New(`(?i)could not resolve host|Unable to load the service index for source|unable to resolve host|no such host|temporary failure in name resolution|name or service not known|name does not resolve|nodename nor servname|failed to lookup address|getaddrinfo|(?-i:\bENOTFOUND\b)|(?-i:\bEAI_AGAIN\b)|network is unreachable|connection refused|(?-i:\bECONNREFUSED\b)|(?-i:\bECONNRESET\b)|connection reset by peer|TLS handshake timeout|i/o timeout|unable to connect to api|cannot connect to api|fetch failed|waiting for network|error sending request|stream disconnected before completion|socket hang up|(?-i:\bETIMEDOUT\b)|(?-i:\bENETUNREACH\b)|Failed to establish a new connection|Max retries exceeded with url|Could not connect to|Connection timed out|Network is unreachable|network request to .* failed|dial tcp|unable to access '|server misbehaving|lookup \S+ on \S+:|Could not resolve proxy|Connection timed out`)
 	hostRes  = []*lazyre.Regexp{
-		lazyre.New(`(?i)(?:\bENOTFOUND\b|\bEAI_AGAIN\b|\bECONNREFUSED\b|\bETIMEDOUT\b|\bECONNRESET\b) ([A-Za-z0-9.-]+\.[A-Za-z]{2,})`),
+		lazyre.New(`(?i)(?:(?-i:\bENOTFOUND\b)|(?-i:\bEAI_AGAIN\b)|(?-i:\bECONNREFUSED\b)|(?-i:\bETIMEDOUT\b)|(?-i:\bECONNRESET\b)) ([A-Za-z0-9.-]+\.[A-Za-z]{2,})`),
 		lazyre.New(`(?i)(?:could not|unable to) resolve host:? '?([A-Za-z0-9.-]+)`),
 		lazyre.New(`lookup ([A-Za-z0-9.-]+\.[A-Za-z]{2,})(?: on [^:]+)?: `),
 		lazyre.New(`host='([^']+)'`),
@@ -153,6 +153,9 @@ func Echoed(line string) bool {
 		return true
 	}
 	m, _ := v.(map[string]any)
+	if m["type"] == "user" && fileRead(m) {
+		return true // claude's Read: a file's text, numbered
+	}
 	if m["type"] == "tool_use" {
 		return true // gemini's tool call: its name and parameters
 	}
@@ -178,3 +181,33 @@ func echoed(v any) bool {
 	_, text := m["content"].(string)
 	return text
 }
+
+// fileRead: a claude tool result whose text is a file's lines as its Read tool numbers them
+// ("    52\tdef test_…" or "    52→def test_…"): what the file says, not what happened.
+func fileRead(m map[string]any) bool {
+	msg, _ := m["message"].(map[string]any)
+	parts, _ := msg["content"].([]any)
+	if len(parts) == 0 {
+		return false
+	}
+	for _, p := range parts {
+		pm, _ := p.(map[string]any)
+		text, _ := pm["content"].(string)
+		lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+		if pm["type"] != "tool_result" || len(lines) < 2 {
+			return false
+		}
+		n := 0
+		for _, l := range lines {
+			if numberedLineRe.MatchString(l) {
+				n++
+			}
+		}
+		if n*10 < len(lines)*8 {
+			return false
+		}
+	}
+	return true
+}
+
+var numberedLineRe = lazyre.New(`^\s*\d+(?:\t|→)`)
