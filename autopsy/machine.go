@@ -348,8 +348,15 @@ func (f *facts) machineLacks() (lack, bool) {
 		return pythonDep(f.base.Output)
 	}
 	a := f.last()
-	return lackIn(f.verifyOutput[key(a.TaskID, a.N)]+"\n"+a.Message, false)
+	k, ok := lackIn(f.verifyOutput[key(a.TaskID, a.N)]+"\n"+a.Message, false)
+	if ok && f.base != nil && resourceLimitRe.MatchString(k.line) {
+		return lack{}, false // the untouched tree passed within this machine's limits: the change used them up
+	}
+	return k, ok
 }
+
+// resourceLimitRe: a limit of the machine's that code can run into by itself (a leak of files).
+var resourceLimitRe = lazyre.New(`(?i)too many open files|\bEMFILE\b`)
 
 // loggedOut: a tool the task uses is not logged in to its service, as the verify output says
 // on the base tree, or the attempt the run stopped on says (its verify output, the agent's own

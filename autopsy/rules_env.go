@@ -195,7 +195,9 @@ var envRules = []Rule{
 		Name: "verify-killed", Category: Environment, Confidence: 0.9,
 		Match: func(f *facts) bool {
 			_, e := f.verifyEnd()
-			return e.Kind == evidence.Killed || e.Memory
+			// (When the untouched tree's run passed on this machine, the change is what used
+			// the memory up, or looped until something killed it.)
+			return (e.Kind == evidence.Killed || e.Memory) && (f.base == nil || f.base.failed())
 		},
 		Why: func(f *facts) string {
 			a, e := f.verifyEnd()

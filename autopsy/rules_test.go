@@ -476,8 +476,15 @@ func TestRules(t *testing.T) {
 		}, AgentFlake, []string{"mulligan run fix", "mulligan restore refs/mulligan/runs/k3f9abcd/fix/1/post"}, "keep the edits of attempt 1"},
 		{"verify-same-failure", func(t *testing.T) *facts {
 			f := mkFacts(t, "", att{class: cQuality, code: "verify_failed", msg: "verify exited 1: --- FAIL: TestX (0.01s)", files: 1}, att{class: cQuality, code: "verify_failed", msg: "verify exited 1: --- FAIL: TestX (0.02s)", files: 1})
+			f.def.Prompt = "Make Parse accept empty input instead of returning an error, without changing the tests."
 			return withBase(f, 0, "ok\n")
 		}, WorkflowBug, []string{"mulligan run fix", "mulligan logs k3f9abcd/fix@2"}, "can pass with the change"},
+		{"agent-same-mistake", func(t *testing.T) *facts {
+			// The base passes; three rewrites fail the same jest test the same way (jest#9239: Intl's
+			// no-break space before the currency sign).
+			out := "  ● formatPrice › renders EUR in de-DE\n\n    expect(received).toBe(expected) // Object.is equality\n\n    Expected: \"1.234,50 €\"\n    Received: \"1.234,50 €\"\n"
+			return withBase(mkFacts(t, "", verify(out, 1), verify(out, 1)), 0, "Tests: 12 passed, 12 total\n")
+		}, AgentFlake, []string{"mulligan diff k3f9abcd/fix@2", "mulligan run fix"}, "what it misses"},
 		{"schema-never-satisfied", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: cSchema, msg: "missing property summary"})
 		}, WorkflowBug, []string{"mulligan run fix", "mulligan logs k3f9abcd/fix@1"}, "output_schema"},

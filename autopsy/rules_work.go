@@ -354,6 +354,27 @@ var workRules = []Rule{
 		Lines: func(f *facts) []string { return decisiveLines(f.verifyOutput[key(f.last().TaskID, f.last().N)]) },
 	},
 	{
+		// The untouched tree passes and every attempt's change fails it the same way: the
+		// agent makes the same mistake each time (a wrong fix, a leak, a loop). Nothing in
+		// the evidence says the task asks for what cannot pass; the agent's work is what
+		// fails, and telling it what it misses is the way on.
+		Name: "agent-same-mistake", Category: AgentFlake, Confidence: 0.61,
+		Match: func(f *facts) bool {
+			return f.allClasses(cQuality) && len(f.failed) >= 2 && f.base != nil && !f.base.failed() &&
+				!f.verifyDiffers() && f.verifyConcrete() && !f.promptContradicts() && !needsTerminalRe.MatchString(f.verifyOutput[key(f.last().TaskID, f.last().N)])
+		},
+		Why: func(f *facts) string {
+			return fmt.Sprintf("the tree the task started from passes the verify, and all %d attempts' changes fail it the same way: %s — the agent repeats the same mistake",
+				len(f.failed), f.last().Message)
+		},
+		Suggest: func(f *facts) Suggestion {
+			a := f.last()
+			return Suggestion{Text: fmt.Sprintf("read what the attempts changed and what fails, then tell the agent what it misses (mulligan prompt %s/%s TEXT) and run the task again, or finish it by hand",
+				f.run.ID, a.TaskID), Commands: []string{fmt.Sprintf("mulligan diff %s/%s@%d", f.run.ID, a.TaskID, a.N), f.retry()}}
+		},
+		Lines: func(f *facts) []string { return f.testLines(f.last()) },
+	},
+	{
 		Name: "verify-same-failure", Category: WorkflowBug, Confidence: 0.6,
 		Match: func(f *facts) bool {
 			return f.allClasses(cQuality) && len(f.failed) >= 2 && !f.verifyDiffers() && f.sameMessages() && f.verifyConcrete()
@@ -552,3 +573,46 @@ func (f *facts) missingVersion() (string, bool) {
 
 // noVersionRe: pip's, npm's and cargo's words for a version the registry does not have.
 var noVersionRe = lazyre.New("No matching distribution found for ([A-Za-z0-9_.-]+)[=<>~!]=?[0-9][\\w.]*|No matching version found for (@?[\\w./-]+)@|failed to select a version for the requirement `([\\w-]+) =")
+
+// promptContradicts: the prompt may ask for what the failing tests forbid. It forbids touching
+// the tests ("do not change the tests"); or it asks to change a behaviour ("instead of",
+// "accept", "no longer") without asking the tests to stay green, and the failing tests are
+// about what it names (its identifiers, its quoted values): tests that pin the old behaviour.
+func (f *facts) promptContradicts() bool {
+	if f.def == nil {
+		return false
+	}
+	p := f.def.Prompt
+	if forbidsTestsRe.MatchString(p) {
+		return true
+	}
+	if !changeRe.MatchString(p) || keepGreenRe.MatchString(p) {
+		return false
+	}
+	var about []string
+	for _, t := range f.testsOf(f.last()).Failed {
+		about = append(about, t.Key(), t.Message)
+	}
+	text := strings.Join(about, "\n")
+	for _, m := range promptNameRe.FindAllStringSubmatch(p, -1) {
+		name := firstNonEmpty(m[1:]...)
+		if i := strings.LastIndexByte(name, '.'); i >= 0 && i < len(name)-1 {
+			name = name[i+1:]
+		}
+		if len(name) >= 3 && strings.Contains(text, name) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	// needsTerminalRe: a verify that stops because nobody can answer it: the command's fault.
+	needsTerminalRe = lazyre.New(`(?i)environment is non-interactive|not a tty|no tty present|requires? an interactive|isatty|inappropriate ioctl for device`)
+	forbidsTestsRe  = lazyre.New(`(?i)(?:don'?t|do not|never|without)\s+(?:touch|chang|modify|modifi|edit)\w*\s+(?:the |any |anything (?:under|in) |(?:any |the )?files? (?:under|in) )?(?:tests?|specs?|__tests__|test files?)\b`)
+	changeRe        = lazyre.New(`(?i)\binstead of\b|\brather than\b|\bno longer\b|\banymore\b|\baccept\b|\ballow\b|\bstop \w+ing\b`)
+	keepGreenRe     = lazyre.New(`(?i)(?:tests?|suite|specs?|rspec|pytest|jest|vitest|go test|cargo test|npm test|mvn|gradle)[^.]{0,40}\b(?:pass|passing|green)\b|\bkeep\b[^.]{0,40}\bgreen\b`)
+	// promptNameRe: what a prompt names in code: a quoted value, a dotted or called name, a
+	// camelCase or snake_case identifier, a capitalised word inside a sentence.
+	promptNameRe = lazyre.New(`"([^"\n]{1,40})"|` + "`([^`\n]{1,40})`" + `|\b([A-Za-z_]\w*(?:\.\w+)+)\b|\b([A-Za-z_]\w*)\(|\b([a-z]+[A-Z]\w*|[a-z]+_[a-z_]+)\b|[a-z,;:] ([A-Z][a-z]+[A-Za-z0-9]*)\b`)
+)
