@@ -243,6 +243,22 @@ var envRules = []Rule{
 		},
 	},
 	{
+		// codex's Linux sandbox (bubblewrap) cannot make its namespaces on this host — Ubuntu
+		// 24.04's AppArmor forbids unprivileged user namespaces — so every command and patch
+		// fails before it runs, and the attempt changes nothing.
+		Name: "agent-sandbox-cannot-start", Category: Environment, Confidence: 0.86,
+		Match: func(f *facts) bool { _, ok := f.sandboxCannotStart(); return ok },
+		Why: func(f *facts) string {
+			l, _ := f.sandboxCannotStart()
+			return "the agent's sandbox cannot start on this machine, so none of its commands or edits ran: " + l
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: "let the sandbox make its namespaces on this machine (Ubuntu 24.04: allow unprivileged user namespaces, or give bwrap an AppArmor profile), or run the agent with its sandbox off in an isolated environment; then run the task again",
+				Commands: []string{"sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0  # bwrap's user namespaces", f.retry()}}
+		},
+		Lines: func(f *facts) []string { l, _ := f.sandboxCannotStart(); return []string{l} },
+	},
+	{
 		// A tool the verify command runs is not installed: on the base tree too, or with exit
 		// 126/127, it is the machine, not the attempts.
 		Name: "verify-tool-missing", Category: Environment, Confidence: 0.88,
@@ -747,4 +763,20 @@ func (f *facts) blockedRung() (storeAttempt, bool) {
 		return a, true
 	}
 	return storeAttempt{}, false
+}
+
+// sandboxStartRe: bubblewrap failing to set up the namespaces of codex's Linux sandbox.
+var sandboxStartRe = lazyre.New(`bwrap: (?:loopback: Failed RTM_NEWADDR|setting up uid map|No permissions to creat(?:e|ing) new namespace|Creating new namespace failed|Can't mount proc|Failed to make / slave)[^"\\]*`)
+
+// sandboxCannotStart: the attempt the run stopped on changed nothing and its agent's commands
+// failed in bubblewrap's setup; the line.
+func (f *facts) sandboxCannotStart() (string, bool) {
+	a := f.last()
+	if a.FilesChanged != nil && *a.FilesChanged > 0 {
+		return "", false
+	}
+	if m := sandboxStartRe.FindString(f.output[key(a.TaskID, a.N)]); m != "" {
+		return clip(m), true
+	}
+	return "", false
 }

@@ -262,6 +262,13 @@ func TestRules(t *testing.T) {
 			f.failed[1].Agent, f.attempts[1].Agent = "cx", "cx"
 			return f
 		}, Environment, []string{"codex login", "mulligan run fix"}, "then run the task again"},
+		{"agent-sandbox-cannot-start", func(t *testing.T) *facts {
+			// openai/codex#17539: bubblewrap on Ubuntu 24.04.
+			out := `{"type":"item.completed","item":{"type":"command_execution","command":"bash -lc 'cat billing/invoice.py'","aggregated_output":"bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted\n","exit_code":1,"status":"failed"}}`
+			a := verify("--- FAIL: TestTotal (0.00s)\n    invoice_test.go:33: got 0.25, want 0.26\n", 0)
+			a.out = out
+			return mkFacts(t, "", a, a)
+		}, Environment, []string{"sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0  # bwrap's user namespaces", "mulligan run fix"}, "namespaces"},
 		{"lock-held", func(t *testing.T) *facts {
 			// hashicorp/terraform#22410: the state lock another run holds.
 			out := "╷\n│ Error: Error acquiring the state lock\n│ \n│ Error message: operation error DynamoDB: PutItem, https response error StatusCode: 400, ConditionalCheckFailedException: The conditional request failed\n│ Lock Info:\n│   ID:        9db3bc2c-8ef4-2a0c-3a67-21c1bb5e4b55\n│   Who:       ci@ci-runner-07\n╵\n"

@@ -593,6 +593,9 @@ func (f *facts) promptContradicts() bool {
 	for _, t := range f.testsOf(f.last()).Failed {
 		about = append(about, t.Key(), t.Message)
 	}
+	if len(about) == 0 { // no test runner's report: the verify's own lines
+		about = decisiveLines(f.verifyOutput[key(f.last().TaskID, f.last().N)] + "\n" + f.last().Message)
+	}
 	text := strings.Join(about, "\n")
 	for _, m := range promptNameRe.FindAllStringSubmatch(p, -1) {
 		name := firstNonEmpty(m[1:]...)
