@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/mulligan-dev/mulligan/proc"
@@ -35,6 +36,9 @@ const (
 func (f *facts) checkBase(ctx context.Context, progress io.Writer) {
 	if f.repo == nil || f.def == nil || f.def.Verify == nil || len(f.def.Verify.Command) == 0 || !f.allClasses(cQuality) {
 		return
+	}
+	if !slices.ContainsFunc(f.failed, func(a storeAttempt) bool { return a.Code != "verify_timeout" }) {
+		return // every verify ran out of its time: the base would only keep the user waiting as long
 	}
 	base := f.task.BaseTree
 	if base == "" {

@@ -281,8 +281,9 @@ var turnLimitRe = lazyre.New(`(?i)error_max_turns|max(?:imum)?[ _-]?turns|maxSes
 // the denials its output lists), when nothing changed in the tree.
 func (f *facts) refused() (storeAttempt, []string) {
 	a := f.last()
-	// An agent that changed files despite a refusal was stopped by it only when it says so.
-	if a.N == 0 || f.files(a) > 0 && !refusalSaidRe.MatchString(lastLines(f.output[key(a.TaskID, a.N)], 3)) {
+	// An agent that changed files despite a refusal was stopped by it only when it says so,
+	// or when what was refused is a command the prompt asks it to run.
+	if a.N == 0 || f.files(a) > 0 && !refusalSaidRe.MatchString(lastLines(f.output[key(a.TaskID, a.N)], 3)) && !f.askedCommandRefused(a) {
 		return a, nil
 	}
 	// It edited, and what was refused is its own run of the tests (the verify runs them
@@ -361,3 +362,19 @@ var ttyRe = lazyre.New(`(?im)^.*(?:Raw mode is not supported|stdin is not a (?:t
 
 // refusalSaidRe: the agent's own words that a refused tool call kept it from the work.
 var refusalSaidRe = lazyre.New(`(?i)(?:permission|approval)[^.]{0,60}(?:denied|not granted|haven't granted|wasn't granted|was not granted|needed|required)|not permitted|not allowed to run|haven't granted|(?:could not|couldn't|can't|cannot|unable to) (?:run|execute|install|add)[^.]{0,60}(?:permission|approval|denied|blocked|sandbox)`)
+
+// askedCommandRefused: the prompt asks the agent to run a command ("then run `npx prisma migrate
+// dev`") and the agent's shell tool was refused or missing: the step it was asked for never ran.
+func (f *facts) askedCommandRefused(a storeAttempt) bool {
+	if f.def == nil || !promptRunsRe.MatchString(f.def.Prompt) {
+		return false
+	}
+	return slices.ContainsFunc(f.agentOf(a).Denials, func(d evidence.Denial) bool {
+		return commandToolRe.MatchString(d.Tool) || shellToolRe.MatchString(d.Line)
+	})
+}
+
+var (
+	promptRunsRe = lazyre.New("(?i)\\brun(?:ning)?\\s+`[^`]+`|\\brun(?:ning)?\\s+(?:npx|npm|yarn|pnpm|make|go|cargo|python3?|pip|bundle|rails|rake|mix|dotnet|mvn|gradle|\\./)\\S*")
+	shellToolRe  = lazyre.New(`(?i)\b(?:run_shell_command|Bash|shell|exec_command)\b`)
+)
