@@ -219,6 +219,20 @@ var envRules = []Rule{
 		Lines: func(f *facts) []string { _, e := f.verifyEnd(); return []string{e.Line} },
 	},
 	{
+		// Killed with no word of memory: the kernel's log says whether it was the OOM killer.
+		Name: "agent-killed", Category: Unknown, Confidence: 0.89,
+		Match: func(f *facts) bool { _, ok := f.agentSigkilled(); return ok },
+		Why: func(f *facts) string {
+			a, _ := f.agentSigkilled()
+			return fmt.Sprintf("agent %s was killed (SIGKILL, status 137) and nothing it printed says why: the kernel's out-of-memory killer as a rule, but a supervisor or a person can do the same: %s", a.Agent, a.Message)
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: "look in the kernel's log for an out-of-memory kill at that time (then give the agent more memory, or split the task); if there is none, something else on the machine killed it; then run the task again",
+				Commands: []string{"journalctl -k --since -1d | grep -iE 'out of memory|killed process'", f.retry()}}
+		},
+		Lines: func(f *facts) []string { a, _ := f.agentSigkilled(); return []string{a.Message} },
+	},
+	{
 		Name: "agent-out-of-memory", Category: Environment, Confidence: 0.9,
 		Match: func(f *facts) bool { _, _, ok := f.agentKilled(); return ok },
 		Why: func(f *facts) string {

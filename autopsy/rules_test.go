@@ -269,6 +269,9 @@ func TestRules(t *testing.T) {
 			a.out = out
 			return mkFacts(t, "", a, a)
 		}, Environment, []string{"sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0  # bwrap's user namespaces", "mulligan run fix"}, "namespaces"},
+		{"agent-killed", func(t *testing.T) *facts {
+			return withExit(mkFacts(t, "", exit("agent exited with status 137"), exit("agent exited with status 137")), 137, 137)
+		}, Unknown, []string{"journalctl -k --since -1d | grep -iE 'out of memory|killed process'", "mulligan run fix"}, "kernel's log"},
 		{"lock-held", func(t *testing.T) *facts {
 			// hashicorp/terraform#22410: the state lock another run holds.
 			out := "╷\n│ Error: Error acquiring the state lock\n│ \n│ Error message: operation error DynamoDB: PutItem, https response error StatusCode: 400, ConditionalCheckFailedException: The conditional request failed\n│ Lock Info:\n│   ID:        9db3bc2c-8ef4-2a0c-3a67-21c1bb5e4b55\n│   Who:       ci@ci-runner-07\n╵\n"

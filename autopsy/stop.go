@@ -350,7 +350,14 @@ func (f *facts) agentKilled() (storeAttempt, evidence.Exit, bool) {
 	if e.Kind == evidence.Killed && e.Line == "" {
 		e.Line = a.Message // exit 137 said nothing more: the kernel's OOM killer, as a rule
 	}
-	return a, e, e.Memory || f.exit(a) == 137
+	return a, e, e.Memory
+}
+
+// agentSigkilled: the agent was killed (SIGKILL, 137) and nothing it or the machine printed
+// says why: the kernel's OOM killer as a rule, but a supervisor or a person can do the same.
+func (f *facts) agentSigkilled() (storeAttempt, bool) {
+	a, e, memory := f.agentKilled()
+	return a, !memory && a.Class == cAgentExit && (f.exit(a) == 137 || e.Kind == evidence.Killed)
 }
 
 func atoi(s string) int {
