@@ -211,6 +211,32 @@ func (f *facts) anySignal(kind string) (envSignal, bool) {
 	return envSignal{}, false
 }
 
+// stopSignal: the kind shows in every failed attempt, or in the last two and every one after
+// the last attempt without it — why the run stopped, after what it got past (a compile error
+// of the agent's, then a proxy's certificate twice).
+func (f *facts) stopSignal(kind string) (envSignal, bool) {
+	if s, ok := f.everySignal(kind); ok {
+		return s, true
+	}
+	var last envSignal
+	n := 0
+	for i := len(f.failed) - 1; i >= 0; i-- {
+		a := f.failed[i]
+		s, ok := signalOf(f.agentSignals(a), kind)
+		if !ok {
+			s, ok = signalOf(f.verifySignals(a), kind)
+		}
+		if !ok {
+			break
+		}
+		if n == 0 {
+			last = s
+		}
+		n++
+	}
+	return last, n >= 2
+}
+
 // everySignal: the kind shows in every failed attempt.
 func (f *facts) everySignal(kinds ...string) (envSignal, bool) {
 	if len(f.failed) == 0 {

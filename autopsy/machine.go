@@ -28,6 +28,12 @@ type lackRe struct {
 }
 
 var lackRes = []lackRe{
+	// phoenixframework/phoenix#3320: the database server has no such role.
+	{lazyre.New(`FATAL:? 28000 .*role "([\w.-]+)" does not exist|FATAL:\s+role "([\w.-]+)" does not exist`),
+		func(m []string) string {
+			return "a PostgreSQL role " + firstNonEmpty(m[1:]...) + " on this machine's server"
+		},
+		func(m []string) string { return "sudo -u postgres createuser --superuser " + firstNonEmpty(m[1:]...) }},
 	{lazyre.New(`could not find driver \(Connection: (\w+)|PDOException::\("could not find driver"\)`),
 		func(m []string) string { return "PHP's PDO driver for " + cond(m[1] != "", m[1], "the database") },
 		func(m []string) string {
@@ -290,6 +296,21 @@ var depRes = []lackRe{
 	{lazyre.New(`Could not find gem '([^']+)' in (?:locally installed gems|any of the gem sources)`),
 		func(m []string) string { return "the project's gems (" + m[1] + ")" },
 		func(m []string) string { return "bundle install" }},
+	// A pytest fixture a plugin provides, the plugin not installed (pytest-mock's mocker, …).
+	{lazyre.New(`fixture '(mocker|class_mocker|benchmark|httpx_mock|requests_mock|freezer|respx_mock|snapshot|aioresponses|event_loop|faker|httpserver|celery_app|django_db_setup|live_server)' not found`),
+		func(m []string) string { return "the pytest plugin that provides the fixture " + m[1] },
+		func(m []string) string {
+			plugin := map[string]string{"mocker": "pytest-mock", "class_mocker": "pytest-mock", "benchmark": "pytest-benchmark", "httpx_mock": "pytest-httpx",
+				"requests_mock": "requests-mock", "freezer": "pytest-freezer", "respx_mock": "respx", "snapshot": "syrupy", "aioresponses": "aioresponses",
+				"event_loop": "pytest-asyncio", "faker": "faker", "httpserver": "pytest-httpserver", "celery_app": "celery[pytest]"}[m[1]]
+			if plugin == "" {
+				plugin = "pytest-django" // live_server, django_db_setup
+			}
+			return "python3 -m pip install " + plugin
+		}},
+	{lazyre.New(`Error: Library "([\w.-]+)" not found`), // dune's, for an opam package
+		func(m []string) string { return "the project's OCaml libraries (" + m[1] + ")" },
+		func(m []string) string { return "opam install . --deps-only --with-test  # " + m[1] }},
 	{lazyre.New(`requires the ([\w.-]+) package to be installed`),
 		func(m []string) string { return "the project's Python dependencies (" + m[1] + ")" },
 		func(m []string) string { return "python3 -m pip install " + m[1] }},

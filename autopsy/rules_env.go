@@ -296,17 +296,17 @@ var envRules = []Rule{
 	{
 		Name: "tls", Category: Environment, Confidence: 0.87,
 		Match: func(f *facts) bool {
-			s, ok := f.everySignal(sigTLS)
+			s, ok := f.stopSignal(sigTLS)
 			// A test's own report (file:line: …) of a handshake it made: the code or its test
 			// certificates, not the machine's trust store.
 			return ok && !testReportLineRe.MatchString(s.line)
 		},
 		Why: func(f *facts) string {
-			s, _ := f.everySignal(sigTLS)
+			s, _ := f.stopSignal(sigTLS)
 			return "TLS verification failed (a proxy that intercepts TLS, or a missing CA certificate): " + s.line
 		},
 		Suggest: func(f *facts) Suggestion {
-			s, _ := f.everySignal(sigTLS)
+			s, _ := f.stopSignal(sigTLS)
 			// The node CLIs (claude, codex, gemini) and python's requests ignore the system's
 			// store, where a corporate proxy's CA is usually installed: point them at it.
 			const store = "/etc/ssl/certs/ca-certificates.crt"
@@ -318,7 +318,7 @@ var envRules = []Rule{
 			return Suggestion{Text: "a proxy intercepts TLS (or a CA is missing): the first command points the node and python tools at the system's CA store, where a corporate CA is usually installed; if the proxy's CA is not there, install it (update-ca-certificates) or fix the proxy",
 				Commands: cmds}
 		},
-		Lines: func(f *facts) []string { s, _ := f.everySignal(sigTLS); return []string{s.line} },
+		Lines: func(f *facts) []string { s, _ := f.stopSignal(sigTLS); return []string{s.line} },
 	},
 	{
 		Name: "service-down", Category: Environment, Confidence: 0.86,

@@ -182,6 +182,11 @@ var tracebackLineRe = lazyre.New(`^(?:Traceback \(most recent call last\):|\s+Fi
 func (f *facts) sandboxNetwork() (storeAttempt, evidence.NetError, bool) {
 	var last storeAttempt
 	var ne evidence.NetError
+	if f.base.failed() && !f.triedToFetch(missingName(f.base.Output)) {
+		// What the verify could not find was missing before the agent ran: not its sandbox's
+		// doing — unless it is what the agent tried to fetch (`uv add httpx`, offline).
+		return storeAttempt{}, evidence.NetError{}, false
+	}
 	for _, a := range f.failed {
 		ag := f.agentOf(a)
 		if strings.TrimSpace(f.output[key(a.TaskID, a.N)]) == "" {
@@ -216,6 +221,38 @@ func (f *facts) sandboxNetwork() (storeAttempt, evidence.NetError, bool) {
 	}
 	return last, ne, last.N > 0
 }
+
+// triedToFetch: some attempt's agent ran an install of name ("" : nothing is missing, so the
+// answer is yes: nothing rules the sandbox out).
+func (f *facts) triedToFetch(name string) bool {
+	if name == "" {
+		return true
+	}
+	for _, a := range f.failed {
+		for _, m := range commandFieldRe.FindAllStringSubmatch(f.output[key(a.TaskID, a.N)], -1) {
+			if strings.Contains(m[1], name) && installCmdRe.MatchString(m[1]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// commandFieldRe: the command of a CLI's tool call (codex's command_execution, claude's Bash).
+var commandFieldRe = lazyre.New(`"command":\s*"((?:[^"\\]|\\.)*)"`)
+
+var installCmdRe = lazyre.New(`\b(?:uv (?:add|pip install)|pip3? install|poetry add|npm (?:i|install|add)|pnpm (?:add|install|i)|yarn add|go get|cargo add|gem install|bundle add|composer require|dotnet add)\b`)
+
+// missingName is the module or package the text says is missing, or "".
+func missingName(text string) string {
+	if m := missingNameRe.FindStringSubmatch(text); m != nil {
+		return firstNonEmpty(m[1:]...)
+	}
+	return ""
+}
+
+// missingNameRe: the module or package a verify says is missing.
+var missingNameRe = lazyre.New(`No module named '([\w.-]+)'|Cannot find (?:module|package) '?(@?[\w./-]+?)'?[\s.]|cannot find package "([\w./-]+)"|could not find gem '([\w-]+)'|unresolved import ` + "`([\\w:]+)`")
 
 // verifyOffline: the verify's own output shows it could not reach a host beyond this machine
 // (or a proxy, wherever it runs, refused it).
