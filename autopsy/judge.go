@@ -1,6 +1,7 @@
 package autopsy
 
 import (
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -481,6 +482,9 @@ func (f *facts) verifyBrokenOnBase() bool {
 	if len(base.tests) > 0 && len(base.build) == 0 {
 		return false // tests that fail: a question of the code, not of the command
 	}
+	if len(base.tests) == 0 && f.promptNamesBuild(base.build) {
+		return false // the build fails where the prompt asks for the change: the task itself
+	}
 	if _, _, here := f.buildFileFails(); here {
 		return false // the build definition fails with this machine's build tool
 	}
@@ -622,16 +626,41 @@ func (f *facts) sameTestsAsBase() bool {
 		return false
 	}
 	base := readVerify(f.base.Output)
-	if len(base.tests) == 0 {
-		return false
-	}
 	_, vs := f.qualityViews()
+	if len(base.tests) == 0 {
+		// A build that fails where the prompt asks for the change ("create RetryPolicy so that
+		// RetryPolicyTest.java compiles"), the same after every attempt.
+		if !f.promptNamesBuild(base.build) {
+			return false
+		}
+		for _, v := range vs {
+			if len(v.tests) > 0 || !slices.Equal(normalised(v.build), normalised(base.build)) {
+				return false
+			}
+		}
+		return true
+	}
 	for _, v := range vs {
 		if !slices.Equal(v.tests, base.tests) {
 			return false
 		}
 	}
 	return true
+}
+
+// promptNamesBuild: the task's prompt names a file a build error is in (its base name).
+func (f *facts) promptNamesBuild(build []string) bool {
+	if f.def == nil {
+		return false
+	}
+	for _, l := range build {
+		if m := fileLineRe.FindStringSubmatch(strings.TrimPrefix(l, "does not build: ")); m != nil {
+			if b := path.Base(m[1]); len(b) >= 5 && strings.Contains(f.def.Prompt, b) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // verifyDiffers: the rejected attempts failed different tests.

@@ -300,8 +300,12 @@ var workRules = []Rule{
 		Name: "verify-same-tests-as-base", Category: AgentFlake, Confidence: 0.6,
 		Match: func(f *facts) bool { return f.sameTestsAsBase() },
 		Why: func(f *facts) string {
+			b := readVerify(f.base.Output)
+			if len(b.tests) == 0 {
+				return "the build that fails on the base tree where the prompt asks for the change still fails after every attempt (" + b.build[0] + "): the agent's changes did not fix it"
+			}
 			return fmt.Sprintf("the tests that fail on the base tree still fail after every attempt (%s): the agent's changes did not fix them",
-				strings.Join(readVerify(f.base.Output).tests, ", "))
+				strings.Join(b.tests, ", "))
 		},
 		Suggest: func(f *facts) Suggestion {
 			return f.retryKeeping("the agent has not found the fix yet; another attempt (perhaps with `mulligan prompt` pointing it at the failing tests) may")
