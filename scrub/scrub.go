@@ -74,10 +74,13 @@ func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
 func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
 
 // placeholders are values that name a kind of value rather than hold one ("key: value lines" in
-// mulligan's own messages, "password: none"): never a secret, left as they are.
+// mulligan's own messages, "password: none"), or the word of an error that follows a name
+// ("cache key: failed to calculate checksum", BuildKit's): never a secret, left as they are.
 var placeholders = map[string]bool{
 	"value": true, "values": true, "string": true, "null": true, "none": true, "true": true,
 	"false": true, "empty": true, "unset": true,
+	"failed": true, "error": true, "missing": true, "invalid": true, "required": true, "expired": true,
+	"denied": true, "unknown": true, "undefined": true, "mismatch": true, "incorrect": true, "rejected": true,
 }
 
 // New builds a scrubber from environments in os.Environ form (NAME=VALUE): the process's own,

@@ -37,6 +37,8 @@ func TestScrubString(t *testing.T) {
 		{`{"api_key": "zzzz-yyyy"}`, "zzzz-yyyy", `"api_key": "[scrubbed]"`},
 		{"client_secret: s3cr3tvalue", "s3cr3tvalue", "client_secret: [scrubbed]"},
 		{"nothing secret in here, abc", "\x00", "nothing secret in here, abc"},
+		// docker/buildx's error: a word of failure after "key:" is no secret.
+		{`ERROR: failed to solve: failed to compute cache key: failed to calculate checksum of ref 7a1b::x: "/.env.production": not found`, "\x00", "cache key: failed to calculate checksum"},
 	}
 	for _, c := range cases {
 		got := s.String(c.in)
