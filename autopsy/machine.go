@@ -34,6 +34,11 @@ var lackRes = []lackRe{
 			return "a PostgreSQL role " + firstNonEmpty(m[1:]...) + " on this machine's server"
 		},
 		func(m []string) string { return "sudo -u postgres createuser --superuser " + firstNonEmpty(m[1:]...) }},
+	{lazyre.New(`NOAUTH Authentication required|WRONGPASS invalid username-password pair`),
+		func(m []string) string { return "the password of this machine's Redis (it requires one)" },
+		func(m []string) string {
+			return "export REDIS_URL=redis://:PASSWORD@localhost:6379  # the requirepass of the Redis the tests use"
+		}},
 	{lazyre.New(`could not find driver \(Connection: (\w+)|PDOException::\("could not find driver"\)`),
 		func(m []string) string { return "PHP's PDO driver for " + cond(m[1] != "", m[1], "the database") },
 		func(m []string) string {
@@ -308,6 +313,9 @@ var depRes = []lackRe{
 			}
 			return "python3 -m pip install " + plugin
 		}},
+	{lazyre.New(`there is no package called [‘'"]([\w.]+)[’'"]`), // R's library()
+		func(m []string) string { return "the R package " + m[1] },
+		func(m []string) string { return `Rscript -e 'install.packages("` + m[1] + `")'` }},
 	{lazyre.New(`Error: Library "([\w.-]+)" not found`), // dune's, for an opam package
 		func(m []string) string { return "the project's OCaml libraries (" + m[1] + ")" },
 		func(m []string) string { return "opam install . --deps-only --with-test  # " + m[1] }},

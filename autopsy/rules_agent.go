@@ -337,7 +337,7 @@ var (
 	commandToolRe = lazyre.New(`(?i)^(?:Bash|exec|shell|run_shell_command)\b|\buse (?:Bash|the shell)\b`)
 	writeRe       = lazyre.New(`(?i)\bwrite to\b|\b(?:Edit|Write|MultiEdit|apply_patch|write_file|replace)\b`)
 	shellStepRe   = lazyre.New(`&&|\|\||;|\|`)
-	checkStepRe   = lazyre.New(`(?i)^(?:cd \S+|(?:\S*/)?(?:go (?:test|build|vet)|cargo (?:test|build|check|clippy)|(?:npm|pnpm|yarn|bun) (?:run )?(?:test|build|lint|typecheck)\b|npx (?:jest|vitest|tsc)|mvn|gradlew?|mix test|dotnet (?:test|build)|deno test|pytest|python3? -m pytest|jest|vitest|rspec|bundle exec rspec|phpunit|ctest|tox|nox|tsc|cmake|make|ninja|tail|head|grep))\b`)
+	checkStepRe   = lazyre.New(`(?i)^(?:cd \S+|(?:\S*/)?(?:go (?:test|build|vet)|cargo (?:test|build|check|clippy)|(?:npm|pnpm|yarn|bun) (?:run )?(?:test|build|lint|typecheck)\b|npx (?:jest|vitest|tsc)|mvn|gradlew?|mix test|dotnet (?:test|build)|deno test|clojure -[XM]:test|lein test|rebar3 (?:eunit|ct)|stack test|cabal test|dune (?:test|build)|swift (?:test|build)|sbt test|pytest|python3? -m pytest|jest|vitest|rspec|bundle exec rspec|phpunit|ctest|tox|nox|tsc|cmake|make|ninja|tail|head|grep))\b`)
 )
 
 // needsTerminal: every failed attempt's agent said it needs a terminal (Ink's raw mode, a tty

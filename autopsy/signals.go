@@ -40,6 +40,7 @@ var (
 		lazyre.New(`env: '?([^\s:']+)'?: No such file or directory`),
 		lazyre.New(`(?:^|\s)(?:/bin/|/usr/bin/)?(?:ba|da|z|k)?sh: (?:line \d+: |\d+: )?([^\s:]+): (?:command )?not found`),
 		lazyre.New(`(?:^|\s)([^\s:/]+): command not found`),
+		lazyre.New(`^\S+: (?:line )?\d+: ([^\s:]+): (?:command )?not found`), // dash's "$0: LINE: cmd: not found"
 		lazyre.New(`exec: "([^"]+)": executable file not found in \$PATH`),
 		lazyre.New(`spawn ([^\s:]+) ENOENT`),
 		lazyre.New(`([\w.-]+): program not found or is not executable`),
