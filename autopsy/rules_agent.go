@@ -322,6 +322,9 @@ func (f *facts) refused() (storeAttempt, []string) {
 // onlyChecks: a shell command whose every step builds or runs the tests (what the verify does
 // anyway), not one that changes anything (prisma generate, go get, db:migrate).
 func onlyChecks(cmd string) bool {
+	if m := shellWrapRe.FindStringSubmatch(cmd); m != nil {
+		cmd = firstNonEmpty(m[1:]...) // codex's bash -lc '…'
+	}
 	steps := shellStepRe.Get().Split(cmd, -1)
 	for _, s := range steps {
 		if s = strings.TrimSpace(s); s != "" && !checkStepRe.MatchString(s) {
@@ -336,6 +339,7 @@ func onlyChecks(cmd string) bool {
 var (
 	commandToolRe = lazyre.New(`(?i)^(?:Bash|exec|shell|run_shell_command)\b|\buse (?:Bash|the shell)\b`)
 	writeRe       = lazyre.New(`(?i)\bwrite to\b|\b(?:Edit|Write|MultiEdit|apply_patch|write_file|replace)\b`)
+	shellWrapRe   = lazyre.New(`^(?:/bin/)?(?:ba|z)?sh -l?c '([^']*)'$|^(?:/bin/)?(?:ba|z)?sh -l?c "([^"]*)"$`)
 	shellStepRe   = lazyre.New(`&&|\|\||;|\|`)
 	checkStepRe   = lazyre.New(`(?i)^(?:cd \S+|(?:\S*/)?(?:go (?:test|build|vet)|cargo (?:test|build|check|clippy)|(?:npm|pnpm|yarn|bun) (?:run )?(?:test|build|lint|typecheck)\b|npx (?:jest|vitest|tsc)|mvn|gradlew?|mix test|dotnet (?:test|build)|deno test|clojure -[XM]:test|lein test|rebar3 (?:eunit|ct)|stack test|cabal test|dune (?:test|build)|swift (?:test|build)|sbt test|pytest|python3? -m pytest|jest|vitest|rspec|bundle exec rspec|phpunit|ctest|tox|nox|tsc|cmake|make|ninja|tail|head|grep))\b`)
 )

@@ -209,7 +209,7 @@ func (f *facts) sandboxNetwork() (storeAttempt, evidence.NetError, bool) {
 			// cannot reach the network either, the machine's network is at fault.
 			return storeAttempt{}, evidence.NetError{}, false
 		}
-		if out := f.verifyOutput[key(a.TaskID, a.N)]; a.Class == cQuality && len(f.testsOf(a).Failed) > 0 && !fetchFailedRe.MatchString(out) {
+		if out := f.verifyOutput[key(a.TaskID, a.N)]; a.Class == cQuality && (len(f.testsOf(a).Failed) > 0 || len(f.testsOf(a).Build) > 0) && !fetchFailedRe.MatchString(out) {
 			// The verify's tests failed for something else (an assertion): what the agent's
 			// commands could not fetch is not why.
 			return storeAttempt{}, evidence.NetError{}, false

@@ -348,7 +348,7 @@ func (a *Agent) event(v map[string]any) {
 				if item["status"] == "declined" {
 					a.addDenial(Denial{Tool: "exec", Input: cmd, Line: clip("declined: " + cmd), Sandbox: true})
 				}
-				a.toolError(strings.TrimSpace(cmd + ": " + lastLine(out)))
+				a.toolCallError(strings.TrimSpace(cmd+": "+lastLine(out)), "exec", cmd)
 			}
 		case "error":
 			a.toolError(text(item["message"]))
@@ -386,13 +386,17 @@ func (a *Agent) event(v map[string]any) {
 	}
 }
 
-func (a *Agent) toolError(s string) {
+func (a *Agent) toolError(s string) { a.toolCallError(s, "", "") }
+
+// toolCallError records a failed tool call's text; tool and input, when known, name the call
+// (codex's command) so a refusal of it can be told apart from a refusal of the work.
+func (a *Agent) toolCallError(s, tool, input string) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return
 	}
 	if denialTextRe.MatchString(s) || sandboxRe.MatchString(s) {
-		a.addDenial(Denial{Line: clip(firstLines(s)), Sandbox: sandboxRe.MatchString(s)})
+		a.addDenial(Denial{Tool: tool, Input: input, Line: clip(firstLines(s)), Sandbox: sandboxRe.MatchString(s)})
 	}
 	if noNetSbRe.MatchString(s) {
 		a.NoNetworkSandbox = true
