@@ -37,7 +37,8 @@ type facts struct {
 	passed       []store.Attempt // failures the run failed over past (see focusOnStop)
 	tests        map[string]evidence.Tests
 	agents       map[string]evidence.Agent
-	base         *baseVerify // the verify command on the task's base tree; nil when not run
+	signals      map[string][]envSignal // each attempt's, read once (agentSignals, verifySignals)
+	base         *baseVerify            // the verify command on the task's base tree; nil when not run
 	events       []store.Event
 	effects      []store.Effect // the run's effect ledger
 	commands     map[string]bool

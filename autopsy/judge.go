@@ -44,12 +44,26 @@ func (f *facts) presetFor(agent string) string {
 // connection the model only wrote about (its messages, not its tools' output) is none.
 // (A rejected attempt's message is the verify's summary: verifySignals reads the verify.)
 func (f *facts) agentSignals(a storeAttempt) []envSignal {
-	out, msg := f.output[key(a.TaskID, a.N)], a.Message
-	if a.Class == cQuality {
-		msg = ""
+	return f.signalsOnce("agent "+key(a.TaskID, a.N), func() []envSignal {
+		out, msg := f.output[key(a.TaskID, a.N)], a.Message
+		if a.Class == cQuality {
+			msg = ""
+		}
+		sigs := slices.DeleteFunc(envSignals(msg+"\n"+out), isConnection)
+		return append(sigs, slices.DeleteFunc(envSignals(msg+"\n"+evidence.WithoutProse(out)), func(s envSignal) bool { return !isConnection(s) })...)
+	})
+}
+
+// signalsOnce reads an attempt's signals once: the rules ask for them again and again.
+func (f *facts) signalsOnce(k string, read func() []envSignal) []envSignal {
+	if s, ok := f.signals[k]; ok {
+		return s
 	}
-	sigs := slices.DeleteFunc(envSignals(msg+"\n"+out), isConnection)
-	return append(sigs, slices.DeleteFunc(envSignals(msg+"\n"+evidence.WithoutProse(out)), func(s envSignal) bool { return !isConnection(s) })...)
+	if f.signals == nil {
+		f.signals = map[string][]envSignal{}
+	}
+	f.signals[k] = read()
+	return f.signals[k]
 }
 
 func isConnection(s envSignal) bool {
@@ -57,7 +71,7 @@ func isConnection(s envSignal) bool {
 }
 
 func (f *facts) verifySignals(a storeAttempt) []envSignal {
-	return verifyEnvSignals(f.verifyOutput[key(a.TaskID, a.N)])
+	return f.signalsOnce("verify "+key(a.TaskID, a.N), func() []envSignal { return verifyEnvSignals(f.verifyOutput[key(a.TaskID, a.N)]) })
 }
 
 // verifyView reads an attempt's verify log (its message when the log is gone).
