@@ -495,15 +495,17 @@ func cmakePackage(name string) string {
 // developer path.
 var machineWordsRe = lazyre.New(`(?i)\bis not installed\b|\bnot installed on (?:this|the|your) (?:machine|system)|licen[cs]es? (?:for .{1,60} )?(?:have |has )?not (?:been )?accepted|accept the (?:SDK )?licen[cs]e|invalid active developer path|requires? (?:the )?(?:PHP )?ext(?:ension)?-[\w]+|extension \S+ (?:is )?missing|(?:cannot|could not|couldn't|unable to) (?:find|locate) (?:a |an |any )?(?:java installation|jdk|sdk|toolchain|matching toolchain|compiler|interpreter|python installation|ruby installation)|no (?:such )?(?:toolchain|sdk|jdk) (?:found|installed)|please install\b|command line tools are not installed|SDK location not found|not installed or not (?:in|on) (?:the )?PATH|No valid credential sources found|Unable to locate credentials|could not find default credentials|Daemon process terminated|daemon is not running|Cannot connect to the Docker daemon|Incorrect username or password|password authentication failed for user|Access denied for user`)
 
-// machineSays: the verify output of the attempt that stopped the run (and of the one before,
-// when there was one) says the machine lacks something; the line and the tool's own advice.
-func (f *facts) machineSays() (string, string, bool) {
-	if !f.allClasses(cQuality) || len(f.failed) == 0 || f.def != nil && f.def.Isolation == taskfile.IsolationWorktree {
-		return "", "", false // (in an isolated worktree, an ignored file of the user's may be what provides it)
+// stopSays is the first line of the last rejected attempt's verify output (or its message) that
+// re matches and not (if given) does not, when the attempt before it, if any, has one too: what
+// the run stopped on, twice over, not once on the way.
+func (f *facts) stopSays(re *lazyre.Regexp, not func(string) bool) (string, bool) {
+	if !f.allClasses(cQuality) || len(f.failed) == 0 {
+		return "", false
 	}
 	find := func(a storeAttempt) string {
 		for _, l := range evidence.Lines(f.verifyOutput[key(a.TaskID, a.N)] + "\n" + a.Message) {
-			if l = strings.TrimSpace(l); machineWordsRe.MatchString(l) && !testReportLineRe.MatchString(l) {
+			l = strings.TrimSpace(strings.Trim(strings.TrimSpace(l), "║│|")) // (Terraform's box)
+			if re.MatchString(l) && (not == nil || !not(l)) {
 				return l
 			}
 		}
@@ -512,9 +514,22 @@ func (f *facts) machineSays() (string, string, bool) {
 	n := len(f.failed)
 	line := find(f.failed[n-1])
 	if line == "" || n >= 2 && find(f.failed[n-2]) == "" {
+		return "", false
+	}
+	return line, true
+}
+
+// machineSays: the verify output of the attempt that stopped the run (and of the one before,
+// when there was one) says the machine lacks something; the line and the tool's own advice.
+func (f *facts) machineSays() (string, string, bool) {
+	if f.def != nil && f.def.Isolation == taskfile.IsolationWorktree {
+		return "", "", false // (in an isolated worktree, an ignored file of the user's may be what provides it)
+	}
+	line, ok := f.stopSays(machineWordsRe, testReportLineRe.MatchString)
+	if !ok {
 		return "", "", false
 	}
-	if advice := toolAdvice(f.verifyOutput[key(f.failed[n-1].TaskID, f.failed[n-1].N)]); advice != "" {
+	if advice := toolAdvice(f.verifyOutput[key(f.last().TaskID, f.last().N)]); advice != "" {
 		return clip(line), advice, true
 	}
 	for _, k := range machineAdvice {
@@ -604,34 +619,16 @@ var terraformLockIDRe = lazyre.New(`^\s*ID:\s+(\S+)\s*$`)
 // heldLock: the verify output of the attempt the run stopped on (and of the one before it,
 // when there was one) says a lock is held by another process; the line and the first step.
 func (f *facts) heldLock() (lack, bool) {
-	if !f.allClasses(cQuality) || len(f.failed) == 0 {
+	line, ok := f.stopSays(heldLockRe, nil)
+	if !ok {
 		return lack{}, false
 	}
-	find := func(a storeAttempt) (string, []string, string) {
-		out := f.verifyOutput[key(a.TaskID, a.N)] + "\n" + a.Message
-		var line string
-		var m []string
-		id := ""
-		for _, l := range evidence.Lines(out) {
-			l = strings.TrimSpace(strings.Trim(strings.TrimSpace(l), "║│|"))
-			if line == "" {
-				if m = heldLockRe.FindStringSubmatch(l); m != nil {
-					line = l
-				}
-			} else if im := terraformLockIDRe.FindStringSubmatch(l); im != nil && id == "" {
-				id = im[1]
-			}
-		}
-		return line, m, id
-	}
-	n := len(f.failed)
-	line, m, id := find(f.failed[n-1])
-	if line == "" {
-		return lack{}, false
-	}
-	if n >= 2 {
-		if prev, _, _ := find(f.failed[n-2]); prev == "" {
-			return lack{}, false
+	m := heldLockRe.FindStringSubmatch(line)
+	id := ""
+	for _, l := range evidence.Lines(f.verifyOutput[key(f.last().TaskID, f.last().N)]) {
+		if im := terraformLockIDRe.FindStringSubmatch(strings.Trim(strings.TrimSpace(l), "║│| ")); im != nil {
+			id = im[1] // the ID under Terraform's "Lock Info:"
+			break
 		}
 	}
 	k := lack{what: "a lock another process holds", line: clip(line)}
