@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/autopsy/evidence"
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
 	"github.com/mulligan-dev/mulligan/taskfile"
@@ -543,21 +542,6 @@ var envRules = []Rule{
 // nodeBinRe: programs a project installs into node_modules/.bin rather than the machine.
 var nodeBinRe = lazyre.New(`^(?:jest|vitest|vite|tsc|ts-node|tsx|eslint|prettier|mocha|next|nuxt|webpack|rollup|esbuild|react-scripts|playwright|cypress|nx|turbo|lerna|ava|karma|jasmine|nodemon|astro|svelte-kit|ng)$`)
 
-// installCommand is the command that installs a preset's CLI, from its install hint
-// ("install it: CMD, then …").
-func installCommand(preset string) string {
-	p := agentcli.PresetFor(preset)
-	if p == nil || preset == "" || preset == taskfile.PresetGeneric {
-		return ""
-	}
-	cmd, ok := strings.CutPrefix(p.Install, "install it: ")
-	if !ok {
-		return ""
-	}
-	cmd, _, _ = strings.Cut(cmd, ", then")
-	return strings.TrimSpace(cmd)
-}
-
 // cliFrameRe: a stack frame inside an agent CLI's own installed package.
 var cliFrameRe = lazyre.New(`(?m)^\s+at .*node_modules/(?:@google/gemini-cli|@anthropic-ai/claude-code|@openai/codex|opencode-ai)[^\s)]*|^\s+File "[^"]*site-packages/aider/[^"]*"`)
 
@@ -631,133 +615,9 @@ var badFlagRe = lazyre.New(`(?i)unknown option '?-|unexpected argument '-[^']*' 
 
 var accountRe = lazyre.New(`(?i)organization must be verified|model is not supported when using \S+ with an? \S+ account|Verify Organization|organization has been (?:disabled|deactivated)|account (?:has been |is )?(?:disabled|suspended|deactivated|banned)|not available (?:on|in) your (?:plan|tier|region)|does not have access to (?:the )?model|You don't have access to|permission_error|"status":\s*"PERMISSION_DENIED"`)
 
-// serviceName names the usual server on a port.
-func serviceName(port string) string {
-	switch port {
-	case "docker":
-		return "the Docker daemon"
-	case "kubernetes":
-		return "the Kubernetes cluster's API server"
-	}
-	if p, ok := strings.CutPrefix(port, "app:"); ok {
-		return "the app the end-to-end tests open" + cond(p != "", " (port "+p+")", "")
-	}
-	if s, ok := map[string]string{"5432": "PostgreSQL", "3306": "MySQL", "6379": "Redis", "27017": "MongoDB", "9200": "Elasticsearch",
-		"5672": "RabbitMQ", "11211": "memcached", "9092": "Kafka", "2181": "ZooKeeper", "8500": "Consul"}[port]; ok {
-		return s + " (port " + port + ")"
-	}
-	if port == "" {
-		return "the service"
-	}
-	return "the service on port " + port
-}
-
-// serviceStart is the command that starts the usual server on a port (systemd's unit names),
-// or shows what listens when the port names none.
-func serviceStart(port string) string {
-	if u, ok := map[string]string{"docker": "docker", "5432": "postgresql", "3306": "mysql", "6379": "redis-server", "27017": "mongod", "9200": "elasticsearch",
-		"5672": "rabbitmq-server", "11211": "memcached", "9092": "kafka", "2181": "zookeeper", "8500": "consul"}[port]; ok {
-		return "sudo systemctl start " + u
-	}
-	switch port {
-	case "":
-		return "ss -ltn"
-	case "kubernetes":
-		return "kubectl cluster-info  # kind: docker start KIND-control-plane"
-	}
-	if p, ok := strings.CutPrefix(port, "app:"); ok {
-		return "npm run dev &  # serve the app the tests open" + cond(p != "", " (http://localhost:"+p+")", "") + ", or start it in verify.command"
-	}
-	return "ss -ltnp 'sport = :" + port + "'"
-}
-
-// networkHost is the host the failures could not reach, else the API of the agent's provider.
-func (f *facts) networkHost() string {
-	for i := len(f.failed) - 1; i >= 0; i-- {
-		a := f.failed[i]
-		k := key(a.TaskID, a.N)
-		for _, e := range evidence.NetworkErrors(a.Message + "\n" + f.output[k] + "\n" + f.verifyOutput[k]) {
-			if e.Host != "" {
-				return e.Host
-			}
-		}
-	}
-	switch f.presetFor(f.last().Agent) {
-	case taskfile.PresetCodex:
-		return "api.openai.com"
-	case taskfile.PresetGemini:
-		return "generativelanguage.googleapis.com"
-	}
-	return "api.anthropic.com"
-}
-
-func firstHost(line string) string {
-	for _, e := range evidence.NetworkErrors(line) {
-		if e.Host != "" {
-			return e.Host
-		}
-	}
-	return ""
-}
-
-// debianPackages names the Debian package of the programs whose package has another name.
-var debianPackages = map[string]string{
-	"cc": "build-essential", "gcc": "build-essential", "g++": "build-essential", "c++": "build-essential", "make": "build-essential",
-	"python": "python3", "pip": "python3-pip", "pip3": "python3-pip", "node": "nodejs", "psql": "postgresql-client",
-	"pg_ctl": "postgresql", "mysql": "default-mysql-client", "redis-server": "redis-server", "redis-cli": "redis-tools",
-	"docker": "docker.io", "Xvfb": "xvfb", "xvfb-run": "xvfb", "javac": "default-jdk", "java": "default-jdk",
-	"mvn": "maven", "rg": "ripgrep", "fd": "fd-find", "protoc": "protobuf-compiler", "pkg-config": "pkg-config",
-	"convert": "imagemagick", "ffmpeg": "ffmpeg", "chromium": "chromium", "google-chrome": "chromium",
-}
-
-// installProgram installs a missing program the way most machines that run agents can (Debian
-// and Ubuntu); cargo and language tools have their own installers.
-func installProgram(prog string) string {
-	switch prog {
-	case "cargo", "rustc", "rustup":
-		return "curl --proto '=https' -sSf https://sh.rustup.rs | sh"
-	case "go":
-		return "sudo apt-get install -y golang-go"
-	case "uv":
-		return "curl -LsSf https://astral.sh/uv/install.sh | sh"
-	case "pnpm", "yarn":
-		return "corepack enable"
-	case "protoc":
-		return "sudo apt-get install -y protobuf-compiler"
-	case "protoc-gen-go":
-		return "go install google.golang.org/protobuf/cmd/protoc-gen-go@latest"
-	case "protoc-gen-go-grpc":
-		return "go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@latest"
-	case "pytest", "tox", "nox", "black", "ruff", "mypy", "flake8", "pylint", "isort", "poetry", "pre-commit", "pipenv", "hatch":
-		return "python3 -m pip install " + prog
-	}
-	pkg := debianPackages[prog]
-	if pkg == "" {
-		pkg = strings.ToLower(prog)
-	}
-	return "sudo apt-get install -y " + shellQuote(pkg)
-}
-
 // testReportLineRe: a line a test writes about itself (go's file_test.go:87:, pytest's
 // test_x.py:12:, a jest spec's path).
 var testReportLineRe = lazyre.New(`^\s*(?:\w+_test\.go|test_\w+\.py|\w+_test\.py|[\w.-]+\.(?:test|spec)\.[jt]sx?):\d+:`)
-
-// loginSuggestion: sign agent a's CLI in again (or replace the key it is refused), then run the
-// task again.
-func (f *facts) loginSuggestion(a storeAttempt) Suggestion {
-	login, how := f.login(a.Agent)
-	if page, env := keyPage(f.presetFor(a.Agent)); page != "" && keyRe.MatchString(a.Message) && !strings.Contains(a.Message, "/login") {
-		// The key itself is refused (expired, revoked): signing in again does not
-		// replace a key the environment sets.
-		login, how = "xdg-open "+page, fmt.Sprintf("the agent's API key is refused: make a new one (the first command opens the page) and set %s to it in the environment mulligan runs in", env)
-	}
-	cmds := []string{}
-	if login != "" {
-		cmds = append(cmds, login)
-	}
-	cmds = append(cmds, f.retry())
-	return Suggestion{Text: how + ", then run the task again", Commands: cmds}
-}
 
 // blockedRung: the attempt in which a later rung of the task's chain failed its login, when no
 // attempt of that agent came after it and the run stopped on an earlier rung's failure.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mulligan-dev/mulligan/agentcli"
+	"github.com/mulligan-dev/mulligan/autopsy/evidence"
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
@@ -311,4 +313,150 @@ func cond(ok bool, a, b string) string {
 		return a
 	}
 	return b
+}
+
+// installCommand is the command that installs a preset's CLI, from its install hint
+// ("install it: CMD, then …").
+func installCommand(preset string) string {
+	p := agentcli.PresetFor(preset)
+	if p == nil || preset == "" || preset == taskfile.PresetGeneric {
+		return ""
+	}
+	cmd, ok := strings.CutPrefix(p.Install, "install it: ")
+	if !ok {
+		return ""
+	}
+	cmd, _, _ = strings.Cut(cmd, ", then")
+	return strings.TrimSpace(cmd)
+}
+
+// services are the usual servers on their ports: their names and systemd units.
+var services = map[string]struct{ name, unit string }{
+	"5432": {"PostgreSQL", "postgresql"}, "3306": {"MySQL", "mysql"}, "6379": {"Redis", "redis-server"},
+	"27017": {"MongoDB", "mongod"}, "9200": {"Elasticsearch", "elasticsearch"}, "5672": {"RabbitMQ", "rabbitmq-server"},
+	"11211": {"memcached", "memcached"}, "9092": {"Kafka", "kafka"}, "2181": {"ZooKeeper", "zookeeper"}, "8500": {"Consul", "consul"},
+}
+
+// serviceName names the usual server on a port.
+func serviceName(port string) string {
+	switch port {
+	case "docker":
+		return "the Docker daemon"
+	case "kubernetes":
+		return "the Kubernetes cluster's API server"
+	}
+	if p, ok := strings.CutPrefix(port, "app:"); ok {
+		return "the app the end-to-end tests open" + cond(p != "", " (port "+p+")", "")
+	}
+	if s, ok := services[port]; ok {
+		return s.name + " (port " + port + ")"
+	}
+	if port == "" {
+		return "the service"
+	}
+	return "the service on port " + port
+}
+
+// serviceStart is the command that starts the usual server on a port (systemd's unit names),
+// or shows what listens when the port names none.
+func serviceStart(port string) string {
+	if s, ok := services[port]; ok {
+		return "sudo systemctl start " + s.unit
+	}
+	switch port {
+	case "docker":
+		return "sudo systemctl start docker"
+	case "":
+		return "ss -ltn"
+	case "kubernetes":
+		return "kubectl cluster-info  # kind: docker start KIND-control-plane"
+	}
+	if p, ok := strings.CutPrefix(port, "app:"); ok {
+		return "npm run dev &  # serve the app the tests open" + cond(p != "", " (http://localhost:"+p+")", "") + ", or start it in verify.command"
+	}
+	return "ss -ltnp 'sport = :" + port + "'"
+}
+
+// networkHost is the host the failures could not reach, else the API of the agent's provider.
+func (f *facts) networkHost() string {
+	for i := len(f.failed) - 1; i >= 0; i-- {
+		a := f.failed[i]
+		k := key(a.TaskID, a.N)
+		for _, e := range evidence.NetworkErrors(a.Message + "\n" + f.output[k] + "\n" + f.verifyOutput[k]) {
+			if e.Host != "" {
+				return e.Host
+			}
+		}
+	}
+	switch f.presetFor(f.last().Agent) {
+	case taskfile.PresetCodex:
+		return "api.openai.com"
+	case taskfile.PresetGemini:
+		return "generativelanguage.googleapis.com"
+	}
+	return "api.anthropic.com"
+}
+
+func firstHost(line string) string {
+	for _, e := range evidence.NetworkErrors(line) {
+		if e.Host != "" {
+			return e.Host
+		}
+	}
+	return ""
+}
+
+// debianPackages names the Debian package of the programs whose package has another name.
+var debianPackages = map[string]string{
+	"cc": "build-essential", "gcc": "build-essential", "g++": "build-essential", "c++": "build-essential", "make": "build-essential",
+	"python": "python3", "pip": "python3-pip", "pip3": "python3-pip", "node": "nodejs", "psql": "postgresql-client",
+	"pg_ctl": "postgresql", "mysql": "default-mysql-client", "redis-server": "redis-server", "redis-cli": "redis-tools",
+	"docker": "docker.io", "Xvfb": "xvfb", "xvfb-run": "xvfb", "javac": "default-jdk", "java": "default-jdk",
+	"mvn": "maven", "rg": "ripgrep", "fd": "fd-find", "protoc": "protobuf-compiler", "pkg-config": "pkg-config",
+	"convert": "imagemagick", "ffmpeg": "ffmpeg", "chromium": "chromium", "google-chrome": "chromium",
+}
+
+// installProgram installs a missing program the way most machines that run agents can (Debian
+// and Ubuntu); cargo and language tools have their own installers.
+func installProgram(prog string) string {
+	switch prog {
+	case "cargo", "rustc", "rustup":
+		return "curl --proto '=https' -sSf https://sh.rustup.rs | sh"
+	case "go":
+		return "sudo apt-get install -y golang-go"
+	case "uv":
+		return "curl -LsSf https://astral.sh/uv/install.sh | sh"
+	case "pnpm", "yarn":
+		return "corepack enable"
+	case "protoc":
+		return "sudo apt-get install -y protobuf-compiler"
+	case "protoc-gen-go":
+		return "go install google.golang.org/protobuf/cmd/protoc-gen-go@latest"
+	case "protoc-gen-go-grpc":
+		return "go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@latest"
+	case "pytest", "tox", "nox", "black", "ruff", "mypy", "flake8", "pylint", "isort", "poetry", "pre-commit", "pipenv", "hatch":
+		return "python3 -m pip install " + prog
+	}
+	pkg := debianPackages[prog]
+	if pkg == "" {
+		pkg = strings.ToLower(prog)
+	}
+	return "sudo apt-get install -y " + shellQuote(pkg)
+}
+
+// loginSuggestion: sign agent a's CLI in again (or replace the key it is refused), then run the
+// task again.
+func (f *facts) loginSuggestion(a storeAttempt) Suggestion {
+	login, how := f.login(a.Agent)
+	if page, env := keyPage(f.presetFor(a.Agent)); page != "" && keyRe.MatchString(a.Message) && !strings.Contains(a.Message, "/login") {
+		// The key itself is refused (expired, revoked): signing in again does not
+		// replace a key the environment sets.
+		login, how = "xdg-open "+page, fmt.Sprintf("the agent's API key is refused: make a new one (the first command opens the page) and set %s to it in the environment mulligan runs in", env)
+	}
+	cmds := []string{}
+	if login != "" {
+		cmds = append(cmds, login)
+	}
+	cmds = append(cmds, f.retry())
+	return Suggestion{Text: how + ", then run the task again", Commands: cmds}
 }

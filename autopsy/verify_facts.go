@@ -1,0 +1,229 @@
+package autopsy
+
+import (
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/mulligan-dev/mulligan/internal/lazyre"
+	"github.com/mulligan-dev/mulligan/snapshot"
+)
+
+// The verify's outputs compared: each rejected attempt's with the others' and with the
+// verify run on the task's base tree — the same failure, a different one, the task itself.
+
+// qualityViews are the rejected attempts and what each one's verify said.
+func (f *facts) qualityViews() ([]storeAttempt, []verifyView) {
+	var as []storeAttempt
+	var vs []verifyView
+	for _, a := range f.failed {
+		if a.Class == cQuality {
+			as = append(as, a)
+			vs = append(vs, f.verifyView(a))
+		}
+	}
+	return as, vs
+}
+
+// verifyBrokenOnBase: verify fails on the base tree exactly as after every attempt, and what
+// it prints names no failing test, or the tests do not even load (a build or collection
+// error): the command cannot pass as written.
+func (f *facts) verifyBrokenOnBase() bool {
+	if !f.base.failed() || !f.allClasses(cQuality) {
+		return false
+	}
+	base := readVerify(f.base.Output)
+	if len(base.tests) > 0 && len(base.build) == 0 {
+		return false // tests that fail: a question of the code, not of the command
+	}
+	if len(base.tests) == 0 && f.promptNamesBuild(base.build) {
+		return false // the build fails where the prompt asks for the change: the task itself
+	}
+	if _, _, here := f.buildFileFails(); here {
+		return false // the build definition fails with this machine's build tool
+	}
+	if _, _, machine := f.machineSays(); machine {
+		return false // the tool says what this machine lacks: not the command's fault
+	}
+	if onlyExits(f.base.Output) || base.saysNothing() && endsOnExit(f.base.Output) {
+		return false // "make: *** [Makefile:31: check] Error 1": nothing says it is the command
+	}
+	_, vs := f.qualityViews()
+	for _, v := range vs {
+		if !v.sameAs(base) {
+			return false
+		}
+	}
+	return true
+}
+
+// onlyExits: every line of text says only that something exited non-zero (make's "*** Error 1",
+// "exit status 2"), nothing of why.
+func onlyExits(text string) bool {
+	said := false
+	for _, l := range strings.Split(text, "\n") {
+		if l = strings.TrimSpace(l); l == "" {
+			continue
+		}
+		d := digitsRe.ReplaceAllString(l, "#")
+		if summaryRe.MatchString(d) || tallyLineRe.MatchString(l) {
+			continue // "Tasks: 7 successful, 8 total", "Failed: @app/api#test": counts, not causes
+		}
+		if !makeErrorRe.MatchString(l) && !exitOnlyRe.MatchString(d) {
+			return false
+		}
+		said = true
+	}
+	return said
+}
+
+// endsOnExit: the last line says only that something exited non-zero (compose's "service
+// \"init\" didn't complete successfully: exit 1", turbo's "run failed: command exited (1)").
+// (npm's trailer after its "Exit status 1" — where the log is, that it is not npm's fault —
+// says nothing more.)
+func endsOnExit(text string) bool {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		d := digitsRe.ReplaceAllString(l, "#")
+		switch {
+		case l == "":
+		case makeErrorRe.MatchString(l) || exitOnlyRe.MatchString(d):
+			return true
+		case !genericFailRe.MatchString(d):
+			return false
+		}
+	}
+	return false
+}
+
+var (
+	makeErrorRe = lazyre.New(`^(?:g?make)(?:\[\d+\])?: \*\*\* \[[^\]]*\] Error \d+$|^exit status \d+$|\bexited \(\d+\)$`)
+	tallyLineRe = lazyre.New(`^(?:Tasks|Cached|Time|Failed|Duration|Ran):\s`)
+)
+
+// brokeBuild: an attempt's verify output shows a build or syntax error the base tree did not
+// have.
+func (f *facts) brokeBuild() (storeAttempt, bool) {
+	if f.base.failed() && len(readVerify(f.base.Output).build) > 0 {
+		return storeAttempt{}, false
+	}
+	as, vs := f.qualityViews()
+	for i := len(as) - 1; i >= 0; i-- {
+		if len(vs[i].build) > 0 {
+			if vs[i].checks == len(vs[i].build) && f.untouchedByAll(vs[i].build) {
+				return storeAttempt{}, false // a linter's complaints about files no attempt changed
+			}
+			return as[i], true
+		}
+	}
+	return storeAttempt{}, false
+}
+
+// untouchedByAll: the lines name files ("path:12:3: …") and no attempt of the task changed
+// any of them (false when a diff cannot be read or is too long to list).
+func (f *facts) untouchedByAll(lines []string) bool {
+	if f.repo == nil {
+		return false
+	}
+	var files []string
+	for _, l := range lines {
+		if m := fileLineRe.FindStringSubmatch(l); m != nil {
+			files = append(files, strings.TrimPrefix(m[1], "./"))
+		} // (else a tally: "Found 3 errors.")
+	}
+	for _, a := range f.attempts {
+		if a.TaskID != f.task.ID || a.PreTree == "" || a.Tree == "" {
+			continue
+		}
+		d := diffStat(f.repo, snapshot.NewHash(a.PreTree), snapshot.NewHash(a.Tree))
+		if d == nil || d.Files > len(d.Paths) {
+			return false
+		}
+		for _, p := range d.Paths {
+			if slices.Contains(files, p.Path) {
+				return false
+			}
+		}
+	}
+	return len(files) > 0
+}
+
+var fileLineRe = lazyre.New(`^(\S+?):\d+(?::\d+)?:? `)
+
+// progress: an attempt fixed some of the tests that fail on the base tree and broke none.
+func (f *facts) progress() (storeAttempt, bool) {
+	if !f.base.failed() {
+		return storeAttempt{}, false
+	}
+	base := readVerify(f.base.Output).tests
+	if len(base) == 0 {
+		return storeAttempt{}, false
+	}
+	as, vs := f.qualityViews()
+	best, bestN := -1, len(base)
+	for i := range as {
+		if len(vs[i].build) == 0 && len(vs[i].tests) > 0 && len(vs[i].tests) <= bestN && len(vs[i].tests) < len(base) && subset(vs[i].tests, base) {
+			best, bestN = i, len(vs[i].tests)
+		}
+	}
+	if best < 0 {
+		return storeAttempt{}, false
+	}
+	return as[best], true
+}
+
+// sameTestsAsBase: the tests failing on the base tree are exactly those failing after every
+// attempt.
+func (f *facts) sameTestsAsBase() bool {
+	if !f.base.failed() || !f.allClasses(cQuality) {
+		return false
+	}
+	base := readVerify(f.base.Output)
+	_, vs := f.qualityViews()
+	if len(base.tests) == 0 {
+		// A build that fails where the prompt asks for the change ("create RetryPolicy so that
+		// RetryPolicyTest.java compiles"), the same after every attempt.
+		if !f.promptNamesBuild(base.build) {
+			return false
+		}
+		for _, v := range vs {
+			if len(v.tests) > 0 || !slices.Equal(normalised(v.build), normalised(base.build)) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, v := range vs {
+		if !slices.Equal(v.tests, base.tests) {
+			return false
+		}
+	}
+	return true
+}
+
+// promptNamesBuild: the task's prompt names a file a build error is in (its base name).
+func (f *facts) promptNamesBuild(build []string) bool {
+	if f.def == nil {
+		return false
+	}
+	for _, l := range build {
+		if m := fileLineRe.FindStringSubmatch(strings.TrimPrefix(l, "does not build: ")); m != nil {
+			if b := path.Base(m[1]); len(b) >= 5 && strings.Contains(f.def.Prompt, b) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// verifyDiffers: the rejected attempts failed different tests.
+func (f *facts) verifyDiffers() bool {
+	_, vs := f.qualityViews()
+	for _, v := range vs[min(1, len(vs)):] {
+		if !v.sameAs(vs[0]) {
+			return true
+		}
+	}
+	return false
+}
