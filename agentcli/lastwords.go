@@ -30,6 +30,12 @@ func LastWords(out []byte) string {
 	for i := range lines {
 		lines[i] = strings.TrimSpace(lines[i])
 	}
+	if l := placeholderCause(lines); l != "" {
+		return clipLine([]byte(l))
+	}
+	if l := diedOf(lines); l != "" {
+		return clipLine([]byte(l))
+	}
 	if l := traceError(lines); l != "" {
 		return clipLine([]byte(l))
 	}
@@ -75,6 +81,11 @@ func matchedLine(text []byte, loc []int, find func(string) []int) string {
 	whole := bytes.TrimSpace(wholeLineAt(text, loc[0]))
 	l := clipLine(whole)
 	if len(whole) == 0 || whole[0] != '{' {
+		if propertyRe.MatchString(l) {
+			if w := ownerWords(text, loc[0]); w != "" {
+				return w
+			}
+		}
 		return l
 	}
 	var v map[string]any
@@ -258,10 +269,11 @@ func shellCommand(s string) string {
 
 // A stack trace's lines (trimmed): a frame of node, Java or Rust ("at f (file.js:1:2)"), of an
 // Ink error box ("- f (cli.js:1:2)"), of Python ("File "x.py", line 3"), of Go ("/src/x.go:12
-// +0x1d", "created by …"); the headers that open one; and what a runtime prints after it.
+// +0x1d", "created by …"), of node's native stack (" 1: 0xb8d11b node::Abort() [node]"); the
+// headers that open one; and what a runtime prints after it.
 var (
-	frameRe      = lazyre.New(`^(?:at (?:async |new )?(?:.*\(\S+:\d+(?::\d+)?\)|(?:node:|\S*[/.])\S*:\d+:\d+|.*\((?:native|Native Method|Unknown Source|<anonymous>|index \d+)\))|- .*\(\S+:\d+:\d+\)|File ".+", line \d+.*|\S+\.go:\d+(?: \+0x[0-9a-f]+)?|created by \S.*|\.\.\. \d+ (?:more|frames omitted)|\^+)$`)
-	traceHeadRe  = lazyre.New(`^(?:goroutine \d+ \[.*\]:|Traceback \(most recent call last\):|stack backtrace:|Stack trace:)$`)
+	frameRe      = lazyre.New(`^(?:at (?:async |new )?(?:.*\(\S+:\d+(?::\d+)?\)|(?:node:|\S*[/.])\S*:\d+:\d+|.*\((?:native|Native Method|Unknown Source|<anonymous>|index \d+)\))|- .*\(\S+:\d+:\d+\)|File ".+", line \d+.*|\S+\.go:\d+(?: \+0x[0-9a-f]+)?|created by \S.*|\.\.\. \d+ (?:more|frames omitted)|\^+|\d+: (?:0x)?[0-9a-fA-F]{6,} .*)$`)
+	traceHeadRe  = lazyre.New(`^(?:goroutine \d+ \[.*\]:|Traceback \(most recent call last\):|stack backtrace:|Stack trace:|<--- JS stacktrace --->|-+ Native stack trace -+)$`)
 	traceTailRe  = lazyre.New(`^(?:Node\.js v\d+\S*|exit status \d+|note: .*RUST_BACKTRACE.*)$`)
 	errorishRe   = lazyre.New(`(?i)^\W{0,3}(?:uncaught |unhandled |caused by: ?|exception in thread "[^"]*" )?(?:[\w$.]*(?:error|exception)\b|panic\b|fatal\b|thread '[^']*' panicked)`)
 	goFileLineRe = lazyre.New(`^\S+\.go:\d+(?: \+0x[0-9a-f]+)?$`)
@@ -271,10 +283,7 @@ var (
 // line above the trace that names the error ("Error: …", "panic: …", "Caused by: …"), else the
 // line just above it; "" when the output does not end in one.
 func traceError(lines []string) string {
-	i := len(lines) - 1
-	for i >= 0 && lines[i] == "" {
-		i--
-	}
+	i := lastSaid(lines, len(lines)-1)
 	end := i
 	// What a runtime prints after the trace, and the properties node prints after an error's
 	// last frame ("at f (x.js:1:2) {", "  code: 'ENOENT'", "}").
@@ -374,10 +383,7 @@ const usageLines = 15
 // usageError is the error line of an output that ends on a pointer to --help; "" when it ends
 // otherwise or no such line is close above it.
 func usageError(lines []string) string {
-	i := len(lines) - 1
-	for i >= 0 && lines[i] == "" {
-		i--
-	}
+	i := lastSaid(lines, len(lines)-1)
 	if i < 0 || !helpTrailerRe.MatchString(lines[i]) {
 		return ""
 	}
@@ -400,4 +406,132 @@ func isFrame(lines []string, i int) bool {
 		return true
 	}
 	return i+1 < len(lines) && strings.HasSuffix(l, ")") && goFileLineRe.MatchString(lines[i+1])
+}
+
+// propertyRe is a line of the properties node prints after an error's message ("  status:
+// 500", "code: 'ENOENT',"): a rule that matches it matched a detail of the error, which says
+// nothing by itself.
+var propertyRe = lazyre.New(`^[\w$]+: (?:-?\d+|'[^']*'|"[^"]*"|\w+),?$`)
+
+// ownerWords are the words of the error the property line at offset at belongs to: the line
+// above its properties and its stack, by the message of the JSON it carries when it carries one (gemini's
+// "… _ApiError: {"error":{"code":500,"message":"An internal error has occurred. …"}}"); ""
+// when there is none.
+func ownerWords(text []byte, at int) string {
+	start := bytes.LastIndexByte(text[:at], '\n') + 1
+	for start > 0 {
+		prev := bytes.LastIndexByte(text[:start-1], '\n') + 1
+		l := strings.TrimSpace(string(text[prev : start-1]))
+		start = prev
+		if l == "" || l == "{" || propertyRe.MatchString(l) || frameRe.MatchString(strings.TrimSuffix(l, " {")) {
+			continue // the error's other properties, the stack printed between it and them
+		}
+		if w := jsonWords(l); w != "" {
+			return clipLine([]byte(w))
+		}
+		return clipLine([]byte(l))
+	}
+	return ""
+}
+
+// jsonWords is the message of the last JSON object or array in s (an array by its first
+// object), itself read again when it is JSON (gemini's error message is the API's body); "" when
+// s holds none or it says nothing.
+func jsonWords(s string) string {
+	raw := lastJSONValue([]byte(s))
+	if raw == nil {
+		return ""
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return ""
+	}
+	if a, ok := v.([]any); ok && len(a) > 0 {
+		v = a[0]
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return ""
+	}
+	for _, p := range messagePaths {
+		if w, ok := path(m, p...).(string); ok && strings.TrimSpace(w) != "" {
+			if inner := jsonWords(w); inner != "" && strings.HasPrefix(strings.TrimSpace(w), "{") {
+				return inner
+			}
+			return oneLineOf(w)
+		}
+	}
+	return ""
+}
+
+// A node program that prints an error object with String() prints "[object Object]" (gemini's
+// "An unexpected critical error occurred:\n[object Object]", google-gemini/gemini-cli#13553):
+// the placeholder says nothing, and its heading only that something failed. What failed is
+// above them: an error's JSON body, or the line before.
+var placeholderRe = lazyre.New(`^(?:\w*Error: )?\[object Object\]$`)
+
+// placeholderCause is what an output that ends on "[object Object]" says before it, with the
+// heading that introduced the placeholder ("An unexpected critical error occurred: Requested
+// entity was not found."); "" when it ends otherwise.
+func placeholderCause(lines []string) string {
+	i := lastSaid(lines, len(lines)-1)
+	if i < 0 || !placeholderRe.MatchString(lines[i]) {
+		return ""
+	}
+	i = lastSaid(lines, i-1)
+	head := ""
+	if i >= 0 && strings.HasSuffix(lines[i], ":") {
+		head, i = lines[i], i-1
+	}
+	words := jsonWords(strings.Join(lines[max(0, i-60):i+1], "\n"))
+	if words == "" {
+		words = LastWords([]byte(strings.Join(lines[:i+1], "\n")))
+	}
+	switch {
+	case words == "":
+		return strings.TrimSuffix(head, ":")
+	case head == "":
+		return words
+	}
+	return head + " " + words
+}
+
+// What a shell prints of a program a signal ended ("Aborted (core dumped)", "Segmentation
+// fault"): said after a runtime's own last words ("FATAL ERROR: Reached heap limit Allocation
+// failed - JavaScript heap out of memory" and its native stack), which name the cause.
+var signalReportRe = lazyre.New(`^(?:Aborted|Segmentation fault|Bus error|Illegal instruction|Floating point exception|Trace/breakpoint trap|Killed)(?: \(core dumped\))?$`)
+
+// DiedOf is the error line a program printed before a shell reported the signal that ended it
+// (the output's last line); "" when the output ends otherwise or no such line names an error.
+func DiedOf(out []byte) string {
+	text := strings.ToValidUTF8(string(ansiRe.ReplaceAll(out, nil)), "\uFFFD")
+	lines := strings.FieldsFunc(text, func(r rune) bool { return r == '\n' || r == '\r' })
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	return clipLine([]byte(diedOf(lines)))
+}
+
+func diedOf(lines []string) string {
+	i := lastSaid(lines, len(lines)-1)
+	if i < 0 || !signalReportRe.MatchString(lines[i]) {
+		return ""
+	}
+	above := lines[:i]
+	l := traceError(above)
+	if j := lastSaid(above, len(above)-1); l == "" && j >= 0 {
+		l = above[j]
+	}
+	if !errorishRe.MatchString(l) {
+		return ""
+	}
+	return l
+}
+
+// lastSaid is the index of the last line at or before i that is not blank; -1 when none is.
+func lastSaid(lines []string, i int) int {
+	for i >= 0 && lines[i] == "" {
+		i--
+	}
+	return i
 }

@@ -1,6 +1,8 @@
 package agentcli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -194,5 +196,73 @@ func TestLastWordsPassOverTrailers(t *testing.T) {
 		if got := LastWords([]byte(c.out)); got != c.want {
 			t.Errorf("LastWords(%q)\n got %q\nwant %q", c.out, got, c.want)
 		}
+	}
+}
+
+// A node CLI that prints its error object as "[object Object]" said what failed above it: the
+// API's JSON body, or the line before (gemini's text from google-gemini/gemini-cli#13553).
+func TestLastWordsPassOverObjectPlaceholder(t *testing.T) {
+	gemini404 := "Loaded cached credentials.\n" +
+		"Error when talking to Gemini API Full report available at: /tmp/gemini-client-error-Turn.run-sendMessageStream-2025-11-21T03-01-36-648Z.json\n" +
+		"[API Error: [{\n  \"error\": {\n    \"code\": 404,\n    \"message\": \"Requested entity was not found.\",\n    \"errors\": [\n      {\n" +
+		"        \"message\": \"Requested entity was not found.\",\n        \"domain\": \"global\",\n        \"reason\": \"notFound\"\n      }\n    ],\n" +
+		"    \"status\": \"NOT_FOUND\"\n  }\n}\n]]\nAn unexpected critical error occurred:\n[object Object]\n\n"
+	for _, c := range []struct{ out, want string }{
+		{gemini404, "An unexpected critical error occurred: Requested entity was not found."},
+		{"Error: model gemini-9 is not available for this account\n[object Object]\n", "Error: model gemini-9 is not available for this account"},
+		{"Error: [object Object]\n", "Error: [object Object]"}, // nothing else was said
+	} {
+		if got := LastWords([]byte(c.out)); got != c.want {
+			t.Errorf("LastWords(%q)\n got %q\nwant %q", c.out, got, c.want)
+		}
+	}
+}
+
+// A runtime that dies of a fatal error is ended by a signal the shell reports last ("Aborted
+// (core dumped)" for node's abort()): the runtime's own line names the cause. Node's words and
+// native stack as jestjs/jest#9980 and google-gemini/gemini-cli#4359 quote them.
+func TestLastWordsPassOverSignalReport(t *testing.T) {
+	const (
+		gcs    = "<--- Last few GCs --->\n\n[10418:0x608a1e0]   232289 ms: Scavenge (reduce) 982.5 (998.4) -> 981.9 (999.4) MB, 19.0 / 0.0 ms  (average mu = 0.299, current mu = 0.342) allocation failure \n\n\n<--- JS stacktrace --->\n\n"
+		mark   = "FATAL ERROR: Ineffective mark-compacts near heap limit Allocation failed - JavaScript heap out of memory"
+		limit  = "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory"
+		native = " 1: 0xa04200 node::Abort() [/opt/hostedtoolcache/node/14.15.4/x64/bin/node]\n 2: 0x94e4e9 node::FatalError(char const*, char const*) [/opt/hostedtoolcache/node/14.15.4/x64/bin/node]\n" +
+			" 3: 0xb797be v8::Utils::ReportOOMFailure(v8::internal::Isolate*, char const*, bool) [/opt/hostedtoolcache/node/14.15.4/x64/bin/node]\n"
+		native22 = "----- Native stack trace -----\n\n 1: 0x557067693af3 node::OOMErrorHandler(char const*, v8::OOMDetails const&) [node]\n 2: 0x557067ac1f04 v8::Utils::ReportOOMFailure(v8::internal::Isolate*, char const*, v8::OOMDetails const&) [node]\n"
+	)
+	for _, c := range []struct{ out, want, died string }{
+		{gcs + mark + "\n" + native + "Aborted (core dumped)\n", mark, mark},
+		{gcs + limit + "\n" + native22 + "Aborted (core dumped)\n", limit, limit},
+		{limit + "\nAborted\n", limit, limit},
+		// the agent's own process, which no shell ran: its native stack is its last word
+		{gcs + limit + "\n" + native22, limit, ""},
+		// nothing above names an error
+		{"compiling 3 files\nSegmentation fault (core dumped)\n", "Segmentation fault (core dumped)", ""},
+	} {
+		if got := LastWords([]byte(c.out)); got != c.want {
+			t.Errorf("LastWords(%q)\n got %q\nwant %q", c.out, got, c.want)
+		}
+		if got := DiedOf([]byte(c.out)); got != c.died {
+			t.Errorf("DiedOf(%q) = %q, want %q", c.out, got, c.died)
+		}
+	}
+}
+
+// A banner rule that matches a property of a printed error ("  status: 500") quotes the error's
+// message, not the property (gemini's 500, captured in testdata/presets/gemini_api_server.txt).
+func TestRuleOnPropertyQuotesError(t *testing.T) {
+	out, err := os.ReadFile(filepath.Join("testdata", "presets", "gemini_api_server.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := Classify(Observation{ExitCode: 244, Output: out}, nil, PresetFor(taskfile.PresetGemini))
+	const want = "gemini: An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting"
+	if f == nil || f.Class != taskfile.ClassTransport || f.Message != want {
+		t.Errorf("got %+v\nwant message %q", f, want)
+	}
+	node := "Error: connect ECONNREFUSED 127.0.0.1:5432\n    at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1555:16) {\n  errno: -111,\n  code: 'ECONNREFUSED',\n  syscall: 'connect'\n}\n"
+	f = Classify(Observation{ExitCode: 1, Output: []byte(node)}, []taskfile.ClassifyRule{clsRule("code: 'ECONNREFUSED'", taskfile.ClassTransport, 0)}, nil)
+	if want := "output matched classify rule 1 (code: 'ECONNREFUSED'): Error: connect ECONNREFUSED 127.0.0.1:5432"; f == nil || f.Message != want {
+		t.Errorf("got %+v\nwant message %q", f, want)
 	}
 }
