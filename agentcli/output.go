@@ -97,8 +97,8 @@ func expectsResult(def *taskfile.Task, p *Preset) bool {
 }
 
 // CheckPayload applies the payload_declared checks to an exit-0 attempt: the preset's error flag,
-// edits the CLI refused, the result contract, empty output where a result is expected. nil: the
-// payload is fine.
+// edits the CLI refused, the result contract, empty output where a result is expected; and a
+// stream the CLI left before its closing event (agent_exit). nil: the payload is fine.
 func CheckPayload(def *taskfile.Task, p *Preset, o AttemptOutput) *Failure {
 	if o.Result != nil && o.Result.IsError {
 		msg := strings.TrimSpace(o.Result.ErrorText)
@@ -112,13 +112,16 @@ func CheckPayload(def *taskfile.Task, p *Preset, o AttemptOutput) *Failure {
 		return &f
 	}
 	if r := o.Result; r != nil && r.Unfinished != "" && o.Source != "output_file" {
-		// Whatever else it printed (its prompt's echo, a tool call), there is no answer.
+		// Whatever else it printed (its prompt's echo, a tool call), there is no answer. The
+		// output declares nothing: the CLI ended before its stream did (claude drops its result
+		// event at random, anthropics/claude-code#8126 and #1920), so it is the agent's
+		// failure, retried as agent_exit is, and a repeat of it still meets the no-progress rule.
 		msg := fmt.Sprintf("%s exited 0 without an answer: its output ends before the %s event", p.Name, r.Unfinished)
 		if s := strings.TrimSpace(r.ErrorText); s != "" {
 			msg += ": " + clipLine([]byte(s))
 		}
-		return &Failure{Class: taskfile.ClassPayloadDeclared, Code: CodeNoResult, Message: msg,
-			Hint: "the CLI ended its session before it answered (it crashed or its stream was cut): run the task again, and read its log if it repeats"}
+		return &Failure{Class: taskfile.ClassAgentExit, Code: CodeNoResult, Message: msg,
+			Hint: "the CLI ended its session before it answered (it crashed or its stream was cut): under on_failure: retry the next attempt asks again; read the CLI's log if it repeats"}
 	}
 	if len(bytes.TrimSpace(o.Raw)) == 0 {
 		if expectsResult(def, p) {
