@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/mulligan-dev/mulligan/agentcli"
-	"github.com/mulligan-dev/mulligan/autopsy/evidence"
 	"github.com/mulligan-dev/mulligan/proc"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
@@ -96,18 +95,4 @@ func exitSays(code int, sig syscall.Signal) string {
 		return "was killed by signal " + sig.String()
 	}
 	return fmt.Sprintf("exited with status %d", code)
-}
-
-// verifySummary says what a failed verify's output says: its failing tests (the first with its
-// file, line and message) when a test runner printed them (go test, pytest, jest, vitest, cargo
-// test…), a build that failed, else the line that names the error (not the help or the "Error
-// 2" a tool prints after it), else its last line.
-func verifySummary(out []byte) string {
-	if s := evidence.ParseTests(string(out)).Summary(); s != "" {
-		return ": " + s
-	}
-	if l := evidence.DecisiveLine(string(out)); l != "" {
-		return ": " + l
-	}
-	return agentcli.LastLineSuffix(out)
 }
