@@ -36,7 +36,9 @@ var (
 	// "resets at 3pm", "resets 15:00 (UTC)", "reset at 3:30 PM (America/New_York)", "try again at 5:05 PM"
 	clockRe = lazyre.New(`(?i)\b(?:resets?|again|until|after)\s+(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?(?:\s*\(?\s*([A-Za-z][A-Za-z0-9_+\-/]*)\s*\)?)?`)
 	// "try again at Aug 8th, 2026 12:30 PM", "resets Dec 29 10:15 PM": codex names a date and a
-	// clock time in the machine's local time, without a zone
+	// clock time in the machine's local time, without a zone (codex-rs format_retry_timestamp:
+	// resets_at in chrono's Local, the date only when it is not today); codex runs on this
+	// machine with mulligan's TZ, so now's zone (time.Local) reads it
 	dateRe = lazyre.New(`(?i)\b(?:again|resets?|until)\s+(?:at\s+|on\s+)?(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s*(\d{4})?,?\s*(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?`)
 	// a unix timestamp in seconds (10 digits) or milliseconds (13), standing alone or after '|'
 	unixRe = lazyre.New(`(?:^|[^0-9.])(1\d{9}|1\d{12})(?:$|[^0-9.])`)
