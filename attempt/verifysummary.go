@@ -124,7 +124,7 @@ func quoteExceptions(lines []string, tests []evidence.Test) {
 // "FAIL: name (package)"; "" when there is none.
 func raised(lines []string, name string) string {
 	for i, l := range lines {
-		if !unittestHeadRe.MatchString(l) || !strings.HasSuffix(l, ": "+name) {
+		if !unittestHeadRe.MatchString(l) || !strings.Contains(l, ": "+name) { // "(i=1)" may follow a subTest
 			continue
 		}
 		exc := ""
@@ -182,12 +182,7 @@ func says(s string) bool {
 // test failed, to rerun pass `--lib`", "Caused by:", "  process didn't exit successfully: `…`
 // (signal: 9, SIGKILL: kill)"): the innermost cause, the chain's last line, is the decisive one.
 func causedBy(lines []string, l string) string {
-	at := -1
-	for i, x := range lines {
-		if strings.TrimSpace(x) == l {
-			at = i
-		}
-	}
+	at := lastAt(lines, l)
 	if at < 0 {
 		return l
 	}
@@ -212,6 +207,20 @@ func causedBy(lines []string, l string) string {
 
 var causeNumberRe = lazyre.New(`^\d+: `)
 
+// lastAt is the index of the last line that is l once trimmed; -1 when none is.
+func lastAt(lines []string, l string) int {
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.TrimSpace(lines[i]) == l {
+			return i
+		}
+	}
+	return -1
+}
+
+// retryLines is how far above the error its client's retries are read: pip prints "Could not
+// fetch URL …" and "Could not find a version …" between them.
+const retryLines = 12
+
 // A Python HTTP client retries a broken connection and says why each time (urllib3, under pip:
 // "WARNING: Retrying (Retry(total=0, …)) after connection broken by
 // 'SSLError(SSLCertVerificationError(1, '[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify
@@ -223,11 +232,12 @@ var (
 	objectReprRe  = lazyre.New(`^<[^>]*>: `)
 )
 
-// retriedOn adds to l the cause of the last connection retry the output names, when l does not
-// say it already.
+// retriedOn adds to the error line l the cause of the connection retries just above it, when l
+// does not say it already. Retries further up (a download that recovered) are not its cause.
 func retriedOn(lines []string, l string) string {
+	at := lastAt(lines, l)
 	cause := ""
-	for _, x := range lines {
+	for _, x := range lines[max(0, at-retryLines):max(0, at)] {
 		if m := retryBrokenRe.FindStringSubmatch(x); m != nil {
 			cause = m[1]
 		}

@@ -102,6 +102,13 @@ func TestVerifySummaryQuotesTheCause(t *testing.T) {
 			"ERROR: No matching distribution found for flask (last retry: Failed to establish a new connection: [Errno 111] Connection refused)",
 		},
 		{
+			"pip, a retry it got past",
+			"WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection broken by 'ReadTimeoutError(\"HTTPSConnectionPool(host='pypi.org', port=443): Read timed out. (read timeout=15)\")': /simple/flask/\n" +
+				"Collecting flask\nSuccessfully installed flask-3.0.0\n" + strings.Repeat("building wheel\n", 15) +
+				"Error: config.yaml: no key 'port'\n",
+			"Error: config.yaml: no key 'port'",
+		},
+		{
 			// unittest's assertEqual on strings draws a diff under the exception (its layout as
 			// zio/zio#4479 quotes it).
 			"unittest, the exception above the diff",
