@@ -2,6 +2,8 @@ package autopsy
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -233,6 +235,28 @@ var lackRes = []lackRe{
 	{lazyre.New(`(?i)too many open files|\bEMFILE\b`),
 		func(m []string) string { return "a higher limit of open files" },
 		func(m []string) string { return "ulimit -n 65536" }},
+	// pgvector/pgvector#67: an extension the server's packages do not include.
+	{lazyre.New(`could not open extension control file "[^"]*?/(\d+)/extension/([\w-]+)\.control"|extension "([\w-]+)" is not available`),
+		func(m []string) string {
+			return "the PostgreSQL extension " + firstNonEmpty(m[2], m[3]) + " on this machine's server"
+		},
+		func(m []string) string {
+			ext := firstNonEmpty(m[2], m[3])
+			pkg := map[string]string{"vector": "pgvector", "postgis": "postgis-3", "timescaledb": "timescaledb", "pg_cron": "cron"}[ext]
+			if pkg == "" {
+				return "sudo apt-get install -y postgresql-contrib  # provides " + ext + ", if it is a contrib module"
+			}
+			return "sudo apt-get install -y postgresql-" + orWord(m[1], "16") + "-" + pkg
+		}},
+	// ycrypto/salty#30: a cross-compilation target rustup has not installed.
+	{lazyre.New("the `([\\w.-]+)` target may not be installed"),
+		func(m []string) string { return "the Rust target " + m[1] },
+		func(m []string) string { return "rustup target add " + m[1] }},
+	// Dart's pub: the project needs a newer SDK than the machine's ("The current Dart SDK
+	// version is 3.3.4. Because app requires SDK version ^3.5.0, version solving failed.").
+	{lazyre.New(`requires SDK version ([^\s,]+), version solving failed`),
+		func(m []string) string { return "a Dart SDK " + m[1] + " (this machine's is older)" },
+		func(m []string) string { return "flutter upgrade  # or a Dart SDK " + m[1] + " on PATH" }},
 	{lazyre.New(`Could not find Chrome \(ver\.|npx puppeteer browsers install chrome`),
 		func(m []string) string { return "Puppeteer's Chrome" },
 		func(m []string) string { return "npx puppeteer browsers install chrome" }},
@@ -247,7 +271,7 @@ var loginRes = []lackRe{
 	{lazyre.New(`(?i)You must be logged in to the server|error: You must be logged in|Unable to connect to the server: .*(?:token|credentials)`),
 		func(m []string) string { return "valid credentials for the Kubernetes cluster" },
 		func(m []string) string { return "kubectl config current-context" }},
-	{lazyre.New(`(?i)Unable to locate credentials|aws configure|ExpiredToken|The SSO session .* has expired|aws sso login`),
+	{lazyre.New(`(?i)Unable to locate credentials|aws configure|ExpiredToken|The SSO session .* has expired|aws sso login|Token has expired and refresh failed|Error when retrieving token from sso|SSOTokenLoadError`),
 		func(m []string) string { return "AWS credentials" },
 		func(m []string) string { return "aws sso login" }},
 	{lazyre.New(`(?i)gcloud auth (?:application-default )?login|You do not currently have an active account selected|Reauthentication (?:failed|required)`),
@@ -275,9 +299,36 @@ var loginRes = []lackRe{
 			return "credentials for the HTTP proxy (put them in HTTPS_PROXY as user:password@ before the host)"
 		},
 		func(m []string) string { return "export HTTPS_PROXY=http://PROXY:PORT" }},
+	// A tool's own word to log in (cargo's "token rejected for `acme`, please run `cargo login
+	// --registry acme`", az's "Please run 'az login' to setup account").
+	{lazyre.New("(?i)(?:please )?run [`'\"]((?:[\\w.-]+ ){1,2}login\\b[^`'\"]*)[`'\"]"),
+		func(m []string) string { return "a login the tool asks for (" + m[1] + ")" },
+		func(m []string) string { return m[1] }},
+	// A package index or registry beyond this machine refusing its credentials (uv, pip, cargo,
+	// NuGet): 401/403 with the URL, in either order. (localhost's are a test's own server.)
+	{lazyre.New(`(?i)(?:\b40[13] (?:Unauthorized|Forbidden)|HTTP error 40[13]|status(?: code)?:? 40[13])\b.*?(https?://([\w.-]+\.[a-z]{2,})[^\s)'"]*)|(https?://([\w.-]+\.[a-z]{2,})[^\s)'"]*).*?(?:\bgot 40[13]|\b40[13] (?:Unauthorized|Forbidden)|status(?: code)?:? 40[13])\b`),
+		func(m []string) string {
+			return "credentials that " + firstNonEmpty(m[2], m[4]) + " accepts (it refused this machine's)"
+		},
+		func(m []string) string { return registryLogin(firstNonEmpty(m[1], m[3]), firstNonEmpty(m[2], m[4])) }},
 	{lazyre.New(`(?i)Permission denied \(publickey\)`),
 		func(m []string) string { return "an ssh key the git remote accepts" },
 		func(m []string) string { return "ssh-add -l" }},
+}
+
+// codeArtifactRe: an AWS CodeArtifact repository's URL: domain, owner, format, repository.
+var codeArtifactRe = lazyre.New(`^https?://([\w-]+)-(\d{12})\.d\.codeartifact\.[\w-]+\.amazonaws\.com/(pypi|npm|maven|nuget|cargo)/([\w.-]+)/`)
+
+// registryLogin is the first step to give this machine credentials for the registry at url.
+func registryLogin(url, host string) string {
+	if m := codeArtifactRe.FindStringSubmatch(url); m != nil {
+		tool := map[string]string{"pypi": "pip", "npm": "npm", "nuget": "dotnet"}[m[3]]
+		if tool == "" {
+			return "aws codeartifact get-authorization-token --domain " + m[1] + " --domain-owner " + m[2] + " --query authorizationToken --output text"
+		}
+		return "aws codeartifact login --tool " + tool + " --domain " + m[1] + " --domain-owner " + m[2] + " --repository " + m[4]
+	}
+	return "${EDITOR:-vi} ~/.netrc  # the login and token for " + host
 }
 
 // portRes: a port the tests need is taken by another process.
@@ -377,15 +428,26 @@ func (f *facts) machineLacks() (lack, bool) {
 		if k, ok := lackIn(f.base.Output, true); ok {
 			return k, true
 		}
-		return pythonDep(f.base.Output)
+		if k, ok := pythonDep(f.base.Output); ok {
+			return k, true
+		}
 	}
 	a := f.last()
 	k, ok := lackIn(f.verifyOutput[key(a.TaskID, a.N)]+"\n"+a.Message, false)
+	if ok && f.base.failed() && changeMadeRe.MatchString(k.what) {
+		// The base failed for another reason, and what the attempt ran into is a version its
+		// change may have raised (go.mod's go line) or a port its own server holds.
+		return lack{}, false
+	}
 	if ok && f.base != nil && resourceLimitRe.MatchString(k.line) {
 		return lack{}, false // the untouched tree passed within this machine's limits: the change used them up
 	}
 	return k, ok
 }
+
+// changeMadeRe: lacks a change can bring upon itself: a newer runtime than the one it was
+// written for, a port its own code listens on.
+var changeMadeRe = lazyre.New(`(?i)or later|newer|a Python in|a free port`)
 
 // resourceLimitRe: a limit of the machine's that code can run into by itself (a leak of files).
 var resourceLimitRe = lazyre.New(`(?i)too many open files|\bEMFILE\b`)
@@ -394,6 +456,13 @@ var resourceLimitRe = lazyre.New(`(?i)too many open files|\bEMFILE\b`)
 // on the base tree, or the attempt the run stopped on says (its verify output, the agent's own
 // words and failed tool calls).
 func (f *facts) loggedOut() (lack, bool) {
+	if f.uncopiedSecrets() != "" {
+		return lack{}, false // the worktree's: see worktreeLack
+	}
+	return f.loginLack()
+}
+
+func (f *facts) loginLack() (lack, bool) {
 	if f.base.failed() {
 		if k, ok := scanLacks(f.base.Output, loginRes); ok {
 			return k, true
@@ -429,11 +498,40 @@ func (f *facts) worktreeLack() (lack, bool) {
 	if f.def == nil || f.def.Isolation != taskfile.IsolationWorktree {
 		return lack{}, false
 	}
+	if file := f.uncopiedSecrets(); file != "" {
+		if k, ok := f.loginLack(); ok {
+			k.what += " (the working tree's " + file + " may hold them)"
+			return k, true
+		}
+	}
 	k, ok := f.machineLacks()
 	if !ok || !strings.HasPrefix(k.what, "the project's") && !strings.HasPrefix(k.what, "the environment variable") {
 		return lack{}, false
 	}
 	return k, true
+}
+
+// secretFiles: ignored files that hold a project's credentials and settings, as a rule.
+var secretFiles = []string{".env", ".env.local", ".env.test", ".npmrc", ".pypirc", ".netrc", "auth.json", ".cargo/credentials.toml"}
+
+// uncopiedSecrets names a file of secretFiles the working tree has and the task's own worktree
+// is not given (worktree.copy or link), or "".
+func (f *facts) uncopiedSecrets() string {
+	if f.def == nil || f.def.Isolation != taskfile.IsolationWorktree || f.repo == nil {
+		return ""
+	}
+	for _, name := range secretFiles {
+		if slices.ContainsFunc(slices.Concat(f.def.Worktree.Copy, f.def.Worktree.Link), func(p string) bool {
+			ok, _ := filepath.Match(p, name)
+			return ok || p == name
+		}) {
+			continue
+		}
+		if st, err := os.Stat(filepath.Join(f.repo.Root(), name)); err == nil && st.Mode().IsRegular() {
+			return name
+		}
+	}
+	return ""
 }
 
 var worktreeLackRule = Rule{
@@ -496,12 +594,14 @@ func cmakePackage(name string) string {
 var machineWordsRe = lazyre.New(`(?i)\bis not installed\b|\bnot installed on (?:this|the|your) (?:machine|system)|licen[cs]es? (?:for .{1,60} )?(?:have |has )?not (?:been )?accepted|accept the (?:SDK )?licen[cs]e|invalid active developer path|requires? (?:the )?(?:PHP )?ext(?:ension)?-[\w]+|extension \S+ (?:is )?missing|(?:cannot|could not|couldn't|unable to) (?:find|locate) (?:a |an |any )?(?:java installation|jdk|sdk|toolchain|matching toolchain|compiler|interpreter|python installation|ruby installation)|no (?:such )?(?:toolchain|sdk|jdk) (?:found|installed)|please install\b|command line tools are not installed|SDK location not found|not installed or not (?:in|on) (?:the )?PATH|No valid credential sources found|Unable to locate credentials|could not find default credentials|Daemon process terminated|daemon is not running|Cannot connect to the Docker daemon|Incorrect username or password|password authentication failed for user|Access denied for user`)
 
 // stopSays is the first line of the last rejected attempt's verify output (or its message) that
-// re matches and not (if given) does not, when the attempt before it, if any, has one too: what
-// the run stopped on, twice over, not once on the way.
+// re matches and not (if given) does not, when the rejected attempt before it, if any, has one
+// too: what the run stopped on, twice over, not once on the way (an agent's overload passed on
+// the way does not count).
 func (f *facts) stopSays(re *lazyre.Regexp, not func(string) bool) (string, bool) {
-	if !f.allClasses(cQuality) || len(f.failed) == 0 {
+	if len(f.failed) == 0 || f.last().Class != cQuality {
 		return "", false
 	}
+	rejected, _ := f.qualityViews()
 	find := func(a storeAttempt) string {
 		for _, l := range evidence.Lines(f.verifyOutput[key(a.TaskID, a.N)] + "\n" + a.Message) {
 			l = strings.TrimSpace(strings.Trim(strings.TrimSpace(l), "║│|")) // (Terraform's box)
@@ -511,9 +611,9 @@ func (f *facts) stopSays(re *lazyre.Regexp, not func(string) bool) (string, bool
 		}
 		return ""
 	}
-	n := len(f.failed)
-	line := find(f.failed[n-1])
-	if line == "" || n >= 2 && find(f.failed[n-2]) == "" {
+	n := len(rejected)
+	line := find(rejected[n-1])
+	if line == "" || n >= 2 && find(rejected[n-2]) == "" {
 		return "", false
 	}
 	return line, true
@@ -611,7 +711,10 @@ func newerRuntime(name, v string) string {
 }
 
 // heldLockRe: a tool that could not take a lock because another process holds it.
-var heldLockRe = lazyre.New(`(?i)Error acquiring the state lock|Could not get lock (\S+?)\.? It is held by process|Could not get lock (/\S+?)\.?$|is (?:currently )?in use by another (?:Gradle )?(?:instance|process)|Timeout waiting to lock|Another git process seems to be running|(?:lock|lockfile) is (?:already )?held by|held by (?:another|a different) process`)
+var heldLockRe = lazyre.New(`(?i)Error acquiring the state lock|Could not acquire change ?log lock|database "(?:[\w.-]+)" is being accessed by other users|Could not get lock (\S+?)\.? It is held by process|Could not get lock (/\S+?)\.?$|is (?:currently )?in use by another (?:Gradle )?(?:instance|process)|Timeout waiting to lock|Another git process seems to be running|(?:lock|lockfile) is (?:already )?held by|held by (?:another|a different) process`)
+
+// dbInUseRe: PostgreSQL refusing to drop a database other sessions hold (a test run's leftover).
+var dbInUseRe = lazyre.New(`database "([\w.-]+)" is being accessed by other users`)
 
 // terraformLockIDRe: the ID under Terraform's "Lock Info:".
 var terraformLockIDRe = lazyre.New(`^\s*ID:\s+(\S+)\s*$`)
@@ -635,6 +738,10 @@ func (f *facts) heldLock() (lack, bool) {
 	switch {
 	case strings.Contains(line, "state lock") && id != "":
 		k.fix = "terraform force-unlock " + id + "  # only once the run it names (Who:) has ended"
+	case strings.Contains(strings.ToLower(line), "change log lock") || strings.Contains(strings.ToLower(line), "changelog lock"):
+		k.fix = "liquibase releaseLocks  # (mvn liquibase:releaseLocks, gradle releaseLocks) once no migration runs"
+	case dbInUseRe.MatchString(line):
+		k.fix = fmt.Sprintf(`psql -d postgres -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '%s' AND pid <> pg_backend_pid()"`, dbInUseRe.FindStringSubmatch(line)[1])
 	case firstNonEmpty(m[1:]...) != "":
 		k.fix = "sudo fuser -v " + firstNonEmpty(m[1:]...)
 	default:

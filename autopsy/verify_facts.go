@@ -45,8 +45,8 @@ func (f *facts) verifyBrokenOnBase() bool {
 	if _, _, machine := f.machineSays(); machine {
 		return false // the tool says what this machine lacks: not the command's fault
 	}
-	if onlyExits(f.base.Output) || base.saysNothing() && endsOnExit(f.base.Output) {
-		return false // "make: *** [Makefile:31: check] Error 1": nothing says it is the command
+	if strings.TrimSpace(f.base.Output) == "" || onlyExits(f.base.Output) || base.saysNothing() && endsOnExit(f.base.Output) {
+		return false // "make: *** [Makefile:31: check] Error 1", or no word at all: nothing says it is the command
 	}
 	_, vs := f.qualityViews()
 	for _, v := range vs {

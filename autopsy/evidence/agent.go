@@ -54,7 +54,7 @@ var (
 	sandboxRe    = lazyre.New(`(?i)failed in sandbox|sandbox(?:ed)? (?:denied|denial|error)|Sandbox\(\w+\)|LandlockRestrict|seatbelt|CODEX_SANDBOX_NETWORK_DISABLED|network_access[" ]*[:=] *false|sandbox: (?:read-only|workspace-write)`)
 	noNetSbRe    = lazyre.New(`(?i)CODEX_SANDBOX_NETWORK_DISABLED=1|network_access[" ]*[:=] *false|network-sandbox-policy: restricted|sandbox has no network|(?:without|no) network access(?: in| inside)? (?:the |this |my )?sandbox|sandbox(?:ed)? (?:environment )?(?:has |with )?no network|network (?:access )?is (?:disabled|blocked|restricted) (?:in|inside|by) (?:the |this |my )?sandbox`)
 	// saysNoNetRe: the agent's own words that its commands have no network.
-	saysNoNetRe  = lazyre.New(`(?i)\b(?:no|without|lacks?|lacking|blocked|blocks|disabled|restricted|denied|don't have|do not have|doesn't have|does not have|can't access|cannot access|unable to access)\b[^.]{0,40}\b(?:network|internet)\b|\b(?:network|internet)\b[^.]{0,30}\b(?:is |was )?(?:blocked|disabled|restricted|unavailable|not available|denied|unreachable)\b|\boffline\b`)
+	saysNoNetRe  = lazyre.New(`(?i)\b(?:no|without|lacks?|lacking|blocked|blocks|disabled|restricted|denied|don't have|do not have|doesn't have|does not have|can't access|cannot access|unable to access)\b[^.]{0,40}\b(?:network|internet)\b|\b(?:network|internet)\b[^.]{0,30}\b(?:is |was )?(?:blocked|disabled|restricted|unavailable|not available|denied|unreachable)\b|\b(?:is|are|am|i'm|we're|it's|be|being|seems|appears(?: to be)?|running|work(?:ing)?|stays?) offline\b`)
 	codexHeadRe  = lazyre.New(`^\[\d{4}-\d\d-\d\dT[\d:.]+Z?\] codex$`)
 	timestampRe  = lazyre.New(`^\[\d{4}-\d\d-\d\dT[\d:.]+Z?\] `)
 	readOnlySbRe = lazyre.New(`^sandbox: read-only$|"sandbox":\s*"read-only"|read-only sandbox`)
