@@ -17,7 +17,7 @@ import (
 
 // Test is one failing test as its runner reported it.
 type Test struct {
-	Runner  string `json:"runner"`            // go, pytest, jest, vitest, cargo, surefire, gradle
+	Runner  string `json:"runner"`            // go, pytest, jest, vitest, cargo, surefire, gradle, exunit…
 	Name    string `json:"name"`              // as the runner names it
 	Package string `json:"package,omitempty"` // go package, java class, test file; "" when not printed
 	File    string `json:"file,omitempty"`
@@ -156,10 +156,14 @@ func ParseTests(out string) Tests {
 	}
 	r := Tests{Passed: -1, Total: -1}
 	for _, p := range []func([]string, *Tests){parseGo, parsePytest, parseJest, parseVitest, parseCargo, parseSurefire, parseGradle,
-		parseRSpec, parseUnittest, parseMocha, parsePHPUnit, parseDotnet, parsePlaywright, parseMinitest, parseCollision} {
+		parseRSpec, parseUnittest, parseMocha, parsePHPUnit, parseDotnet, parsePlaywright, parseMinitest, parseCollision,
+		parseExUnit, parseElixirBuild} {
 		p(lines, &r)
 	}
 	for _, l := range lines {
+		if elixirRaiseRe.MatchString(l) {
+			continue // parseElixirBuild's
+		}
 		if buildErrorRe.MatchString(l) && len(r.Build) < 20 {
 			r.Build = append(r.Build, clip(strings.TrimSpace(l)))
 		} else if checkRe.MatchString(l) && len(r.Checks) < 20 {

@@ -358,6 +358,45 @@ NoMethodError: undefined method 'post' for nil
 
   at vendor/laravel/framework/src/Illuminate/Database/Connection.php:825
 `, []string{`Tests\Feature\InvoiceExportTest it exports paid invoices as csv : QueryException: could not find driver (Connection: sqlite`}, -1, -1},
+	// mix test (ExUnit.CLIFormatter; the failure as Mix.Tasks.Test's documentation shows it,
+	// v1.16): the note with left and right, the test's own frame is the line that failed.
+	{"exunit, an assertion", `Running ExUnit with seed: 646219, max_cases: 16
+...
+
+  1) test greets the world (FooTest)
+     test/foo_test.exs:5
+     Assertion with == failed
+     code:  assert Foo.hello() == :world!
+     left:  :world
+     right: :world!
+     stacktrace:
+       test/foo_test.exs:6: (test)
+
+........
+
+Finished in 0.05 seconds (0.00s async, 0.05s sync)
+1 doctest, 11 tests, 1 failure
+`, []string{`FooTest test greets the world @ test/foo_test.exs:6 : Assertion with == failed (left: :world, right: :world!)`}, 11, 12},
+	// An exception in a test's setup (etalab/transport-site#2539): the message is the raise,
+	// the place the test's, as no frame is the test's own.
+	{"exunit, an exception", `.......
+ 10) test GTFSRTEntitiesJob removes data over 7 days old (Transport.Test.Transport.Jobs.GTFSRTEntitiesJobTest)
+     test/transport/jobs/gtfs_rt_entities_test.exs:70
+     ** (DBConnection.ConnectionError) connection not available and request was dropped from queue after 366ms. This means requests are coming in and your connection pool cannot serve them fast enough. You can address this by:
+     
+       1. Ensuring your database is available and that you can connect to it
+       2. Tracking down slow queries and making sure they are running fast enough
+     
+     See DBConnection.start_link/2 for more information
+     
+     stacktrace:
+       (db_connection 2.4.2) lib/db_connection/ownership.ex:96: DBConnection.Ownership.ownership_checkout/2
+       (ecto_sql 3.8.2) lib/ecto/adapters/sql/sandbox.ex:499: Ecto.Adapters.SQL.Sandbox.checkout/2
+       test/transport/jobs/gtfs_rt_entities_test.exs:16: Transport.Test.Transport.Jobs.GTFSRTEntitiesJobTest.__ex_unit_setup_1/1
+
+Finished in 14.2 seconds (9.8s async, 4.4s sync)
+10 tests, 2 failures, 1 excluded
+`, []string{`Transport.Test.Transport.Jobs.GTFSRTEntitiesJobTest test GTFSRTEntitiesJob removes data over 7 days old @ test/transport/jobs/gtfs_rt_entities_test.exs:70 : ** (DBConnection.ConnectionError) connection not available and request was dropped`}, 7, 9},
 	{"nothing a runner printed", "make: *** [Makefile:4: test] Error 1\n", nil, -1, -1},
 }
 
@@ -661,5 +700,73 @@ ERROR: failed to solve: process "/bin/sh -c CGO_ENABLED=0 go build -trimpath -o 
 	}
 	if got := ParseTests("2024-05-01T10:00:00.1234567Z internal/a.go:3:1: syntax error: unexpected }\n").Build; len(got) != 1 {
 		t.Errorf("a CI log's timestamp hides the error: %q", got)
+	}
+}
+
+// The Elixir compiler's errors read as build lines "file:line: error: message": Elixir 1.17's
+// boxed error (bonfire-networks/iconify_ex#10), 1.15's plain one (mgamini/elixilorem#5), and
+// the raise of older versions under mix test (bitwalker/distillery#666). The closing "cannot
+// compile module … (errors have been logged)" says nothing the lines above did not.
+func TestElixirBuildErrors(t *testing.T) {
+	for _, c := range []struct{ name, out, want string }{
+		{"1.17, boxed", `Compiling 3 files (.ex)
+     error: undefined function .../0 (expected Iconify to define such a function or for it to be imported, but none are available)
+     │
+ 827 │         |> Phx.Live.Favicon.set_dynamic(socket, "svg", ...)
+     │                                                        ^^^
+     │
+     └─ lib/iconify.ex:827:56: Iconify.maybe_set_favicon_emoji/2
+
+
+== Compilation error in file lib/iconify.ex ==
+** (CompileError) lib/iconify.ex: cannot compile module Iconify (errors have been logged)
+`, "does not build: lib/iconify.ex:827:56: error: undefined function .../0 (expected Iconify to define such a function or for it to be imported, but none are available)"},
+		{"1.15, plain", `error: undefined variable "paragraphs"
+  lib/elixilorem.ex:4: Elixilorem.paragraph/0
+
+warning: function package/0 is unused
+  mix.exs:22: Elixilorem.Mixfile (module)
+
+== Compilation error in file lib/elixilorem.ex ==
+** (CompileError) lib/elixilorem.ex: cannot compile module Elixilorem (errors have been logged)
+`, `does not build: lib/elixilorem.ex:4: error: undefined variable "paragraphs"`},
+		{"before 1.15, under mix test", `.....................warning: variable "err" does not exist and is being expanded to "err()", please use parentheses to remove the ambiguity or change the variable name
+  test/cases/integration_test.exs:263
+
+...............................................................................
+OK, passed 100 tests
+.
+== Compilation error in file test/cases/integration_test.exs ==
+** (CompileError) test/cases/integration_test.exs:263: undefined function err/0
+    (elixir) src/elixir_locals.erl:107: :elixir_locals."-ensure_no_undefined_local/3-lc$^0/1-0-"/2
+    (stdlib) erl_eval.erl:677: :erl_eval.do_apply/6
+`, "does not build: ** (CompileError) test/cases/integration_test.exs:263: undefined function err/0"},
+	} {
+		if got := ParseTests(c.out).Summary(); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
+		}
+	}
+}
+
+// A module whose setup_all failed ran none of its tests (elixir-lang/elixir#10974): a suite
+// that failed to run, named by the module.
+func TestExUnitSetupAll(t *testing.T) {
+	out := `  1) SampleTest: failure on setup_all callback, all tests have been invalidated
+     ** (RuntimeError) boom
+     stacktrace:
+       test/sample_test.exs:6: anonymous fn/0 in SampleTest.__ex_unit_setup_all_0/1
+       (ex_unit 1.10.4) lib/ex_unit/on_exit_handler.ex:142: ExUnit.OnExitHandler.exec_callback/1
+
+
+
+Finished in 0.03 seconds
+1 test, 0 failures, 1 invalid
+`
+	r := ParseTests(out)
+	if got, want := r.Summary(), "1 suite failed to run: SampleTest (** (RuntimeError) boom)"; got != want || len(r.Failed) != 0 {
+		t.Errorf("got  %s (%d failed)\nwant %s", got, len(r.Failed), want)
+	}
+	if r.Passed != 0 || r.Total != 1 {
+		t.Errorf("counts %d/%d, want 0/1", r.Passed, r.Total)
 	}
 }
