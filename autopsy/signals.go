@@ -271,7 +271,7 @@ func saysOnlyFailed(l string) bool {
 }
 
 // workerCrashRe: a test runner's word that the process running a test died under it.
-var workerCrashRe = lazyre.New(`(?i)worker '?\w+'? crashed while running|node down: Not properly terminated|Test worker process crashed|A worker process has failed to exit gracefully|Jest worker encountered \d+ child process exceptions`)
+var workerCrashRe = lazyre.New(`(?i)worker '?[\w#]+'? crashed while running|node down: Not properly terminated|Test worker process crashed|A worker process has failed to exit gracefully|Jest worker encountered (?:\d+|#) child process exceptions`) // (digits are # in a view's norm)
 
 // workspacePrefixRe: the package (and task) a monorepo runner puts before each line.
 var workspacePrefixRe = lazyre.New(`^(?:@[\w.-]+/)?[\w.-]+(?::[\w.-]+)?:\s+`)
