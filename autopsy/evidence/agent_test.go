@@ -157,6 +157,7 @@ func FuzzReaders(f *testing.F) {
 	f.Add("signal: killed\nFAIL\tp\t1s\n")
 	f.Add(`{"type":"item.completed","item":{"type":"command_execution","exit_code":1,"aggregated_output":"x\ny"}}`)
 	f.Add("* What went wrong:\nExecution failed for task ':test'.\n\nBUILD FAILED in 1s\n")
+	f.Add("==1==ERROR: AddressSanitizer: SEGV on unknown address 0x000000000000\n    #0 0x1 in f a.c:3\nSUMMARY: AddressSanitizer: SEGV a.c:3 in f\nErrors while running CTest\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		a := ReadAgent(text)
 		for _, d := range a.Denials {

@@ -20,7 +20,9 @@ var (
 	boilerplateRe = lazyre.New(`(?i)^make(?:\[\d+\])?: \*\*\* (?:\[.*\] )?(?:Error \d+|Waiting for unfinished jobs)|^\[ERROR\]\s*(?:-> \[Help \d+\].*|\[Help \d+\].*|To see the full stack trace|Re-run Maven using|For more information about the errors|After correcting the problems|mvn <args>|$)|^(?:npm (?:ERR!|error)|ERR!) (?:A complete log|code \S+$|errno|path |workspace |location |command |Lifecycle |Test failed|This is probably not a problem|Failed at the|Exit status|\s*$)|^error Command failed with exit code|^info Visit https://yarnpkg|ELIFECYCLE|^(?:FAIL|FAILED|ERROR|FAILURE)\.?$|^exit status \d+$|^Error: Process completed with exit code|returned non-zero exit status \d+\.?$|^compilation terminated\.$|^\d+ errors? generated\.|^BUILD FAILED in |^FAILURE: Build failed with an exception|^\* (?:Try|Get more help)|Run with --(?:stacktrace|info|debug|scan)|^> Get more help|^Please set the JAVA_HOME|^location of your Java installation|^\[ERROR\] Please refer to (?:\S+ for the individual test results|dump files)` +
 		// BuildKit's word that a RUN step exited non-zero (its output above says why); tox's
 		// summary of its environments and its last line.
-		`|^ERROR: (?:failed to solve: )?process ".*" did not complete successfully: exit code: \d+$|^[\w.-]+: (?:OK|FAIL code -?\d+|SKIP|exit -?\d+) \(|^(?:evaluation failed :\(|congratulations :\)) \(`)
+		`|^ERROR: (?:failed to solve: )?process ".*" did not complete successfully: exit code: \d+$|^[\w.-]+: (?:OK|FAIL code -?\d+|SKIP|exit -?\d+) \(|^(?:evaluation failed :\(|congratulations :\)) \(` +
+		// CTest's and meson test's summaries: how many failed, not why.
+		`|^Errors while running CTest|^The following tests FAILED:|^\d+% tests passed, \d+ tests? failed out of \d+|^(?:Ok|Expected Fail|Fail|Unexpected Pass|Skipped|Timeout):\s+\d+$|^Summary of Failures:$`)
 	// mavenGoalRe: Maven's "Failed to execute goal g:a:v:goal (id) on project p: why -> [Help 1]".
 	mavenGoalRe = lazyre.New(`^(?:\[ERROR\] )?Failed to execute goal (?:[\w.-]+:)?([\w.-]+):[\w.-]+:([\w.-]+) \([^)]*\) on project [\w.-]+: (.+?)(?: -> \[Help \d+\])?$`)
 )
@@ -28,9 +30,15 @@ var (
 // DecisiveLine is the line of a failed command's output that says why it failed when no test
 // runner said so: the last line naming an error, else the last saying something failed, else the
 // last a logger marked as an error ("npm error", "[ERROR]"), boilerplate passed over; Gradle's
-// "What went wrong" block counts as naming the error. "" when no line does.
+// "What went wrong" block counts as naming the error. A sanitizer's report or a failed
+// assert comes before all of them, with its place in the code. "" when no line does.
 func DecisiveLine(out string) string {
 	lines := Lines(out)
+	if c, ok := crashReport(lines); ok {
+		// A sanitizer's report or a failed assert says what went wrong and where, whatever
+		// the test runner's trailer says after it ("Errors while running CTest").
+		return clip(strings.TrimPrefix(c.Where()+": "+c.Message, ": "))
+	}
 	wrong := gradleWrong(lines)
 	stepped := buildkitStepRe.MatchString(out)
 	var best [3]string // by strength: marked as an error, says something failed, names an error

@@ -17,7 +17,7 @@ import (
 
 // Test is one failing test as its runner reported it.
 type Test struct {
-	Runner  string `json:"runner"`            // go, pytest, jest, vitest, cargo, surefire, gradle, exunit…
+	Runner  string `json:"runner"`            // go, pytest, jest, vitest, cargo, surefire, gradle, exunit, ctest, meson…
 	Name    string `json:"name"`              // as the runner names it
 	Package string `json:"package,omitempty"` // go package, java class, test file; "" when not printed
 	File    string `json:"file,omitempty"`
@@ -157,7 +157,7 @@ func ParseTests(out string) Tests {
 	r := Tests{Passed: -1, Total: -1}
 	for _, p := range []func([]string, *Tests){parseGo, parsePytest, parseJest, parseVitest, parseCargo, parseSurefire, parseGradle,
 		parseRSpec, parseUnittest, parseMocha, parsePHPUnit, parseDotnet, parsePlaywright, parseMinitest, parseCollision,
-		parseExUnit, parseElixirBuild} {
+		parseExUnit, parseElixirBuild, parseCTest, parseMeson} {
 		p(lines, &r)
 	}
 	for _, l := range lines {

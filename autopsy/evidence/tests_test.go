@@ -9,12 +9,7 @@ import (
 // Samples of what the runners print. Where a sample is quoted from a public thread its source is
 // named; the others are what the runner's own source prints (its format strings), with names made
 // up.
-var runnerSamples = []struct {
-	name, out string
-	want      []string // Key() @ Where() : Message prefix
-	passed    int
-	total     int
-}{
+var runnerSamples = []runnerSample{
 	{"go text, a subtest and a plain test", `=== RUN   TestParse
 === RUN   TestParse/empty
     parse_test.go:21: got "x", want ""
@@ -400,8 +395,15 @@ Finished in 14.2 seconds (9.8s async, 4.4s sync)
 	{"nothing a runner printed", "make: *** [Makefile:4: test] Error 1\n", nil, -1, -1},
 }
 
+type runnerSample struct {
+	name, out string
+	want      []string // Key() @ Where() : Message prefix
+	passed    int
+	total     int
+}
+
 func TestParseTests(t *testing.T) {
-	for _, s := range runnerSamples {
+	for _, s := range append(runnerSamples, nativeSamples...) {
 		t.Run(s.name, func(t *testing.T) {
 			r := ParseTests(s.out)
 			var got []string
@@ -442,7 +444,7 @@ func TestSummary(t *testing.T) {
 }
 
 func FuzzParseTests(f *testing.F) {
-	for _, s := range runnerSamples {
+	for _, s := range append(runnerSamples, nativeSamples...) {
 		f.Add(s.out)
 	}
 	f.Fuzz(func(t *testing.T, out string) {

@@ -1,0 +1,206 @@
+package evidence
+
+import (
+	"strings"
+
+	"github.com/mulligan-dev/mulligan/internal/lazyre"
+)
+
+// --- CTest, meson test, and what a native test printed before it died ---
+
+var (
+	// CTest: "The following tests FAILED:" then "\t  3 - ringbuf_wrap (Failed)"; each test's
+	// progress line (" 3/3 Test #3: ringbuf_wrap ....***Failed  0.01 sec") and, under
+	// --output-on-failure, its output after it up to the next test's "Start" line.
+	ctestFailedRe   = lazyre.New(`^\s*(\d+) - (.+?) \((Failed|SEGFAULT|Timeout|Subprocess aborted|Not Run|ILLEGAL|OTHER_FAULT|BUS_ERROR|NUMERICAL|INTERRUPT|Child aborted|Exception|Exit code \w+)\)(?:\s.*)?$`)
+	ctestProgressRe = lazyre.New(`^\s*\d+/\d+ Test +#(\d+): `)
+	ctestStartRe    = lazyre.New(`^\s+Start +\d+: `)
+	ctestCountsRe   = lazyre.New(`^\d+% tests passed, (\d+) tests? failed out of (\d+)`)
+	// meson test: "1/3 ringbuf_wrap  FAIL  0.02s  exit status 1" (1.x; "project:suite / name"
+	// with suites; 0.56 put the reason in parentheses), the failing test's log under it, the
+	// same lines again under "Summary of Failures:", then "Ok:", "Fail:", … one a line.
+	mesonResultRe = lazyre.New(`^\s*\d+/\d+ (?:(\S+) / )?(.+?)\s+(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS|INTERRUPT)\s+\d+(?:\.\d+)? ?s(?:\s+\(?(.+?)\)?)?\s*$`)
+	mesonAnyRe    = lazyre.New(`^\s*\d+/\d+ \S.*\s\d+(?:\.\d+)? ?s\b`)
+	mesonCountRe  = lazyre.New(`(Ok|Expected Fail|Fail|Unexpected Pass|Skipped|Timeout):\s+(\d+)`)
+)
+
+func parseCTest(lines []string, r *Tests) {
+	seen := map[string]bool{}
+	listing, notRun := false, 0
+	for _, l := range lines {
+		if strings.TrimSpace(l) == "The following tests FAILED:" {
+			listing = true
+			continue
+		}
+		m := ctestFailedRe.FindStringSubmatch(l)
+		if !listing || m == nil {
+			listing = false
+			continue
+		}
+		if seen[m[2]] {
+			continue
+		}
+		seen[m[2]] = true
+		if m[3] == "Not Run" {
+			// A test CTest did not run (its executable missing, a multi-config build without
+			// -C) did not fail: the line above its progress line says why the command cannot
+			// run it, and DecisiveLine finds it.
+			notRun++
+			continue
+		}
+		t := Test{Runner: "ctest", Name: m[2]}
+		testOutput(ctestOutput(lines, m[1]), &t)
+		if t.Message == "" {
+			t.Message = m[3]
+		}
+		r.Failed = append(r.Failed, t)
+	}
+	for _, l := range lines {
+		if m := ctestCountsRe.FindStringSubmatch(l); m != nil {
+			r.Passed = atoi(m[2]) - atoi(m[1])
+			r.Total = atoi(m[2]) - notRun
+		}
+	}
+}
+
+// ctestOutput is what test number num printed under --output-on-failure: the lines after its
+// progress line, up to the next test's.
+func ctestOutput(lines []string, num string) []string {
+	for i, l := range lines {
+		if m := ctestProgressRe.FindStringSubmatch(l); m == nil || m[1] != num {
+			continue
+		}
+		end := i + 1
+		for end < len(lines) && end < i+400 && !ctestProgressRe.MatchString(lines[end]) && !ctestStartRe.MatchString(lines[end]) && !ctestCountsRe.MatchString(lines[end]) {
+			end++
+		}
+		return lines[i+1 : end]
+	}
+	return nil
+}
+
+func parseMeson(lines []string, r *Tests) {
+	seen := map[string]bool{}
+	for i, l := range lines {
+		if strings.TrimSpace(l) == "Summary of Failures:" {
+			break // the same lines again, without the logs
+		}
+		m := mesonResultRe.FindStringSubmatch(l)
+		if m == nil || seen[m[1]+" "+m[2]] {
+			continue
+		}
+		seen[m[1]+" "+m[2]] = true
+		t := Test{Runner: "meson", Name: m[2], Package: m[1]}
+		end := i + 1
+		for end < len(lines) && end < i+400 && !mesonAnyRe.MatchString(lines[end]) && strings.TrimSpace(lines[end]) != "Summary of Failures:" {
+			end++
+		}
+		testOutput(lines[i+1:end], &t)
+		if t.Message == "" {
+			t.Message = strings.TrimSpace(m[3] + ": " + m[4])
+		}
+		r.Failed = append(r.Failed, t)
+	}
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "Ok:") {
+			continue
+		}
+		n := map[string]int{}
+		for _, s := range lines[i:min(i+6, len(lines))] {
+			for _, m := range mesonCountRe.FindAllStringSubmatch(s, -1) {
+				n[m[1]] = atoi(m[2])
+			}
+		}
+		r.Passed = n["Ok"] + n["Expected Fail"]
+		r.Total = r.Passed + n["Fail"] + n["Unexpected Pass"] + n["Timeout"]
+	}
+}
+
+// testOutput reads what a test program printed for the line that says why it failed: a
+// sanitizer's report or a failed assert (with the place in the code), googletest's or Catch2's
+// failure, else the line DecisiveLine picks.
+func testOutput(lines []string, t *Test) {
+	if c, ok := crashReport(lines); ok {
+		t.File, t.Line, t.Message = c.File, c.Line, c.Message
+		return
+	}
+	for i, l := range lines {
+		m := xunitFailRe.FindStringSubmatch(strings.TrimSpace(l))
+		if m == nil {
+			continue
+		}
+		var msg []string
+		for _, n := range lines[i+1 : min(i+5, len(lines))] {
+			if s := strings.TrimSpace(n); s != "" && !strings.HasPrefix(s, "[") {
+				msg = append(msg, s)
+			}
+		}
+		t.File, t.Line, t.Message = m[1], atoi(m[2]), clip(strings.Join(msg, " "))
+		return
+	}
+	t.Message = DecisiveLine(strings.Join(lines, "\n"))
+}
+
+// xunitFailRe: googletest's "file:line: Failure" and Catch2's "file:line: FAILED:", the
+// expression and its values on the lines under it.
+var xunitFailRe = lazyre.New(`^(\S+?):(\d+): (?:Failure|FAILED:)$`)
+
+var (
+	// The sanitizers' reports (compiler-rt): "==1234==ERROR: AddressSanitizer: heap-buffer-
+	// overflow on address 0x…", "WARNING: ThreadSanitizer: data race (pid=1234)", the frames
+	// "    #0 0x4c6f1d in rb_push /src/ringbuf.c:42:5", then "SUMMARY: AddressSanitizer:
+	// heap-buffer-overflow /src/ringbuf.c:42:5 in rb_push" (without the place when the frame has
+	// no debug information).
+	sanHeadRe    = lazyre.New(`(?:^|==\d+==)(?:ERROR|WARNING): (\w+Sanitizer): (.+?)(?: on \S*(?: address)? ?0x.*| \(pid=\d+\).*|:)?$`)
+	sanFrameRe   = lazyre.New(`^\s*#\d+ 0x[0-9a-f]+ in (\S+?)(?:\(.*\))? (\S+?):(\d+)(?::\d+)?$`)
+	sanSummaryRe = lazyre.New(`^SUMMARY: \w+Sanitizer: [\w-]+ (\S+?):(\d+)(?::\d+)? in (\S+)`)
+	// UBSan: "src/x.c:12:5: runtime error: shift exponent 32 is too large for 32-bit type 'int'".
+	ubsanRe = lazyre.New(`^(\S+?):(\d+):\d+: runtime error: (.+)$`)
+	// glibc's assert: "ringbuf_test: tests/ringbuf_test.c:17: main: Assertion `n == 3' failed."
+	assertRe = lazyre.New(`^\S+: (\S+?):(\d+): \S+: (Assertion .+ failed\.)$`)
+)
+
+// crashReport is the first sanitizer report or failed assert in a program's output: its place
+// in the code (the first frame outside the sanitizer's runtime and the system's libraries) and
+// what it says, "AddressSanitizer: heap-buffer-overflow in rb_push".
+func crashReport(lines []string) (Test, bool) {
+	for i, l := range lines {
+		s := strings.TrimSpace(l)
+		if m := ubsanRe.FindStringSubmatch(s); m != nil {
+			return Test{File: m[1], Line: atoi(m[2]), Message: clip("runtime error: " + m[3])}, true
+		}
+		if m := assertRe.FindStringSubmatch(s); m != nil {
+			return Test{File: m[1], Line: atoi(m[2]), Message: clip(m[3])}, true
+		}
+		m := sanHeadRe.FindStringSubmatch(s)
+		if m == nil {
+			continue
+		}
+		t := Test{Message: m[1] + ": " + m[2]}
+		fn := ""
+		for _, n := range lines[i+1 : min(i+200, len(lines))] {
+			n = strings.TrimSpace(n)
+			if f := sanSummaryRe.FindStringSubmatch(n); f != nil && t.File == "" && !systemFrame(f[1]) {
+				t.File, t.Line, fn = f[1], atoi(f[2]), f[3]
+			}
+			if f := sanFrameRe.FindStringSubmatch(n); f != nil && t.File == "" && !systemFrame(f[2]) {
+				t.File, t.Line, fn = f[2], atoi(f[3]), f[1]
+			}
+			if strings.HasPrefix(n, "SUMMARY: ") {
+				break
+			}
+		}
+		if fn != "" {
+			t.Message += " in " + fn
+		}
+		t.Message = clip(t.Message)
+		return t, true
+	}
+	return Test{}, false
+}
+
+// systemFrame: a frame in the sanitizer's runtime, the C or C++ library or the test framework.
+func systemFrame(file string) bool {
+	return strings.Contains(file, "sanitizer") || strings.HasPrefix(file, "/usr/") || strings.Contains(file, "/libc") ||
+		strings.HasPrefix(file, "../sysdeps/") || strings.Contains(file, "gtest") || strings.Contains(file, "catch2")
+}

@@ -1,0 +1,158 @@
+package evidence
+
+import "testing"
+
+// CTest's and meson test's reports, and what the test programs under them printed. The layouts
+// are the tools' own: CTest's progress lines, "N% tests passed" and its FAILED list as in
+// ParBLiSS/FastANI#119 and opencog/opencog#327 (Catch2's failure block there too); meson 1.x's
+// result lines and summary as in flatpak/libportal#97; compiler-rt's sanitizer reports as in
+// NOAA-OWP/ngen#536 and mantidproject/mantid#703; glibc's assert message. TestParseTests
+// reads them with the other runners' samples.
+var nativeSamples = []runnerSample{
+	{"ctest, a segfault, Catch2 and AddressSanitizer", `Test project /home/u/ringbuf/build
+    Start 1: ringbuf_basic
+1/4 Test #1: ringbuf_basic ....................   Passed    0.01 sec
+    Start 2: ringbuf_wrap
+2/4 Test #2: ringbuf_wrap .....................***Exception: SegFault  0.12 sec
+    Start 3: ringbuf_catch
+3/4 Test #3: ringbuf_catch ....................***Failed    0.02 sec
+
+-------------------------------------------------------------------------------
+wraps after capacity
+-------------------------------------------------------------------------------
+/home/u/ringbuf/tests/catch_ringbuf.cpp:20
+...............................................................................
+
+/home/u/ringbuf/tests/catch_ringbuf.cpp:31: FAILED:
+  REQUIRE( rb.size() == 3 )
+with expansion:
+  2 == 3
+
+===============================================================================
+test cases: 1 | 1 failed
+assertions: 1 | 1 failed
+
+    Start 4: ringbuf_push
+4/4 Test #4: ringbuf_push .....................***Failed    0.05 sec
+=================================================================
+==31337==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602000000020 at pc 0x55d4c3a1b2c4 bp 0x7ffd3c1e8a10 sp 0x7ffd3c1e8a00
+WRITE of size 4 at 0x602000000020 thread T0
+    #0 0x55d4c3a1b2c3 in rb_push /home/u/ringbuf/src/ringbuf.c:42
+    #1 0x55d4c3a1a3f1 in main /home/u/ringbuf/tests/ringbuf_push.c:12
+    #2 0x7f0e1c829d8f in __libc_start_call_main ../sysdeps/nptl/libc_start_call_main.h:58
+
+0x602000000020 is located 0 bytes after 16-byte region [0x602000000010,0x602000000020)
+allocated by thread T0 here:
+    #0 0x7f0e1d0b4887 in __interceptor_malloc ../../../../src/libsanitizer/asan/asan_malloc_linux.cpp:145
+    #1 0x55d4c3a1b0a2 in rb_new /home/u/ringbuf/src/ringbuf.c:17
+
+SUMMARY: AddressSanitizer: heap-buffer-overflow /home/u/ringbuf/src/ringbuf.c:42 in rb_push
+==31337==ABORTING
+
+25% tests passed, 3 tests failed out of 4
+
+Total Test time (real) =   0.21 sec
+
+The following tests FAILED:
+	  2 - ringbuf_wrap (SEGFAULT)
+	  3 - ringbuf_catch (Failed)
+	  4 - ringbuf_push (Failed)
+Errors while running CTest
+`, []string{
+		"ringbuf_wrap : SEGFAULT",
+		"ringbuf_catch @ /home/u/ringbuf/tests/catch_ringbuf.cpp:31 : REQUIRE( rb.size() == 3 ) with expansion: 2 == 3",
+		"ringbuf_push @ /home/u/ringbuf/src/ringbuf.c:42 : AddressSanitizer: heap-buffer-overflow in rb_push",
+	}, 1, 4},
+	{"ctest, UndefinedBehaviorSanitizer", `    Start 1: bits
+1/1 Test #1: bits .............................***Failed    0.01 sec
+src/bits.c:12:5: runtime error: shift exponent 32 is too large for 32-bit type 'int'
+SUMMARY: UndefinedBehaviorSanitizer: undefined-behavior src/bits.c:12:5 in
+
+0% tests passed, 1 tests failed out of 1
+
+The following tests FAILED:
+	  1 - bits (Failed)
+Errors while running CTest
+`, []string{"bits @ src/bits.c:12 : runtime error: shift exponent 32 is too large for 32-bit type 'int'"}, 0, 1},
+	// Tests CTest could not run did not fail (OpenMS/OpenMS#6855: a multi-config build without -C).
+	{"ctest, tests not run", `      Start  1: ring_buffer_test
+Test not available without configuration.  (Missing "-C <config>"?)
+ 1/2 Test  #1: ring_buffer_test .................***Not Run   0.00 sec
+      Start  2: frame_codec_test
+Test not available without configuration.  (Missing "-C <config>"?)
+ 2/2 Test  #2: frame_codec_test .................***Not Run   0.00 sec
+
+0% tests passed, 2 tests failed out of 2
+
+Total Test time (real) =   0.02 sec
+
+The following tests FAILED:
+	  1 - ring_buffer_test (Not Run)
+	  2 - frame_codec_test (Not Run)
+Errors while running CTest
+`, nil, 0, 0},
+	{"meson test", `ninja: Entering directory ` + "`" + `/home/u/ringbuf/build'
+ninja: no work to do.
+1/3 ringbuf_basic        OK              0.01s
+2/3 ringbuf_wrap         FAIL            0.02s   exit status 1
+>>> MALLOC_PERTURB_=187 /home/u/ringbuf/build/ringbuf_wrap
+――――――――――――――――――――――――――――――――――――― ✀  ―――――――――――――――――――――――――――――――――――――
+stderr:
+ringbuf_wrap: ../tests/ringbuf_wrap.c:17: main: Assertion ` + "`" + `rb_len(&rb) == 3' failed.
+――――――――――――――――――――――――――――――――――――――――――――――――――――――――――――――――――――――――――――――――――――――――――――
+
+3/3 Qt unit test         FAIL            0.23s   killed by signal 6 SIGABRT
+>>> MALLOC_PERTURB_=44 /home/u/ringbuf/build/tests/qt5/qt-test
+
+
+Summary of Failures:
+
+2/3 ringbuf_wrap         FAIL            0.02s   exit status 1
+3/3 Qt unit test         FAIL            0.23s   killed by signal 6 SIGABRT
+
+Ok:                 1
+Expected Fail:      0
+Fail:               2
+Unexpected Pass:    0
+Skipped:            0
+Timeout:            0
+
+Full log written to /home/u/ringbuf/build/meson-logs/testlog.txt
+`, []string{
+		"ringbuf_wrap @ ../tests/ringbuf_wrap.c:17 : Assertion `rb_len(&rb) == 3' failed.",
+		"Qt unit test : FAIL: killed by signal 6 SIGABRT",
+	}, 1, 3},
+	// meson 0.56 (mesonbuild/meson#8000): the reason in parentheses, a suite before the name.
+	{"meson 0.56, a suite", "1/1 trivial:unit / runtest FAIL           0.00s (exit status 1)\n\nOk:                 0   \nExpected Fail:      0   \nFail:               1   \n",
+		[]string{"trivial:unit runtest : FAIL: exit status 1"}, 0, 1},
+}
+
+// A sanitizer's report names what went wrong and where; the runner's trailer after it only
+// that something failed. With no runner that names a test (a test binary run by make), it is
+// the decisive line.
+func TestDecisiveLineSanitizers(t *testing.T) {
+	for _, c := range []struct{ name, out, want string }{
+		{"asan under ctest", nativeSamples[0].out, "/home/u/ringbuf/src/ringbuf.c:42: AddressSanitizer: heap-buffer-overflow in rb_push"},
+		{"ctest could not run the tests", nativeSamples[2].out, `Test not available without configuration.  (Missing "-C <config>"?)`},
+		{"ubsan under ctest", nativeSamples[1].out, "src/bits.c:12: runtime error: shift exponent 32 is too large for 32-bit type 'int'"},
+		// LeakSanitizer: the first frame is the allocator's, the place is the caller's.
+		{"leaks under make", `./ringbuf_test
+=================================================================
+==4242==ERROR: LeakSanitizer: detected memory leaks
+
+Direct leak of 16 byte(s) in 1 object(s) allocated from:
+    #0 0x7f0e1d0b4887 in __interceptor_malloc ../../../../src/libsanitizer/asan/asan_malloc_linux.cpp:145
+    #1 0x55d4c3a1b0a2 in rb_new /home/u/ringbuf/src/ringbuf.c:17
+    #2 0x55d4c3a1a3f1 in main /home/u/ringbuf/tests/ringbuf_test.c:9
+
+SUMMARY: AddressSanitizer: 16 byte(s) leaked in 1 allocation(s).
+make: *** [Makefile:12: check] Error 1
+`, "/home/u/ringbuf/src/ringbuf.c:17: LeakSanitizer: detected memory leaks in rb_new"},
+		{"meson's counts are not why", "2/2 ringbuf_wrap FAIL 0.02s exit status 1\n>>> /b/ringbuf_wrap\nwrap: expected 3 elements, got 2\n\nOk:                 1\nFail:               1\n",
+			"2/2 ringbuf_wrap FAIL 0.02s exit status 1"},
+	} {
+		if got := DecisiveLine(c.out); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
+		}
+	}
+}
