@@ -48,8 +48,12 @@ func parseCTest(lines []string, r *Tests) {
 			notRun++
 			continue
 		}
+		out := ctestOutput(lines, m[1])
+		if gt := gtestTests(out); len(gt) > 0 {
+			continue // a googletest program: parseGTest names its tests
+		}
 		t := Test{Runner: "ctest", Name: m[2]}
-		testOutput(ctestOutput(lines, m[1]), &t)
+		testOutput(out, &t)
 		if t.Message == "" {
 			t.Message = m[3]
 		}
@@ -95,6 +99,9 @@ func parseMeson(lines []string, r *Tests) {
 		for end < len(lines) && end < i+400 && !mesonAnyRe.MatchString(lines[end]) && strings.TrimSpace(lines[end]) != "Summary of Failures:" {
 			end++
 		}
+		if gt := gtestTests(lines[i+1 : end]); len(gt) > 0 {
+			continue // a googletest program: parseGTest names its tests
+		}
 		testOutput(lines[i+1:end], &t)
 		if t.Message == "" {
 			t.Message = strings.TrimSpace(m[3] + ": " + m[4])
@@ -114,6 +121,63 @@ func parseMeson(lines []string, r *Tests) {
 		r.Passed = n["Ok"] + n["Expected Fail"]
 		r.Total = r.Passed + n["Fail"] + n["Unexpected Pass"] + n["Timeout"]
 	}
+}
+
+var (
+	// googletest: "[ RUN      ] Suite.Test", then "[       OK ] Suite.Test (0 ms)" or the
+	// failure ("file:line: Failure" and the values) and "[  FAILED  ] Suite.Test (0 ms)"; a
+	// program that died in a test printed its RUN line and no result for it.
+	gtestRunRe    = lazyre.New(`^\[ RUN      \] (\S+)$`)
+	gtestOKRe     = lazyre.New(`^\[       OK \] `)
+	gtestFailedRe = lazyre.New(`^\[  FAILED  \] (\S+?)(?:, where .*)? \(\d+ ms\)$`)
+	gtestRanRe    = lazyre.New(`^\[==========\] \d+ tests? from .* ran\.`)
+)
+
+// parseGTest reads googletest programs' output, run by CTest, meson, make or themselves.
+func parseGTest(lines []string, r *Tests) {
+	r.Failed = append(r.Failed, gtestTests(lines)...)
+}
+
+// gtestTests are the tests that failed, and the test a program died in (a sanitizer's abort,
+// a segfault), with what they printed.
+func gtestTests(lines []string) []Test {
+	var out []Test
+	seen := map[string]bool{}
+	add := func(name string, printed []string) {
+		if seen[name] {
+			return
+		}
+		seen[name] = true
+		t := Test{Runner: "gtest", Name: name}
+		testOutput(printed, &t)
+		if t.Message == "" {
+			t.Message = "the test program died in this test"
+		}
+		out = append(out, t)
+	}
+	running, from := "", 0
+	for i, l := range lines {
+		switch m := gtestRunRe.FindStringSubmatch(l); {
+		case m != nil:
+			if running != "" {
+				add(running, lines[from:i]) // the program died in it; the next one started
+			}
+			running, from = m[1], i+1
+		case gtestOKRe.MatchString(l), gtestRanRe.MatchString(l):
+			running = ""
+		default:
+			if f := gtestFailedRe.FindStringSubmatch(l); f != nil {
+				if f[1] == running {
+					add(running, lines[from:i])
+				}
+				running = ""
+			}
+		}
+	}
+	if running != "" {
+		add(running, lines[from:])
+	}
+	return out
 }
 
 // testOutput reads what a test program printed for the line that says why it failed: a

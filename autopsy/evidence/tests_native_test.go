@@ -74,6 +74,51 @@ The following tests FAILED:
 	  1 - bits (Failed)
 Errors while running CTest
 `, []string{"bits @ src/bits.c:12 : runtime error: shift exponent 32 is too large for 32-bit type 'int'"}, 0, 1},
+	// googletest programs under CTest: the failing tests are googletest's, and a program that
+	// died (here in AddressSanitizer's abort) died in the test it had started (googletest's
+	// own layout; the report as in NOAA-OWP/ngen#536).
+	{"ctest, googletest", `    Start 1: nmea_test
+1/2 Test #1: nmea_test ........................***Failed    0.08 sec
+Running main() from /home/ci/gnss/build/_deps/googletest-src/googletest/src/gtest_main.cc
+[==========] Running 2 tests from 1 test suite.
+[ RUN      ] Nmea.ParsesGga
+[       OK ] Nmea.ParsesGga (0 ms)
+[ RUN      ] Nmea.AcceptsLowercaseChecksum
+/home/ci/gnss/tests/nmea_test.cpp:22: Failure
+Value of: gnss::parse_sentence("$GPRMC,123519,A*6a").has_value()
+  Actual: false
+Expected: true
+[  FAILED  ] Nmea.AcceptsLowercaseChecksum (0 ms)
+[==========] 2 tests from 1 test suite ran. (1 ms total)
+[  PASSED  ] 1 test.
+[  FAILED  ] 1 test, listed below:
+[  FAILED  ] Nmea.AcceptsLowercaseChecksum
+
+ 1 FAILED TEST
+    Start 2: ubx_test
+2/2 Test #2: ubx_test .........................Subprocess aborted***Exception:   0.09 sec
+[==========] Running 3 tests from 1 test suite.
+[ RUN      ] Ubx.DecodesNavPvt
+=================================================================
+==48213==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x6060000002f8 at pc 0x55d0c1a3b2e4 bp 0x7ffd5f1a2b10 sp 0x7ffd5f1a2b08
+READ of size 1 at 0x6060000002f8 thread T0
+    #0 0x55d0c1a3b2e3 in gnss::ubx_payload(std::basic_string_view<char, std::char_traits<char> >) /home/ci/gnss/src/ubx.cpp:18:74
+    #1 0x55d0c1a2d9f1 in Ubx_DecodesNavPvt_Test::TestBody() /home/ci/gnss/tests/ubx_test.cpp:14:17
+    #2 0x55d0c1a6f2c0 in testing::Test::Run() /home/ci/gnss/build/_deps/googletest-src/googletest/src/gtest.cc:2674:5
+
+SUMMARY: AddressSanitizer: heap-buffer-overflow /home/ci/gnss/src/ubx.cpp:18:74 in gnss::ubx_payload(std::basic_string_view<char, std::char_traits<char> >)
+==48213==ABORTING
+
+0% tests passed, 2 tests failed out of 2
+
+The following tests FAILED:
+	  1 - nmea_test (Failed)
+	  2 - ubx_test (Subprocess aborted)
+Errors while running CTest
+`, []string{
+		"Nmea.AcceptsLowercaseChecksum @ /home/ci/gnss/tests/nmea_test.cpp:22 : Value of: gnss::parse_sentence(\"$GPRMC,123519,A*6a\").has_value() Actual: false Expected: true",
+		"Ubx.DecodesNavPvt @ /home/ci/gnss/src/ubx.cpp:18 : AddressSanitizer: heap-buffer-overflow in gnss::ubx_payload",
+	}, 0, 2},
 	// Tests CTest could not run did not fail (OpenMS/OpenMS#6855: a multi-config build without -C).
 	{"ctest, tests not run", `      Start  1: ring_buffer_test
 Test not available without configuration.  (Missing "-C <config>"?)
@@ -133,7 +178,7 @@ Full log written to /home/u/ringbuf/build/meson-logs/testlog.txt
 func TestDecisiveLineSanitizers(t *testing.T) {
 	for _, c := range []struct{ name, out, want string }{
 		{"asan under ctest", nativeSamples[0].out, "/home/u/ringbuf/src/ringbuf.c:42: AddressSanitizer: heap-buffer-overflow in rb_push"},
-		{"ctest could not run the tests", nativeSamples[2].out, `Test not available without configuration.  (Missing "-C <config>"?)`},
+		{"ctest could not run the tests", nativeSamples[3].out, `Test not available without configuration.  (Missing "-C <config>"?)`},
 		{"ubsan under ctest", nativeSamples[1].out, "src/bits.c:12: runtime error: shift exponent 32 is too large for 32-bit type 'int'"},
 		// LeakSanitizer: the first frame is the allocator's, the place is the caller's.
 		{"leaks under make", `./ringbuf_test
