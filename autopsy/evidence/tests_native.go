@@ -164,13 +164,12 @@ func gtestTests(lines []string) []Test {
 			}
 			running, from = m[1], i+1
 		case gtestOKRe.MatchString(l), gtestRanRe.MatchString(l):
-			running = ""
+			running, from = "", i+1
 		default:
 			if f := gtestFailedRe.FindStringSubmatch(l); f != nil {
-				if f[1] == running {
-					add(running, lines[from:i])
-				}
-				running = ""
+				// (Its RUN line may be cut off with the head of a long log.)
+				add(f[1], lines[from:i])
+				running, from = "", i+1
 			}
 		}
 	}

@@ -172,6 +172,14 @@ Full log written to /home/u/ringbuf/build/meson-logs/testlog.txt
 		[]string{"trivial:unit runtest : FAIL: exit status 1"}, 0, 1},
 }
 
+// A log whose head was cut (the verify keeps its tail) still names googletest's failures.
+func TestGTestHeadCut(t *testing.T) {
+	out := "/src/tests/ring_test.cc:41: Failure\nExpected equality of these values:\n  rb.size()\n    Which is: 2\n  3\n[  FAILED  ] Ring.Wraps (0 ms)\n[ RUN      ] Ring.Empty\n[       OK ] Ring.Empty (0 ms)\n[==========] 9 tests from 1 test suite ran. (2 ms total)\n"
+	if got, want := ParseTests(out).Summary(), "1 failed: Ring.Wraps (/src/tests/ring_test.cc:41: Expected equality of these values: rb.size() Which is: 2 3)"; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
 // A sanitizer's report names what went wrong and where; the runner's trailer after it only
 // that something failed. With no runner that names a test (a test binary run by make), it is
 // the decisive line.
