@@ -209,3 +209,18 @@ make: *** [Makefile:12: check] Error 1
 		}
 	}
 }
+
+// GCC's and Clang's "file:line:col: error: message" (a meson build under ninja, a make build)
+// say the code does not build, as other compilers' do.
+func TestCBuildErrors(t *testing.T) {
+	for _, c := range []struct{ out, want string }{
+		{"[2/5] Compiling C object libring.a.p/src_frame.c.o\nFAILED: libring.a.p/src_frame.c.o\n../src/frame.c:31:5: error: too few arguments to function 'crc16_ccitt'\n   31 |     crc16_ccitt(buf);\n      |     ^~~~~~~~~~~\nninja: build stopped: subcommand failed.\n",
+			"does not build: ../src/frame.c:31:5: error: too few arguments to function 'crc16_ccitt'"},
+		{"/home/dev/src/geotile/src/geo/tile_index.cc:41:6: error: 'optional' in namespace 'std' does not name a template type\nmake[2]: *** [CMakeFiles/geotile.dir/build.make:90: CMakeFiles/geotile.dir/src/geo/tile_index.cc.o] Error 1\n",
+			"does not build: /home/dev/src/geotile/src/geo/tile_index.cc:41:6: error: 'optional' in namespace 'std' does not name a template type"},
+	} {
+		if got := ParseTests(c.out).Summary(); got != c.want {
+			t.Errorf("got  %s\nwant %s", got, c.want)
+		}
+	}
+}
