@@ -76,7 +76,7 @@ var lackRes = []lackRe{
 	{lazyre.New(`go(?:\.mod)? requires go >= ?([\d.]+) \(running go ([\d.]+)`),
 		func(m []string) string { return "Go " + m[1] + " or later (this machine runs " + m[2] + ")" },
 		func(m []string) string { return "go env -w GOTOOLCHAIN=go" + m[1] + "+auto" }},
-	{lazyre.New(`The engine "node" is incompatible with this module\. Expected version "([^"]+)"\. Got "([^"]+)"|EBADENGINE.*node|Unsupported engine.*node`),
+	{lazyre.New(`The engine "node" is incompatible with this module\. Expected version "([^"]+)"\. Got "([^"]+)"|EBADENGINE.*node|Unsupported engine.*node|ERR_PNPM_UNSUPPORTED_ENGINE|Your Node version is incompatible with`),
 		func(m []string) string { return "a newer Node.js" + orWord(strings.TrimSpace(" ("+m[1]+")"), "") },
 		func(m []string) string { return "nvm install --lts" }},
 	// Syntax every maintained Node.js parses (??=, ?., ??, ||=, &&=), refused: the node that ran
@@ -306,11 +306,17 @@ var loginRes = []lackRe{
 		func(m []string) string { return m[1] }},
 	// A package index or registry beyond this machine refusing its credentials (uv, pip, cargo,
 	// NuGet): 401/403 with the URL, in either order. (localhost's are a test's own server.)
-	{lazyre.New(`(?i)(?:\b40[13] (?:Unauthorized|Forbidden)|HTTP error 40[13]|status(?: code)?:? 40[13])\b.*?(https?://([\w.-]+\.[a-z]{2,})[^\s)'"]*)|(https?://([\w.-]+\.[a-z]{2,})[^\s)'"]*).*?(?:\bgot 40[13]|\b40[13] (?:Unauthorized|Forbidden)|status(?: code)?:? 40[13])\b`),
+	{lazyre.New(`(?i)(?:\b40[13]\W{1,3}(?:Unauthorized|Forbidden)|HTTP error 40[13]|status(?: code)?[^\n]{0,30}?\b40[13])\b.*?(https?://([\w.-]+\.[a-z]{2,})[^\s)'"]*)|(https?://([\w.-]+\.[a-z]{2,})[^\s)'"]*).*?(?:\bgot 40[13]|\b40[13]\W{1,3}(?:Unauthorized|Forbidden)|status(?: code)?[^\n]{0,30}?\b40[13])\b`),
 		func(m []string) string {
 			return "credentials that " + firstNonEmpty(m[2], m[4]) + " accepts (it refused this machine's)"
 		},
 		func(m []string) string { return registryLogin(firstNonEmpty(m[1], m[3]), firstNonEmpty(m[2], m[4])) }},
+	// NuGet says the feed's URL and its 401 on two lines (dotnet/sdk#47323).
+	{lazyre.New(`error NU1301:.*\b40[13]\b`),
+		func(m []string) string { return "credentials the NuGet feed accepts (it answered 401/403)" },
+		func(m []string) string {
+			return "${EDITOR:-vi} ~/.nuget/NuGet/NuGet.Config  # a valid token (PAT) for the feed"
+		}},
 	{lazyre.New(`(?i)Permission denied \(publickey\)`),
 		func(m []string) string { return "an ssh key the git remote accepts" },
 		func(m []string) string { return "ssh-add -l" }},
@@ -327,6 +333,12 @@ func registryLogin(url, host string) string {
 			return "aws codeartifact get-authorization-token --domain " + m[1] + " --domain-owner " + m[2] + " --query authorizationToken --output text"
 		}
 		return "aws codeartifact login --tool " + tool + " --domain " + m[1] + " --domain-owner " + m[2] + " --repository " + m[4]
+	}
+	switch {
+	case strings.Contains(url, "nuget") || strings.Contains(url, "_packaging"):
+		return "${EDITOR:-vi} ~/.nuget/NuGet/NuGet.Config  # a valid token (PAT) for the feed at " + host
+	case strings.Contains(url, "/npm/") || strings.HasPrefix(host, "npm."):
+		return "npm login --registry=https://" + host
 	}
 	return "${EDITOR:-vi} ~/.netrc  # the login and token for " + host
 }
@@ -373,7 +385,8 @@ var depRes = []lackRe{
 	{lazyre.New(`requires the ([\w.-]+) package to be installed`),
 		func(m []string) string { return "the project's Python dependencies (" + m[1] + ")" },
 		func(m []string) string { return "python3 -m pip install " + m[1] }},
-	{lazyre.New(`Cannot find (?:module|package) '([^'./][^']*)'`),
+	// (A path alias — '@/app/…', '~/lib', '#internal' — is the project's own file.)
+	{lazyre.New(`Cannot find (?:module|package) '((?:@[\w.-]+/|[^'./@~#])[^']*)'`),
 		func(m []string) string { return "the project's node dependencies (" + m[1] + ")" },
 		func(m []string) string { return "npm ci" }},
 }

@@ -550,7 +550,7 @@ var (
 	apiErrorTextRe = lazyre.New(`(?i)API Error|talking to \w+ API|"code":\s*[45]\d\d|status(?: code)?:? [45]\d\d`)
 )
 
-var segfaultRe = lazyre.New(`(?im)^.*(?:Segmentation fault|SIGSEGV|signal: segmentation violation|exited with (?:status|code) 139|exit (?:status|code) 139|The forked VM terminated without (?:properly )?saying goodbye|unexpected signal code 11\b|signal 11\b|node down: Not properly terminated|worker '?\w+'? crashed while running).*$`)
+var segfaultRe = lazyre.New(`(?im)^.*(?:Segmentation fault|SIGSEGV|signal: segmentation violation|exited with (?:status|code) 139|exit (?:status|code) 139|The forked VM terminated without (?:properly )?saying goodbye|unexpected signal code 11\b|signal 11\b|node down: Not properly terminated|worker '?\w+'? crashed while running|Gradle build daemon disappeared unexpectedly|the daemon has disappeared).*$`)
 
 // pinnedModelRefused is the model the agent's command in the task file names (--model X, -m X)
 // when the provider refused the account that model: the task file pins a model the account
