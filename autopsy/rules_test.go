@@ -691,6 +691,24 @@ func TestRulesNegative(t *testing.T) {
 			f.base = &baseVerify{ExitCode: 1, Output: out}
 			return f
 		}},
+		{"verify-fails-on-base", "the base prints nothing: nothing says it is the command", func(t *testing.T) *facts {
+			f := mkFacts(t, "", verify("", 2), verify("", 2))
+			f.base = &baseVerify{ExitCode: 1, Output: ""}
+			return f
+		}},
+		{"preexisting-failures", "an earlier attempt made the test pass: it can", func(t *testing.T) *facts {
+			f := mkFacts(t, "", verify("--- FAIL: TestA (0.00s)\n", 2), verify("--- FAIL: TestB (0.00s)\n", 2))
+			f.base = &baseVerify{ExitCode: 1, Output: "--- FAIL: TestB (0.00s)\n"}
+			f.def.Prompt = "Add a --json flag to the report command."
+			return f
+		}},
+		{"preexisting-failures", "the base's assertion became the attempt's crash", func(t *testing.T) *facts {
+			crash := "--- FAIL: TestParse (0.00s)\npanic: runtime error: index out of range [9] with length 9 [recovered]\n"
+			f := mkFacts(t, "", verify(crash, 2), verify(crash, 2))
+			f.base = &baseVerify{ExitCode: 1, Output: "--- FAIL: TestParse (0.00s)\n    parse_test.go:12: got 3, want 4\n"}
+			f.def.Prompt = "Add a --json flag to the report command."
+			return f
+		}},
 		{"verify-fails-on-base", "the attempts fail differently from the base", func(t *testing.T) *facts {
 			f := mkFacts(t, "", verify("cannot find package\n", 2), verify("cannot find package x\n", 2))
 			f.base = &baseVerify{ExitCode: 1, Output: "no Go files\n"}

@@ -294,8 +294,29 @@ func (f *facts) preexisting() ([]string, bool) {
 			return nil, false // an attempt's change made some of them pass: they can
 		}
 	}
+	if failsOtherwise(f.testsOf(f.lastOf(cQuality)), evidence.ParseTests(f.base.Output)) {
+		return nil, false // the same test, failing another way (a crash for an assertion): the change's
+	}
 	return now, subset(now, base)
 }
+
+// failsOtherwise: a test crashes in now (a sanitizer's report, a segfault, a panic) where it
+// failed on the base without crashing.
+func failsOtherwise(now, base evidence.Tests) bool {
+	crashed := map[string]bool{}
+	for _, t := range base.Failed {
+		crashed[t.Key()] = testCrashRe.MatchString(t.Message)
+	}
+	for _, t := range now.Failed {
+		if was, ok := crashed[t.Key()]; ok && !was && testCrashRe.MatchString(t.Message) {
+			return true
+		}
+	}
+	return false
+}
+
+// testCrashRe: a test's process crashed, rather than an assertion failing.
+var testCrashRe = lazyre.New(`(?i)Sanitizer|runtime error:|Segmentation fault|SIGSEGV|SIGABRT|SIGBUS|stack overflow|core dumped|^panic:|\bpanicked\b`)
 
 // promptAsksToFix: the prompt asks for failing tests to be fixed, or names one of tests.
 func (f *facts) promptAsksToFix(tests []string) bool {
