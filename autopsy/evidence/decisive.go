@@ -21,8 +21,9 @@ var (
 		// BuildKit's word that a RUN step exited non-zero (its output above says why); tox's
 		// summary of its environments and its last line.
 		`|^ERROR: (?:failed to solve: )?process ".*" did not complete successfully: exit code: \d+$|^[\w.-]+: (?:OK|FAIL code -?\d+|SKIP|exit -?\d+) \(|^(?:evaluation failed :\(|congratulations :\)) \(` +
-		// CTest's and meson test's summaries: how many failed, not why.
-		`|^Errors while running CTest|^The following tests FAILED:|^\d+% tests passed, \d+ tests? failed out of \d+|^(?:Ok|Expected Fail|Fail|Unexpected Pass|Skipped|Timeout):\s+\d+$|^Summary of Failures:$`)
+		// CTest's, meson test's and automake's summaries: how many failed, not why.
+		`|^Errors while running CTest|^The following tests FAILED:|^\d+% tests passed, \d+ tests? failed out of \d+|^(?:Ok|Expected Fail|Fail|Unexpected Pass|Skipped|Timeout):\s+\d+$|^Summary of Failures:$` +
+		`|^# (?:TOTAL|PASS|SKIP|XFAIL|FAIL|XPASS|ERROR):\s+\d+$|^Testsuite summary for |^See \S*test-suite\.log$|^Please report to \S+@`)
 	// mavenGoalRe: Maven's "Failed to execute goal g:a:v:goal (id) on project p: why -> [Help 1]".
 	mavenGoalRe = lazyre.New(`^(?:\[ERROR\] )?Failed to execute goal (?:[\w.-]+:)?([\w.-]+):[\w.-]+:([\w.-]+) \([^)]*\) on project [\w.-]+: (.+?)(?: -> \[Help \d+\])?$`)
 )

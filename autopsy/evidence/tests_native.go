@@ -179,6 +179,62 @@ func gtestTests(lines []string) []Test {
 	return out
 }
 
+// automake's test harness (make check): "FAIL: test_ringbuf" a test, "# TOTAL: 3", "# PASS:  2",
+// … the summary; test-suite.log, when the verify prints it, has each failed test's output
+// under "FAIL: test_ringbuf" and a rule, up to "FAIL test_ringbuf (exit status: 1)".
+var (
+	amResultRe = lazyre.New(`^(FAIL|ERROR|XPASS): (\S.*?)\s*$`)
+	amCountRe  = lazyre.New(`^# (TOTAL|PASS|SKIP|XFAIL|FAIL|XPASS|ERROR): +(\d+)\s*$`)
+	amEndRe    = lazyre.New(`^(?:FAIL|ERROR|XPASS) \S.* \(exit status: \d+\)$`)
+	ruleRe     = lazyre.New(`^=+$`)
+)
+
+func parseAutomake(lines []string, r *Tests) {
+	n := map[string]int{}
+	for _, l := range lines {
+		if m := amCountRe.FindStringSubmatch(l); m != nil {
+			n[m[1]] = atoi(m[2])
+		}
+	}
+	if _, ok := n["TOTAL"]; !ok {
+		return // not automake's harness (unittest prints "FAIL: test_x (…)" too)
+	}
+	r.Passed, r.Total = n["PASS"]+n["XFAIL"], n["TOTAL"]-n["SKIP"]
+	logged := map[string][]string{}
+	for i := 0; i+1 < len(lines); i++ {
+		m := amResultRe.FindStringSubmatch(lines[i])
+		if m == nil || !underlined(lines[i], lines[i+1]) {
+			continue
+		}
+		end := i + 2
+		for end < len(lines) && end < i+400 && !amEndRe.MatchString(lines[end]) {
+			end++
+		}
+		logged[m[2]] = lines[i+2 : end]
+	}
+	seen := map[string]bool{}
+	for i, l := range lines {
+		m := amResultRe.FindStringSubmatch(l)
+		if m == nil || seen[m[2]] || i+1 < len(lines) && underlined(l, lines[i+1]) {
+			continue
+		}
+		seen[m[2]] = true
+		t := Test{Runner: "automake", Name: m[2]}
+		if out, ok := logged[m[2]]; ok {
+			testOutput(out, &t)
+		}
+		if t.Message == "" && m[1] != "FAIL" {
+			t.Message = m[1] // ERROR: a hard error (exit 99); XPASS: passed but expected to fail
+		}
+		r.Failed = append(r.Failed, t)
+	}
+}
+
+// underlined: the log's section head, its rule as long as it (the summary's rules are longer).
+func underlined(head, next string) bool {
+	return ruleRe.MatchString(next) && len(next) == len(strings.TrimSpace(head))
+}
+
 // testOutput reads what a test program printed for the line that says why it failed: a
 // sanitizer's report or a failed assert (with the place in the code), googletest's or Catch2's
 // failure, else the line DecisiveLine picks.

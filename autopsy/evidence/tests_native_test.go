@@ -167,6 +167,53 @@ Full log written to /home/u/ringbuf/build/meson-logs/testlog.txt
 		"ringbuf_wrap @ ../tests/ringbuf_wrap.c:17 : Assertion `rb_len(&rb) == 3' failed.",
 		"Qt unit test : FAIL: killed by signal 6 SIGABRT",
 	}, 1, 3},
+	// automake's harness under make check (its summary as in flatsurf/exact-real#62 and
+	// ClusterLabs/libqb#344), then the verify's `cat tests/test-suite.log`.
+	{"automake make check", `make  check-TESTS
+PASS: test_queue
+FAIL: test_ringbuf
+ERROR: test_codec
+============================================================================
+Testsuite summary for tinyq 0.9.2
+============================================================================
+# TOTAL: 3
+# PASS:  1
+# SKIP:  0
+# XFAIL: 0
+# FAIL:  1
+# XPASS: 0
+# ERROR: 1
+============================================================================
+See tests/test-suite.log
+Please report to dev@tinyq.example
+============================================================================
+make[3]: *** [Makefile:771: test-suite.log] Error 1
+make: *** [Makefile:568: check-recursive] Error 1
+=======================================
+   tinyq 0.9.2: tests/test-suite.log
+=======================================
+
+# TOTAL: 3
+# PASS:  1
+# SKIP:  0
+# XFAIL: 0
+# FAIL:  1
+# XPASS: 0
+# ERROR: 1
+
+.. contents:: :depth: 2
+
+FAIL: test_ringbuf
+==================
+
+test_ringbuf: test_ringbuf.c:58: test_push_when_full: Assertion ` + "`" + `ring_buffer_len(&rb) == 4' failed.
+FAIL test_ringbuf (exit status: 134)
+
+ERROR: test_codec
+=================
+
+ERROR test_codec (exit status: 99)
+`, []string{"test_ringbuf @ test_ringbuf.c:58 : Assertion `ring_buffer_len(&rb) == 4' failed.", "test_codec : ERROR"}, 1, 3},
 	// meson 0.56 (mesonbuild/meson#8000): the reason in parentheses, a suite before the name.
 	{"meson 0.56, a suite", "1/1 trivial:unit / runtest FAIL           0.00s (exit status 1)\n\nOk:                 0   \nExpected Fail:      0   \nFail:               1   \n",
 		[]string{"trivial:unit runtest : FAIL: exit status 1"}, 0, 1},
@@ -187,6 +234,7 @@ func TestDecisiveLineSanitizers(t *testing.T) {
 	for _, c := range []struct{ name, out, want string }{
 		{"asan under ctest", nativeSamples[0].out, "/home/u/ringbuf/src/ringbuf.c:42: AddressSanitizer: heap-buffer-overflow in rb_push"},
 		{"ctest could not run the tests", nativeSamples[3].out, `Test not available without configuration.  (Missing "-C <config>"?)`},
+		{"automake's summary is not why", "FAIL: test_ringbuf\n# TOTAL: 1\n# PASS:  0\n# FAIL:  1\nSee tests/test-suite.log\nmake: *** [Makefile:568: check-recursive] Error 1\n", "FAIL: test_ringbuf"},
 		{"ubsan under ctest", nativeSamples[1].out, "src/bits.c:12: runtime error: shift exponent 32 is too large for 32-bit type 'int'"},
 		// LeakSanitizer: the first frame is the allocator's, the place is the caller's.
 		{"leaks under make", `./ringbuf_test
