@@ -215,3 +215,66 @@ func parseCollision(lines []string, r *Tests) {
 		r.Failed = append(r.Failed, t)
 	}
 }
+
+// --- hspec (cabal test, stack test) and deno test ---
+
+var (
+	// hspec 2: under "Failures:", the place ("  test/FooSpec.hs:41:7: "), then "  1) Module.fn
+	// does x" and the expectation ("expected: …" / " but got: …").
+	hspecPlaceRe = lazyre.New(`^\s+(\S+\.l?hs):(\d+):\d+:\s*$`)
+	hspecItemRe  = lazyre.New(`^\s+\d+\) (\S.*)$`)
+	hspecCountRe = lazyre.New(`^(\d+) examples?, (\d+) failures?(?:, (\d+) pending)?$`)
+	// deno test: "name => ./src/a_test.ts:22:6" under " ERRORS " with the error under it, again
+	// under " FAILURES ", then "FAILED | 11 passed | 2 failed (118ms)".
+	denoItemRe  = lazyre.New(`^(\S.*?) => (?:\./)?(\S+?):(\d+):\d+$`)
+	denoCountRe = lazyre.New(`^(?:FAILED|ok) \| (\d+) passed(?: \(\d+ steps?\))? \| (\d+) failed`)
+)
+
+func parseHspec(lines []string, r *Tests) {
+	hs := false
+	for i := 0; i+1 < len(lines); i++ {
+		p := hspecPlaceRe.FindStringSubmatch(lines[i])
+		m := hspecItemRe.FindStringSubmatch(lines[i+1])
+		if p == nil || m == nil {
+			continue
+		}
+		hs = true
+		t := Test{Runner: "hspec", Name: strings.TrimSpace(m[1]), Package: p[1], File: p[1], Line: atoi(p[2])}
+		var msg []string
+		for j := i + 2; j < len(lines) && j < i+6 && strings.TrimSpace(lines[j]) != "" && !hspecPlaceRe.MatchString(lines[j]); j++ {
+			msg = append(msg, strings.TrimSpace(lines[j]))
+		}
+		t.Message = clip(strings.Join(msg, " "))
+		r.Failed = append(r.Failed, t)
+	}
+	for _, l := range lines {
+		if m := hspecCountRe.FindStringSubmatch(l); m != nil && hs {
+			r.Total = atoi(m[1]) - atoi(m[3])
+			r.Passed = r.Total - atoi(m[2])
+		}
+	}
+}
+
+func parseDeno(lines []string, r *Tests) {
+	seen := map[string]bool{}
+	for i, l := range lines {
+		m := denoItemRe.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		t := Test{Runner: "deno", Name: m[1], Package: m[2], File: m[2], Line: atoi(m[3])}
+		if seen[t.Key()] {
+			continue
+		}
+		seen[t.Key()] = true
+		if i+1 < len(lines) && !denoItemRe.MatchString(lines[i+1]) {
+			t.Message = clip(strings.TrimPrefix(strings.TrimSpace(lines[i+1]), "error: "))
+		}
+		r.Failed = append(r.Failed, t)
+	}
+	for _, l := range lines {
+		if m := denoCountRe.FindStringSubmatch(l); m != nil {
+			r.Passed, r.Total = atoi(m[1]), atoi(m[1])+atoi(m[2])
+		}
+	}
+}

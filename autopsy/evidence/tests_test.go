@@ -392,6 +392,54 @@ Finished in 0.05 seconds (0.00s async, 0.05s sync)
 Finished in 14.2 seconds (9.8s async, 4.4s sync)
 10 tests, 2 failures, 1 excluded
 `, []string{`Transport.Test.Transport.Jobs.GTFSRTEntitiesJobTest test GTFSRTEntitiesJob removes data over 7 days old @ test/transport/jobs/gtfs_rt_entities_test.exs:70 : ** (DBConnection.ConnectionError) connection not available and request was dropped`}, 7, 9},
+	// hspec 2 under cabal test (its report as in egonSchiele/dominion#10 and fpco/inline-c#61).
+	{"hspec", `Rota.Schedule
+  assignShifts
+    covers every shift [✔]
+    never assigns two night shifts in a row [✘]
+
+Failures:
+
+  test/Rota/ScheduleSpec.hs:41:7: 
+  1) Rota.Schedule.assignShifts never assigns two night shifts in a row
+       expected: []
+        but got: [("ines",Night,2026-03-03),("ines",Night,2026-03-04)]
+
+  To rerun use: --match "/Rota.Schedule/assignShifts/never assigns two night shifts in a row/"
+
+Randomized with seed 1185472210
+
+Finished in 0.0213 seconds
+9 examples, 1 failure
+Test suite rota-test: FAIL
+`, []string{`test/Rota/ScheduleSpec.hs Rota.Schedule.assignShifts never assigns two night shifts in a row @ test/Rota/ScheduleSpec.hs:41 : expected: [] but got: [("ines",Night`}, 8, 9},
+	// deno test's ERRORS and FAILURES (its report as in denoland/deno#5417 and #6658).
+	{"deno test", `running 4 tests from ./src/static_test.ts
+serves index.html for directories ... ok (4ms)
+sets a weak ETag ... FAILED (3ms)
+returns 404 for missing files ... ok (1ms)
+
+ ERRORS 
+
+sets a weak ETag => ./src/static_test.ts:22:6
+error: AssertionError: Values are not equal.
+
+
+    [Diff] Actual / Expected
+
+
+-   W/"5-1733357312000"
++   W/"5-1733357312"
+
+    at assertEquals (https://jsr.io/@std/assert/1.0.8/equals.ts:64:9)
+    at file:///src/tinyhttp/src/static_test.ts:30:3
+
+ FAILURES 
+
+sets a weak ETag => ./src/static_test.ts:22:6
+
+FAILED | 2 passed | 1 failed (118ms)
+`, []string{`src/static_test.ts sets a weak ETag @ src/static_test.ts:22 : AssertionError: Values are not equal.`}, 2, 3},
 	{"nothing a runner printed", "make: *** [Makefile:4: test] Error 1\n", nil, -1, -1},
 }
 
