@@ -270,9 +270,10 @@ func shellCommand(s string) string {
 // A stack trace's lines (trimmed): a frame of node, Java or Rust ("at f (file.js:1:2)"), of an
 // Ink error box ("- f (cli.js:1:2)"), of Python ("File "x.py", line 3"), of Go ("/src/x.go:12
 // +0x1d", "created by …"), of node's native stack (" 1: 0xb8d11b node::Abort() [node]"); the
-// headers that open one; and what a runtime prints after it.
+// headers that open one; and what a runtime prints after it. A native frame without a symbol
+// is its address alone ("10: 0x7f3c5a6d9ef6", a libc frame).
 var (
-	frameRe      = lazyre.New(`^(?:at (?:async |new )?(?:.*\(\S+:\d+(?::\d+)?\)|(?:node:|\S*[/.])\S*:\d+:\d+|.*\((?:native|Native Method|Unknown Source|<anonymous>|index \d+)\))|- .*\(\S+:\d+:\d+\)|File ".+", line \d+.*|\S+\.go:\d+(?: \+0x[0-9a-f]+)?|created by \S.*|\.\.\. \d+ (?:more|frames omitted)|\^+|\d+: (?:0x)?[0-9a-fA-F]{6,} .*)$`)
+	frameRe      = lazyre.New(`^(?:at (?:async |new )?(?:.*\(\S+:\d+(?::\d+)?\)|(?:node:|\S*[/.])\S*:\d+:\d+|.*\((?:native|Native Method|Unknown Source|<anonymous>|index \d+)\))|- .*\(\S+:\d+:\d+\)|File ".+", line \d+.*|\S+\.go:\d+(?: \+0x[0-9a-f]+)?|created by \S.*|\.\.\. \d+ (?:more|frames omitted)|\^+|\d+: (?:0x)?[0-9a-fA-F]{6,}(?: .*)?)$`)
 	traceHeadRe  = lazyre.New(`^(?:goroutine \d+ \[.*\]:|Traceback \(most recent call last\):|stack backtrace:|Stack trace:|<--- JS stacktrace --->|-+ Native stack trace -+)$`)
 	traceTailRe  = lazyre.New(`^(?:Node\.js v\d+\S*|exit status \d+|note: .*RUST_BACKTRACE.*)$`)
 	errorishRe   = lazyre.New(`(?i)^\W{0,3}(?:uncaught |unhandled |caused by: ?|exception in thread "[^"]*" )?(?:[\w$.]*(?:error|exception)\b|panic\b|fatal\b|thread '[^']*' panicked)`)

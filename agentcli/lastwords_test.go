@@ -106,6 +106,16 @@ func TestFailureQuotesTraceError(t *testing.T) {
 		{"python (the error is last)", "Traceback (most recent call last):\n  File \"/usr/bin/aider\", line 8, in <module>\n    sys.exit(main())\n             ^^^^^^\nModuleNotFoundError: No module named 'litellm'\n",
 			"ModuleNotFoundError: No module named 'litellm'"},
 		{"nothing but a trace", "Traceback (most recent call last):\n  File \"/usr/bin/aider\", line 8, in <module>\n    sys.exit(main())\n", "sys.exit(main())"},
+		// node's heap exhaustion in gemini: the native stack ends on a frame with no symbol, its
+		// address alone (google-gemini/gemini-cli#19280 on Linux, #19207 on Windows).
+		{"node's native stack, a last frame without a symbol", "<--- JS stacktrace --->\n\n" +
+			"FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n----- Native stack trace -----\n\n" +
+			" 1: 0x7a6b3b node::OOMErrorHandler(char const*, v8::OOMDetails const&) [/home/u/.nvm/versions/node/v25.4.0/bin/node]\n" +
+			" 2: 0xbf504a  [/home/u/.nvm/versions/node/v25.4.0/bin/node]\n 9: 0x7f36fe63aa36 \n",
+			"FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory"},
+		{"node's native stack on Windows", "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n----- Native stack trace -----\n\n" +
+			" 1: 00007FF700701427 node::SetCppgcReference+16599\n10: 00007FF700D107DB v8::base::AddressSpaceReservation::AddressSpaceReservation+323419\n11: 00007FF6A126D4BA\n",
+			"FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory"},
 		{"no trace", "running tests\nat least one test failed\n", "at least one test failed"},
 		{"a time is no frame", "Error: the meeting tool failed\nrescheduled at 10:30\nat 12:45:10\n", "at 12:45:10"},
 	}
