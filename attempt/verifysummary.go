@@ -25,8 +25,12 @@ func verifySummary(out []byte) string {
 	lines := evidence.Lines(text)
 	r := evidence.ParseTests(text)
 	quoteExceptions(lines, r.Failed)
+	explainExceptions(lines, r.Failed)
 	if len(r.Build) > 0 {
-		r.Build[0] = introduced(lines, r.Build[0])
+		r.Build[0] = goBuildCause(lines, introduced(lines, r.Build[0]))
+	}
+	if len(r.Checks) > 0 {
+		r.Checks[0] = eslintFirst(lines, r.Checks[0])
 	}
 	if s := withErrors(lines, r); s != "" {
 		return ": " + s
@@ -34,11 +38,14 @@ func verifySummary(out []byte) string {
 	if s := r.Summary(); s != "" {
 		return ": " + s
 	}
-	if l := evidence.DecisiveLine(text); l != "" {
+	if l := codedError(lines); l != "" {
+		return ": " + l
+	}
+	if l := evidence.DecisiveLine(unmarked(text)); l != "" {
 		if d := agentcli.DiedOf(out); d != "" {
 			l = d
 		}
-		return ": " + retriedOn(lines, causedBy(lines, l))
+		return ": " + askedFirst(lines, errorTree(lines, retriedOn(lines, causedBy(lines, l))))
 	}
 	return agentcli.LastLineSuffix(out)
 }

@@ -8,9 +8,7 @@ import (
 // What a failed verify records, from the texts the tools print (each case names where its text
 // was taken from; paths and names shortened).
 func TestVerifySummaryQuotesTheCause(t *testing.T) {
-	for _, c := range []struct {
-		name, out, want string
-	}{
+	testSummaries(t, []summaryCase{
 		{
 			// pytest's setup errors: the sections as pandas-dev/pandas#24485 quotes them, psycopg2's
 			// words from tk0miya/testing.postgresql#30, the count line as pytest ends a run whose
@@ -128,7 +126,15 @@ func TestVerifySummaryQuotesTheCause(t *testing.T) {
 				"----------------------------------------------------------------------\nRan 1 test in 0.001s\n\nFAILED (failures=1)\n",
 			`1 failed: test_crlf (/home/u/proj/test_io.py:12: AssertionError: 'foo\r\nbar' != 'foo\nbar')`,
 		},
-	} {
+	})
+}
+
+// summaryCase is a verify's output (out) and the summary its failure records (want).
+type summaryCase struct{ name, out, want string }
+
+func testSummaries(t *testing.T, cases []summaryCase) {
+	t.Helper()
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if got := strings.TrimPrefix(verifySummary([]byte(c.out)), ": "); got != c.want {
 				t.Errorf("got  %s\nwant %s", got, c.want)
