@@ -3,6 +3,7 @@ package attempt
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/mulligan-dev/mulligan/agentcli"
@@ -88,6 +89,15 @@ func (r *runner) concludeAttempt(ctx context.Context, at *attemptRun) error {
 		if _, ok := pickAgent(def.Agents, at.counted+1, off); ok {
 			decision = Decision{Action: ActFailover, Reason: ReasonFailover, Failure: failure}
 		}
+	}
+	if failure != nil && failure.NoRetry && !disablesAgent(failure) && decision.Action == ActFail &&
+		!slices.Contains(def.NonRetryable, failure.Class) && r.anotherRungNext(at) {
+		// A wall a retry would meet again (the model's context window, the CLI's turn limit, a
+		// flag it refuses) is this agent's: the next rung is another agent, which may not meet
+		// it, so the chain moves on to it, outside the retry budget, as it does past a disabled
+		// agent. The agent stays enabled: another task may fit it. (A class the task lists as
+		// non_retryable is not tried again on any rung.)
+		decision = Decision{Action: ActFailover, Reason: ReasonFailover, Failure: failure}
 	}
 	switch decision.Action {
 	case ActRetry, ActQuota, ActFailover:
@@ -337,4 +347,15 @@ func failedBeforeWork(at *attemptRun) bool {
 		return len(at.changed) == 0 && (at.usage.out == nil || *at.usage.out == 0)
 	}
 	return false
+}
+
+// anotherRungNext: the rung the next attempt of at's task would run on (this attempt counted)
+// is an agent other than at's.
+func (r *runner) anotherRungNext(at *attemptRun) bool {
+	rung := at.counted + 1
+	if r.lane != nil {
+		rung = laneRung(r.lane.n, at.counted+1, len(at.def.Agents))
+	}
+	name, ok := pickAgent(at.def.Agents, rung, at.disabled)
+	return ok && name != at.agentName
 }

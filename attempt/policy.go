@@ -21,8 +21,9 @@ const (
 	// ActQuota: a quota wall. Not an attempt: the chain moves to a rung that is not quota-blocked,
 	// or the task parks in waiting_quota until the reset.
 	ActQuota
-	// ActFailover: the agent is disabled (auth, agent_missing) and another rung of the chain is
-	// still enabled: the next attempt runs there at once, outside the retry budget.
+	// ActFailover: the agent is disabled (auth, agent_missing), or met a wall a retry would meet
+	// again (Failure.NoRetry) and the next rung is another agent: the next attempt runs there at
+	// once, outside the retry budget.
 	ActFailover
 	// ActPark: every enabled rung is quota-blocked; the task and run wait for the reset.
 	ActPark
