@@ -278,3 +278,42 @@ func parseDeno(lines []string, r *Tests) {
 		}
 	}
 }
+
+// --- clojure.test (lein test, clojure -X:test) ---
+
+var (
+	// "lein test billing.invoice-test" names the namespace it runs; a failure is "FAIL in
+	// (test-name) (invoice_test.clj:42)", its testing string, "expected: …" and "  actual: …".
+	cljNsRe   = lazyre.New(`^lein test (?::only )?([\w.*+!?-]+?)(?:/[\w.*+!?-]+)?$`)
+	cljFailRe = lazyre.New(`^(?:FAIL|ERROR) in \((\S+)\) \((\S+?):(\d+)\)$`)
+	cljRanRe  = lazyre.New(`^Ran (\d+) tests? containing \d+ assertions?\.$`)
+)
+
+func parseClojure(lines []string, r *Tests) {
+	ns := ""
+	seen := map[string]bool{}
+	for i, l := range lines {
+		if m := cljNsRe.FindStringSubmatch(l); m != nil {
+			ns = m[1]
+			continue
+		}
+		m := cljFailRe.FindStringSubmatch(l)
+		if m == nil || seen[ns+" "+m[1]] {
+			continue
+		}
+		seen[ns+" "+m[1]] = true
+		t := Test{Runner: "clojure", Name: m[1], Package: ns, File: m[2], Line: atoi(m[3])}
+		var msg []string
+		for j := i + 1; j < len(lines) && j < i+4 && strings.TrimSpace(lines[j]) != ""; j++ {
+			msg = append(msg, strings.TrimSpace(lines[j]))
+		}
+		t.Message = clip(strings.Join(msg, " "))
+		r.Failed = append(r.Failed, t)
+	}
+	for _, l := range lines {
+		if m := cljRanRe.FindStringSubmatch(l); m != nil && len(seen) > 0 {
+			r.Total = atoi(m[1])
+			r.Passed = r.Total - len(seen)
+		}
+	}
+}

@@ -440,6 +440,22 @@ sets a weak ETag => ./src/static_test.ts:22:6
 
 FAILED | 2 passed | 1 failed (118ms)
 `, []string{`src/static_test.ts sets a weak ETag @ src/static_test.ts:22 : AssertionError: Values are not equal.`}, 2, 3},
+	// lein test (clojure.test's report: "FAIL in (name) (file:line)", expected and actual).
+	{"lein test", `lein test billing.customer-test
+
+lein test billing.invoice-test
+
+FAIL in (test-tax-lines-quebec) (invoice_test.clj:42)
+QST is charged on the pre-tax amount
+expected: (= 9.98M (:amount (qst 100.00M)))
+  actual: (not (= 9.98M 9.975M))
+
+lein test billing.payments-test
+
+Ran 38 tests containing 112 assertions.
+1 failures, 0 errors.
+Tests failed.
+`, []string{`billing.invoice-test test-tax-lines-quebec @ invoice_test.clj:42 : QST is charged on the pre-tax amount expected: (= 9.98M (:amount (qst 100.00M))) actual: (not (= 9.98M 9.975M))`}, 37, 38},
 	{"nothing a runner printed", "make: *** [Makefile:4: test] Error 1\n", nil, -1, -1},
 }
 
