@@ -89,5 +89,13 @@ func TestVerifySummaryReadsToolsCauses(t *testing.T) {
 				"  help: Consider enabling use of system TLS certificates with the `--native-tls` command-line flag\n",
 			"Failed to download `requests==2.32.3`: invalid peer certificate: UnknownIssuer (help: Consider enabling use of system TLS certificates with the `--native-tls` command-line flag)",
 		},
+		{
+			// uv's chain with --native-tls (astral-sh/uv#17355): each cause on its own line.
+			"uv, the innermost cause of its chain",
+			"error: Request failed after 3 retries\n  Caused by: Failed to fetch: `https://pypi.org/simple/pycowsay/`\n" +
+				"  Caused by: error sending request for url (https://pypi.org/simple/pycowsay/)\n  Caused by: client error (Connect)\n" +
+				"  Caused by: invalid peer certificate: UnknownIssuer\n",
+			"error: Request failed after 3 retries: invalid peer certificate: UnknownIssuer",
+		},
 	})
 }

@@ -187,13 +187,26 @@ func says(s string) bool {
 
 // causedBy adds to an error line the cause a chain prints below it (cargo's and anyhow's "error:
 // test failed, to rerun pass `--lib`", "Caused by:", "  process didn't exit successfully: `…`
-// (signal: 9, SIGKILL: kill)"): the innermost cause, the chain's last line, is the decisive one.
+// (signal: 9, SIGKILL: kill)"; uv's "error: Request failed after 3 retries", "  Caused by:
+// client error (Connect)", "  Caused by: invalid peer certificate: UnknownIssuer"): the
+// innermost cause, the chain's last line, is the decisive one.
 func causedBy(lines []string, l string) string {
 	at := lastAt(lines, l)
 	if at < 0 {
 		return l
 	}
 	cause := ""
+	for _, c := range lines[at+1:] {
+		c = strings.TrimSpace(c)
+		after, ok := strings.CutPrefix(c, "Caused by: ")
+		if !ok {
+			break
+		}
+		cause = after
+	}
+	if cause != "" {
+		return l + ": " + cause
+	}
 	for i := at + 1; i < len(lines) && i <= at+3; i++ {
 		if strings.TrimSpace(lines[i]) != "Caused by:" {
 			continue
