@@ -257,6 +257,23 @@ var lackRes = []lackRe{
 	{lazyre.New(`requires SDK version ([^\s,]+), version solving failed`),
 		func(m []string) string { return "a Dart SDK " + m[1] + " (this machine's is older)" },
 		func(m []string) string { return "flutter upgrade  # or a Dart SDK " + m[1] + " on PATH" }},
+	// pymongo and the mongo shell: the user and password the tests connect with are refused.
+	{lazyre.New(`'codeName': 'AuthenticationFailed'|"codeName":\s*"AuthenticationFailed"|MongoServerError: Authentication failed|OperationFailure: Authentication failed`),
+		func(m []string) string {
+			return "the MongoDB user and password the tests connect with (the server refuses them)"
+		},
+		func(m []string) string { return "${EDITOR:-vi} .env  # the MongoDB URL's user and password" }},
+	// huggingface/transformers: the model is neither reachable nor in the local cache.
+	{lazyre.New(`We couldn't connect to '(https?://[^']+)' to load this file(?:.*?it looks like (\S+) is not the path)?`),
+		func(m []string) string {
+			return "a connection to " + m[1] + " or the model in the local Hugging Face cache"
+		},
+		func(m []string) string {
+			if m[2] != "" {
+				return "huggingface-cli download " + m[2] + "  # where the network reaches it, into the HF_HOME the tests use"
+			}
+			return "curl -sSI " + m[1]
+		}},
 	{lazyre.New(`Could not find Chrome \(ver\.|npx puppeteer browsers install chrome`),
 		func(m []string) string { return "Puppeteer's Chrome" },
 		func(m []string) string { return "npx puppeteer browsers install chrome" }},

@@ -470,6 +470,26 @@ var envRules = []Rule{
 		Lines: func(f *facts) []string { return []string{f.lastMatch(accountRe)} },
 	},
 	{
+		// The agent's CLI refused its own settings (a user's ~/.codex/config.toml naming a value
+		// the installed version does not know), the same way in every attempt.
+		Name: "agent-config-invalid", Category: Environment, Confidence: 0.86,
+		Match: func(f *facts) bool { _, ok := f.agentConfigError(); return ok },
+		Why: func(f *facts) string {
+			l, _ := f.agentConfigError()
+			return fmt.Sprintf("agent %s's CLI refused its own configuration in every attempt, before it did any work: %s", f.last().Agent, l)
+		},
+		Suggest: func(f *facts) Suggestion {
+			l, _ := f.agentConfigError()
+			file := configPathRe.FindString(l)
+			if file == "" || !strings.Contains(file, "/") {
+				file = orWord(agentConfigFile(f.presetFor(f.last().Agent)), file)
+			}
+			return Suggestion{Text: fmt.Sprintf("fix the setting the CLI names in its configuration (%s), or remove it, then run the task again", orWord(file, "its settings file")),
+				Commands: []string{"${EDITOR:-vi} " + orWord(file, "~/.config"), f.retry()}}
+		},
+		Lines: func(f *facts) []string { l, _ := f.agentConfigError(); return []string{l} },
+	},
+	{
 		// The agent's CLI crashed in its own code (a stack trace whose frames are the CLI's
 		// package), the same way every time: a bug of the installed version, not the task's.
 		Name: "agent-cli-crashed", Category: Environment, Confidence: 0.8,
@@ -653,4 +673,39 @@ func (f *facts) sandboxCannotStart() (string, bool) {
 		return clip(m), true
 	}
 	return "", false
+}
+
+// agentConfigRe: an agent CLI refusing its own settings file.
+var agentConfigRe = lazyre.New(`(?i)Error loading config(?:uration)?(?:\.toml)?:|(?:invalid|malformed) (?:config(?:uration)?|settings)(?: file)?\b.*\S|failed to (?:parse|load|read) (?:the )?(?:config(?:uration)?|settings)\b`)
+
+// configPathRe: a settings file a line names.
+var configPathRe = lazyre.New(`[~\w./-]*(?:config\.toml|settings\.json|opencode\.jsonc?|\.aider\.conf\.yml)`)
+
+// agentConfigError is the line in which every failed attempt's agent (all ended as agent_exit)
+// refused its own configuration, the last attempt's.
+func (f *facts) agentConfigError() (string, bool) {
+	if !f.allClasses(cAgentExit) {
+		return "", false
+	}
+	line := ""
+	for _, a := range f.failed {
+		line = ""
+		for _, l := range evidence.Lines(f.output[key(a.TaskID, a.N)]) {
+			if agentConfigRe.MatchString(l) {
+				line = clip(strings.TrimSpace(l))
+				break
+			}
+		}
+		if line == "" {
+			return "", false
+		}
+	}
+	return line, true
+}
+
+// agentConfigFile is where a preset's CLI keeps the user's settings.
+func agentConfigFile(preset string) string {
+	return map[string]string{taskfile.PresetCodex: "~/.codex/config.toml", taskfile.PresetClaude: "~/.claude/settings.json",
+		taskfile.PresetGemini: "~/.gemini/settings.json", taskfile.PresetOpencode: "~/.config/opencode/opencode.json",
+		taskfile.PresetAider: "~/.aider.conf.yml"}[preset]
 }

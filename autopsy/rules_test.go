@@ -455,6 +455,28 @@ func TestRules(t *testing.T) {
 			}
 			return f
 		}, Environment, []string{"npm install -g --force @google/gemini-cli@latest", "mulligan retry-task k3f9abcd fix"}, "update the agent's CLI"},
+		{"verify-rejects-the-change", func(t *testing.T) *facts {
+			// `npx prettier --write . && git diff --exit-code`: prettier changes nothing, git
+			// prints the attempt's own edit.
+			repo, pre, post := twoTrees(t, map[string]string{"src/discount.ts": "return total * 0.9\n"}, map[string]string{"src/discount.ts": "return Math.round(total * 90) / 100\n"})
+			out := "src/discount.ts 6ms (unchanged)\ndiff --git a/src/discount.ts b/src/discount.ts\nindex 3b18e51..5d1c2a0 100644\n--- a/src/discount.ts\n+++ b/src/discount.ts\n@@ -1 +1 @@\n-return total * 0.9\n+return Math.round(total * 90) / 100\n"
+			f := mkFacts(t, "", verify(out, 1), verify(out, 1))
+			f.repo = repo
+			for i := range f.failed {
+				f.failed[i].PreTree, f.failed[i].Tree = pre, post
+			}
+			return f
+		}, WorkflowBug, []string{"mulligan run fix"}, "clean-tree check"},
+		{"agent-config-invalid", func(t *testing.T) *facts {
+			// atomantic/PortOS#4457: codex refusing a user's ~/.codex/config.toml, every attempt.
+			out := "Error loading config.toml: unknown variant `max`, expected one of `none`, `minimal`, `low`, `medium`, `high`, `xhigh`\nin `model_reasoning_effort`\n"
+			a := att{class: cAgentExit, code: "nonzero_exit", msg: "agent exited with status 1: in `model_reasoning_effort`", out: out}
+			f := mkFacts(t, "", a, a)
+			for i := range f.failed {
+				f.failed[i].Agent = "cx"
+			}
+			return f
+		}, Environment, []string{"${EDITOR:-vi} ~/.codex/config.toml", "mulligan run fix"}, "configuration"},
 		{"agent-did-nothing", func(t *testing.T) *facts {
 			// google-gemini/gemini-cli#5764: the CLI starts, echoes the prompt and quits, exit 0.
 			quiet := verify(one, 0)

@@ -9,6 +9,7 @@ import (
 	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/autopsy/evidence"
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
+	"github.com/mulligan-dev/mulligan/snapshot"
 )
 
 // workRules: the task's definition (workflow-bug: the same thing fails whatever the agent does)
@@ -168,6 +169,24 @@ var workRules = []Rule{
 				Commands: []string{f.fixed()}}
 		},
 		Lines: func(f *facts) []string { return decisiveLines(f.base.Output) },
+	},
+	{
+		// The verify ends in a tree check (`git diff --exit-code` after a formatter) that
+		// rejects the attempt's own uncommitted edits: mulligan leaves them uncommitted for the
+		// user to review, so no change can pass.
+		Name: "verify-rejects-the-change", Category: WorkflowBug, Confidence: 0.8,
+		Match: func(f *facts) bool { return f.rejectsOwnChange() },
+		Why: func(f *facts) string {
+			return "the verify fails on the attempt's own edits being uncommitted (it prints git's diff of the files the agent changed, and nothing else fails): a clean-tree check such as `git diff --exit-code` cannot pass while the change waits for review"
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("check the formatting without the clean-tree check (prettier --check ., gofmt -l ., black --check .) in `verify.command` of task %s in %s; then run the task again", f.task.ID, f.fileName()),
+				Commands: []string{f.fixed()}}
+		},
+		Lines: func(f *facts) []string {
+			a := f.lastOf(cQuality)
+			return gitDiffRe.FindAllString(f.verifyOutput[key(a.TaskID, a.N)], 3)
+		},
 	},
 	{
 		Name: "stuck-on-input", Category: WorkflowBug, Confidence: 0.7,
@@ -623,3 +642,32 @@ var (
 	// camelCase or snake_case identifier, a capitalised word inside a sentence.
 	promptNameRe = lazyre.New(`"([^"\n]{1,40})"|` + "`([^`\n]{1,40})`" + `|\b([A-Za-z_]\w*(?:\.\w+)+)\b|\b([A-Za-z_]\w*)\(|\b([a-z]+[A-Z]\w*|[a-z]+_[a-z_]+)\b|[a-z,;:] ([A-Z][a-z]+[A-Za-z0-9]*)\b`)
 )
+
+// gitDiffRe: git's own diff header, as `git diff` prints it.
+var gitDiffRe = lazyre.New(`(?m)^diff --git a/(\S+) b/`)
+
+// rejectsOwnChange: the last rejected attempts (two, or the one) failed the verify with git's
+// diff of files the attempt changed and nothing else failing.
+func (f *facts) rejectsOwnChange() bool {
+	as, vs := f.qualityViews()
+	if len(as) == 0 || f.last().Class != cQuality || f.repo == nil {
+		return false
+	}
+	for i := len(as) - 1; i >= max(0, len(as)-2); i-- {
+		a := as[i]
+		ms := gitDiffRe.FindAllStringSubmatch(f.verifyOutput[key(a.TaskID, a.N)], -1)
+		if len(ms) == 0 || len(vs[i].tests) > 0 || len(vs[i].build) > 0 || a.PreTree == "" || a.Tree == "" {
+			return false
+		}
+		d := diffStat(f.repo, snapshot.NewHash(a.PreTree), snapshot.NewHash(a.Tree))
+		if d == nil {
+			return false
+		}
+		for _, m := range ms {
+			if !slices.ContainsFunc(d.Paths, func(p PathStat) bool { return p.Path == m[1] }) {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -56,7 +56,7 @@ var (
 	}
 	// serviceRe: a connection to this machine refused (a local server is not running), as Go,
 	// node, libpq, redis-py, MySQL, the JVM and curl say it; servicePortRe finds its port.
-	serviceRe     = lazyre.New(`(?i)Cannot connect to the Docker daemon|Is the docker daemon running|Could not find a valid Docker environment|rootless Docker not found|Error while fetching server API version|docker (?:daemon )?(?:is )?not running|docker\.sock\b.*(?:no such file|not found|connect|must exist)|Can't connect to local (?:MySQL|MariaDB) server through socket|Can't reach database server at|No alive nodes found in your cluster|SQLSTATE\[HY000\] \[2002\]|could not connect to server: No such file or directory|(?:connection refused|(?-i:\bECONNREFUSED\b)|Errno 111|Error 111|\(111\)|Can't connect to (?:MySQL|local)|could not connect to server|Connection to \S+ refused).*(?:localhost|127\.0\.0\.1|::1|0\.0\.0\.0)|(?:localhost|127\.0\.0\.1|::1\b|0\.0\.0\.0).*(?:connection refused|(?-i:\bECONNREFUSED\b)|Errno 111|Error 111|\(111\)|refused)`)
+	serviceRe     = lazyre.New(`(?i)Cannot connect to the Docker daemon|Is the docker daemon running|Could not find a valid Docker environment|Could not find a working container runtime strategy|rootless Docker not found|Error while fetching server API version|docker (?:daemon )?(?:is )?not running|docker\.sock\b.*(?:no such file|not found|connect|must exist)|Can't connect to local (?:MySQL|MariaDB) server through socket|Can't reach database server at|No alive nodes found in your cluster|SQLSTATE\[HY000\] \[2002\]|could not connect to server: No such file or directory|(?:connection refused|(?-i:\bECONNREFUSED\b)|Errno 111|Error 111|\(111\)|Can't connect to (?:MySQL|local)|could not connect to server|Connection to \S+ refused).*(?:localhost|127\.0\.0\.1|::1|0\.0\.0\.0)|(?:localhost|127\.0\.0\.1|::1\b|0\.0\.0\.0).*(?:connection refused|(?-i:\bECONNREFUSED\b)|Errno 111|Error 111|\(111\)|refused)`)
 	servicePortRe = lazyre.New(`(?i)(?:localhost|127\.0\.0\.1|::1|0\.0\.0\.0)['"\]]?(?:\)|,|:| port)+\s*(?:port )?(\d{2,5})\b|port (\d{2,5})\b`)
 	tlsRe         = lazyre.New(`(?i)x509: |certificate signed by unknown authority|self[- ]signed certificate|SSL certificate (?:problem|verification|has expired|is not yet valid)|CERT_HAS_EXPIRED|UNABLE_TO_(?:GET_ISSUER_CERT|VERIFY_LEAF_SIGNATURE)|unable to get local issuer certificate|SSL error|invalid peer certificate|UnknownIssuer|certificate verify failed|CERTIFICATE_VERIFY_FAILED|PKIX path building failed|unable to find valid certification path|SunCertPathBuilderException`)
 	diskRe        = lazyre.New(`(?i)no space left on device|disk quota exceeded|\bENOSPC\b|not enough space on the disk`)
@@ -105,7 +105,7 @@ func envSignals(text string) []envSignal {
 			if m := servicePortRe.FindStringSubmatch(l); m != nil {
 				port = m[1] + m[2]
 			}
-			if low := strings.ToLower(l); strings.Contains(low, "docker") {
+			if low := strings.ToLower(l); strings.Contains(low, "docker") || strings.Contains(low, "container runtime") {
 				port = "docker"
 			}
 			if low := strings.ToLower(l); port == "" && (strings.Contains(low, "mysql") || strings.Contains(low, "[2002]")) {

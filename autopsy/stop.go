@@ -528,6 +528,9 @@ func testRefs(key string) []string {
 			refs = append(refs, file, path.Base(file))
 		}
 	}
+	if mods := strings.Split(key, "::"); len(mods) >= 3 && mods[len(mods)-2] == "tests" {
+		refs = append(refs, mods[len(mods)-3]+".rs") // a Rust unit test lives in its module's file
+	}
 	if id := key[strings.LastIndexAny(key, " ./:")+1:]; testIdentRe.MatchString(id) {
 		refs = append(refs, id)
 	}
