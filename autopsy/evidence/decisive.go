@@ -40,19 +40,23 @@ func DecisiveLine(out string) string {
 		// the test runner's trailer says after it ("Errors while running CTest").
 		return clip(strings.TrimPrefix(c.Where()+": "+c.Message, ": "))
 	}
+	if l := codedError(lines); l != "" {
+		return l
+	}
 	wrong := gradleWrong(lines)
 	stepped := buildkitStepRe.MatchString(out)
 	var best [3]string // by strength: marked as an error, says something failed, names an error
+	var at [3]int
 	for i := len(lines) - 1; i >= 0 && best[2] == ""; i-- {
 		l := strings.TrimSpace(lines[i])
 		if stepped {
 			l = buildkitPrefixRe.ReplaceAllString(l, "")
 		}
-		if l == "" || boilerplateRe.MatchString(l) {
+		if l == "" || boilerplateRe.MatchString(l) || bareMarkRe.MatchString(l) {
 			continue
 		}
 		if wrong.from > 0 && i >= wrong.from && i < wrong.to {
-			best[2] = wrong.text
+			best[2], at[2] = wrong.text, i
 			break
 		}
 		content := errLevelRe.ReplaceAllString(l, "")
@@ -66,13 +70,17 @@ func DecisiveLine(out string) string {
 			tier = 0
 		}
 		if tier >= 0 && best[tier] == "" {
-			best[tier] = l
+			best[tier], at[tier] = l, i
 		}
 	}
 	for i := 2; i >= 0; i-- {
-		if best[i] != "" {
-			return clipChain(tidyLine(best[i]))
+		if best[i] == "" {
+			continue
 		}
+		if t := errorTree(lines, at[i]); t != "" {
+			return clip(t)
+		}
+		return clipChain(askedFirst(lines, at[i], tidyLine(best[i])))
 	}
 	return ""
 }

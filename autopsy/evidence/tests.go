@@ -170,6 +170,7 @@ func ParseTests(out string) Tests {
 			r.Checks = append(r.Checks, clip(strings.TrimSpace(l)))
 		}
 	}
+	causes(lines, &r)
 	return r
 }
 

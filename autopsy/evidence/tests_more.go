@@ -12,11 +12,14 @@ var (
 	rspecRe    = lazyre.New(`^rspec (\./\S+?):(\d+) # (.+)$`)
 	unittestRe = lazyre.New(`^(?:FAIL|ERROR): (\w+) \(([\w.]+)\)`)
 	pyFileRe   = lazyre.New(`^\s+File "([^"]+)", line (\d+), in (\w+)`)
-	mochaRe    = lazyre.New(`^\s+\d+\) (.+)$`)
-	phpunitRe  = lazyre.New(`^\d+\) ([\w\\]+)::(\w+)`)
-	phpFileRe  = lazyre.New(`^(/\S+\.php):(\d+)$`)
-	dotnetRe   = lazyre.New(`^\s+Failed ([\w.]+) \[`)
-	dotnetAtRe = lazyre.New(`in (\S+\.cs):line (\d+)`)
+	// pyExceptionRe: the line a traceback ends on, the exception; what follows it is the diff
+	// assertEqual draws ("- Hello, bob!", "?        ^", "+ Hello, Bob!"), never the error.
+	pyExceptionRe = lazyre.New(`^(?:\w+\.)*\w*(?:Error|Exception|Failure|Exit|Interrupt)\b(?::|$)`)
+	mochaRe       = lazyre.New(`^\s+\d+\) (.+)$`)
+	phpunitRe     = lazyre.New(`^\d+\) ([\w\\]+)::(\w+)`)
+	phpFileRe     = lazyre.New(`^(/\S+\.php):(\d+)$`)
+	dotnetRe      = lazyre.New(`^\s+Failed ([\w.]+) \[`)
+	dotnetAtRe    = lazyre.New(`in (\S+\.cs):line (\d+)`)
 	// minitest (Rails' and plain): "Failure:" / "  1) Error:" then "Class#test_name [file:line]:".
 	minitestHeadRe = lazyre.New(`^\s*(?:\d+\) )?(Failure|Error):$`)
 	minitestTestRe = lazyre.New(`^([\w:]+)#(\w+)(?: \[([^\]:]+):(\d+)\])?:?$`)
@@ -61,7 +64,7 @@ func parseUnittest(lines []string, r *Tests) {
 			continue
 		}
 		t := Test{Runner: "unittest", Name: m[1], Package: m[2]}
-		rules := 0
+		rules, raised := 0, false
 		for j := i + 1; j < len(lines) && j < i+60; j++ {
 			if unittestRe.MatchString(lines[j]) || strings.HasPrefix(lines[j], "=====") {
 				break
@@ -75,8 +78,13 @@ func parseUnittest(lines []string, r *Tests) {
 			if f := pyFileRe.FindStringSubmatch(lines[j]); f != nil && f[3] == m[1] {
 				t.File, t.Line = f[1], atoi(f[2])
 			}
-			if s := strings.TrimSpace(lines[j]); s != "" && !strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "Traceback") && !strings.HasPrefix(s, "File ") {
+			s := strings.TrimSpace(lines[j])
+			if strings.HasPrefix(s, "Traceback") {
+				raised = false // a chained exception's traceback follows
+			}
+			if !raised && s != "" && !strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "Traceback") && !strings.HasPrefix(s, "File ") {
 				t.Message = clip(s) // the last line of the traceback is the error
+				raised = pyExceptionRe.MatchString(s)
 			}
 		}
 		r.Failed = append(r.Failed, t)

@@ -1,0 +1,72 @@
+package evidence
+
+import "testing"
+
+// Where a tool puts its cause on a line of its own shape (each case names where its text was
+// taken from; paths and names shortened). attempt's verify messages read the same texts.
+func TestDecisiveLineReadsToolsCauses(t *testing.T) {
+	for _, c := range []struct{ name, out, want string }{
+		{
+			// npm 10's missing script (npm/cli lib/commands/run-script.js), each line under
+			// npm's mark.
+			"npm, a mark alone is no error",
+			"> shop@1.0.0 verify\n> npm run lint:ci\n\nnpm error Missing script: \"lint:ci\"\nnpm error\nnpm error To see a list of scripts, run:\nnpm error   npm run\n" +
+				"npm error A complete log of this run can be found in: /root/.npm/_logs/2026-12-05T08_00_00_000Z-debug-0.log\n",
+			`npm error Missing script: "lint:ci"`,
+		},
+		{
+			// pnpm's engine check, as pnpm/pnpm#7349 quotes it.
+			"pnpm, its code line and the versions",
+			"Scope: all 8 workspace projects\nLockfile is up to date, resolution step is skipped\n" +
+				" ERR_PNPM_UNSUPPORTED_ENGINE  Unsupported environment (bad pnpm and/or Node.js version)\n\n" +
+				"Your Node version is incompatible with \"/app\".\n\nExpected version: >=20.9.0\nGot: v18.19.1\n\n" +
+				"This is happening because the package's manifest has an engines.node field specified.\nTo fix this issue, install the required Node version.\n",
+			"ERR_PNPM_UNSUPPORTED_ENGINE Unsupported environment (bad pnpm and/or Node.js version): Node expected >=20.9.0, got v18.19.1",
+		},
+		{
+			// pnpm's word that a script failed is no cause: the script's output above says it.
+			"pnpm, a script that failed",
+			"> app@1.0.0 test /app\n> node check.js\n\nError: config.yaml: no key 'port'\n" +
+				" ERR_PNPM_RECURSIVE_RUN_FIRST_FAIL  app@1.0.0 test: `node check.js`\nExit status 1\n",
+			"Error: config.yaml: no key 'port'",
+		},
+		{
+			// NuGet's restore from a feed that wants credentials, as dotnet/apisof.net#142
+			// quotes it.
+			"nuget, the coded error and its reason",
+			"  Determining projects to restore...\n" +
+				"/usr/share/dotnet/sdk/8.0.100/NuGet.targets(156,5): error NU1301: Unable to load the service index for source https://pkgs.dev.azure.com/org/_packaging/feed/nuget/v3/index.json. [/src/App/App.csproj]\n" +
+				"/usr/share/dotnet/sdk/8.0.100/NuGet.targets(156,5): error NU1301:   Response status code does not indicate success: 401 (Unauthorized). [/src/App/App.csproj]\n" +
+				"  Failed to restore /src/App/App.csproj (in 1.2 sec).\n",
+			"error NU1301: Unable to load the service index for source https://pkgs.dev.azure.com/org/_packaging/feed/nuget/v3/index.json. Response status code does not indicate success: 401 (Unauthorized).",
+		},
+		{
+			// Django's test runner meeting a test database left behind, without --noinput
+			// (django/db/backends/base/creation.py's question; input() at the end of stdin).
+			"django, the question the EOFError met",
+			"Creating test database for alias 'default'...\nGot an error creating the test database: database \"test_x\" already exists\n\n" +
+				"Type 'yes' if you would like to try deleting the test database 'test_x', or 'no' to cancel: Traceback (most recent call last):\n" +
+				"  File \"/app/manage.py\", line 22, in <module>\n    main()\n" +
+				"  File \"/usr/lib/python3.12/site-packages/django/db/backends/base/creation.py\", line 213, in _create_test_db\n    confirm = input(\n              ^^^^^^\n" +
+				"EOFError: EOF when reading a line\n",
+			`Got an error creating the test database: database "test_x" already exists; Type 'yes' if you would like to try deleting the test database 'test_x', or 'no' to cancel: EOFError: EOF when reading a line`,
+		},
+		{
+			// uv behind a TLS-intercepting proxy: the tree as astral-sh/uv#17355 quotes it,
+			// after uv's spinner.
+			"uv, the tree's head, its last cause and the flag",
+			"⠇ Resolving dependencies...                   × Failed to download `requests==2.32.3`\n" +
+				"  ├─▶ Failed to fetch: `https://files.pythonhosted.org/packages/requests-2.32.3-py3-none-any.whl`\n" +
+				"  ├─▶ Request failed after 3 retries\n  ├─▶ error sending request for url (https://files.pythonhosted.org/packages/requests-2.32.3-py3-none-any.whl)\n" +
+				"  ├─▶ client error (Connect)\n  ╰─▶ invalid peer certificate: UnknownIssuer\n" +
+				"  help: Consider enabling use of system TLS certificates with the `--native-tls` command-line flag\n",
+			"Failed to download `requests==2.32.3`: invalid peer certificate: UnknownIssuer (help: Consider enabling use of system TLS certificates with the `--native-tls` command-line flag)",
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := DecisiveLine(c.out); got != c.want {
+				t.Errorf("got  %q\nwant %q", got, c.want)
+			}
+		})
+	}
+}

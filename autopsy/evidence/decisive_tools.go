@@ -1,0 +1,184 @@
+package evidence
+
+import (
+	"strings"
+
+	"github.com/mulligan-dev/mulligan/internal/lazyre"
+)
+
+// Some tools put their cause on a line of their own shape, where the generic reading
+// (DecisiveLine's tiers) picks a marker, a summary or a glyph instead: each reading here finds
+// the line the tool means.
+
+// npm marks each line of its error ("npm error Missing script: …", "npm error", "npm error To
+// see a list of scripts, run:"): a line that is the mark alone says nothing.
+var bareMarkRe = lazyre.New(`^(?:npm (?:ERR!|error)|ERR!)$`)
+
+// A tool's coded error says the cause on its own line: pnpm's " ERR_PNPM_UNSUPPORTED_ENGINE
+// Unsupported environment (…)", NuGet's "…/NuGet.targets(156,5): error NU1301: Unable to load
+// the service index for source …" and the reason it indents below it ("error NU1301:   Response
+// status code does not indicate success: 401 (Unauthorized)."), the SDK's "error NETSDK1045: …".
+// pnpm's code for a script that failed (ERR_PNPM_RECURSIVE_RUN_FIRST_FAIL) is no cause: the
+// script's output above says it.
+var (
+	pnpmCodeRe     = lazyre.New(`^\s*(ERR_PNPM_\w+)\s+(.*\S)\s*$`)
+	pnpmWrapperRe  = lazyre.New(`^ERR_PNPM_RECURSIVE_\w*FAIL$`)
+	pnpmVersionRe  = lazyre.New(`^\s*Your (\S+) version is incompatible`)
+	pnpmExpectedRe = lazyre.New(`^\s*Expected version: (.+\S)`)
+	pnpmGotRe      = lazyre.New(`^\s*Got: (.+\S)`)
+	nugetCodeRe    = lazyre.New(`(?:^|[\s:])error ((?:NU|NETSDK)\d+): ( *)(.*?)(?: \[[^\]]*\])?\s*$`)
+)
+
+// codedError is the cause a tool's coded error line gives, with the details below it; "" when
+// the output holds none.
+func codedError(lines []string) string {
+	for i := len(lines) - 1; i >= 0; i-- {
+		m := pnpmCodeRe.FindStringSubmatch(lines[i])
+		if m == nil || pnpmWrapperRe.MatchString(m[1]) {
+			continue
+		}
+		l := m[1] + " " + m[2]
+		what, expected, got := "", "", ""
+		for _, b := range lines[i+1 : min(len(lines), i+12)] {
+			if v := pnpmVersionRe.FindStringSubmatch(b); v != nil {
+				what = v[1] + " "
+			} else if v := pnpmExpectedRe.FindStringSubmatch(b); v != nil {
+				expected = v[1]
+			} else if v := pnpmGotRe.FindStringSubmatch(b); v != nil {
+				got = v[1]
+			}
+		}
+		if expected != "" && got != "" {
+			l += ": " + what + "expected " + expected + ", got " + got
+		}
+		return clip(l)
+	}
+	for i, x := range lines {
+		m := nugetCodeRe.FindStringSubmatch(x)
+		if m == nil || m[2] != "" {
+			continue
+		}
+		head, reason := "error "+m[1]+": "+m[3], ""
+		for _, b := range lines[i+1 : min(len(lines), i+4)] {
+			if c := nugetCodeRe.FindStringSubmatch(b); c != nil && c[1] == m[1] && c[2] != "" {
+				reason = c[3]
+				break
+			}
+		}
+		if reason == "" {
+			return clip(head)
+		}
+		// The reason (a status, a refused certificate) must survive the clip; the source's
+		// address may not.
+		return clipTo(head, max(maxLine-len(reason)-1, 40)) + " " + reason
+	}
+	return ""
+}
+
+// clipTo is s cut to n bytes at a character's start, "…" marking the cut.
+func clipTo(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// Python's input() at the end of its input raises "EOFError: EOF when reading a line" after the
+// prompt it printed (Django's test runner: "Type 'yes' if you would like to try deleting the
+// test database 'test_x', or 'no' to cancel: " and the traceback on the same line): the
+// question, and the error it asks about above it, say why; the EOFError only that no one
+// answered.
+var (
+	eofErrorRe   = lazyre.New(`^EOFError\b`)
+	tracebackTag = "Traceback (most recent call last):"
+	questionRe   = lazyre.New(`[:?\])>]\s*$`)
+	aboutRe      = lazyre.New(`(?i)\berror\b|\bfail|\balready exists\b|\bcannot\b|\bnot found\b`)
+)
+
+// askedFirst is the EOFError l (line at) with the question it met and the error the question is
+// about; l itself when l is no EOFError or no question is above its traceback.
+func askedFirst(lines []string, at int, l string) string {
+	if !eofErrorRe.MatchString(l) {
+		return l
+	}
+	for i := at - 1; i >= 0 && i >= at-60; i-- {
+		tb := strings.Index(lines[i], tracebackTag)
+		if tb < 0 {
+			continue
+		}
+		q, j := strings.TrimSpace(lines[i][:tb]), i
+		if q == "" {
+			if j = lastSaidAt(lines, i-1); j < 0 {
+				return l
+			}
+			q = strings.TrimSpace(lines[j])
+		}
+		if !questionRe.MatchString(q) {
+			return l
+		}
+		s := q + " " + l
+		if k := lastSaidAt(lines, j-1); k >= 0 && aboutRe.MatchString(lines[k]) {
+			s = strings.TrimSpace(lines[k]) + "; " + s
+		}
+		return s
+	}
+	return l
+}
+
+// lastSaidAt is the index of the last line at or before i that is not blank once trimmed; -1
+// when none is.
+func lastSaidAt(lines []string, i int) int {
+	for i >= 0 && strings.TrimSpace(lines[i]) == "" {
+		i--
+	}
+	return i
+}
+
+// Rust programs that report with miette (uv) draw an error's chain as a tree: "  × Failed to
+// download `requests==2.32.3`", "  ├─▶ …", "  ╰─▶ invalid peer certificate: UnknownIssuer",
+// then "  help: Consider enabling use of system TLS certificates with the `--native-tls`
+// command-line flag". The head says what failed, the last branch why, and a help that names a
+// flag what to change; the glyphs say nothing.
+var (
+	treeHeadRe   = lazyre.New(`(?:^|\s)× (.*\S)`)
+	treeBranchRe = lazyre.New(`^\s*(?:├─▶|╰─▶|│)\s*(.*)$`)
+	treeHelpRe   = lazyre.New(`^\s*help: (.*--[\w-].*\S)`)
+)
+
+// errorTree is the tree the line at is in, read as "head: last cause (help: …)"; "" when it is
+// in none.
+func errorTree(lines []string, at int) string {
+	head := at
+	for head >= 0 && !treeHeadRe.MatchString(lines[head]) {
+		if !treeBranchRe.MatchString(lines[head]) {
+			return ""
+		}
+		head--
+	}
+	if head < 0 {
+		return ""
+	}
+	s := treeHeadRe.FindStringSubmatch(lines[head])[1]
+	cause, end := "", head+1
+	for ; end < len(lines); end++ {
+		m := treeBranchRe.FindStringSubmatch(lines[end])
+		if m == nil {
+			break
+		}
+		if m[1] != "" {
+			cause = m[1]
+		}
+	}
+	if cause != "" {
+		s += ": " + cause
+	}
+	if end < len(lines) {
+		if m := treeHelpRe.FindStringSubmatch(lines[end]); m != nil {
+			s += " (help: " + m[1] + ")"
+		}
+	}
+	return s
+}
