@@ -30,9 +30,12 @@ var (
 
 // DecisiveLine is the line of a failed command's output that says why it failed when no test
 // runner said so: the last line naming an error, else the last saying something failed, else the
-// last a logger marked as an error ("npm error", "[ERROR]"), boilerplate passed over; Gradle's
-// "What went wrong" block counts as naming the error. A sanitizer's report or a failed
-// assert comes before all of them, with its place in the code. "" when no line does.
+// last a logger marked as an error ("npm error", "[ERROR]"), boilerplate and bare marks passed
+// over; Gradle's "What went wrong" block counts as naming the error. The line chosen gets the
+// innermost cause its chain prints below it, the cause of the retries just above it, or the
+// question an EOFError met; a line of a miette tree is read as the tree. A sanitizer's report
+// or a failed assert comes before all of them, with its place in the code, then a tool's coded
+// error (pnpm, NuGet). "" when no line does.
 func DecisiveLine(out string) string {
 	lines := Lines(out)
 	if c, ok := crashReport(lines); ok {
@@ -80,7 +83,11 @@ func DecisiveLine(out string) string {
 		if t := errorTree(lines, at[i]); t != "" {
 			return clip(t)
 		}
-		return clipChain(askedFirst(lines, at[i], tidyLine(best[i])))
+		l := clipChain(tidyLine(best[i]))
+		if q := askedFirst(lines, at[i], l); q != l {
+			return clip(q)
+		}
+		return retriedOn(lines, at[i], causedBy(lines, at[i], l))
 	}
 	return ""
 }

@@ -1,6 +1,9 @@
 package evidence
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Where a tool puts its cause on a line of its own shape (each case names where its text was
 // taken from; paths and names shortened). attempt's verify messages read the same texts.
@@ -61,6 +64,45 @@ func TestDecisiveLineReadsToolsCauses(t *testing.T) {
 				"  ├─▶ client error (Connect)\n  ╰─▶ invalid peer certificate: UnknownIssuer\n" +
 				"  help: Consider enabling use of system TLS certificates with the `--native-tls` command-line flag\n",
 			"Failed to download `requests==2.32.3`: invalid peer certificate: UnknownIssuer (help: Consider enabling use of system TLS certificates with the `--native-tls` command-line flag)",
+		},
+		{
+			// cargo test's chain, as Conflux-Chain/conflux-rust#1940 quotes it.
+			"cargo, the signal under Caused by",
+			"running 12 tests\ntest sync::tests::ok ... ok\nerror: test failed, to rerun pass '-p cfxcore --lib'\n\nCaused by:\n" +
+				"  process didn't exit successfully: `/Users/u/conflux-rust/target/release/deps/cfxcore-68c52898dee7f7d9` (signal: 11, SIGSEGV: invalid memory reference)\n",
+			// Over 200 bytes: the head and its cause are each clipped on their own.
+			"error: test failed, to rerun pass '-p cfxcore --lib': process didn't exit successfully: `/Users/u/conflux-rust/target/release/deps/cfxcore-68c52898dee7f7d9` (signal: 11, SIGSEGV: invalid memory reference)",
+		},
+		{
+			// uv's chain with --native-tls (astral-sh/uv#17355): each cause on its own line.
+			"uv, the innermost cause of its chain",
+			"error: Request failed after 3 retries\n  Caused by: Failed to fetch: `https://pypi.org/simple/pycowsay/`\n" +
+				"  Caused by: error sending request for url (https://pypi.org/simple/pycowsay/)\n  Caused by: client error (Connect)\n" +
+				"  Caused by: invalid peer certificate: UnknownIssuer\n",
+			"error: Request failed after 3 retries: invalid peer certificate: UnknownIssuer",
+		},
+		{
+			// pip behind a TLS-intercepting proxy: the retries as pypa/pip#8200 quotes them, the
+			// end as certifi/python-certifi#213 does.
+			"pip, the TLS failure it retried on",
+			"Collecting requests\n" +
+				"  WARNING: Retrying (Retry(total=1, connect=None, read=None, redirect=None, status=None)) after connection broken by 'SSLError(SSLCertVerificationError(1, '[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: unable to get local issuer certificate (_ssl.c:1076)'))': /simple/requests/\n" +
+				"  WARNING: Retrying (Retry(total=0, connect=None, read=None, redirect=None, status=None)) after connection broken by 'SSLError(SSLCertVerificationError(1, '[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: unable to get local issuer certificate (_ssl.c:1076)'))': /simple/requests/\n" +
+				"ERROR: Could not find a version that satisfies the requirement requests (from versions: none)\nERROR: No matching distribution found for requests\n",
+			"ERROR: No matching distribution found for requests (last retry: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: unable to get local issuer certificate (_ssl.c:1076))",
+		},
+		{
+			"pip, a refused connection",
+			"WARNING: Retrying (Retry(total=0, connect=None, read=None, redirect=None, status=None)) after connection broken by 'NewConnectionError('<pip._vendor.urllib3.connection.HTTPSConnection object at 0x7f1c2a3b4c50>: Failed to establish a new connection: [Errno 111] Connection refused')': /simple/flask/\n" +
+				"ERROR: No matching distribution found for flask\n",
+			"ERROR: No matching distribution found for flask (last retry: Failed to establish a new connection: [Errno 111] Connection refused)",
+		},
+		{
+			"pip, a retry it got past",
+			"WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection broken by 'ReadTimeoutError(\"HTTPSConnectionPool(host='pypi.org', port=443): Read timed out. (read timeout=15)\")': /simple/flask/\n" +
+				"Collecting flask\nSuccessfully installed flask-3.0.0\n" + strings.Repeat("building wheel\n", 15) +
+				"Error: config.yaml: no key 'port'\n",
+			"Error: config.yaml: no key 'port'",
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -68,11 +68,15 @@ func codedError(lines []string) string {
 		if reason == "" {
 			return clip(head)
 		}
-		// The reason (a status, a refused certificate) must survive the clip; the source's
-		// address may not.
-		return clipTo(head, max(maxLine-len(reason)-1, 40)) + " " + reason
+		return withCause(head, " ", reason)
 	}
 	return ""
+}
+
+// withCause is head followed by its cause (a status, a signal, a refused certificate), each
+// clipped on its own: a line cut to make room would lose the cause or the head's words.
+func withCause(head, sep, cause string) string {
+	return clip(head) + sep + clipTo(cause, maxLine-40)
 }
 
 // clipTo is s cut to n bytes at a character's start, "…" marking the cut.
@@ -181,4 +185,78 @@ func errorTree(lines []string, at int) string {
 		}
 	}
 	return s
+}
+
+// causedBy adds to the error line l (line at) the cause a chain prints below it (cargo's and
+// anyhow's "error: test failed, to rerun pass `--lib`", "Caused by:", "  process didn't exit
+// successfully: `…` (signal: 9, SIGKILL: kill)"; uv's "error: Request failed after 3 retries",
+// "  Caused by: client error (Connect)", "  Caused by: invalid peer certificate: UnknownIssuer"):
+// the innermost cause, the chain's last line, is the decisive one.
+func causedBy(lines []string, at int, l string) string {
+	cause := ""
+	for _, c := range lines[at+1:] {
+		after, ok := strings.CutPrefix(strings.TrimSpace(c), "Caused by: ")
+		if !ok {
+			break
+		}
+		cause = after
+	}
+	for i := at + 1; cause == "" && i < len(lines) && i <= at+3; i++ {
+		if strings.TrimSpace(lines[i]) != "Caused by:" {
+			continue
+		}
+		for _, c := range lines[i+1:] {
+			if c == "" || (c[0] != ' ' && c[0] != '\t') {
+				break
+			}
+			cause = strings.TrimSpace(causeNumberRe.ReplaceAllString(strings.TrimSpace(c), ""))
+		}
+		break
+	}
+	if cause == "" {
+		return l
+	}
+	return withCause(l, ": ", cause)
+}
+
+var causeNumberRe = lazyre.New(`^\d+: `)
+
+// retryLines is how far above the error its client's retries are read: pip prints "Could not
+// fetch URL …" and "Could not find a version …" between them.
+const retryLines = 12
+
+// A Python HTTP client retries a broken connection and says why each time (urllib3, under pip:
+// "WARNING: Retrying (Retry(total=0, …)) after connection broken by
+// 'SSLError(SSLCertVerificationError(1, '[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify
+// failed: unable to get local issuer certificate (_ssl.c:1006)'))': /simple/requests/"); what it
+// prints when it gives up ("ERROR: No matching distribution found for requests") no longer does.
+var (
+	retryBrokenRe = lazyre.New(`Retrying \(.*\) after connection broken by '(.*)': \S*$`)
+	quotedRe      = lazyre.New(`'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"`)
+	objectReprRe  = lazyre.New(`^<[^>]*>: `)
+)
+
+// retriedOn adds to the error line l (line at) the cause of the connection retries just above
+// it, when l does not say it already. Retries further up (a download that recovered) are not
+// its cause.
+func retriedOn(lines []string, at int, l string) string {
+	cause := ""
+	for _, x := range lines[max(0, at-retryLines):at] {
+		if m := retryBrokenRe.FindStringSubmatch(x); m != nil {
+			cause = m[1]
+		}
+	}
+	if cause == "" {
+		return l
+	}
+	// The innermost quoted message of the exception's repr, without the object it names.
+	if ms := quotedRe.FindAllStringSubmatch(cause, -1); ms != nil {
+		last := ms[len(ms)-1]
+		cause = last[1] + last[2]
+	}
+	cause = objectReprRe.ReplaceAllString(cause, "")
+	if cause == "" || strings.Contains(l, cause) {
+		return l
+	}
+	return withCause(l, " (last retry: ", clipTo(cause, 130)+")")
 }
