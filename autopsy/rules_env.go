@@ -124,16 +124,20 @@ var envRules = []Rule{
 		},
 	},
 	{
-		Name: "untrusted-folder", Category: Environment, Confidence: 0.9,
+		// The agent's command as the task file gives it: gemini needs to be told to trust the
+		// tree it runs in: the task file's fix, not the machine's (as round e16's writer judged).
+		Name: "untrusted-folder", Category: WorkflowBug, Confidence: 0.9,
 		Match: func(f *facts) bool { _, ok := f.untrusted(); return ok },
 		Why: func(f *facts) string {
 			a, _ := f.untrusted()
 			return fmt.Sprintf("agent %s (gemini) refuses to work in a folder it does not trust (exit status 55); retrying cannot change that: %s", a.Agent, firstLine(a.Message))
 		},
 		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: "trust the working tree for gemini's headless runs: GEMINI_CLI_TRUST_WORKSPACE=true in the environment (or `--skip-trust` in the agent's command) trusts it for that session, " +
+			a, _ := f.untrusted()
+			return Suggestion{Text: "trust the working tree for gemini's headless runs: GEMINI_CLI_TRUST_WORKSPACE=true in the agent's env (or `--skip-trust` in its command) in the task file trusts it for that session, " +
 				"so gemini loads the folder's own .gemini settings, .env, MCP servers and commands — only for a repository you trust; then run the task again",
-				Commands: []string{"GEMINI_CLI_TRUST_WORKSPACE=true " + f.retry()}}
+				Change:   "agents: " + a.Agent + ": env: {GEMINI_CLI_TRUST_WORKSPACE: \"true\"}",
+				Commands: []string{f.fixed()}}
 		},
 	},
 	{

@@ -220,8 +220,23 @@ func TestRules(t *testing.T) {
 		{"untrusted-folder", func(t *testing.T) *facts {
 			f := rt(mkFacts(t, "", exit("gemini: Gemini CLI is not running in a trusted directory.")))
 			f.failed[0].Code = "untrusted_folder"
+			f.failed[0].Agent = "gem"
 			return f
-		}, Environment, []string{"GEMINI_CLI_TRUST_WORKSPACE=true mulligan retry-task k3f9abcd fix"}, "--skip-trust"},
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "--skip-trust"},
+		{"heartbeat-too-short", func(t *testing.T) *facts {
+			// A heartbeat of seconds: every attempt stopped while its model thought.
+			f := rt(mkFacts(t, "", att{class: cHeartbeat, msg: "silent", out: "Reading a.go\n"}, att{class: cHeartbeat, msg: "silent", out: "Running tests\n"}))
+			f.def.Heartbeat = time.Second
+			return f
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "raise `heartbeat`"},
+		{"tests-pull-apart", func(t *testing.T) *facts {
+			// Two tests pin one call to two outputs; the attempts take turns, the agent says so.
+			en := "--- FAIL: TestThousandsEN (0.00s)\n    format_test.go:9: got \"1.234,50\", want \"1,234.50\"\nFAIL\n"
+			de := "--- FAIL: TestThousandsDE (0.00s)\n    format_test.go:15: got \"1,234.50\", want \"1.234,50\"\nFAIL\n"
+			a, b := verify(de, 1), verify(en, 1)
+			b.out = "The two tests contradict each other: no implementation without a locale parameter can satisfy both.\n"
+			return withBase(rt(mkFacts(t, "", a, b)), 1, en+de)
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "which behaviour"},
 		{"agent-sandbox", func(t *testing.T) *facts {
 			f := withExit(rt(mkFacts(t, "", exit("gemini: Sandbox image missing"))), 44)
 			f.failed[0].Agent = "gem"

@@ -113,7 +113,7 @@ var workRules = []Rule{
 			name, a, _ := f.flaky()
 			for _, t := range f.testsOf(a).Failed {
 				if t.Name == name {
-					return []string{strings.TrimSpace(t.Name + " " + t.Where() + ": " + t.Message)}
+					return []string{testLine(t)}
 				}
 			}
 			return nil
@@ -158,7 +158,7 @@ var workRules = []Rule{
 		Match: func(f *facts) bool { return f.verifyBrokenOnBase() },
 		Why: func(f *facts) string {
 			return fmt.Sprintf("verify fails the same way on the tree the task started from (exit status %d) and after every attempt, without naming a failing test: the command itself cannot pass: %s",
-				f.base.ExitCode, orWord(lastNonBlank(f.base.Output), f.last().Message))
+				f.base.ExitCode, orWord(firstOf(decisiveLines(f.base.Output)), orWord(lastNonBlank(f.base.Output), f.last().Message)))
 		},
 		Suggest: func(f *facts) Suggestion {
 			if strings.Contains(f.base.Output, "missing go.sum entry") || strings.Contains(f.base.Output, "updates to go.mod needed") {
@@ -427,6 +427,35 @@ var workRules = []Rule{
 		},
 	},
 	{
+		// Every attempt went silent for longer than a heartbeat shorter than a model's usual
+		// pause to think, at whatever point: the setting, not the agent.
+		Name: "heartbeat-too-short", Category: WorkflowBug, Confidence: 0.55,
+		Match: func(f *facts) bool {
+			return len(f.failed) >= 2 && f.allClasses(cHeartbeat) && f.def != nil && f.def.Heartbeat > 0 && f.def.Heartbeat < minHeartbeat
+		},
+		Why: func(f *facts) string {
+			return fmt.Sprintf("all %d attempts were stopped for printing nothing for %s, shorter than an agent's model usually thinks before it prints: the heartbeat, not the work, ended them", len(f.failed), f.def.Heartbeat)
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("raise `heartbeat` of task %s in %s (now %s; a few minutes is usual), then run the task again", f.task.ID, f.fileName(), f.def.Heartbeat),
+				Change: "heartbeat: 5m", Commands: []string{f.fixed()}}
+		},
+	},
+	{
+		// The attempts took turns: each made pass what another failed, and the agent said the
+		// tests ask for opposite things: the task, not the work.
+		Name: "tests-pull-apart", Category: WorkflowBug, Confidence: 0.75,
+		Match: func(f *facts) bool { return f.testsPullApart() },
+		Why: func(f *facts) string {
+			return "the attempts took turns making pass what another attempt failed, and the agent said the tests contradict each other: " + f.saidContradict()
+		},
+		Suggest: func(f *facts) Suggestion {
+			return Suggestion{Text: fmt.Sprintf("decide which behaviour the tests should pin and say so in the prompt of task %s (or fix the tests) in %s, then run the task again", f.task.ID, f.fileName()),
+				Commands: []string{f.fixed()}}
+		},
+		Lines: func(f *facts) []string { return f.testLines(f.lastOf(cQuality)) },
+	},
+	{
 		Name: "timeouts", Category: AgentFlake, Confidence: 0.5,
 		Match: func(f *facts) bool { return f.allClasses(cTimeout, cHeartbeat) },
 		Why: func(f *facts) string {
@@ -515,12 +544,21 @@ func (f *facts) testLines(a storeAttempt) []string {
 		if i == maxEvidence {
 			break
 		}
-		out = append(out, strings.TrimSpace(fmt.Sprintf("%s %s: %s", t.Name, t.Where(), t.Message)))
+		out = append(out, testLine(t))
 	}
 	if len(out) == 0 {
 		out = f.testsOf(a).Build
 	}
 	return out
+}
+
+// testLine is "NAME WHERE: MESSAGE", without the parts a runner did not print.
+func testLine(t evidence.Test) string {
+	l := strings.TrimSpace(t.Name + " " + t.Where())
+	if t.Message != "" {
+		l += ": " + t.Message
+	}
+	return l
 }
 
 // missingMentioned are the prompt's missing paths that a failure's message or output names.
@@ -670,4 +708,50 @@ func (f *facts) rejectsOwnChange() bool {
 		}
 	}
 	return true
+}
+
+// firstOf is the first of ss, or "".
+func firstOf(ss []string) string {
+	if len(ss) == 0 {
+		return ""
+	}
+	return ss[0]
+}
+
+// minHeartbeat: a heartbeat shorter than this ends attempts while their model thinks.
+const minHeartbeat = 30 * time.Second
+
+// contradictRe: an agent saying what it was asked for cannot all be true.
+var contradictRe = lazyre.New(`(?i)\bcontradict|\bconflicting (?:tests|requirements|expectations)|mutually exclusive|cannot (?:both|satisfy both)|can't (?:both|satisfy both)|incompatible (?:tests|requirements|expectations)`)
+
+// saidContradict is the line in which an attempt's agent said the tests contradict, or "".
+func (f *facts) saidContradict() string {
+	for i := len(f.failed) - 1; i >= 0; i-- {
+		a := f.failed[i]
+		for _, l := range evidence.Lines(f.agentOf(a).LastMessage + "\n" + f.output[key(a.TaskID, a.N)]) {
+			if contradictRe.MatchString(l) {
+				return clip(strings.TrimSpace(l))
+			}
+		}
+	}
+	return ""
+}
+
+// testsPullApart: two rejected attempts failed disjoint sets of tests that all fail on the base
+// (each made pass what the other failed), and an attempt's agent said they contradict.
+func (f *facts) testsPullApart() bool {
+	if !f.base.failed() || f.saidContradict() == "" {
+		return false
+	}
+	base := evidence.ParseTests(f.base.Output).Keys()
+	as, _ := f.qualityViews()
+	for i := range as {
+		for j := i + 1; j < len(as); j++ {
+			a, b := f.testsOf(as[i]).Keys(), f.testsOf(as[j]).Keys()
+			if len(a) > 0 && len(b) > 0 && subset(a, base) && subset(b, base) && !slices.ContainsFunc(a, func(k string) bool { return slices.Contains(b, k) }) {
+				return true
+			}
+		}
+	}
+	return false
 }

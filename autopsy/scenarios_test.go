@@ -191,7 +191,7 @@ func scenarios() []scenario {
 			atts: []scAttempt{sc(cAgentExit, "gemini: Gemini CLI is not running in a trusted directory. To proceed, either use `--skip-trust`, set the `GEMINI_CLI_TRUST_WORKSPACE=true` environment variable, or trust this directory in interactive mode.", 55, 0,
 				"Gemini CLI is not running in a trusted directory. To proceed, either use `--skip-trust`, set the `GEMINI_CLI_TRUST_WORKSPACE=true` environment variable, or trust this directory in interactive mode.\n").on("gemini").coded("nonzero_exit"),
 				sc(cAgentExit, "agent exited with status 55: Gemini CLI is not running in a trusted directory.", 55, 0, "Gemini CLI is not running in a trusted directory.\n").on("gemini")},
-			want: Environment, cmd: `GEMINI_CLI_TRUST_WORKSPACE=true|--skip-trust`},
+			want: WorkflowBug, cmd: `GEMINI_CLI_TRUST_WORKSPACE|--skip-trust`}, // (the agent's env in the task file, as round e16's writer judged)
 		{name: "codex ran out of room in the context window, twice", runState: store.RunBlocked, taskState: store.TaskBlocked, reason: "retries-exhausted",
 			file: strings.Replace(scFile, "agent: [claude]\n    on_failure: retry\n    retries: 2\n    timeout", "agent: [codex]\n    on_failure: retry\n    retries: 2\n    timeout", 1),
 			atts: []scAttempt{
