@@ -3,18 +3,16 @@ package attempt
 import (
 	"fmt"
 	"strings"
-	"unicode"
 
 	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/autopsy/evidence"
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
 )
 
-// What a failed verify's message quotes. The test runners' readers (autopsy/evidence) find the
-// failing tests and the line that names the error; the record needs a few things more of a
-// runner's text, each read here from the same output: tests that errored rather than failed,
-// the line a heading introduces, the cause below a chained error, the error a runtime died of,
-// the connection failure a client retried on.
+// What a failed verify's message quotes. The test runners' readers and the decisive line's
+// choice are autopsy/evidence's, so the record and the autopsy's report quote the same line; the
+// record adds what only a runner needs: pytest's tests that errored rather than failed, and the
+// signal or exception a runtime died of.
 
 // verifySummary says what a failed verify's output says: its failing tests (the first with its
 // file, line and message) when a test runner printed them (go test, pytest, jest, vitest, cargo
@@ -22,30 +20,18 @@ import (
 // 2" a tool prints after it), else its last line.
 func verifySummary(out []byte) string {
 	text := string(out)
-	lines := evidence.Lines(text)
 	r := evidence.ParseTests(text)
-	quoteExceptions(lines, r.Failed)
-	explainExceptions(lines, r.Failed)
-	if len(r.Build) > 0 {
-		r.Build[0] = goBuildCause(lines, introduced(lines, r.Build[0]))
-	}
-	if len(r.Checks) > 0 {
-		r.Checks[0] = eslintFirst(lines, r.Checks[0])
-	}
-	if s := withErrors(lines, r); s != "" {
+	if s := withErrors(evidence.Lines(text), r); s != "" {
 		return ": " + s
 	}
 	if s := r.Summary(); s != "" {
 		return ": " + s
 	}
-	if l := codedError(lines); l != "" {
-		return ": " + l
-	}
-	if l := evidence.DecisiveLine(unmarked(text)); l != "" {
+	if l := evidence.DecisiveLine(text); l != "" {
 		if d := agentcli.DiedOf(out); d != "" {
 			l = d
 		}
-		return ": " + askedFirst(lines, errorTree(lines, retriedOn(lines, causedBy(lines, l))))
+		return ": " + l
 	}
 	return agentcli.LastLineSuffix(out)
 }
@@ -105,174 +91,4 @@ func withErrors(lines []string, r evidence.Tests) string {
 	listed := evidence.Tests{Failed: errs}.Summary() // "N failed: a, b (why)"
 	parts = append(parts, what+strings.TrimPrefix(listed, fmt.Sprintf("%d failed", len(errs))))
 	return strings.Join(parts, "; ")
-}
-
-// unittest prints the exception a test raised, then the diff its assertion drew ("- Hello,
-// bob!", "?        ^", "+ Hello, Bob!"): the exception's line says what failed, the diff's last
-// line never does.
-var (
-	unittestHeadRe = lazyre.New(`^(?:FAIL|ERROR): `)
-	exceptionRe    = lazyre.New(`^(?:[\w]+\.)*\w*(?:Error|Exception|Failure|Exit|Interrupt)\b(?::|$)`)
-)
-
-// quoteExceptions gives each unittest failure the exception line of its last traceback.
-func quoteExceptions(lines []string, tests []evidence.Test) {
-	for i, t := range tests {
-		if t.Runner != "unittest" {
-			continue
-		}
-		if l := raised(lines, fmt.Sprintf("%s (%s)", t.Name, t.Package)); l != "" {
-			tests[i].Message = truncateRunes(l, 200)
-		}
-	}
-}
-
-// raised is the exception line that follows the last traceback in the block of the test headed
-// "FAIL: name (package)"; "" when there is none.
-func raised(lines []string, name string) string {
-	for i, l := range lines {
-		if !unittestHeadRe.MatchString(l) || !strings.Contains(l, ": "+name) { // "(i=1)" may follow a subTest
-			continue
-		}
-		exc := ""
-		for _, b := range lines[i+1 : min(len(lines), i+80)] {
-			switch {
-			case unittestHeadRe.MatchString(b), strings.HasPrefix(b, "Ran "):
-				return exc
-			case strings.HasPrefix(b, "Traceback "):
-				exc = ""
-			case exc == "" && exceptionRe.MatchString(b):
-				exc = strings.TrimSpace(b)
-			}
-		}
-		return exc
-	}
-	return ""
-}
-
-// A heading that introduces the lines below it ("[ERROR] COMPILATION ERROR :" and, after a rule,
-// "[ERROR] /src/Foo.java:[12,5] cannot find symbol") says less than the first of them.
-var levelRe = lazyre.New(`^\[[A-Z]+\]\s*`)
-
-// introduced is the line a heading introduces (at the heading's log level), l itself when it is
-// no heading or introduces nothing.
-func introduced(lines []string, l string) string {
-	if !strings.HasSuffix(l, ":") {
-		return l
-	}
-	for i, h := range lines {
-		if strings.TrimSpace(h) != l {
-			continue
-		}
-		level := levelRe.FindString(l)
-		for _, b := range lines[i+1 : min(len(lines), i+4)] {
-			b = strings.TrimSpace(b)
-			if !says(levelRe.ReplaceAllString(b, "")) {
-				continue // a rule
-			}
-			if levelRe.FindString(b) == level { // not Maven's "[INFO] 1 error" under an [ERROR]
-				return truncateRunes(b, 200)
-			}
-			break
-		}
-		break
-	}
-	return l
-}
-
-// says: the text holds a letter or a digit (a rule of dashes says nothing).
-func says(s string) bool {
-	return strings.ContainsFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) })
-}
-
-// causedBy adds to an error line the cause a chain prints below it (cargo's and anyhow's "error:
-// test failed, to rerun pass `--lib`", "Caused by:", "  process didn't exit successfully: `…`
-// (signal: 9, SIGKILL: kill)"; uv's "error: Request failed after 3 retries", "  Caused by:
-// client error (Connect)", "  Caused by: invalid peer certificate: UnknownIssuer"): the
-// innermost cause, the chain's last line, is the decisive one.
-func causedBy(lines []string, l string) string {
-	at := lastAt(lines, l)
-	if at < 0 {
-		return l
-	}
-	cause := ""
-	for _, c := range lines[at+1:] {
-		c = strings.TrimSpace(c)
-		after, ok := strings.CutPrefix(c, "Caused by: ")
-		if !ok {
-			break
-		}
-		cause = after
-	}
-	if cause != "" {
-		return l + ": " + cause
-	}
-	for i := at + 1; i < len(lines) && i <= at+3; i++ {
-		if strings.TrimSpace(lines[i]) != "Caused by:" {
-			continue
-		}
-		for _, c := range lines[i+1:] {
-			if c == "" || (c[0] != ' ' && c[0] != '\t') {
-				break
-			}
-			cause = strings.TrimSpace(causeNumberRe.ReplaceAllString(strings.TrimSpace(c), ""))
-		}
-		break
-	}
-	if cause == "" {
-		return l
-	}
-	return l + ": " + cause
-}
-
-var causeNumberRe = lazyre.New(`^\d+: `)
-
-// lastAt is the index of the last line that is l once trimmed; -1 when none is.
-func lastAt(lines []string, l string) int {
-	for i := len(lines) - 1; i >= 0; i-- {
-		if strings.TrimSpace(lines[i]) == l {
-			return i
-		}
-	}
-	return -1
-}
-
-// retryLines is how far above the error its client's retries are read: pip prints "Could not
-// fetch URL …" and "Could not find a version …" between them.
-const retryLines = 12
-
-// A Python HTTP client retries a broken connection and says why each time (urllib3, under pip:
-// "WARNING: Retrying (Retry(total=0, …)) after connection broken by
-// 'SSLError(SSLCertVerificationError(1, '[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify
-// failed: unable to get local issuer certificate (_ssl.c:1006)'))': /simple/requests/"); what it
-// prints when it gives up ("ERROR: No matching distribution found for requests") no longer does.
-var (
-	retryBrokenRe = lazyre.New(`Retrying \(.*\) after connection broken by '(.*)': \S*$`)
-	quotedRe      = lazyre.New(`'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"`)
-	objectReprRe  = lazyre.New(`^<[^>]*>: `)
-)
-
-// retriedOn adds to the error line l the cause of the connection retries just above it, when l
-// does not say it already. Retries further up (a download that recovered) are not its cause.
-func retriedOn(lines []string, l string) string {
-	at := lastAt(lines, l)
-	cause := ""
-	for _, x := range lines[max(0, at-retryLines):max(0, at)] {
-		if m := retryBrokenRe.FindStringSubmatch(x); m != nil {
-			cause = m[1]
-		}
-	}
-	if cause == "" {
-		return l
-	}
-	// The innermost quoted message of the exception's repr, without the object it names.
-	if ms := quotedRe.FindAllStringSubmatch(cause, -1); ms != nil {
-		last := ms[len(ms)-1]
-		cause = last[1] + last[2]
-	}
-	cause = objectReprRe.ReplaceAllString(cause, "")
-	if cause == "" || strings.Contains(l, cause) {
-		return l
-	}
-	return l + " (last retry: " + truncateRunes(cause, 160) + ")"
 }
