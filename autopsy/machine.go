@@ -438,6 +438,9 @@ func lackIn(text string, deps bool) (lack, bool) {
 func scanLacks(text string, res []lackRe) (lack, bool) {
 	for _, l := range evidence.Lines(text) {
 		l = strings.TrimSpace(strings.Trim(strings.TrimSpace(l), "║│|"))
+		if fellBackRe.MatchString(l) {
+			continue // "VITE_API_URL not set, using http://localhost:8080": a warning, it went on
+		}
 		for _, r := range res {
 			if m := r.re.FindStringSubmatch(l); m != nil {
 				return lack{what: r.what(m), line: clip(l), fix: r.fix(m)}, true
@@ -446,6 +449,9 @@ func scanLacks(text string, res []lackRe) (lack, bool) {
 	}
 	return lack{}, false
 }
+
+// fellBackRe: a program saying it did without something and went on with a default.
+var fellBackRe = lazyre.New(`(?i)\b(?:not set|not found|missing|unset)\b[^.;]{0,20}?[,;(-]\s*(?:using|falling back|defaulting|default(?:s|ing)? to|assuming)\b`)
 
 // machineLacks: the verify output says the machine lacks something, on the base tree (when it
 // was checked and failed) or else after the attempt the run stopped on (the verdict is about

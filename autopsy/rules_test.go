@@ -728,6 +728,12 @@ func TestRulesNegative(t *testing.T) {
 			f.base = &baseVerify{ExitCode: 1, Output: out}
 			return f
 		}},
+		{"machine-lacks", "a variable not set, and the program went on with a default", func(t *testing.T) *facts {
+			out := "[client] VITE_API_URL not set, using http://localhost:8080\n--- FAIL: TestA (0.00s)\n"
+			f := mkFacts(t, "", verify(out, 2), verify("[client] VITE_API_URL not set, using http://localhost:8080\n--- FAIL: TestB (0.00s)\n", 2))
+			f.base = &baseVerify{ExitCode: 0, Output: "ok\n"}
+			return f
+		}},
 		{"verify-fails-on-base", "the base prints nothing: nothing says it is the command", func(t *testing.T) *facts {
 			f := mkFacts(t, "", verify("", 2), verify("", 2))
 			f.base = &baseVerify{ExitCode: 1, Output: ""}

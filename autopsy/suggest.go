@@ -452,6 +452,11 @@ func (f *facts) loginSuggestion(a storeAttempt) Suggestion {
 		// The key itself is refused (expired, revoked): signing in again does not
 		// replace a key the environment sets.
 		login, how = "xdg-open "+page, fmt.Sprintf("the agent's API key is refused: make a new one (the first command opens the page) and set %s to it in the environment mulligan runs in", env)
+	} else if page != "" && strings.Contains(a.Message, env) {
+		// The CLI names the variable it reads (gemini's "Please set an Auth method … or
+		// specify one of the following environment variables: GEMINI_API_KEY, …"): headless,
+		// the key in the environment is the way in.
+		login = "export " + env + "=...  # a key from " + page + " (or run " + orWord(login, "the CLI") + " once to sign in)"
 	}
 	cmds := []string{}
 	if login != "" {
