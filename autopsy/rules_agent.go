@@ -382,3 +382,38 @@ var (
 	promptRunsRe = lazyre.New("(?i)\\brun(?:ning)?\\s+`[^`]+`|\\brun(?:ning)?\\s+(?:npx|npm|yarn|pnpm|make|go|cargo|python3?|pip|bundle|rails|rake|mix|dotnet|mvn|gradle|\\./)\\S*")
 	shellToolRe  = lazyre.New(`(?i)\b(?:run_shell_command|Bash|shell|exec_command)\b`)
 )
+
+// agentConfigRe: an agent CLI refusing its own settings file.
+var agentConfigRe = lazyre.New(`(?i)Error loading config(?:uration)?(?:\.toml)?:|(?:invalid|malformed) (?:config(?:uration)?|settings)(?: file)?\b.*\S|failed to (?:parse|load|read) (?:the )?(?:config(?:uration)?|settings)\b`)
+
+// configPathRe: a settings file a line names.
+var configPathRe = lazyre.New(`[~\w./-]*(?:config\.toml|settings\.json|opencode\.jsonc?|\.aider\.conf\.yml)`)
+
+// agentConfigError is the line in which every failed attempt's agent (all ended as agent_exit)
+// refused its own configuration, the last attempt's.
+func (f *facts) agentConfigError() (string, bool) {
+	if !f.allClasses(cAgentExit) {
+		return "", false
+	}
+	line := ""
+	for _, a := range f.failed {
+		line = ""
+		for _, l := range evidence.Lines(f.output[key(a.TaskID, a.N)]) {
+			if agentConfigRe.MatchString(l) {
+				line = clip(strings.TrimSpace(l))
+				break
+			}
+		}
+		if line == "" {
+			return "", false
+		}
+	}
+	return line, true
+}
+
+// agentConfigFile is where a preset's CLI keeps the user's settings.
+func agentConfigFile(preset string) string {
+	return map[string]string{taskfile.PresetCodex: "~/.codex/config.toml", taskfile.PresetClaude: "~/.claude/settings.json",
+		taskfile.PresetGemini: "~/.gemini/settings.json", taskfile.PresetOpencode: "~/.config/opencode/opencode.json",
+		taskfile.PresetAider: "~/.aider.conf.yml"}[preset]
+}

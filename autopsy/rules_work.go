@@ -9,7 +9,6 @@ import (
 	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/autopsy/evidence"
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
-	"github.com/mulligan-dev/mulligan/snapshot"
 )
 
 // workRules: the task's definition (workflow-bug: the same thing fails whatever the agent does)
@@ -681,35 +680,6 @@ var (
 	promptNameRe = lazyre.New(`"([^"\n]{1,40})"|` + "`([^`\n]{1,40})`" + `|\b([A-Za-z_]\w*(?:\.\w+)+)\b|\b([A-Za-z_]\w*)\(|\b([a-z]+[A-Z]\w*|[a-z]+_[a-z_]+)\b|[a-z,;:] ([A-Z][a-z]+[A-Za-z0-9]*)\b`)
 )
 
-// gitDiffRe: git's own diff header, as `git diff` prints it.
-var gitDiffRe = lazyre.New(`(?m)^diff --git a/(\S+) b/`)
-
-// rejectsOwnChange: the last rejected attempts (two, or the one) failed the verify with git's
-// diff of files the attempt changed and nothing else failing.
-func (f *facts) rejectsOwnChange() bool {
-	as, vs := f.qualityViews()
-	if len(as) == 0 || f.last().Class != cQuality || f.repo == nil {
-		return false
-	}
-	for i := len(as) - 1; i >= max(0, len(as)-2); i-- {
-		a := as[i]
-		ms := gitDiffRe.FindAllStringSubmatch(f.verifyOutput[key(a.TaskID, a.N)], -1)
-		if len(ms) == 0 || len(vs[i].tests) > 0 || len(vs[i].build) > 0 || a.PreTree == "" || a.Tree == "" {
-			return false
-		}
-		d := diffStat(f.repo, snapshot.NewHash(a.PreTree), snapshot.NewHash(a.Tree))
-		if d == nil {
-			return false
-		}
-		for _, m := range ms {
-			if !slices.ContainsFunc(d.Paths, func(p PathStat) bool { return p.Path == m[1] }) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // firstOf is the first of ss, or "".
 func firstOf(ss []string) string {
 	if len(ss) == 0 {
@@ -720,38 +690,3 @@ func firstOf(ss []string) string {
 
 // minHeartbeat: a heartbeat shorter than this ends attempts while their model thinks.
 const minHeartbeat = 30 * time.Second
-
-// contradictRe: an agent saying what it was asked for cannot all be true.
-var contradictRe = lazyre.New(`(?i)\bcontradict|\bconflicting (?:tests|requirements|expectations)|mutually exclusive|cannot (?:both|satisfy both)|can't (?:both|satisfy both)|incompatible (?:tests|requirements|expectations)`)
-
-// saidContradict is the line in which an attempt's agent said the tests contradict, or "".
-func (f *facts) saidContradict() string {
-	for i := len(f.failed) - 1; i >= 0; i-- {
-		a := f.failed[i]
-		for _, l := range evidence.Lines(f.agentOf(a).LastMessage + "\n" + f.output[key(a.TaskID, a.N)]) {
-			if contradictRe.MatchString(l) {
-				return clip(strings.TrimSpace(l))
-			}
-		}
-	}
-	return ""
-}
-
-// testsPullApart: two rejected attempts failed disjoint sets of tests that all fail on the base
-// (each made pass what the other failed), and an attempt's agent said they contradict.
-func (f *facts) testsPullApart() bool {
-	if !f.base.failed() || f.saidContradict() == "" {
-		return false
-	}
-	base := evidence.ParseTests(f.base.Output).Keys()
-	as, _ := f.qualityViews()
-	for i := range as {
-		for j := i + 1; j < len(as); j++ {
-			a, b := f.testsOf(as[i]).Keys(), f.testsOf(as[j]).Keys()
-			if len(a) > 0 && len(b) > 0 && subset(a, base) && subset(b, base) && !slices.ContainsFunc(a, func(k string) bool { return slices.Contains(b, k) }) {
-				return true
-			}
-		}
-	}
-	return false
-}
