@@ -54,7 +54,7 @@ const (
 // ended, the agent's own last words and refused tool calls, network errors next to the agent's
 // own successful API calls, a prompt waiting for a terminal. Where the evidence does not carry a
 // verdict the table says `unknown` with the evidence summarised.
-var Rules = ranked(stateRules, envRules, []Rule{machineRule, loginRule, machineSaysRule, toolchainRule, worktreeLackRule}, agentRules, workRules, weakRules)
+var Rules = ranked(stateRules, envRules, []Rule{machineRule, loginRule, machineSaysRule, toolchainRule, worktreeLackRule, promptConflictRule, outsideScopeRule}, agentRules, workRules, weakRules)
 
 // ranked orders the rules by confidence, keeping the written order among equals.
 func ranked(groups ...[]Rule) []Rule {
@@ -494,7 +494,7 @@ func saysWhy(s string) bool {
 
 var (
 	jsonWordsRe  = lazyre.New(`"(?:message|text|result|error)"\s*:\s*"[^"]{3,}`)
-	causeWordsRe = lazyre.New(`(?i)error|fail|did not match any|fatal|panic|exception|traceback|denied|refused|not found|no such|cannot|can't|unable|invalid|expired|unauthori[sz]ed|forbidden|limit|quota|timeout|timed out|missing|unknown|unexpected|unsupported|not allowed|not permitted|required|requires|mismatch|undefined|too[ _](?:long|large|many)|exceed|abort|crash|killed|\bnot (?:a|an|the) |does(?: not|n't) exist|not supported|\bneeds?\b|could(?: not|n't)|gave up|give up|no (?:such|file|access|permission)`)
+	causeWordsRe = lazyre.New(`(?i)error|fail|did not match any|fatal|panic|exception|traceback|denied|refused|not found|no such|cannot|can't|unable|invalid|expired|unauthori[sz]ed|forbidden|limit|quota|timeout|timed out|missing|unknown|unexpected|unsupported|not allowed|not permitted|required|requires|mismatch|undefined|too[ _](?:long|large|many)|exceed|abort|crash|killed|\bnot (?:a|an|the) |does(?: not|n't) exist|not supported|\bneeds?\b|could(?: not|n't)|gave up|give up|no (?:such|file|access|permission)|no solution|unsatisfiable|conflict|incompatib`)
 	opaqueAPIRe  = lazyre.New(`(?i)\b(?:status|code)\W{0,3}[45]\d\d\b|\b[45]\d\d (?:Bad Request|Internal Server Error|Bad Gateway|Service Unavailable)|upstream[_ ]error|API error`)
 	apiCauseRe   = lazyre.New(`(?i)model|context|token|key|auth|credit|billing|quota|rate|permission|organi[sz]ation|region|not found|overloaded|too[ _](?:long|large)|exceeds|maximum|size|fetch|network|connect|socket|timeout|timed out`)
 )

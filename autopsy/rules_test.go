@@ -192,6 +192,12 @@ func TestRules(t *testing.T) {
 			f.def.Prompt = "Pin sqlalchemy==9.0.0 and port the models."
 			return f
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "version that exists"},
+		{"prompt-asks-conflicting-versions", func(t *testing.T) *facts {
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `uv lock` exited with status 1", verify: "  × No solution found when resolving dependencies:\n  ╰─▶ Because pandas==2.2.2 depends on numpy>=1.26.0 and your project\n      depends on numpy>=1.23,<1.25, we can conclude that your project's requirements are unsatisfiable.\n"}
+			f := rt(mkFacts(t, "", v, v))
+			f.def.Prompt = "Upgrade pandas to 2.2.2. Keep numpy below 1.25."
+			return f
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "pandas and numpy"},
 		{"worktree-lacks-setup", func(t *testing.T) *facts {
 			v := att{class: cQuality, code: "verify_failed", msg: "verify `cargo test` exited with status 101", verify: "error: the environment variable DATABASE_URL is not set\n"}
 			f := rt(mkFacts(t, "", v, v))
@@ -476,12 +482,17 @@ func TestRules(t *testing.T) {
 			repo, pre, post := twoTrees(t, map[string]string{"src/discount.ts": "return total * 0.9\n"}, map[string]string{"src/discount.ts": "return Math.round(total * 90) / 100\n"})
 			out := "src/discount.ts 6ms (unchanged)\ndiff --git a/src/discount.ts b/src/discount.ts\nindex 3b18e51..5d1c2a0 100644\n--- a/src/discount.ts\n+++ b/src/discount.ts\n@@ -1 +1 @@\n-return total * 0.9\n+return Math.round(total * 90) / 100\n"
 			f := mkFacts(t, "", verify(out, 1), verify(out, 1))
-			f.repo = repo
-			for i := range f.failed {
-				f.failed[i].PreTree, f.failed[i].Tree = pre, post
-			}
-			return f
+			return onTrees(f, repo, pre, post)
 		}, WorkflowBug, []string{"mulligan run fix"}, "clean-tree check"},
+		{"verify-fails-outside-scope", func(t *testing.T) *facts {
+			// apache/maven-enforcer#937: the enforcer stops the reactor in a module the prompt
+			// keeps the agent out of, after the agent fixed its own.
+			repo, pre, post := twoTrees(t, map[string]string{"billing-core/src/Proration.java": "RoundingMode.DOWN\n"}, map[string]string{"billing-core/src/Proration.java": "RoundingMode.HALF_EVEN\n"})
+			out := "[INFO] billing-core ....... SUCCESS [ 10.2 s]\n[INFO] billing-web ....... FAILURE [  1.3 s]\n[ERROR] Failed to execute goal org.apache.maven.plugins:maven-enforcer-plugin:3.4.1:enforce (enforce) on project billing-web: \n[ERROR] Rule 0: org.apache.maven.enforcer.rules.dependency.RequireUpperBoundDeps failed with message:\n"
+			f := mkFacts(t, "", verify(out, 1), verify(out, 1))
+			f.def.Prompt = "Fix ProrationCalculator so that ProrationCalculatorTest passes. Only change billing-core."
+			return onTrees(f, repo, pre, post)
+		}, WorkflowBug, []string{"mulligan run fix"}, "mvn -pl billing-core -am verify"},
 		{"agent-config-invalid", func(t *testing.T) *facts {
 			// atomantic/PortOS#4457: codex refusing a user's ~/.codex/config.toml, every attempt.
 			out := "Error loading config.toml: unknown variant `max`, expected one of `none`, `minimal`, `low`, `medium`, `high`, `xhigh`\nin `model_reasoning_effort`\n"
@@ -728,6 +739,19 @@ func TestRulesNegative(t *testing.T) {
 			f.base = &baseVerify{ExitCode: 1, Output: out}
 			return f
 		}},
+		{"prompt-asks-conflicting-versions", "the prompt names one side of the conflict: the other pin is the agent's", func(t *testing.T) *facts {
+			out := "  × No solution found when resolving dependencies:\n  ╰─▶ Because pandas==2.2.2 depends on numpy>=1.26.0 and your project depends on numpy<1.25, we can conclude that your project's requirements are unsatisfiable.\n"
+			f := mkFacts(t, "", verify(out, 1), verify(out, 1))
+			f.def.Prompt = "Upgrade pandas to 2.2.2 and make uv lock pass."
+			return f
+		}},
+		{"verify-fails-outside-scope", "the failing module is the one the attempt changed", func(t *testing.T) *facts {
+			repo, pre, post := twoTrees(t, map[string]string{"billing-web/pom.xml": "<a/>\n"}, map[string]string{"billing-web/pom.xml": "<b/>\n"})
+			out := "[ERROR] Failed to execute goal org.apache.maven.plugins:maven-enforcer-plugin:3.4.1:enforce (enforce) on project billing-web: \n"
+			f := mkFacts(t, "", verify(out, 1), verify(out, 1))
+			f.def.Prompt = "Only change billing-core."
+			return onTrees(f, repo, pre, post)
+		}},
 		{"machine-lacks", "a variable not set, and the program went on with a default", func(t *testing.T) *facts {
 			out := "[client] VITE_API_URL not set, using http://localhost:8080\n--- FAIL: TestA (0.00s)\n"
 			f := mkFacts(t, "", verify(out, 2), verify("[client] VITE_API_URL not set, using http://localhost:8080\n--- FAIL: TestB (0.00s)\n", 2))
@@ -923,14 +947,17 @@ func TestLackIn(t *testing.T) {
 	}
 	for text, fix := range map[string]string{
 		"error: package `clap_builder v4.5.2` cannot be built because it requires rustc 1.74 or newer, while the currently active rustc version is 1.72.0": "rustup update stable",
-		"error: Environment variable not found: DATABASE_URL.":                                                       "${EDITOR:-vi} .env  # set DATABASE_URL",
-		"Got an error creating the test database: permission denied to create database":                              `sudo -u postgres psql -c "ALTER USER $USER CREATEDB"`,
-		"  The source directory\n  /src/ring/third_party/googletest\n  does not contain a CMakeLists.txt file.":      "git submodule update --init --recursive",
-		"A module that was compiled using NumPy 1.x cannot be run in":                                                "python3 -m pip install 'numpy<2'",
-		"verify.sh: 2: Illegal instruction (core dumped)":                                                            "grep -o -w -m1 -E 'avx2|avx512f|sse4_2' /proc/cpuinfo",
-		"E   locale.Error: unsupported locale setting":                                                               "sudo dpkg-reconfigure locales",
-		"failed to initialize build cache at /home/ci/.cache/go-build: mkdir /home/ci/.cache: read-only file system": "export GOCACHE=/tmp/go-build",
-		"browserType.launch: Host system is missing dependencies to run browsers.":                                   "sudo npx playwright install-deps",
+		"error: Environment variable not found: DATABASE_URL.":                                                                                                      "${EDITOR:-vi} .env  # set DATABASE_URL",
+		"Got an error creating the test database: permission denied to create database":                                                                             `sudo -u postgres psql -c "ALTER USER $USER CREATEDB"`,
+		"  The source directory\n  /src/ring/third_party/googletest\n  does not contain a CMakeLists.txt file.":                                                     "git submodule update --init --recursive",
+		"A module that was compiled using NumPy 1.x cannot be run in":                                                                                               "python3 -m pip install 'numpy<2'",
+		"E   ValueError: numpy.dtype size changed, may indicate binary incompatibility. Expected 96 from C header, got 88 from PyObject":                            "python3 -m pip install --upgrade numpy",
+		"You are using Node.js 18.17.1. For Next.js, Node.js version \"^18.18.0 || ^19.8.0 || >= 20.0.0\" is required.":                                             "nvm install 20",
+		"Error: The module '/app/node_modules/bcrypt/lib/binding/bcrypt_lib.node'\nwas compiled against a different Node.js version using\nNODE_MODULE_VERSION 93.": "npm rebuild",
+		"verify.sh: 2: Illegal instruction (core dumped)":                                                                                                           "grep -o -w -m1 -E 'avx2|avx512f|sse4_2' /proc/cpuinfo",
+		"E   locale.Error: unsupported locale setting":                                                                                                              "sudo dpkg-reconfigure locales",
+		"failed to initialize build cache at /home/ci/.cache/go-build: mkdir /home/ci/.cache: read-only file system":                                                "export GOCACHE=/tmp/go-build",
+		"browserType.launch: Host system is missing dependencies to run browsers.":                                                                                  "sudo npx playwright install-deps",
 	} {
 		if k, ok := lackIn(text, false); !ok || k.fix != fix {
 			t.Errorf("lackIn(%q) = %+v %v, want %s", text, k, ok, fix)

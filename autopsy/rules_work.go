@@ -125,7 +125,7 @@ var workRules = []Rule{
 			// (No attempt changed a file: the tree after them is the base, so the comparison
 			// says nothing of whose the tests are.)
 			ts, ok := f.preexisting()
-			return ok && !f.promptAsksToFix(ts) && !f.noAttemptChanged()
+			return ok && (!f.promptAsksToFix(ts) || f.saidPreexisting() != "") && !f.noAttemptChanged()
 		},
 		Why: func(f *facts) string {
 			ts, _ := f.preexisting()

@@ -318,6 +318,22 @@ func failsOtherwise(now, base evidence.Tests) bool {
 // testCrashRe: a test's process crashed, rather than an assertion failing.
 var testCrashRe = lazyre.New(`(?i)Sanitizer|runtime error:|Segmentation fault|SIGSEGV|SIGABRT|SIGBUS|stack overflow|core dumped|^panic:|\bpanicked\b`)
 
+// saidPreexistingRe: an agent saying the tests still failing were failing before its change.
+var saidPreexistingRe = lazyre.New(`(?i)\bpre-?existing\b|fails? (?:on|in|with) the (?:clean|original|base|untouched|unmodified) (?:tree|checkout|branch|code)|(?:fails?|failing|failed) (?:without|before) my change|unrelated to (?:my|this|the) (?:change|fix|edit)|already (?:fails?|failing|failed|broken) (?:on|before|without)`)
+
+// saidPreexisting is the line in which the last rejected attempt's agent said the failures
+// left were there before its change, or "" (read only with the base's verify agreeing).
+func (f *facts) saidPreexisting() string {
+	a := f.lastOf(cQuality)
+	ag := f.agentOf(a)
+	for _, l := range evidence.Lines(ag.LastMessage + "\n" + ag.Said) {
+		if saidPreexistingRe.MatchString(l) {
+			return clip(strings.TrimSpace(l))
+		}
+	}
+	return ""
+}
+
 // promptAsksToFix: the prompt asks for failing tests to be fixed, or names one of tests.
 func (f *facts) promptAsksToFix(tests []string) bool {
 	if f.def == nil {

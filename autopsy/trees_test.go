@@ -42,3 +42,12 @@ func twoTrees(t *testing.T, before, after map[string]string) (*snapshot.Repo, st
 	}
 	return repo, write(before), write(after)
 }
+
+// onTrees gives every failed attempt of f the trees before and after it, in repo.
+func onTrees(f *facts, repo *snapshot.Repo, pre, post string) *facts {
+	f.repo = repo
+	for i := range f.failed {
+		f.failed[i].PreTree, f.failed[i].Tree = pre, post
+	}
+	return f
+}

@@ -25,6 +25,7 @@ type Denial struct {
 // Agent is what an agent CLI's output says about its own run.
 type Agent struct {
 	LastMessage string   // the agent's own last words (its result, its last message)
+	Said        string   // the whole of that last message, where the CLI's events carry it
 	Denials     []Denial // refused tool calls
 	ToolErrors  []string // tool calls that ran and failed: the CLI's error, or the command's last line
 	// APICalls: the model answered at least once (a turn completed, tokens were counted, an
@@ -125,7 +126,7 @@ func ReadAgent(out string) Agent {
 	}
 	spoke := a.LastMessage != "" && !a.apiError // the model's own message, from the CLI's events
 	if a.LastMessage == "" && codexSaid != "" {
-		a.LastMessage, spoke, a.APICalls = clip(codexSaid), true, true
+		a.LastMessage, a.Said, spoke, a.APICalls = clip(codexSaid), codexSaid, true, true
 	}
 	if a.LastMessage == "" {
 		a.LastMessage = clip(plainLast)
@@ -263,7 +264,7 @@ func (a *Agent) event(v map[string]any) {
 	switch {
 	case typ == "result" || v["permission_denials"] != nil: // claude's result (gemini's stream-json too)
 		if s, ok := v["result"].(string); ok && strings.TrimSpace(s) != "" {
-			a.LastMessage = clip(firstLines(s))
+			a.LastMessage, a.Said = clip(firstLines(s)), s
 		}
 		if v["is_error"] == true && apiErrorRe.MatchString(a.LastMessage) {
 			a.apiError = true // the CLI's own error in the result field, not the model speaking
@@ -294,7 +295,7 @@ func (a *Agent) event(v map[string]any) {
 				for _, c := range cs {
 					m, _ := c.(map[string]any)
 					if s, ok := m["text"].(string); ok && m["type"] == "text" && strings.TrimSpace(s) != "" {
-						a.LastMessage = clip(firstLines(s))
+						a.LastMessage, a.Said = clip(firstLines(s)), s
 					}
 				}
 			}
@@ -314,9 +315,9 @@ func (a *Agent) event(v map[string]any) {
 		a.APICalls = true
 		if s, ok := v["content"].(string); ok {
 			if v["delta"] == true && a.LastMessage != "" {
-				a.LastMessage = clip(a.LastMessage + s)
+				a.LastMessage, a.Said = clip(a.LastMessage+s), a.Said+s
 			} else if strings.TrimSpace(s) != "" {
-				a.LastMessage = clip(firstLines(s))
+				a.LastMessage, a.Said = clip(firstLines(s)), s
 			}
 		}
 	case typ == "tool_result": // gemini stream-json
@@ -336,7 +337,7 @@ func (a *Agent) event(v map[string]any) {
 		case "agent_message":
 			a.APICalls = true
 			if s, ok := item["text"].(string); ok && strings.TrimSpace(s) != "" {
-				a.LastMessage = clip(firstLines(s))
+				a.LastMessage, a.Said = clip(firstLines(s)), s
 			}
 		case "reasoning":
 			a.APICalls = true
@@ -359,11 +360,11 @@ func (a *Agent) event(v map[string]any) {
 		part, _ := v["part"].(map[string]any)
 		a.APICalls = true
 		if s, ok := part["text"].(string); ok && typ == "text" && strings.TrimSpace(s) != "" {
-			a.LastMessage = clip(firstLines(s))
+			a.LastMessage, a.Said = clip(firstLines(s)), s
 		}
 	case v["response"] != nil || v["stats"] != nil: // gemini -o json
 		if s, ok := v["response"].(string); ok && strings.TrimSpace(s) != "" {
-			a.LastMessage = clip(firstLines(s))
+			a.LastMessage, a.Said = clip(firstLines(s)), s
 		}
 		if tokens(v["stats"]) {
 			a.APICalls = true
@@ -374,7 +375,7 @@ func (a *Agent) event(v map[string]any) {
 		case "agent_message":
 			a.APICalls = true
 			if s, ok := msg["message"].(string); ok && strings.TrimSpace(s) != "" {
-				a.LastMessage = clip(firstLines(s))
+				a.LastMessage, a.Said = clip(firstLines(s)), s
 			}
 		case "token_count", "agent_reasoning", "task_complete":
 			a.APICalls = true

@@ -27,7 +27,7 @@ var (
 	termRe   = lazyre.New(`(?i)signal: terminated|SIGTERM|(?:exit(?:ed)?(?: with)?|status|code)[: ]+143\b|^Terminated$|received a shutdown signal`)
 	timeRe   = lazyre.New(`^panic: test timed out after|(?:exit(?:ed)?(?: with)?|status|code)[: ]+124\b|ran past its timeout|Timed out after \d+|timed out after \d+ ?(?:ms|s|seconds|minutes)`)
 	intRe    = lazyre.New(`signal: interrupt|(?:exit(?:ed)?(?: with)?|status|code)[: ]+130\b|\^C$`)
-	memRe    = lazyre.New(`(?i)out of memory|heap out of memory|Allocation failed|cannot allocate memory|MemoryError|OutOfMemoryError|OOMKilled|oom-kill|Killed process \d+|memory limit|Server terminated abruptly \(error code: 14`)
+	memRe    = lazyre.New(`(?i)out of memory|heap out of memory|Allocation failed|cannot allocate memory|MemoryError|OutOfMemoryError|OOMKilled|oom-kill|Killed process \d+|memory limit|Server terminated abruptly \(error code: 14|Not enough memory to run compilation|JVM heap space is exhausted|GC overhead limit exceeded`)
 )
 
 // ExitOf reads how a command ended from its exit status (-1: unknown) and what it and its

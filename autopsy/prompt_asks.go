@@ -1,0 +1,172 @@
+package autopsy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mulligan-dev/mulligan/autopsy/evidence"
+	"github.com/mulligan-dev/mulligan/internal/lazyre"
+	"github.com/mulligan-dev/mulligan/snapshot"
+)
+
+// The prompt asks for requirements that cannot hold together: a dependency resolver proves
+// that the versions the prompt names conflict, and the agent did as told every time (it says
+// so, or it failed the same way each time). No attempt can pass; the prompt must choose.
+
+// resolverConflictRe: a dependency resolver's proof that the requirements have no solution
+// (uv, poetry and pub's PubGrub, pip, npm, cargo, Maven, Composer).
+var resolverConflictRe = lazyre.New(`(?i)no solution found when resolving|requirements are unsatisfiable|ResolutionImpossible|because these package versions have conflicting dependencies|version solving failed|ERESOLVE (?:unable to resolve|could not resolve)|failed to select a version for|Your requirements could not be resolved to an installable set|SolverProblemError`)
+
+// pinRe: a package named with a version constraint ("pandas==2.2.2", "numpy>=1.26.0",
+// "react@^17.0.0", "serde = \"1.0\"").
+var pinRe = lazyre.New(`(?:^|[\s'"(\x60,])(@?[A-Za-z][\w.-]*(?:/[\w.-]+)?)\s*(?:==|>=|<=|~=|!=|\^|~|<|>|@[\^~<>=]*|\s=\s"?)\s*v?\d`)
+
+// promptConflict is the resolver's line and the packages of the prompt it says conflict, when
+// every rejected attempt ended on that proof.
+func (f *facts) promptConflict() (string, []string, bool) {
+	as, _ := f.qualityViews()
+	if f.def == nil || len(as) == 0 || f.last().Class != cQuality {
+		return "", nil, false
+	}
+	prompt := strings.ToLower(f.def.Prompt)
+	var line string
+	var names []string
+	for _, a := range as {
+		text := f.verifyOutput[key(a.TaskID, a.N)] + "\n" + a.Message
+		ls := evidence.Lines(text)
+		i := slices.IndexFunc(ls, resolverConflictRe.MatchString)
+		if i < 0 {
+			return "", nil, false
+		}
+		names = names[:0]
+		for _, l := range ls[max(0, i-12):min(len(ls), i+12)] {
+			for _, m := range pinRe.FindAllStringSubmatch(l, -1) {
+				n := strings.ToLower(strings.TrimRight(m[1], ".-"))
+				if len(n) >= 2 && !slices.Contains(names, n) && promptNames(prompt, n) {
+					names = append(names, n)
+				}
+			}
+		}
+		if len(names) < 2 {
+			return "", nil, false
+		}
+		line = clip(strings.TrimSpace(ls[i]))
+	}
+	if len(as) < 2 && f.saidContradict() == "" {
+		return "", nil, false // one attempt, and the agent did not say it cannot be done
+	}
+	return line, names, true
+}
+
+// promptNames: the prompt names the package as a word of its own.
+func promptNames(prompt, name string) bool {
+	for i := 0; ; {
+		j := strings.Index(prompt[i:], name)
+		if j < 0 {
+			return false
+		}
+		j += i
+		before, after := byte(' '), byte(' ')
+		if j > 0 {
+			before = prompt[j-1]
+		}
+		if e := j + len(name); e < len(prompt) {
+			after = prompt[e]
+		}
+		if !isWordByte(before) && !isWordByte(after) {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+func isWordByte(b byte) bool {
+	return b == '_' || b == '-' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
+}
+
+var promptConflictRule = Rule{
+	Name: "prompt-asks-conflicting-versions", Category: WorkflowBug, Confidence: 0.83,
+	Match: func(f *facts) bool { _, _, ok := f.promptConflict(); return ok },
+	Why: func(f *facts) string {
+		l, names, _ := f.promptConflict()
+		why := fmt.Sprintf("the dependency resolver proves that the versions the prompt asks for (%s) cannot hold together, after every attempt: %s", strings.Join(names, ", "), l)
+		if s := f.saidContradict(); s != "" {
+			why += "; the agent said so: " + s
+		}
+		return why
+	},
+	Suggest: func(f *facts) Suggestion {
+		_, names, _ := f.promptConflict()
+		return Suggestion{Text: fmt.Sprintf("choose which of %s gives way (relax one pin or keep the other version) in the prompt of task %s in %s, then run the task again",
+			strings.Join(names, " and "), f.task.ID, f.fileName()), Commands: []string{f.fixed()}}
+	},
+	Lines: func(f *facts) []string {
+		l, _, _ := f.promptConflict()
+		return []string{l, f.saidContradict()}
+	},
+}
+
+// The prompt keeps the agent to one module ("Only change billing-core") and the verify fails in
+// another one the attempts did not touch, in its build rather than its tests: the verify checks
+// what the task may not change.
+
+// onlyScopeRe: the prompt limits the change to one place.
+var onlyScopeRe = lazyre.New("(?i)\\bonly (?:change|touch|edit|modify)\\s+(?:files (?:in|under)\\s+|code in\\s+|the\\s+)?`?([\\w./@-]+?)`?(?:[.,;:)]|\\s|$)")
+
+// failedModuleRe: a build naming the module it failed in (Maven, Gradle, pnpm, turbo, cargo).
+var failedModuleRe = lazyre.New("Failed to execute goal .* on project ([\\w.-]+)|Execution failed for task ':([\\w-]+):|ERR_PNPM_RECURSIVE_RUN_FIRST_FAIL\\s+(@?[\\w./-]+?)@|^(@?[\\w./-]+)#[\\w:-]+: command .*exited \\(\\d+\\)|error: could not compile `([\\w-]+)`")
+
+// outsideScope is the module the verify failed in and the one the prompt allows, when they
+// differ and no attempt touched the failing one.
+func (f *facts) outsideScope() (failed, scope string, ok bool) {
+	as, vs := f.qualityViews()
+	if f.def == nil || len(as) == 0 || f.last().Class != cQuality {
+		return "", "", false
+	}
+	m := onlyScopeRe.FindStringSubmatch(f.def.Prompt)
+	if m == nil {
+		return "", "", false
+	}
+	scope = strings.ToLower(strings.Trim(m[1], "./"))
+	for i := max(0, len(as)-2); i < len(as); i++ {
+		a := as[i]
+		if len(vs[i].tests) > 0 {
+			return "", "", false // a test failed: the change may have broken it, wherever it is
+		}
+		mod := ""
+		for _, l := range evidence.Lines(f.verifyOutput[key(a.TaskID, a.N)]) {
+			if mm := failedModuleRe.FindStringSubmatch(strings.TrimSpace(l)); mm != nil {
+				mod = strings.ToLower(firstNonEmpty(mm[1:]...))
+			}
+		}
+		base := mod[strings.LastIndexAny(mod, "/:")+1:]
+		if mod == "" || strings.Contains(scope, base) || strings.Contains(mod, scope[strings.LastIndexByte(scope, '/')+1:]) {
+			return "", "", false
+		}
+		if a.PreTree == "" || a.Tree == "" {
+			return "", "", false
+		}
+		if d := diffStat(f.repo, snapshot.NewHash(a.PreTree), snapshot.NewHash(a.Tree)); d == nil || slices.ContainsFunc(d.Paths, func(p PathStat) bool {
+			return slices.Contains(strings.Split(strings.ToLower(p.Path), "/"), base)
+		}) {
+			return "", "", false
+		}
+		failed = mod
+	}
+	return failed, scope, true
+}
+
+var outsideScopeRule = Rule{
+	Name: "verify-fails-outside-scope", Category: WorkflowBug, Confidence: 0.74,
+	Match: func(f *facts) bool { _, _, ok := f.outsideScope(); return ok },
+	Why: func(f *facts) string {
+		mod, scope, _ := f.outsideScope()
+		return fmt.Sprintf("the prompt keeps the agent to %s, and the verify fails in %s, which no attempt touched, in its build rather than a test: %s", scope, mod, f.last().Message)
+	},
+	Suggest: func(f *facts) Suggestion {
+		mod, scope, _ := f.outsideScope()
+		return Suggestion{Text: fmt.Sprintf("narrow `verify.command` of task %s to %s (mvn -pl %s -am verify, gradle :%s:check, pnpm --filter %s, cargo test -p %s), or fix %s first, in %s; then run the task again",
+			f.task.ID, scope, scope, scope, scope, scope, mod, f.fileName()), Commands: []string{f.fixed()}}
+	},
+}
