@@ -87,6 +87,14 @@ var lackRes = []lackRe{
 			}
 			return "python3 -m pip install 'numpy<2'"
 		}},
+	// rubygems: the Bundler version the Gemfile.lock was bundled with is not installed.
+	{lazyre.New(`Could not find 'bundler' \(([\d.]+)\) required by your .*Gemfile\.lock|can't find gem bundler \(= ([\d.]+)\)`),
+		func(m []string) string { return "Bundler " + firstNonEmpty(m[1:]...) + " (the Gemfile.lock's)" },
+		func(m []string) string { return "gem install bundler:" + firstNonEmpty(m[1:]...) }},
+	// The Android Gradle plugin checking the JDK that runs it.
+	{lazyre.New(`requires Java (\d+) to run\. You are currently using Java (\d+)`),
+		func(m []string) string { return "a JDK " + m[1] + " (this machine runs Java " + m[2] + ")" },
+		func(m []string) string { return "sudo apt-get install -y openjdk-" + m[1] + "-jdk" }},
 	// Syntax every maintained Node.js parses (??=, ?., ??, ||=, &&=), refused: the node that ran
 	// the tests is older than the code (a dependency's, as a rule) is written for.
 	{lazyre.New(`SyntaxError: Unexpected token '(\?\?=|\?\?|\?\.|\|\|=|&&=)'`),

@@ -422,38 +422,6 @@ var envRules = []Rule{
 		Lines: func(f *facts) []string { s, _ := f.networkDown(); return []string{s.line} },
 	},
 	{
-		// The provider failed (overloaded, 5xx, a reset connection) in ways that changed from
-		// attempt to attempt, or while other tasks got through: a flake, not the machine.
-		Name: "provider-flake", Category: AgentFlake, Confidence: 0.8,
-		Match: func(f *facts) bool {
-			return f.allClasses(cTransport) || (f.lastClass() == cTransport && f.count(cTransport)*2 > len(f.failed))
-		},
-		Why: func(f *facts) string {
-			why := fmt.Sprintf("the provider failed %d time(s) (%s)", f.count(cTransport), f.lastOf(cTransport).Message)
-			if t := f.siblingRecovered(); t != "" {
-				why += fmt.Sprintf("; task %s failed the same way and recovered on retry, so the network works", t)
-			}
-			return why
-		},
-		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: "the provider's errors are transient: run the task again (later, if its status page reports an incident)", Commands: []string{f.retry()}}
-		},
-	},
-	{
-		// The agent's CLI gave up on its provider (overloaded, a 5xx) and exited without a
-		// change: a transient failure the runner saw only as an empty attempt.
-		Name: "provider-failed-quietly", Category: AgentFlake, Confidence: 0.8,
-		Match: func(f *facts) bool { _, _, ok := f.providerDown(); return ok },
-		Why: func(f *facts) string {
-			a, l, _ := f.providerDown()
-			return fmt.Sprintf("agent %s's provider failed in every attempt and the agent changed nothing (its CLI gave up and exited): %s", a.Agent, l)
-		},
-		Suggest: func(f *facts) Suggestion {
-			return Suggestion{Text: "the provider's errors are transient: run the task again (later, if its status page reports an incident)", Commands: []string{f.retry()}}
-		},
-		Lines: func(f *facts) []string { _, l, _ := f.providerDown(); return []string{l} },
-	},
-	{
 		// The provider refuses the account, not the request: verification, a disabled
 		// organization, a model the plan does not include.
 		Name: "account-refused", Category: Environment, Confidence: 0.86,
@@ -498,28 +466,36 @@ var envRules = []Rule{
 		// package), the same way every time: a bug of the installed version, not the task's.
 		Name: "agent-cli-crashed", Category: Environment, Confidence: 0.8,
 		Match: func(f *facts) bool {
-			if len(f.failed) == 0 || !f.allClasses(cAgentExit) {
+			// Every failure of the agent's is a crash in the CLI's own code, and the run stopped
+			// on one; one crash alone counts when it says two installed parts disagree.
+			if len(f.failed) == 0 || f.last().Class != cAgentExit {
 				return false
 			}
+			crashes, mismatch := 0, false
 			for _, a := range f.failed {
+				if a.Class != cAgentExit {
+					continue
+				}
 				out := f.output[key(a.TaskID, a.N)]
 				// A frame of the CLI under an API's error is its error report (gemini prints
 				// one for a 400), not a crash: the crash is an exception of the language.
 				if !cliFrameRe.MatchString(out) || !crashRe.MatchString(out) || apiErrorTextRe.MatchString(out) {
 					return false
 				}
+				crashes++
+				mismatch = mismatch || partsDisagreeRe.MatchString(out)
 			}
-			return true
+			return crashes >= 2 || mismatch || f.allClasses(cAgentExit)
 		},
 		Why: func(f *facts) string {
 			a := f.last()
-			return fmt.Sprintf("agent %s's CLI crashed in its own code (%s), in every attempt: a bug of the installed version: %s", a.Agent, cliFrameRe.FindString(f.output[key(a.TaskID, a.N)]), a.Message)
+			return fmt.Sprintf("agent %s's CLI crashed in its own code (%s), in every attempt it ran: a bug of the installed version: %s", a.Agent, cliFrameRe.FindString(f.output[key(a.TaskID, a.N)]), a.Message)
 		},
 		Suggest: func(f *facts) Suggestion {
 			a := f.last()
 			cmds := []string{f.retry()}
-			if c := installCommand(f.presetFor(a.Agent)); c != "" {
-				cmds = append([]string{strings.Replace(c, "install -g ", "install -g --force ", 1) + "@latest"}, cmds...)
+			if c := upgradeCommand(f.presetFor(a.Agent)); c != "" {
+				cmds = append([]string{c}, cmds...)
 			}
 			return Suggestion{Text: "update the agent's CLI (or go back to a version that worked) and report the crash to its maintainers, then run the task again", Commands: cmds}
 		},
@@ -570,8 +546,10 @@ var nodeBinRe = lazyre.New(`^(?:jest|vitest|vite|tsc|ts-node|tsx|eslint|prettier
 var cliFrameRe = lazyre.New(`(?m)^\s+at .*node_modules/(?:@google/gemini-cli|@anthropic-ai/claude-code|@openai/codex|opencode-ai)[^\s)]*|^\s+File "[^"]*site-packages/aider/[^"]*"`)
 
 var (
-	crashRe        = lazyre.New(`(?m)^\s*(?:Uncaught )?(?:TypeError|ReferenceError|RangeError|Error \[ERR_[A-Z_]+\]|AttributeError|KeyError|IndexError|NameError|UnboundLocalError)\b`)
-	apiErrorTextRe = lazyre.New(`(?i)API Error|talking to \w+ API|"code":\s*[45]\d\d|status(?: code)?:? [45]\d\d`)
+	crashRe = lazyre.New(`(?m)^\s*(?:Uncaught )?(?:TypeError|ReferenceError|RangeError|Error \[ERR_[A-Z_]+\]|AttributeError|KeyError|IndexError|NameError|UnboundLocalError|ValueError|ImportError|ModuleNotFoundError)\b`)
+	// partsDisagreeRe: a crash that says two installed parts do not fit (aider and litellm).
+	partsDisagreeRe = lazyre.New(`(?i)is in \w+ but not in|cannot import name|incompatible version|requires \w[\w-]* ?(?:[<>=]=?|version)`)
+	apiErrorTextRe  = lazyre.New(`(?i)API Error|talking to \w+ API|"code":\s*[45]\d\d|status(?: code)?:? [45]\d\d`)
 )
 
 var segfaultRe = lazyre.New(`(?im)^.*(?:Segmentation fault|SIGSEGV|signal: segmentation violation|exited with (?:status|code) 139|exit (?:status|code) 139|The forked VM terminated without (?:properly )?saying goodbye|unexpected signal code 11\b|signal 11\b|node down: Not properly terminated|worker '?\w+'? crashed while running|Gradle build daemon disappeared unexpectedly|the daemon has disappeared).*$`)

@@ -560,6 +560,13 @@ func TestRules(t *testing.T) {
 		{"budget-exhausted", func(t *testing.T) *facts {
 			return mkFacts(t, "", exit("agent exited with status 1"), att{class: cBudget, code: "deadline", msg: "deadline passed"})
 		}, AgentFlake, []string{"mulligan run fix"}, "raise `deadline`"},
+		{"budget-below-one-attempt", func(t *testing.T) *facts {
+			return mkFacts(t, "", att{class: cBudget, code: "max_cost", msg: "the task's reported spend $0.4127 reached its max_cost_usd $0.25 (after quality_rejection: verify `mypy .` exited with status 1)"})
+		}, WorkflowBug, []string{"mulligan run fix"}, "above what one attempt costs"},
+		{"rate-limited", func(t *testing.T) *facts {
+			r := att{class: cTransport, code: "rate_limit", msg: "codex: exceeded retry limit, last status: 429 Too Many Requests"}
+			return mkFacts(t, "", r, r)
+		}, Environment, []string{"sleep 900 && mulligan run fix"}, "rate limit"},
 		{"cancelled", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: cCancel, msg: "the attempt was cancelled"})
 		}, Unknown, []string{"mulligan run fix"}, "again"},
@@ -947,17 +954,19 @@ func TestLackIn(t *testing.T) {
 	}
 	for text, fix := range map[string]string{
 		"error: package `clap_builder v4.5.2` cannot be built because it requires rustc 1.74 or newer, while the currently active rustc version is 1.72.0": "rustup update stable",
-		"error: Environment variable not found: DATABASE_URL.":                                                                                                      "${EDITOR:-vi} .env  # set DATABASE_URL",
-		"Got an error creating the test database: permission denied to create database":                                                                             `sudo -u postgres psql -c "ALTER USER $USER CREATEDB"`,
-		"  The source directory\n  /src/ring/third_party/googletest\n  does not contain a CMakeLists.txt file.":                                                     "git submodule update --init --recursive",
-		"A module that was compiled using NumPy 1.x cannot be run in":                                                                                               "python3 -m pip install 'numpy<2'",
-		"E   ValueError: numpy.dtype size changed, may indicate binary incompatibility. Expected 96 from C header, got 88 from PyObject":                            "python3 -m pip install --upgrade numpy",
-		"You are using Node.js 18.17.1. For Next.js, Node.js version \"^18.18.0 || ^19.8.0 || >= 20.0.0\" is required.":                                             "nvm install 20",
-		"Error: The module '/app/node_modules/bcrypt/lib/binding/bcrypt_lib.node'\nwas compiled against a different Node.js version using\nNODE_MODULE_VERSION 93.": "npm rebuild",
-		"verify.sh: 2: Illegal instruction (core dumped)":                                                                                                           "grep -o -w -m1 -E 'avx2|avx512f|sse4_2' /proc/cpuinfo",
-		"E   locale.Error: unsupported locale setting":                                                                                                              "sudo dpkg-reconfigure locales",
-		"failed to initialize build cache at /home/ci/.cache/go-build: mkdir /home/ci/.cache: read-only file system":                                                "export GOCACHE=/tmp/go-build",
-		"browserType.launch: Host system is missing dependencies to run browsers.":                                                                                  "sudo npx playwright install-deps",
+		"error: Environment variable not found: DATABASE_URL.":                                                                                                                "${EDITOR:-vi} .env  # set DATABASE_URL",
+		"Got an error creating the test database: permission denied to create database":                                                                                       `sudo -u postgres psql -c "ALTER USER $USER CREATEDB"`,
+		"  The source directory\n  /src/ring/third_party/googletest\n  does not contain a CMakeLists.txt file.":                                                               "git submodule update --init --recursive",
+		"A module that was compiled using NumPy 1.x cannot be run in":                                                                                                         "python3 -m pip install 'numpy<2'",
+		"E   ValueError: numpy.dtype size changed, may indicate binary incompatibility. Expected 96 from C header, got 88 from PyObject":                                      "python3 -m pip install --upgrade numpy",
+		"You are using Node.js 18.17.1. For Next.js, Node.js version \"^18.18.0 || ^19.8.0 || >= 20.0.0\" is required.":                                                       "nvm install 20",
+		"Error: The module '/app/node_modules/bcrypt/lib/binding/bcrypt_lib.node'\nwas compiled against a different Node.js version using\nNODE_MODULE_VERSION 93.":           "npm rebuild",
+		"verify.sh: 2: Illegal instruction (core dumped)":                                                                                                                     "grep -o -w -m1 -E 'avx2|avx512f|sse4_2' /proc/cpuinfo",
+		"E   locale.Error: unsupported locale setting":                                                                                                                        "sudo dpkg-reconfigure locales",
+		"failed to initialize build cache at /home/ci/.cache/go-build: mkdir /home/ci/.cache: read-only file system":                                                          "export GOCACHE=/tmp/go-build",
+		"browserType.launch: Host system is missing dependencies to run browsers.":                                                                                            "sudo npx playwright install-deps",
+		"   > Android Gradle plugin requires Java 17 to run. You are currently using Java 11.":                                                                                "sudo apt-get install -y openjdk-17-jdk",
+		"/usr/lib/ruby/3.2.0/rubygems.rb:264:in `find_spec_for_exe': Could not find 'bundler' (2.5.11) required by your /src/press/Gemfile.lock. (Gem::GemNotFoundException)": "gem install bundler:2.5.11",
 	} {
 		if k, ok := lackIn(text, false); !ok || k.fix != fix {
 			t.Errorf("lackIn(%q) = %+v %v, want %s", text, k, ok, fix)

@@ -330,6 +330,18 @@ func installCommand(preset string) string {
 	return strings.TrimSpace(cmd)
 }
 
+// upgradeCommand is the command that brings a preset's CLI to its latest version, or "".
+func upgradeCommand(preset string) string {
+	if preset == taskfile.PresetAider {
+		return "python -m pip install --upgrade aider-chat"
+	}
+	c := installCommand(preset)
+	if !strings.HasPrefix(c, "npm install -g ") {
+		return ""
+	}
+	return strings.Replace(c, "install -g ", "install -g --force ", 1) + "@latest"
+}
+
 // services are the usual servers on their ports: their names and systemd units.
 var services = map[string]struct{ name, unit string }{
 	"5432": {"PostgreSQL", "postgresql"}, "3306": {"MySQL", "mysql"}, "6379": {"Redis", "redis-server"},
@@ -458,10 +470,55 @@ func (f *facts) loginSuggestion(a storeAttempt) Suggestion {
 		// the key in the environment is the way in.
 		login = "export " + env + "=...  # a key from " + page + " (or run " + orWord(login, "the CLI") + " once to sign in)"
 	}
+	if login == "" {
+		// No sign-in command (aider, a generic command): the key or setting the provider
+		// refused, set where it is set — the task file's agent env, else the environment.
+		if v := keyVar(a.Message); v != "" {
+			if _, inFile := f.agentEnv(a.Agent)[v]; inFile {
+				return Suggestion{Text: fmt.Sprintf("the provider refused %s, which the task file sets for agent %s: correct it (or remove it) in %s, then run the task again", v, a.Agent, f.fileName()),
+					Commands: []string{f.fixed()}, Change: "agents." + a.Agent + ".env." + v}
+			}
+			how = "the provider refused " + v + ": set it right in the environment mulligan runs in"
+			login = "export " + v + "=..."
+			if strings.HasSuffix(v, "ORGANIZATION") {
+				login, how = "unset "+v, "the key belongs to another organisation than "+v+" names: unset it (the key's own organisation is used) or set the key's"
+			}
+		}
+	}
 	cmds := []string{}
 	if login != "" {
 		cmds = append(cmds, login)
 	}
 	cmds = append(cmds, f.retry())
 	return Suggestion{Text: how + ", then run the task again", Commands: cmds}
+}
+
+// keyVar is the environment variable an authentication error is about: the one it names, an
+// organisation header that does not match the key's, else the key of the provider it names.
+func keyVar(msg string) string {
+	if m := keyVarRe.FindString(msg); m != "" {
+		return m
+	}
+	lower := strings.ToLower(msg)
+	switch {
+	case strings.Contains(lower, "organization") && strings.Contains(lower, "openai"):
+		return "OPENAI_ORGANIZATION"
+	case strings.Contains(lower, "openai"):
+		return "OPENAI_API_KEY"
+	case strings.Contains(lower, "anthropic"):
+		return "ANTHROPIC_API_KEY"
+	case strings.Contains(lower, "gemini") || strings.Contains(lower, "vertex"):
+		return "GEMINI_API_KEY"
+	}
+	return ""
+}
+
+var keyVarRe = lazyre.New(`\b[A-Z][A-Z0-9]*_(?:API_KEY|ORGANIZATION|ORG_ID|PROJECT)\b`)
+
+// agentEnv is the environment the task file gives an agent.
+func (f *facts) agentEnv(name string) map[string]string {
+	if a := f.agent(name); a != nil {
+		return a.Env
+	}
+	return nil
 }

@@ -223,8 +223,8 @@ func clip(s string) string {
 // buildErrorRe: the code did not build or parse (not a test that failed).
 var buildErrorRe = lazyre.New(`(?i)\bsyntax ?error\b|IndentationError|TabError|\[build failed\]|\[setup failed\]|error TS\d+:|error\[E\d+\]|could not compile|compilation failed|COMPILATION ERROR|cannot find symbol|^\S+\.go:\d+:\d+: |undefined reference to|missing go\.sum entry|no required module provides package|ImportError while importing test module|Cannot find module '|^\S+\.(?:py|pyi|ts|tsx|js|kt|java|cs|swift|scala|rb|php|c|cc|cpp|cxx|h|hh|hpp|m|mm|hs|zig|dart):\d+(?::\d+)?: (?:error|fatal error)\b|^e: (?:file://)?\S+\.kts?:\d+|Compilation error|BUILD FAILED.*compil|\[ERROR\] COMPILATION ERROR|error CS\d+:|^Type error: `)
 
-// checkRe: a linter or formatter rejected the code.
-var checkRe = lazyre.New(`(?i)files were modified by this hook|^would reformat |^reformatted |Oh no! .* files? would be reformatted|^\S+ needs formatting|Code style issues found|✖ \d+ problems? \(\d+ errors?|^Found \d+ errors?\.|^\S+\.go:\d+:\d+: .+ \((?:errcheck|govet|staticcheck|unused|ineffassign|gosimple|revive|gofmt|goimports)\)$|^\[error\] \S+: SyntaxError|Forgot to run Prettier\?|^\S+\.(?:py|pyi):\d+:\d+: [A-Z]{1,4}\d{2,4}:? `)
+// checkRe: a linter or formatter rejected the code (credo's "┃ [R] ↗ …", rubocop's "f.rb:1:1: C: Style/…: …").
+var checkRe = lazyre.New(`(?i)files were modified by this hook|^would reformat |^reformatted |Oh no! .* files? would be reformatted|^\S+ needs formatting|Code style issues found|✖ \d+ problems? \(\d+ errors?|^Found \d+ errors?\.|^\S+\.go:\d+:\d+: .+ \((?:errcheck|govet|staticcheck|unused|ineffassign|gosimple|revive|gofmt|goimports)\)$|^\[error\] \S+: SyntaxError|Forgot to run Prettier\?|^\S+\.(?:py|pyi):\d+:\d+: [A-Z]{1,4}\d{2,4}:? |^┃?\s*\[[CRFWD]\] [↑↗→↘↓] \S|^\S+\.(?:rb|rake):\d+:\d+: [CWEF]: [A-Z]\w+/\w+: `)
 
 // --- pytest ---
 

@@ -526,6 +526,12 @@ func TestChecks(t *testing.T) {
 	if f := ParseTests("src/a.py:3:1: F401 'os' imported but unused\n"); len(f.Checks) != 1 {
 		t.Errorf("flake8: %+v", f)
 	}
+	// rrrene/credo's and rubocop's own report lines.
+	for _, l := range []string{"┃ [R] ↗ Modules should have a @moduledoc tag.", "app/models/user.rb:3:5: C: Style/GuardClause: Use a guard clause."} {
+		if f := ParseTests(l + "\n"); len(f.Checks) != 1 {
+			t.Errorf("%q: %+v", l, f)
+		}
+	}
 	r := ParseTests("black....Failed\n- hook id: black\n- files were modified by this hook\n\nreformatted src/a.py\n")
 	if len(r.Checks) == 0 || len(r.Build) != 0 || !strings.HasPrefix(r.Summary(), "checks failed: ") {
 		t.Errorf("%+v %q", r, r.Summary())
