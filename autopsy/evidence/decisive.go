@@ -13,9 +13,13 @@ import (
 
 var (
 	// strongErrRe: a line that names an error.
-	strongErrRe = lazyre.New(`(?:^|[\s:\]])(?:ERROR|FATAL|[Ee]rror|[Ff]atal(?: error)?|[\w.$]*(?:Error|Exception))(?:\[\w+\])?:\s*\S|^(?:\W{0,3})(?:ERROR|FATAL|FAILED|FAILURE)\b|Killed signal|signal: killed|^Killed$|\bOOMKilled\b|[Oo]ut of memory|No space left on device|No tests? matching|No tests were executed|Failed to execute goal|Segmentation fault|core dumped|command not found|No such file or directory|Permission denied|^panic: |Traceback \(most recent call last\)`)
+	strongErrRe = lazyre.New(`(?:^|[\s:\]])(?:ERROR|FATAL|[Ee]rror|[Ff]atal(?: error)?|[\w.$]*(?:Error|Exception))(?:\[\w+\])?:\s*\S|^(?:\W{0,3})(?:ERROR|FATAL|FAILED|FAILURE)\b|Killed signal|signal: killed|^Killed$|\bOOMKilled\b|[Oo]ut of memory|No space left on device|No tests? matching|No tests were executed|Failed to execute goal|Segmentation fault|core dumped|command not found|No such file or directory|Permission denied|^panic: |Traceback \(most recent call last\)` +
+		// An exception's class on a line of its own, its message below (RSpec's
+		// "ActiveRecord::PendingMigrationError:"); miette's mark of an error's head (uv).
+		`|^[\w.:$]*(?:Error|Exception):$|^× \S`)
 	// weakErrRe: a line that says something failed or could not be done.
-	weakErrRe = lazyre.New(`(?i)\bfail(?:ed|s|ure)?\b|\bcannot\b|\bcan't\b|\bunable to\b|\bnot found\b|\bcould not find\b|\bdenied\b|\brefused\b|\binvalid\b|\bmissing\b|\btimed out\b|\berrors?\b`)
+	weakErrRe = lazyre.New(`(?i)\bfail(?:ed|s|ure)?\b|\bcannot\b|\bcan't\b|\bunable to\b|\bnot found\b|\bcould not find\b|\bdenied\b|\brefused\b|\binvalid\b|\bmissing\b|\btimed out\b|\berrors?\b` +
+		`|\bcouldn't find\b|\b(?:is|are) required\b|\brequires\b|\bno such host\b|\bserver misbehaving\b|\bi/o timeout\b`)
 	// boilerplateRe: a line that says only that something failed, or where to read more.
 	boilerplateRe = lazyre.New(`(?i)^make(?:\[\d+\])?: \*\*\* (?:\[.*\] )?(?:Error \d+|Waiting for unfinished jobs)|^\[ERROR\]\s*(?:-> \[Help \d+\].*|\[Help \d+\].*|To see the full stack trace|Re-run Maven using|For more information about the errors|After correcting the problems|mvn <args>|$)|^(?:npm (?:ERR!|error)|ERR!) (?:A complete log|code \S+$|errno|path |workspace |location |command |Lifecycle |Test failed|This is probably not a problem|Failed at the|Exit status|\s*$)|^error Command failed with exit code|^info Visit https://yarnpkg|ELIFECYCLE|^(?:FAIL|FAILED|ERROR|FAILURE)\.?$|^exit status \d+$|^Error: Process completed with exit code|returned non-zero exit status \d+\.?$|^compilation terminated\.$|^\d+ errors? generated\.|^BUILD FAILED in |^FAILURE: Build failed with an exception|^\* (?:Try|Get more help)|Run with --(?:stacktrace|info|debug|scan)|^> Get more help|^Please set the JAVA_HOME|^location of your Java installation|^\[ERROR\] Please refer to (?:\S+ for the individual test results|dump files)` +
 		// BuildKit's word that a RUN step exited non-zero (its output above says why); tox's
@@ -23,19 +27,25 @@ var (
 		`|^ERROR: (?:failed to solve: )?process ".*" did not complete successfully: exit code: \d+$|^[\w.-]+: (?:OK|FAIL code -?\d+|SKIP|exit -?\d+) \(|^(?:evaluation failed :\(|congratulations :\)) \(` +
 		// CTest's, meson test's and automake's summaries: how many failed, not why.
 		`|^Errors while running CTest|^The following tests FAILED:|^\d+% tests passed, \d+ tests? failed out of \d+|^(?:Ok|Expected Fail|Fail|Unexpected Pass|Skipped|Timeout):\s+\d+$|^Summary of Failures:$` +
-		`|^# (?:TOTAL|PASS|SKIP|XFAIL|FAIL|XPASS|ERROR):\s+\d+$|^Testsuite summary for |^See \S*test-suite\.log$|^Please report to \S+@`)
+		`|^# (?:TOTAL|PASS|SKIP|XFAIL|FAIL|XPASS|ERROR):\s+\d+$|^Testsuite summary for |^See \S*test-suite\.log$|^Please report to \S+@` +
+		// RSpec's tally; a task runner's word that a command it ran exited non-zero (turbo:
+		// "ERROR  run failed: command  exited (1)").
+		`|^\d+ examples?, \d+ failures?|exited \(-?\d+\)$`)
 	// mavenGoalRe: Maven's "Failed to execute goal g:a:v:goal (id) on project p: why -> [Help 1]".
 	mavenGoalRe = lazyre.New(`^(?:\[ERROR\] )?Failed to execute goal (?:[\w.-]+:)?([\w.-]+):[\w.-]+:([\w.-]+) \([^)]*\) on project [\w.-]+: (.+?)(?: -> \[Help \d+\])?$`)
 )
 
 // DecisiveLine is the line of a failed command's output that says why it failed when no test
 // runner said so: the last line naming an error, else the last saying something failed, else the
-// last a logger marked as an error ("npm error", "[ERROR]"), boilerplate and bare marks passed
-// over; Gradle's "What went wrong" block counts as naming the error. The line chosen gets the
+// last a logger marked as an error ("npm error", "[ERROR]"), boilerplate, bare marks, advice and
+// another program's output quoted below a failure passed over; Gradle's "What went wrong" block
+// and a logfmt record at level error count as naming the error. The line chosen is made whole
+// (the sentence it is wrapped in, the message below an exception's class) and gets the
 // innermost cause its chain prints below it, the cause of the retries just above it, or the
 // question an EOFError met; a line of a miette tree is read as the tree. A sanitizer's report
 // or a failed assert comes before all of them, with its place in the code, then a tool's coded
-// error (pnpm, NuGet). "" when no line does.
+// error (pnpm, NuGet), then a tool's error in a shape of its own (Terraform, Composer, Credo).
+// "" when no line does.
 func DecisiveLine(out string) string {
 	lines := Lines(out)
 	if c, ok := crashReport(lines); ok {
@@ -46,8 +56,12 @@ func DecisiveLine(out string) string {
 	if l := codedError(lines); l != "" {
 		return l
 	}
+	if l := ownShape(lines); l != "" {
+		return l
+	}
 	wrong := gradleWrong(lines)
 	stepped := buildkitStepRe.MatchString(out)
+	quoted := quotedOutput(lines)
 	var best [3]string // by strength: marked as an error, says something failed, names an error
 	var at [3]int
 	for i := len(lines) - 1; i >= 0 && best[2] == ""; i-- {
@@ -55,7 +69,7 @@ func DecisiveLine(out string) string {
 		if stepped {
 			l = buildkitPrefixRe.ReplaceAllString(l, "")
 		}
-		if l == "" || boilerplateRe.MatchString(l) || bareMarkRe.MatchString(l) {
+		if l == "" || quoted[i] || boilerplateRe.MatchString(l) || bareMarkRe.MatchString(l) {
 			continue
 		}
 		if wrong.from > 0 && i >= wrong.from && i < wrong.to {
@@ -63,8 +77,16 @@ func DecisiveLine(out string) string {
 			break
 		}
 		content := errLevelRe.ReplaceAllString(l, "")
+		if hintRe.MatchString(content) {
+			continue
+		}
 		tier := -1
 		switch {
+		case logfmtErrRe.MatchString(l):
+			// A logfmt record at level error is an error whatever its message's words; the
+			// message is what it says.
+			l = logfmtMsg(l)
+			tier = 2
 		case strongErrRe.MatchString(content):
 			tier = 2
 		case weakErrRe.MatchString(content):
@@ -83,11 +105,16 @@ func DecisiveLine(out string) string {
 		if t := errorTree(lines, at[i]); t != "" {
 			return clip(t)
 		}
-		l := clipChain(tidyLine(best[i]))
+		l, end := best[i], at[i]
+		if l == strings.TrimSpace(lines[at[i]]) {
+			l, end = sentence(lines, at[i])
+			l = messageBelow(lines, end, l)
+		}
+		l = clipChain(tidyLine(l))
 		if q := askedFirst(lines, at[i], l); q != l {
 			return clip(q)
 		}
-		return retriedOn(lines, at[i], causedBy(lines, at[i], l))
+		return retriedOn(lines, at[i], causedBy(lines, end, l))
 	}
 	return ""
 }
@@ -100,8 +127,9 @@ var (
 	buildkitPrefixRe = lazyre.New(`^(?:#\d+ )?(?:\d+\.\d+ +)?`)
 )
 
-// wrapRe: a segment of an error chain that wraps another ("failed to copy", "error reading …").
-var wrapRe = lazyre.New(`(?i)^(?:failed|error|unable|cannot|can't|could not)\b`)
+// wrapRe: a segment of an error chain that wraps another ("failed to copy", "error reading …",
+// go's "verifying go.mod", "reading https://…").
+var wrapRe = lazyre.New(`(?i)^(?:failed|error|unable|cannot|can't|could not|verifying|reading|loading|downloading|fetching|parsing|opening|resolving)\b`)
 
 // wrapsErrors: the line's ": "-separated parts are an error chain, each wrapping the next (two
 // wrappers at least), as Go programs (docker, BuildKit, containerd) print them.
@@ -178,5 +206,8 @@ func tidyLine(l string) string {
 	if m := mavenGoalRe.FindStringSubmatch(l); m != nil {
 		return "Failed to execute goal " + m[1] + ":" + m[2] + ": " + m[3]
 	}
-	return l
+	return labelGapRe.ReplaceAllString(l, "$1 ")
 }
+
+// labelGapRe: a label whose value a tool aligns in a column (turbo's "Failed:    @acme/ui#test").
+var labelGapRe = lazyre.New(`^(\w+:) {2,}`)

@@ -166,18 +166,25 @@ func errorTree(lines []string, at int) string {
 		return ""
 	}
 	s := treeHeadRe.FindStringSubmatch(lines[head])[1]
-	cause, end := "", head+1
+	cause, end, branchAt := "", head+1, 0
 	for ; end < len(lines); end++ {
 		m := treeBranchRe.FindStringSubmatch(lines[end])
 		if m == nil {
+			// A branch's text wrapped to the width: the lines below it, indented past its
+			// glyph ("  ╰─▶ Because pandas==2.2.2 depends on numpy>=1.26.0 and your project",
+			// "      depends on numpy>=1.23,<1.25, we can conclude that …").
+			if cause != "" && len(leading(lines[end])) > branchAt && !treeHelpRe.MatchString(lines[end]) {
+				cause += " " + strings.TrimSpace(lines[end])
+				continue
+			}
 			break
 		}
 		if m[1] != "" {
-			cause = m[1]
+			cause, branchAt = m[1], len(leading(lines[end]))
 		}
 	}
 	if cause != "" {
-		s += ": " + cause
+		s = strings.TrimSuffix(s, ":") + ": " + cause
 	}
 	if end < len(lines) {
 		if m := treeHelpRe.FindStringSubmatch(lines[end]); m != nil {
@@ -205,8 +212,14 @@ func causedBy(lines []string, at int, l string) string {
 		if strings.TrimSpace(lines[i]) != "Caused by:" {
 			continue
 		}
-		for _, c := range lines[i+1:] {
+		for j, c := range lines[i+1:] {
 			if c == "" || (c[0] != ' ' && c[0] != '\t') {
+				break
+			}
+			if t := strings.TrimSpace(c); t == "--- stdout" || t == "--- stderr" {
+				if s := buildScriptSaid(lines[i+1+j:]); s != "" {
+					cause = s
+				}
 				break
 			}
 			cause = strings.TrimSpace(causeNumberRe.ReplaceAllString(strings.TrimSpace(c), ""))
@@ -220,6 +233,93 @@ func causedBy(lines []string, at int, l string) string {
 }
 
 var causeNumberRe = lazyre.New(`^\d+: `)
+
+// cargo prints a build script's output under the process that failed ("  --- stdout", its
+// "cargo:rerun-if-env-changed=…" directives and "cargo:warning=…", then "  --- stderr", its
+// message): the directives are cargo's instructions, the script's own words say why it failed
+// (openssl-sys: "Could not find directory of OpenSSL installation, …").
+var cargoDirectiveRe = lazyre.New(`^cargo::?[\w-]+=`)
+
+// buildScriptSaid is why a build script failed, read from its output (lines, from its first
+// "--- stdout" or "--- stderr" on, indented under cargo's "Caused by:"): its stderr's decisive
+// line, else its last cargo:warning; "" when it says neither.
+func buildScriptSaid(lines []string) string {
+	var stdout, stderr []string
+	to := &stdout
+	for _, l := range lines {
+		if l != "" && !indented(l) {
+			break
+		}
+		switch t := strings.TrimSpace(l); t {
+		case "--- stdout":
+			to = &stdout
+		case "--- stderr":
+			to = &stderr
+		default:
+			*to = append(*to, strings.TrimPrefix(strings.TrimPrefix(l, "  "), "\t"))
+		}
+	}
+	if s := DecisiveLine(strings.Join(stderr, "\n")); s != "" {
+		return s
+	}
+	warning := ""
+	var said []string
+	for _, l := range stdout {
+		if w, ok := strings.CutPrefix(strings.TrimSpace(l), "cargo:warning="); ok {
+			warning = w
+		} else if !cargoDirectiveRe.MatchString(strings.TrimSpace(l)) {
+			said = append(said, l)
+		}
+	}
+	if warning != "" {
+		return clip(warning)
+	}
+	return DecisiveLine(strings.Join(said, "\n"))
+}
+
+// Some tools print their errors in a shape of their own, the cause on a line no error word
+// marks, or among lines of advice that do:
+//   - Terraform draws each diagnostic in a box ("╷", "│ Error: Error acquiring the state
+//     lock", "│ ", "│ Error message: ConditionalCheckFailedException: …", "╵"): its first line
+//     is the summary, the rest detail and advice;
+//   - Composer lists the problems that stop an install ("  Problem 1", "    - Root
+//     composer.json requires PHP extension ext-intl * but it is missing from your system. …"),
+//     then how to enable an extension or ignore the requirement;
+//   - Credo lists each issue with its place under it ("┃ [R] ↗ Modules should have a
+//     @moduledoc tag.", "┃       lib/hooky/backoff.ex:1:11 #(Hooky.Backoff)") above a footer
+//     that is the same on every run ("Showing priority issues: ↑ ↗ → …").
+var (
+	tfBoxOpenRe    = lazyre.New(`^\s*╷\s*$`)
+	tfBoxErrorRe   = lazyre.New(`^\s*│ (Error: .*\S)`)
+	composerProbRe = lazyre.New(`^\s*Problem \d+$`)
+	composerItemRe = lazyre.New(`^\s*- (.*\S)`)
+	credoIssueRe   = lazyre.New(`^┃ \[[A-Z]\] \S+ (.*\S)`)
+	credoIssueAtRe = lazyre.New(`^┃\s+(\S+?:\d+(?::\d+)?)\b`)
+)
+
+// ownShape is the cause one of those tools gives: Terraform's last error summary, Composer's
+// first problem, Credo's first issue with its place; "" when the output holds none.
+func ownShape(lines []string) string {
+	for i := len(lines) - 1; i > 0; i-- {
+		if m := tfBoxErrorRe.FindStringSubmatch(lines[i]); m != nil && tfBoxOpenRe.MatchString(lines[i-1]) {
+			return clip(m[1])
+		}
+	}
+	for i := 0; i+1 < len(lines); i++ {
+		if composerProbRe.MatchString(lines[i]) {
+			if m := composerItemRe.FindStringSubmatch(lines[i+1]); m != nil {
+				return clip(m[1])
+			}
+		}
+		if m := credoIssueRe.FindStringSubmatch(lines[i]); m != nil {
+			if at := credoIssueAtRe.FindStringSubmatch(lines[i+1]); at != nil {
+				return clip(at[1] + ": " + m[1])
+			}
+			return clip(m[1])
+		}
+	}
+	return ""
+}
 
 // retryLines is how far above the error its client's retries are read: pip prints "Could not
 // fetch URL …" and "Could not find a version …" between them.
