@@ -402,6 +402,9 @@ func parseSurefire(lines []string, r *Tests) {
 		t := Test{Runner: "surefire", Name: method, Package: class}
 		if i+1 < len(lines) {
 			t.Message = clip(strings.TrimSpace(lines[i+1]))
+			if c := javaCause(lines, i+1); c != "" {
+				t.Message = c
+			}
 		}
 		javaFrame(lines[i+1:], class, &t)
 		r.Failed = append(r.Failed, t)

@@ -25,9 +25,21 @@ func causes(lines []string, r *Tests) {
 // "[ERROR] /src/Foo.java:[12,5] cannot find symbol") says less than the first of them.
 var levelRe = lazyre.New(`^\[[A-Z]+\]\s*`)
 
+// A compiler's error at a place in the code is no heading, though it may end on one: go's
+// "x.go:6:2: missing go.sum entry for module providing package … (imported by …); to add:" and
+// the command it suggests below ("\tgo get …"). The error is the line without its pointer to
+// the advice.
+var (
+	placedRe     = lazyre.New(`^\S+:\d+(?::\d+)?: `)
+	adviceTailRe = lazyre.New(`; to [\w ]+:$`)
+)
+
 // introduced is the line a heading introduces (at the heading's log level), l itself when it is
 // no heading or introduces nothing.
 func introduced(lines []string, l string) string {
+	if placedRe.MatchString(l) {
+		return adviceTailRe.ReplaceAllString(l, "")
+	}
 	if !strings.HasSuffix(l, ":") {
 		return l
 	}
@@ -142,4 +154,55 @@ func explainExceptions(lines []string, tests []Test) {
 			}
 		}
 	}
+}
+
+// A Java exception prints the chain of its causes below its stack ("Caused by: …", each with its
+// own frames): the outer exception says what could not be done ("Failed to load
+// ApplicationContext for […]"), the innermost cause why ("Could not find a valid Docker
+// environment").
+var (
+	causedByRe    = lazyre.New(`^\s*Caused by: (.*\S)`)
+	stackFrameRe  = lazyre.New(`^\s+(?:at |\.\.\. \d+ (?:more|common frames omitted))`)
+	identityRefRe = lazyre.New(`\b[\w$]+@[0-9a-f]{6,}\b`)
+)
+
+// innermostCause is the last cause of the exception whose message is the first of lines, read
+// down its stack; "" when it prints no cause.
+func innermostCause(lines []string) string {
+	cause := ""
+	for _, l := range lines[1:] {
+		if m := causedByRe.FindStringSubmatch(l); m != nil {
+			cause = clip(m[1])
+		} else if !stackFrameRe.MatchString(l) {
+			break
+		}
+	}
+	return cause
+}
+
+// Spring's test context fails once and then refuses to try again ("ApplicationContext failure
+// threshold (1) exceeded: skipping repeated attempt to load context for
+// [WebMergedContextConfiguration@1d3c5e7f …]"): the tests after the first say only that it
+// failed before. The first failure, logged for the same object (the same identity hash), holds
+// the cause.
+
+// javaCause is the innermost cause of the exception at lines[at]; when it prints none and names
+// an object, that of an exception elsewhere in the output that names the same object; "" when
+// neither has a cause.
+func javaCause(lines []string, at int) string {
+	if c := innermostCause(lines[at:]); c != "" {
+		return c
+	}
+	ref := identityRefRe.FindString(lines[at])
+	if ref == "" {
+		return ""
+	}
+	for j, l := range lines {
+		if j != at && strings.Contains(l, ref) {
+			if c := innermostCause(lines[j:]); c != "" {
+				return c
+			}
+		}
+	}
+	return ""
 }

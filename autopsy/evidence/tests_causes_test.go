@@ -65,6 +65,62 @@ func TestParseTestsQuotesTheCause(t *testing.T) {
 				"----------------------------------------------------------------------\nRan 1 test in 0.001s\n\nFAILED (failures=1)\n",
 			"1 failed: test_title (/home/u/proj/test_fmt.py:5: AssertionError: 'Ab' != 'Ab!!')",
 		},
+		{
+			// e18d/gemini-spring-testcontainers-no-docker: failsafe running a @SpringBootTest with
+			// a Testcontainers database and no Docker daemon (spring-test's and testcontainers'
+			// texts; the context line shortened): the innermost cause of the chain, not the outer
+			// "Failed to load ApplicationContext".
+			"surefire, the innermost Caused by",
+			"[INFO] Running com.fernway.inventory.StockReservationIT\n" +
+				"[ERROR] Tests run: 4, Failures: 0, Errors: 1, Skipped: 3, Time elapsed: 1.218 s <<< FAILURE! -- in com.fernway.inventory.StockReservationIT\n" +
+				"[ERROR] com.fernway.inventory.StockReservationIT.reservesLastUnitAgainstRealDatabase -- Time elapsed: 0.007 s <<< ERROR!\n" +
+				"java.lang.IllegalStateException: Failed to load ApplicationContext for [WebMergedContextConfiguration@4b5a5ed1 testClass = com.fernway.inventory.StockReservationIT, locations = [], classes = [com.fernway.inventory.InventoryApplication]]\n" +
+				"\tat org.springframework.test.context.cache.DefaultCacheAwareContextLoaderDelegate.loadContext(DefaultCacheAwareContextLoaderDelegate.java:180)\n" +
+				"\tat java.base/java.util.ArrayList.forEach(ArrayList.java:1596)\n" +
+				"Caused by: java.lang.IllegalStateException: Could not find a valid Docker environment. Please see logs and check configuration\n" +
+				"\tat org.testcontainers.dockerclient.DockerClientProviderStrategy.lambda$getFirstValidStrategy$7(DockerClientProviderStrategy.java:277)\n" +
+				"\t... 18 more\n\n[INFO] \n[INFO] Results:\n[INFO] \n[ERROR] Errors: \n" +
+				"[ERROR]   StockReservationIT.reservesLastUnitAgainstRealDatabase » IllegalState Failed to load ApplicationContext for [WebMergedContextConfiguration@4b5a5ed1 testClass = com.fernway.inventory.StockReservationIT, ...]\n" +
+				"[ERROR] Tests run: 4, Failures: 0, Errors: 1, Skipped: 3\n",
+			"1 failed: reservesLastUnitAgainstRealDatabase (java.lang.IllegalStateException: Could not find a valid Docker environment. Please see logs and check configuration)",
+		},
+		{
+			// e18d/gemini-spring-context-fails-differently: a Spring context that cannot start
+			// and a test run after the first failed (spring-test's DefaultCacheAwareContextLoader
+			// texts, shortened): the test's own error only refers to the first failure, logged
+			// for the same context above it, whose innermost cause says why.
+			"surefire, the cause of the failure a repeat refers to",
+			"[INFO] Running com.northwind.payments.web.PaymentControllerTest\n" +
+				"2026-12-05T03:02:19.818Z ERROR 48211 --- [payments] [           main] o.s.test.context.TestContextManager      : Caught exception while allowing TestExecutionListener [org.springframework.test.context.web.ServletTestExecutionListener] to prepare test instance [com.northwind.payments.web.PaymentControllerTest@5b2c1e8a]\n\n" +
+				"java.lang.IllegalStateException: Failed to load ApplicationContext for [WebMergedContextConfiguration@1d3c5e7f testClass = com.northwind.payments.web.PaymentControllerTest, locations = []]\n" +
+				"\tat org.springframework.test.context.cache.DefaultCacheAwareContextLoaderDelegate.loadContext(DefaultCacheAwareContextLoaderDelegate.java:180)\n" +
+				"Caused by: org.springframework.beans.factory.UnsatisfiedDependencyException: Error creating bean with name 'refundService': Unsatisfied dependency expressed through constructor parameter 0\n" +
+				"\tat org.springframework.beans.factory.support.ConstructorResolver.createArgumentArray(ConstructorResolver.java:795)\n\t... 87 more\n" +
+				"Caused by: org.springframework.beans.factory.NoSuchBeanDefinitionException: No qualifying bean of type 'com.northwind.payments.gateway.RefundGateway' available\n" +
+				"\tat org.springframework.beans.factory.support.DefaultListableBeanFactory.raiseNoMatchingBeanFound(DefaultListableBeanFactory.java:1880)\n\t... 101 more\n\n" +
+				"[ERROR] Tests run: 5, Failures: 0, Errors: 5, Skipped: 0, Time elapsed: 2.417 s <<< FAILURE! -- in com.northwind.payments.web.PaymentControllerTest\n" +
+				"[ERROR] com.northwind.payments.web.PaymentControllerTest.refundReturns202 -- Time elapsed: 0.004 s <<< ERROR!\n" +
+				"java.lang.IllegalStateException: ApplicationContext failure threshold (1) exceeded: skipping repeated attempt to load context for [WebMergedContextConfiguration@1d3c5e7f testClass = com.northwind.payments.web.PaymentControllerTest, ...]\n" +
+				"[INFO] \n[ERROR] Tests run: 11, Failures: 0, Errors: 5, Skipped: 0\n",
+			"1 failed: refundReturns202 (org.springframework.beans.factory.NoSuchBeanDefinitionException: No qualifying bean of type 'com.northwind.payments.gateway.RefundGateway' available)",
+		},
+		{
+			// An exception without causes keeps its own message.
+			"surefire, an exception with no cause",
+			"[ERROR] com.acme.OrderTest.totals -- Time elapsed: 0.01 s <<< FAILURE!\n" +
+				"org.opentest4j.AssertionFailedError: expected: <1800> but was: <2000>\n" +
+				"\tat com.acme.OrderTest.totals(OrderTest.java:21)\n\n[ERROR] Tests run: 3, Failures: 1, Errors: 0, Skipped: 0\n",
+			"1 failed: totals (OrderTest.java:21: org.opentest4j.AssertionFailedError: expected: <1800> but was: <2000>)",
+		},
+		{
+			// e18a/codex-create-health-handler-sandbox-offline-go-sum: go build with an import
+			// go.sum lacks (cmd/go's "missing go.sum entry" and its "to add:" advice): the error at
+			// its place, not the command it suggests.
+			"go, a missing go.sum entry and not its advice",
+			"internal/health/handler.go:6:2: missing go.sum entry for module providing package github.com/go-chi/render (imported by github.com/tallyhq/ledger-api/internal/health); to add:\n" +
+				"\tgo get github.com/tallyhq/ledger-api/internal/health\n",
+			"does not build: internal/health/handler.go:6:2: missing go.sum entry for module providing package github.com/go-chi/render (imported by github.com/tallyhq/ledger-api/internal/health)",
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := ParseTests(c.out).Summary(); got != c.want {
