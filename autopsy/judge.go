@@ -258,7 +258,11 @@ func (f *facts) everySignal(kinds ...string) (envSignal, bool) {
 	var last envSignal
 	for _, a := range f.failed {
 		found := false
-		for _, sigs := range [][]envSignal{f.agentSignals(a), f.verifySignals(a)} {
+		sources := [][]envSignal{f.agentSignals(a), f.verifySignals(a)}
+		if f.verifyExplains(a) {
+			sources = sources[1:] // what the agent's own commands met did not fail the tests
+		}
+		for _, sigs := range sources {
 			for _, k := range kinds {
 				if s, ok := signalOf(sigs, k); ok {
 					found, last = true, s
@@ -271,6 +275,27 @@ func (f *facts) everySignal(kinds ...string) (envSignal, bool) {
 	}
 	return last, true
 }
+
+// verifyExplains: the verify rejected the attempt on tests that failed on their values, none of
+// them for want of a module, a connection or a file: the tests' own failure explains it.
+func (f *facts) verifyExplains(a storeAttempt) bool {
+	if a.Class != cQuality {
+		return false
+	}
+	ts := f.testsOf(a).Failed
+	if len(ts) == 0 {
+		return false
+	}
+	for _, t := range ts {
+		if t.Message == "" || unreadyRe.MatchString(t.Message) {
+			return false
+		}
+	}
+	return true
+}
+
+// unreadyRe: a test that failed because something it needs was not there, not on a value.
+var unreadyRe = lazyre.New(`(?i)cannot find module|no module named|modulenotfound|importerror|cannot import|could not resolve|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|getaddrinfo|network|fetch failed|connect|timed? ?out|no such file|not found|not installed`)
 
 // verifyToolMissing: the verify command could not run a program, in every rejected attempt or
 // on the base tree (or could not start at all).

@@ -95,6 +95,12 @@ var lackRes = []lackRe{
 	{lazyre.New(`requires Java (\d+) to run\. You are currently using Java (\d+)`),
 		func(m []string) string { return "a JDK " + m[1] + " (this machine runs Java " + m[2] + ")" },
 		func(m []string) string { return "sudo apt-get install -y openjdk-" + m[1] + "-jdk" }},
+	// Bazel's remote cache or executor not answering (bazelbuild/bazel#27734, buildfarm#1790).
+	{lazyre.New(`Failed to query remote execution capabilities: (?:UNAVAILABLE|DEADLINE_EXCEEDED)|Remote Cache: UNAVAILABLE|remote cache .*(?:UNAVAILABLE|connection refused)`),
+		func(m []string) string {
+			return "the Bazel remote cache or executor the build is set to use (it does not answer)"
+		},
+		func(m []string) string { return "grep -rn -e remote_cache -e remote_executor .bazelrc" }},
 	// Syntax every maintained Node.js parses (??=, ?., ??, ||=, &&=), refused: the node that ran
 	// the tests is older than the code (a dependency's, as a rule) is written for.
 	{lazyre.New(`SyntaxError: Unexpected token '(\?\?=|\?\?|\?\.|\|\|=|&&=)'`),
@@ -218,7 +224,7 @@ var lackRes = []lackRe{
 		},
 		func(m []string) string { return "grep -o -w -m1 -E 'avx2|avx512f|sse4_2' /proc/cpuinfo" }},
 	// mickasmt/next-saas-stripe-starter#68: configuration the machine's environment lacks.
-	{lazyre.New(`Environment variable not found: (\w+)|environment variable "?(\w+)"? (?:is )?not set|(\w+) environment variable is not set|ImproperlyConfigured: Set the (\w+) environment variable`),
+	{lazyre.New(`Environment variable not found: (\w+)|environment variable "?(\w+)"? (?:is )?not set|(\w+) environment variable is not set|ImproperlyConfigured: Set the (\w+) environment variable|(?i:missing (?:required )?(?:environment|env) variable):? "?([A-Z][A-Z0-9_]+)`),
 		func(m []string) string { return "the environment variable " + firstNonEmpty(m[1:]...) },
 		func(m []string) string { return "${EDITOR:-vi} .env  # set " + firstNonEmpty(m[1:]...) }},
 	// Django and Rails create a test database: the database user may not.

@@ -70,9 +70,14 @@ var loginRes = []lackRe{
 		func(m []string) string {
 			return "${EDITOR:-vi} ~/.nuget/NuGet/NuGet.Config  # a valid token (PAT) for the feed"
 		}},
-	{lazyre.New(`(?i)Permission denied \(publickey\)`),
-		func(m []string) string { return "an ssh key the git remote accepts" },
+	// ssh's and cargo's (libgit2's) words for an ssh key the remote did not get or accept.
+	{lazyre.New(`(?i)Permission denied \(publickey\)|attempted ssh-agent authentication, but no usernames succeeded|error authenticating: no auth sock variable`),
+		func(m []string) string { return "an ssh key the git remote accepts (through ssh-agent)" },
 		func(m []string) string { return "ssh-add -l" }},
+	// google-auth: no Application Default Credentials on this machine.
+	{lazyre.New(`DefaultCredentialsError: (?:Your default credentials were not found|Could not automatically determine credentials)`),
+		func(m []string) string { return "Google Cloud Application Default Credentials" },
+		func(m []string) string { return "gcloud auth application-default login" }},
 }
 
 // codeArtifactRe: an AWS CodeArtifact repository's URL: domain, owner, format, repository.

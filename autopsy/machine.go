@@ -30,6 +30,10 @@ var depRes = []lackRe{
 	{lazyre.New("(?i)(?:please )?run [`'\"]((?:bundle|npm|yarn|pnpm|pip3?|poetry|uv|composer|go|cargo|mix|dotnet|gem) (?:install|ci|i|add|sync|get|fetch|restore|deps\\.get|mod|update|lock|download)\\b[^`'\"]*)[`'\"] to (?:install|fetch|download|update|restore)"),
 		func(m []string) string { return "the project's dependencies (the tool says: " + m[1] + ")" },
 		func(m []string) string { return m[1] }},
+	// prisma/prisma#23759: the Prisma client not generated after an install.
+	{lazyre.New(`@prisma/client did not initialize yet|Please run "prisma generate"`),
+		func(m []string) string { return "the generated Prisma client (prisma generate)" },
+		func(m []string) string { return "npx prisma generate" }},
 	{lazyre.New(`Could not find gem '([^']+)' in (?:locally installed gems|any of the gem sources)`),
 		func(m []string) string { return "the project's gems (" + m[1] + ")" },
 		func(m []string) string { return "bundle install" }},

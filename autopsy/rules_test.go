@@ -567,6 +567,28 @@ func TestRules(t *testing.T) {
 			r := att{class: cTransport, code: "rate_limit", msg: "codex: exceeded retry limit, last status: 429 Too Many Requests"}
 			return mkFacts(t, "", r, r)
 		}, Environment, []string{"sleep 900 && mulligan run fix"}, "rate limit"},
+		{"verify-hangs-on-network", func(t *testing.T) *facts {
+			// pytest-timeout's faulthandler dump of a requests.get() with no timeout.
+			out := "tests/test_rates.py Timeout (0:00:01)!\nThread 0x00007f4c1e2b7740 (most recent call first):\n  File \"/usr/lib/python3.11/socket.py\", line 836 in create_connection\n  File \"/app/.venv/lib/python3.11/site-packages/requests/api.py\", line 73 in get\n  File \"/app/fx/rates.py\", line 18 in fetch_rates\n"
+			v := att{class: cQuality, code: "verify_timeout", msg: "verify `pytest` ran out of time after 60s (its verify.timeout)", verify: out}
+			return mkFacts(t, "", v, v)
+		}, Environment, []string{"grep -n -E 'https?://|_URL|host' /app/fx/rates.py  # the host it calls, to check with curl", "mulligan run fix"}, "give the call a timeout"},
+		{"verify-state-outlives-attempts", func(t *testing.T) *facts {
+			// hmcts/document-management-store-app#1909: Flyway refusing a migration an earlier
+			// attempt applied with other contents.
+			first := att{class: cQuality, code: "verify_failed", msg: "verify `sh ci.sh` exited with status 1", verify: "FAILED tests/test_refunds.py::test_reason - assert False\n"}
+			later := att{class: cQuality, code: "verify_failed", msg: "verify `sh ci.sh` exited with status 1", verify: "ERROR: Validate failed: Migrations have failed validation\nMigration checksum mismatch for migration version 7\n"}
+			return mkFacts(t, "", first, later, later)
+		}, WorkflowBug, []string{"mulligan run fix"}, "fresh database"},
+		{"verify-does-not-build-the-change", func(t *testing.T) *facts {
+			// astronomer/astronomer-cosmos#521: `dbt test` on a model nobody built.
+			repo, pre, post := twoTrees(t, map[string]string{"models/stg_orders.sql": "select 1\n"}, map[string]string{"models/stg_orders.sql": "select 1\n", "models/marts/fct_refunds.sql": "select 2\n"})
+			out := "Database Error in test not_null_fct_refunds_id (models/marts/schema.yml)\n  relation \"analytics.dbt_ci.fct_refunds\" does not exist\n"
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `dbt test` exited with status 1", verify: out}
+			f := mkFacts(t, "", v, v)
+			f.base = &baseVerify{ExitCode: 0, Output: "Done. PASS=4\n"}
+			return onTrees(f, repo, pre, post)
+		}, WorkflowBug, []string{"mulligan run fix"}, "dbt build"},
 		{"cancelled", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: cCancel, msg: "the attempt was cancelled"})
 		}, Unknown, []string{"mulligan run fix"}, "again"},

@@ -50,20 +50,7 @@ var workRules = []Rule{
 		// The verify command itself never ends (watch mode) or hangs the same way every time.
 		Name: "verify-never-ends", Category: WorkflowBug, Confidence: 0.82,
 		Match: func(f *facts) bool {
-			if !f.allClasses(cQuality) || f.lastOf(cQuality).Code != "verify_timeout" && f.verifyEndOf(f.lastOf(cQuality)).Kind != evidence.TimedOut {
-				return false
-			}
-			if f.lastMatches(watchRe) {
-				return true
-			}
-			// Out of time in every attempt, wherever it was (a cold build's progress differs
-			// from run to run): the limit or the command, not the agent's change.
-			for _, a := range f.failed {
-				if a.Code != "verify_timeout" && f.verifyEndOf(a).Kind != evidence.TimedOut {
-					return false
-				}
-			}
-			return len(f.failed) >= 2 || f.base.failed() && evidence.ExitOf(f.base.ExitCode, f.base.Output).Kind == evidence.TimedOut
+			return f.verifyOutOfTime()
 		},
 		Why: func(f *facts) string {
 			why := fmt.Sprintf("the verify command ran past its timeout in all %d attempts", len(f.failed))

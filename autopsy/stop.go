@@ -297,8 +297,46 @@ func (f *facts) preexisting() ([]string, bool) {
 	if failsOtherwise(f.testsOf(f.lastOf(cQuality)), evidence.ParseTests(f.base.Output)) {
 		return nil, false // the same test, failing another way (a crash for an assertion): the change's
 	}
+	if f.valuesMoved(as) {
+		return nil, false // the attempts changed what the test gets: it is about their change
+	}
 	return now, subset(now, base)
 }
+
+// valuesMoved: a test that fails on the base fails in two attempts with different values in its
+// message ("ReadTimeout = 15s, want 30s", then "= 1m0s"): the attempts' changes move what it
+// checks. (Dates, addresses, temporary paths and long numbers are a run's own, not values.)
+func (f *facts) valuesMoved(as []storeAttempt) bool {
+	seen := map[string][]string{}
+	for _, a := range as {
+		for _, t := range f.testsOf(a).Failed {
+			vs := valuesOf(t.Message)
+			// (One report may quote fewer of the values than another: only values that
+			// neither quotes all of the other's are moved.)
+			if prev, ok := seen[t.Key()]; ok && len(prev) > 0 && len(vs) > 0 && !subset(prev, vs) && !subset(vs, prev) {
+				return true
+			}
+			seen[t.Key()] = vs
+		}
+	}
+	return false
+}
+
+// valuesOf is the values a test's message quotes (quoted strings, numbers with their units).
+func valuesOf(msg string) []string {
+	var vs []string
+	for _, v := range valueRe.FindAllString(runOwnRe.ReplaceAllString(msg, "#"), -1) {
+		if !slices.Contains(vs, v) {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
+
+var valueRe = lazyre.New(`"[^"]*"|'[^']*'|\b\d[\w.:]*`)
+
+// runOwnRe: the parts of a message that change from run to run whatever the code does.
+var runOwnRe = lazyre.New(`\d{4}-\d\d-\d\d[T_ ][\d:._]+Z?|0x[0-9a-f]+|/tmp/[^\s:]+|\d+\.\d+\s*(?:ns|µs|us|ms|s)?|\b\d{4,}\b|\(\d+(?:\.\d+)?s\)`)
 
 // failsOtherwise: a test crashes in now (a sanitizer's report, a segfault, a panic) where it
 // failed on the base without crashing.
