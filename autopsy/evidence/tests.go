@@ -229,9 +229,9 @@ var checkRe = lazyre.New(`(?i)files were modified by this hook|^would reformat |
 // --- pytest ---
 
 var (
-	pySummaryRe = lazyre.New(`^(FAILED|ERROR) (\S+?)(?: - (.*))?$`)
+	pySummaryRe = lazyre.New(`^(FAILED|ERROR) (\S+::.+?|\S+?)(?: - (.*))?$`) // nbval's ids have spaces: "docs/report.ipynb::Cell 2"
 	pyVerboseRe = lazyre.New(`^(\S+::\S+) (?:FAILED|ERROR)\b`)
-	pySectionRe = lazyre.New(`^_{3,} (?:ERROR (?:at \w+ of |collecting ))?(\S+) _{3,}$`)
+	pySectionRe = lazyre.New(`^_{3,} (?:ERROR (?:at \w+ of |collecting ))?(\S.*?) _{3,}$`)
 	pyLocRe     = lazyre.New(`^(\S+\.py):(\d+): (\w+(?:\.\w+)*)`)
 	pyErrRe     = lazyre.New(`^E\s+(.*)$`)
 	pyCountsRe  = lazyre.New(`^=+ (.*\b(?:failed|passed|error|errors)\b.*) in [\d.]+s`)
@@ -242,6 +242,8 @@ func parsePytest(lines []string, r *Tests) {
 		file string
 		line int
 		msg  string
+		said []string // the section's first paragraph, for a failure no "E" line explains
+		told bool     // the paragraph ended
 	}
 	sections := map[string]loc{}
 	section := ""
@@ -256,6 +258,13 @@ func parsePytest(lines []string, r *Tests) {
 		s := sections[section]
 		if m := pyErrRe.FindStringSubmatch(l); m != nil && s.msg == "" {
 			s.msg = clip(strings.TrimSpace(m[1]))
+		}
+		if t := strings.TrimSpace(l); !s.told && !pyAsideRe.MatchString(t) {
+			if t == "" || len(s.said) == 2 {
+				s.told = len(s.said) > 0
+			} else {
+				s.said = append(s.said, t)
+			}
 		}
 		if m := pyLocRe.FindStringSubmatch(l); m != nil {
 			s.file, s.line = m[1], atoi(m[2]) // the last frame is the one that raised
@@ -275,13 +284,16 @@ func parsePytest(lines []string, r *Tests) {
 		}
 		short := name[strings.LastIndex(name, "::")+1:]
 		short = strings.ReplaceAll(short, "::", ".")
-		for _, k := range []string{strings.ReplaceAll(name, "::", "."), short, file} {
+		for _, k := range []string{strings.ReplaceAll(name, "::", "."), short, id, file} {
 			if s, ok := sections[k]; ok && k != "" {
 				if s.file != "" {
 					t.File, t.Line = s.file, s.line
 				}
 				if t.Message == "" {
 					t.Message = s.msg
+				}
+				if t.Message == "" && len(s.said) > 0 && !strings.HasPrefix(s.said[0], "Traceback") {
+					t.Message = clip(strings.Join(s.said, ": "))
 				}
 				break
 			}
@@ -310,6 +322,28 @@ func parsePytest(lines []string, r *Tests) {
 			r.Passed, r.Total = counts(m[1], "passed", "failed", "error", "errors")
 		}
 	}
+	for i, t := range r.Failed {
+		if t.Runner == "pytest" && t.Message == "" {
+			r.Failed[i].Message = namedIn(lines, t.Name)
+		}
+	}
+}
+
+// pyAsideRe: a line of a failure's section that is about the run, not the failure: xdist's
+// worker and interpreter ("[gw2] linux -- Python 3.12.4 /srv/app/.venv/bin/python3.12"), a
+// place in the code, a captured output's rule, the junit file written.
+var pyAsideRe = lazyre.New(`^\[gw\d+\] \w+ -- Python |^\S+\.py:\d+: |^-{3,} |^- generated xml file`)
+
+// namedIn is the line that names the test id in quotes and says what became of it (xdist's
+// "worker 'gw2' crashed while running 'tests/test_x.py::test_y'": the crash is the failure, no
+// assertion is printed); "" when no line does.
+func namedIn(lines []string, id string) string {
+	for _, l := range lines {
+		if strings.Contains(l, "'"+id+"'") && !pySummaryRe.MatchString(l) {
+			return clip(strings.TrimSpace(l))
+		}
+	}
+	return ""
 }
 
 // counts reads "3 failed, 2 passed" style counts: the number before pass and the sum of all.

@@ -121,6 +121,82 @@ func TestParseTestsQuotesTheCause(t *testing.T) {
 				"\tgo get github.com/tallyhq/ledger-api/internal/health\n",
 			"does not build: internal/health/handler.go:6:2: missing go.sum entry for module providing package github.com/go-chi/render (imported by github.com/tallyhq/ledger-api/internal/health)",
 		},
+		{
+			// e18c/claude-xdist-worker-crash-roaming: pytest -n 4 with a worker that dies
+			// (pytest-xdist's dsession.py: "worker %r crashed while running %r", reported with
+			// no assertion): the crash is the failure.
+			"pytest-xdist, the worker that crashed",
+			"4 workers [212 items]\n\n" +
+				"........................................................................ [ 33%]\n" +
+				"..............................................[gw2] node down: Not properly terminated\n" +
+				"F\nreplacing crashed worker gw2\n" +
+				"..................................................................... [100%]\n" +
+				"=================================== FAILURES ===================================\n" +
+				"______________________________________________________\n" +
+				"[gw2] linux -- Python 3.12.4 /srv/tilekit/.venv/bin/python3.12\n" +
+				"worker 'gw2' crashed while running 'tests/test_resample.py::test_bilinear_roundtrip_property'\n" +
+				"- generated xml file: /srv/tilekit/build/junit.xml -\n" +
+				"=========================== short test summary info ============================\n" +
+				"FAILED tests/test_resample.py::test_bilinear_roundtrip_property\n" +
+				"======================== 1 failed, 211 passed in 48.06s ========================\n",
+			"1 failed: tests/test_resample.py::test_bilinear_roundtrip_property (tests/test_resample.py: worker 'gw2' crashed while running 'tests/test_resample.py::test_bilinear_roundtrip_property')",
+		},
+		{
+			// e18c/codex-nbval-stale-output-then-pass: pytest --nbval on a notebook whose stored
+			// output is stale (nbval's NbCellError texts): a test id with a space, a section
+			// with no "E" line, its first paragraph says why.
+			"nbval, the cell whose outputs differ",
+			"docs/report.ipynb ..F..                                                  [100%]\n\n" +
+				"=================================== FAILURES ===================================\n" +
+				"_________________________ docs/report.ipynb::Cell 2 ____________________________\n" +
+				"Notebook cell execution failed\nCell 2: Cell outputs differ\n\nInput:\ntotals = regional_totals(df)\ntotals\n\n" +
+				"Traceback:\n mismatch 'text/plain'\n\n assert reference_output == test_output failed:\n\n" +
+				"  '       revenue\\nregion         \\nnorth  1204.0' == '       revenue\\nregion         \\nnorth  1203.57'\n\n" +
+				"=========================== short test summary info ============================\n" +
+				"FAILED docs/report.ipynb::Cell 2\n" +
+				"========================= 1 failed, 4 passed in 3.41s ==========================\n",
+			"1 failed: docs/report.ipynb::Cell 2 (docs/report.ipynb: Notebook cell execution failed: Cell 2: Cell outputs differ)",
+		},
+		{
+			// --tb=native prints Python's traceback with no "E" lines: a traceback is no
+			// message.
+			"pytest --tb=native, no message",
+			"=================================== FAILURES ===================================\n" +
+				"__________________________________ test_parse __________________________________\n" +
+				"Traceback (most recent call last):\n  File \"/app/tests/test_p.py\", line 4, in test_parse\n    assert parse(\"1\") == 2\nAssertionError\n" +
+				"=========================== short test summary info ============================\n" +
+				"FAILED tests/test_p.py::test_parse\n========================= 1 failed in 0.02s ==========================\n",
+			"1 failed: tests/test_p.py::test_parse (tests/test_p.py)",
+		},
+		{
+			// e19b/claude-phoenix-ecto-ownership-then-credit-low: mix test where the code under
+			// test starts a Task that queries the sandboxed repo (db_connection's OwnershipError
+			// text, shortened): the assertion that fails after it only says the e-mail never came.
+			"exunit, the crash logged before the failure",
+			"Running ExUnit with seed: 731204, max_cases: 16\n\n.......\n\n" +
+				"09:42:13.518 [error] Task #PID<0.641.0> started from #PID<0.639.0> terminating\n" +
+				"** (DBConnection.OwnershipError) cannot find ownership process for #PID<0.641.0>.\n\n" +
+				"When using ownership, you must manage connections in one\nof the four ways:\n\n" +
+				"See Ecto.Adapters.SQL.Sandbox docs for more information.\n" +
+				"    (ecto_sql 3.11.3) lib/ecto/adapters/sql.ex:1054: Ecto.Adapters.SQL.raise_sql_call_error/1\n" +
+				"    (depot 0.1.0) lib/depot/orders.ex:6: anonymous fn/1 in Depot.Orders.mark_shipped/1\n" +
+				"Function: #Function<0.10482577/0 in Depot.Orders.mark_shipped/1>\n    Args: []\n....\n\n" +
+				"  1) test mark_shipped/1 sends the shipping e-mail (Depot.OrdersTest)\n     test/depot/orders_test.exs:38\n" +
+				"     No message matching {:email, %Swoosh.Email{subject: \"Your order has shipped\"}} after 100ms.\n" +
+				"     The process mailbox is empty.\n     code: assert_email_sent(subject: \"Your order has shipped\")\n" +
+				"     stacktrace:\n       test/depot/orders_test.exs:44: (test)\n\n" +
+				".........\nFinished in 0.9 seconds (0.6s async, 0.3s sync)\n21 tests, 1 failure\n",
+			"1 failed: test mark_shipped/1 sends the shipping e-mail (test/depot/orders_test.exs:44: ** (DBConnection.OwnershipError) cannot find ownership process for #PID<0.641.0>.)",
+		},
+		{
+			// A test that raises keeps its own exception; the crash logged before it is not its.
+			"exunit, a test's own exception",
+			"09:42:13.518 [error] GenServer Depot.Cache terminating\n** (RuntimeError) cache warm-up failed\n\n" +
+				"  1) test total/1 sums the lines (Depot.OrdersTest)\n     test/depot/orders_test.exs:12\n" +
+				"     ** (ArithmeticError) bad argument in arithmetic expression\n     stacktrace:\n       test/depot/orders_test.exs:14: (test)\n\n" +
+				"3 tests, 1 failure\n",
+			"1 failed: test total/1 sums the lines (test/depot/orders_test.exs:14: ** (ArithmeticError) bad argument in arithmetic expression)",
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := ParseTests(c.out).Summary(); got != c.want {

@@ -16,13 +16,23 @@ var (
 	exunitLocRe   = lazyre.New(`^\s+(\S+\.exs?):(\d+)$`)
 	exunitFrameRe = lazyre.New(`^\s+(\S+\.exs?):(\d+): \(test\)$`)
 	exunitSideRe  = lazyre.New(`^\s+(left|right):\s+(\S.*)$`)
+	// A process the test started that died, as Logger reports it ("09:42:13.518 [error] Task
+	// #PID<0.641.0> started from #PID<0.639.0> terminating", then "** (DBConnection.OwnershipError)
+	// cannot find ownership process for #PID<0.641.0>."): the test that fails after it fails on
+	// what the process never did ("No message matching … after 100ms"); the crash says why.
+	exunitDownRe = lazyre.New(`\[error\] .*\bterminating$`)
 	// The summary: "1 doctest, 212 tests, 1 failure, 1 excluded" (the counts by kind include
 	// the excluded tests, which did not run).
 	exunitCountsRe = lazyre.New(`^(?:\d+ (?:doctests?|tests?|propert(?:y|ies)|features?), )+\d+ failures?(?:, .*)?$`)
 )
 
 func parseExUnit(lines []string, r *Tests) {
+	crash := ""
 	for i, l := range lines {
+		if exunitDownRe.MatchString(l) && i+1 < len(lines) && strings.HasPrefix(lines[i+1], "** (") {
+			crash = clip(strings.TrimSpace(lines[i+1]))
+			continue
+		}
 		if m := exunitAllRe.FindStringSubmatch(l); m != nil {
 			// None of the module's tests ran: a suite that failed to run, as jest's.
 			t := Test{Runner: "exunit", Name: m[1], Package: m[1]}
@@ -36,6 +46,9 @@ func parseExUnit(lines []string, r *Tests) {
 		}
 		t := Test{Runner: "exunit", Name: m[1], Package: m[2]}
 		exunitFailure(lines[i+1:], &t)
+		if crash != "" && !strings.HasPrefix(t.Message, "** (") {
+			t.Message, crash = crash, ""
+		}
 		r.Failed = append(r.Failed, t)
 	}
 	for _, l := range lines {
