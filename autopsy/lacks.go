@@ -101,6 +101,10 @@ var lackRes = []lackRe{
 			return "the Bazel remote cache or executor the build is set to use (it does not answer)"
 		},
 		func(m []string) string { return "grep -rn -e remote_cache -e remote_executor .bazelrc" }},
+	// pytorch/vision#7389: a torchvision built for another torch.
+	{lazyre.New(`operator torchvision::nms does not exist|torchvision is not compatible with torch|Detected that PyTorch and torchvision were compiled with different CUDA`),
+		func(m []string) string { return "a torchvision built for the installed torch" },
+		func(m []string) string { return "python3 -m pip install --upgrade torch torchvision" }},
 	// Syntax every maintained Node.js parses (??=, ?., ??, ||=, &&=), refused: the node that ran
 	// the tests is older than the code (a dependency's, as a rule) is written for.
 	{lazyre.New(`SyntaxError: Unexpected token '(\?\?=|\?\?|\?\.|\|\|=|&&=)'`),

@@ -74,6 +74,12 @@ var loginRes = []lackRe{
 	{lazyre.New(`(?i)Permission denied \(publickey\)|attempted ssh-agent authentication, but no usernames succeeded|error authenticating: no auth sock variable`),
 		func(m []string) string { return "an ssh key the git remote accepts (through ssh-agent)" },
 		func(m []string) string { return "ssh-add -l" }},
+	// huggingface_hub: a gated model and no token of an account that was given access.
+	{lazyre.New(`Cannot access gated repo for url https://huggingface\.co/([\w.-]+/[\w.-]+)|You are trying to access a gated repo|Access to model ([\w.-]+/[\w.-]+) is restricted`),
+		func(m []string) string {
+			return "a Hugging Face token of an account with access to the gated model " + orWord(firstNonEmpty(m[1:]...), "")
+		},
+		func(m []string) string { return "huggingface-cli login" }},
 	// google-auth: no Application Default Credentials on this machine.
 	{lazyre.New(`DefaultCredentialsError: (?:Your default credentials were not found|Could not automatically determine credentials)`),
 		func(m []string) string { return "Google Cloud Application Default Credentials" },

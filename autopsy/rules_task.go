@@ -189,3 +189,52 @@ var unbuiltRelationRule = Rule{
 	},
 	Lines: func(f *facts) []string { l, _, _ := f.unbuiltRelation(); return []string{l} },
 }
+
+// The attempts fixed the tests that failed on the base, and what still fails is another step of
+// the verify (the docs build, a linter) that failed on the base in the same words: it was broken
+// before the task and the task does not ask for it.
+
+// preexistingStep is the first line of what still fails, when every line of it that says a
+// cause is a line of the base's output too and the base's failing tests pass now.
+func (f *facts) preexistingStep() (string, bool) {
+	if !f.base.failed() || !f.allClasses(cQuality) {
+		return "", false
+	}
+	base := readVerify(f.base.Output)
+	a := f.lastOf(cQuality)
+	if len(base.tests) == 0 || len(f.verifyView(a).tests) > 0 || f.noAttemptChanged() {
+		return "", false
+	}
+	had := map[string]bool{}
+	for _, l := range evidence.Lines(f.base.Output) {
+		had[volatileRe.ReplaceAllString(strings.TrimSpace(l), "#")] = true
+	}
+	first := ""
+	for _, l := range evidence.Lines(f.verifyOutput[key(a.TaskID, a.N)]) {
+		l = strings.TrimSpace(l)
+		if l == "" || !decisiveRe.MatchString(l) {
+			continue
+		}
+		if !had[volatileRe.ReplaceAllString(l, "#")] {
+			return "", false
+		}
+		if first == "" {
+			first = clip(l)
+		}
+	}
+	return first, first != ""
+}
+
+var preexistingStepRule = Rule{
+	Name: "preexisting-step-failure", Category: WorkflowBug, Confidence: 0.79,
+	Match: func(f *facts) bool { _, ok := f.preexistingStep(); return ok },
+	Why: func(f *facts) string {
+		l, _ := f.preexistingStep()
+		return "the tests that failed on the tree the task started from pass now; what still fails failed there too, in the same words, and the task does not ask for it: " + l
+	},
+	Suggest: func(f *facts) Suggestion {
+		return Suggestion{Text: fmt.Sprintf("fix that step first, or narrow `verify.command` of task %s to what the task changes, in %s; then run the task again (the attempts' own work passes)", f.task.ID, f.fileName()),
+			Commands: []string{f.fixed()}, Change: "verify.command: without the step that failed before the task"}
+	},
+	Lines: func(f *facts) []string { l, _ := f.preexistingStep(); return []string{l} },
+}

@@ -589,6 +589,15 @@ func TestRules(t *testing.T) {
 			f.base = &baseVerify{ExitCode: 0, Output: "Done. PASS=4\n"}
 			return onTrees(f, repo, pre, post)
 		}, WorkflowBug, []string{"mulligan run fix"}, "dbt build"},
+		{"preexisting-step-failure", func(t *testing.T) *facts {
+			// wntrblm/nox: the docs session failed before the task; the tests the task is about
+			// pass now.
+			docs := "nox > sphinx-build -W -b html docs docs/_build/html\nWarning, treated as error:\ndocs/api.rst:18: WARNING: autodoc: failed to import module 'legacy' from module 'pagerlib'\nnox > Session docs failed.\n"
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `nox` exited with status 1", files: 1, verify: docs + "tests/test_paginate.py ............ [100%]\n31 passed in 0.34s\nnox > * docs: failed\n"}
+			f := mkFacts(t, "", v, v)
+			f.base = &baseVerify{ExitCode: 1, Output: docs + "FAILED tests/test_paginate.py::test_first_page - AssertionError: assert [11] == [1]\n1 failed, 30 passed in 0.41s\nnox > * docs: failed\n"}
+			return f
+		}, WorkflowBug, []string{"mulligan run fix"}, "narrow `verify.command`"},
 		{"cancelled", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: cCancel, msg: "the attempt was cancelled"})
 		}, Unknown, []string{"mulligan run fix"}, "again"},
@@ -987,6 +996,7 @@ func TestLackIn(t *testing.T) {
 		"E   locale.Error: unsupported locale setting":                                                                                                                        "sudo dpkg-reconfigure locales",
 		"failed to initialize build cache at /home/ci/.cache/go-build: mkdir /home/ci/.cache: read-only file system":                                                          "export GOCACHE=/tmp/go-build",
 		"browserType.launch: Host system is missing dependencies to run browsers.":                                                                                            "sudo npx playwright install-deps",
+		"E   RuntimeError: operator torchvision::nms does not exist":                                                                                                          "python3 -m pip install --upgrade torch torchvision",
 		"   > Android Gradle plugin requires Java 17 to run. You are currently using Java 11.":                                                                                "sudo apt-get install -y openjdk-17-jdk",
 		"/usr/lib/ruby/3.2.0/rubygems.rb:264:in `find_spec_for_exe': Could not find 'bundler' (2.5.11) required by your /src/press/Gemfile.lock. (Gem::GemNotFoundException)": "gem install bundler:2.5.11",
 	} {

@@ -17,3 +17,19 @@ func TestKeyVar(t *testing.T) {
 		}
 	}
 }
+
+// The tools' own words for a login this machine lacks, and the first step they take.
+func TestLoginLines(t *testing.T) {
+	for line, fix := range map[string]string{
+		// rust-lang/cargo: libgit2 with no ssh-agent to ask.
+		"  * attempted ssh-agent authentication, but no usernames succeeded: `git`": "ssh-add -l",
+		// googleapis/google-auth-library-python.
+		"google.auth.exceptions.DefaultCredentialsError: Your default credentials were not found. To set up Application Default Credentials, see https://cloud.google.com/docs/authentication/external/set-up-adc": "gcloud auth application-default login",
+		// huggingface/transformers: a gated model, no token.
+		"E   Cannot access gated repo for url https://huggingface.co/meta-llama/Llama-3.2-1B-Instruct/resolve/main/config.json.": "huggingface-cli login",
+	} {
+		if k, ok := scanLacks(line, loginRes); !ok || k.fix != fix {
+			t.Errorf("scanLacks(%q) = %+v %v, want %s", line, k, ok, fix)
+		}
+	}
+}
