@@ -128,8 +128,8 @@ var (
 )
 
 // wrapRe: a segment of an error chain that wraps another ("failed to copy", "error reading …",
-// go's "verifying go.mod", "reading https://…").
-var wrapRe = lazyre.New(`(?i)^(?:failed|error|unable|cannot|can't|could not|verifying|reading|loading|downloading|fetching|parsing|opening|resolving)\b`)
+// go's "verifying go.mod", "reading https://…", net/http's `Get "https://…"`, "dial tcp").
+var wrapRe = lazyre.New(`(?i)^(?:failed|error|unable|cannot|can't|could not|verifying|reading|loading|downloading|fetching|parsing|opening|resolving|get|post|dial|lookup)\b`)
 
 // wrapsErrors: the line's ": "-separated parts are an error chain, each wrapping the next (two
 // wrappers at least), as Go programs (docker, BuildKit, containerd) print them.

@@ -311,14 +311,26 @@ func ownShape(lines []string) string {
 				return clip(m[1])
 			}
 		}
-		if m := credoIssueRe.FindStringSubmatch(lines[i]); m != nil {
-			if at := credoIssueAtRe.FindStringSubmatch(lines[i+1]); at != nil {
-				return clip(at[1] + ": " + m[1])
-			}
-			return clip(m[1])
+		if l, ok := credoIssue(lines, i); ok {
+			return l
 		}
 	}
 	return ""
+}
+
+// credoIssue is Credo's issue at lines[i] with its place ("lib/hooky/backoff.ex:1:11: Modules
+// should have a @moduledoc tag."); false when lines[i] is none.
+func credoIssue(lines []string, i int) (string, bool) {
+	m := credoIssueRe.FindStringSubmatch(lines[i])
+	if m == nil {
+		return "", false
+	}
+	if i+1 < len(lines) {
+		if at := credoIssueAtRe.FindStringSubmatch(lines[i+1]); at != nil {
+			return clip(at[1] + ": " + m[1]), true
+		}
+	}
+	return clip(m[1]), true
 }
 
 // retryLines is how far above the error its client's retries are read: pip prints "Could not

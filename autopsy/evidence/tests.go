@@ -164,7 +164,7 @@ func ParseTests(out string) Tests {
 		if elixirRaiseRe.MatchString(l) {
 			continue // parseElixirBuild's
 		}
-		if buildErrorRe.MatchString(l) && len(r.Build) < 20 {
+		if buildErrorRe.MatchString(l) && !moduleFetchRe.MatchString(l) && len(r.Build) < 20 {
 			r.Build = append(r.Build, clip(strings.TrimSpace(l)))
 		} else if checkRe.MatchString(l) && len(r.Checks) < 20 {
 			r.Checks = append(r.Checks, clip(strings.TrimSpace(l)))
@@ -220,11 +220,18 @@ func clip(s string) string {
 	return s[:cut] + "…"
 }
 
-// buildErrorRe: the code did not build or parse (not a test that failed).
-var buildErrorRe = lazyre.New(`(?i)\bsyntax ?error\b|IndentationError|TabError|\[build failed\]|\[setup failed\]|error TS\d+:|error\[E\d+\]|could not compile|compilation failed|COMPILATION ERROR|cannot find symbol|^\S+\.go:\d+:\d+: |undefined reference to|missing go\.sum entry|no required module provides package|ImportError while importing test module|Cannot find module '|^\S+\.(?:py|pyi|ts|tsx|js|kt|java|cs|swift|scala|rb|php|c|cc|cpp|cxx|h|hh|hpp|m|mm|hs|zig|dart):\d+(?::\d+)?: (?:error|fatal error)\b|^e: (?:file://)?\S+\.kts?:\d+|Compilation error|BUILD FAILED.*compil|\[ERROR\] COMPILATION ERROR|error CS\d+:|^Type error: `)
+// buildErrorRe: the code did not build or parse (not a test that failed). Go's errors at an
+// import whose module could not be downloaded are the network's, not the code's: moduleFetchRe.
+var buildErrorRe = lazyre.New(`(?i)\bsyntax ?error\b|IndentationError|TabError|\[build failed\]|\[setup failed\]|error TS\d+:|error\[E\d+\]|could not compile|compilation failed|COMPILATION ERROR|cannot find symbol|^\S+\.go:\d+:\d+: |undefined reference to|missing go\.sum entry|no required module provides package|ImportError while importing test module|Cannot find module '|^\S+\.(?:ts|tsx|js|kt|java|cs|swift|scala|rb|php|c|cc|cpp|cxx|h|hh|hpp|m|mm|hs|zig|dart):\d+(?::\d+)?: (?:error|fatal error)\b|^\S+\.pyi?:\d+(?::\d+)?: error: .*\[syntax\]$|^e: (?:file://)?\S+\.kts?:\d+|Compilation error|BUILD FAILED.*compil|\[ERROR\] COMPILATION ERROR|error CS\d+:|^Type error: `)
 
-// checkRe: a linter or formatter rejected the code (credo's "┃ [R] ↗ …", rubocop's "f.rb:1:1: C: Style/…: …").
-var checkRe = lazyre.New(`(?i)files were modified by this hook|^would reformat |^reformatted |Oh no! .* files? would be reformatted|^\S+ needs formatting|Code style issues found|✖ \d+ problems? \(\d+ errors?|^Found \d+ errors?\.|^\S+\.go:\d+:\d+: .+ \((?:errcheck|govet|staticcheck|unused|ineffassign|gosimple|revive|gofmt|goimports)\)$|^\[error\] \S+: SyntaxError|Forgot to run Prettier\?|^\S+\.(?:py|pyi):\d+:\d+: [A-Z]{1,4}\d{2,4}:? |^┃?\s*\[[CRFWD]\] [↑↗→↘↓] \S|^\S+\.(?:rb|rake):\d+:\d+: [CWEF]: [A-Z]\w+/\w+: `)
+// moduleFetchRe: go's error at an import whose module could not be fetched ("x.go:8:2:
+// github.com/go-chi/chi/v5@v5.1.0: Get "https://proxy.golang.org/…": dial tcp: lookup …").
+var moduleFetchRe = lazyre.New(`^\S+\.go:\d+:\d+: \S+@v[\w.+-]+: (?:Get|reading|verifying|unrecognized import path|dial tcp|git ls-remote)\b`)
+
+// checkRe: a linter, formatter or type checker rejected the code (credo's "┃ [R] ↗ …",
+// rubocop's "f.rb:1:1: C: Style/…: …", mypy's "x.py:4: error: … [import-untyped]": no Python
+// compiler prints an error so).
+var checkRe = lazyre.New(`(?i)^\S+\.pyi?:\d+(?::\d+)?: error: |files were modified by this hook|^would reformat |^reformatted |Oh no! .* files? would be reformatted|^\S+ needs formatting|Code style issues found|✖ \d+ problems? \(\d+ errors?|^Found \d+ errors?\.|^\S+\.go:\d+:\d+: .+ \((?:errcheck|govet|staticcheck|unused|ineffassign|gosimple|revive|gofmt|goimports)\)$|^\[error\] \S+: SyntaxError|Forgot to run Prettier\?|^\S+\.(?:py|pyi):\d+:\d+: [A-Z]{1,4}\d{2,4}:? |^┃?\s*\[[CRFWD]\] [↑↗→↘↓] \S|^\S+\.(?:rb|rake):\d+:\d+: [CWEF]: [A-Z]\w+/\w+: `)
 
 // --- pytest ---
 

@@ -16,7 +16,7 @@ func causes(lines []string, r *Tests) {
 		r.Build[0] = goBuildCause(lines, introduced(lines, r.Build[0]))
 	}
 	if len(r.Checks) > 0 {
-		r.Checks[0] = eslintFirst(lines, r.Checks[0])
+		r.Checks[0] = credoPlaced(lines, eslintFirst(lines, r.Checks[0]))
 	}
 	explainExceptions(lines, r.Failed)
 }
@@ -96,6 +96,20 @@ func eslintFirst(lines []string, c string) string {
 				}
 				return clip(s)
 			}
+		}
+	}
+	return c
+}
+
+// credoPlaced is Credo's issue c with its place, read from the line below it; c itself when c
+// is no Credo issue.
+func credoPlaced(lines []string, c string) string {
+	for i, l := range lines {
+		if strings.TrimSpace(l) == c {
+			if s, ok := credoIssue(lines, i); ok {
+				return s
+			}
+			break
 		}
 	}
 	return c

@@ -197,11 +197,57 @@ func TestParseTestsQuotesTheCause(t *testing.T) {
 				"3 tests, 1 failure\n",
 			"1 failed: test total/1 sums the lines (test/depot/orders_test.exs:14: ** (ArithmeticError) bad argument in arithmetic expression)",
 		},
+		{
+			// e18c/codex-mypy-strict-legacy-tree: mypy --strict (its "file:line: error: message
+			// [code]" lines): a type checker rejected the code, which builds.
+			"mypy, a check and not a build",
+			"src/reports/_compat.py:4: error: Library stubs not installed for \"dateutil\"  [import-untyped]\n" +
+				"src/reports/_compat.py:4: note: Hint: \"python3 -m pip install types-python-dateutil\"\n" +
+				"src/reports/_compat.py:18: error: Function is missing a type annotation  [no-untyped-def]\n" +
+				"Found 214 errors in 19 files (checked 47 source files)\n",
+			"checks failed: src/reports/_compat.py:4: error: Library stubs not installed for \"dateutil\"  [import-untyped]",
+		},
+		{
+			// mypy's report of a file it cannot parse: that code does not build.
+			"mypy, a syntax error",
+			"src/etl/normalize.py:7: error: invalid syntax  [syntax]\nFound 1 error in 1 file (errors prevented further checking)\n",
+			"does not build: src/etl/normalize.py:7: error: invalid syntax  [syntax]",
+		},
+		{
+			// e19b/codex-credo-new-issue-every-attempt: mix credo --strict (rrrene/credo's
+			// output): the issue with the place Credo prints under it.
+			"credo, the issue and its place",
+			"Checking 38 source files ...\n\n  Code Readability\n┃ \n┃ [R] ↗ Modules should have a @moduledoc tag.\n" +
+				"┃       lib/hooky/backoff.ex:1:11 #(Hooky.Backoff)\n\nPlease report incorrect results: https://github.com/rrrene/credo/issues\n\n" +
+				"187 mods/funs, found 1 code readability issue.\n\n" +
+				"Showing priority issues: ↑ ↗ →  (use `mix credo explain` to explain issues, `mix credo --help` for options).\n",
+			"checks failed: lib/hooky/backoff.ex:1:11: Modules should have a @moduledoc tag.",
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := ParseTests(c.out).Summary(); got != c.want {
 				t.Errorf("got  %q\nwant %q", got, c.want)
 			}
 		})
+	}
+}
+
+// e19d/gemini-go-retry-task-then-proxy-dns: go test with an empty module cache and DNS failing
+// (cmd/go's errors at the imports it could not download): the network failed, not the code's
+// build; the line keeps its innermost cause.
+func TestParseTestsModuleFetchIsNoBuild(t *testing.T) {
+	out := "go: downloading github.com/go-chi/chi/v5 v5.1.0\n" +
+		"internal/api/server.go:8:2: github.com/go-chi/chi/v5@v5.1.0: Get \"https://proxy.golang.org/github.com/go-chi/chi/v5/@v/v5.1.0.zip\": dial tcp: lookup proxy.golang.org on 127.0.0.53:53: server misbehaving\n" +
+		"internal/api/health_test.go:9:2: github.com/stretchr/testify@v1.9.0: Get \"https://proxy.golang.org/github.com/stretchr/testify/@v/v1.9.0.zip\": dial tcp: lookup proxy.golang.org on 127.0.0.53:53: server misbehaving\n"
+	if got := ParseTests(out).Summary(); got != "" {
+		t.Errorf("summary %q, want none", got)
+	}
+	want := "internal/api/health_test.go:9:2: …: Get \"https://proxy.golang.org/github.com/stretchr/testify/@v/v1.9.0.zip\": dial tcp: lookup proxy.golang.org on 127.0.0.53:53: server misbehaving"
+	if got := DecisiveLine(out); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	// A compile error at a place stays one.
+	if got := ParseTests("internal/api/server.go:12:9: undefined: chi.NewMux\n").Summary(); got != "does not build: internal/api/server.go:12:9: undefined: chi.NewMux" {
+		t.Errorf("compile error: %q", got)
 	}
 }
