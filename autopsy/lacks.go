@@ -105,6 +105,75 @@ var lackRes = []lackRe{
 	{lazyre.New(`operator torchvision::nms does not exist|torchvision is not compatible with torch|Detected that PyTorch and torchvision were compiled with different CUDA`),
 		func(m []string) string { return "a torchvision built for the installed torch" },
 		func(m []string) string { return "python3 -m pip install --upgrade torch torchvision" }},
+	// cabal: the compiler cabal.project names is not installed (haskell/cabal's own words).
+	{lazyre.New(`The program '(ghc-([\d.]+)|[\w.-]+)' is required but it could not be found`),
+		func(m []string) string { return m[1] + " (the build asks for it by name)" },
+		func(m []string) string {
+			if m[2] != "" {
+				return "ghcup install ghc " + m[2]
+			}
+			return installProgram(m[1])
+		}},
+	// cypress-io/cypress#8177: the npm package without the binary it downloads.
+	{lazyre.New(`The cypress npm package is installed, but the Cypress binary is missing`),
+		func(m []string) string { return "the Cypress binary (the npm package is there, its download is not)" },
+		func(m []string) string { return "npx cypress install" }},
+	// Electron, Chromium and GTK programs with no display to open (electron/electron#…).
+	{lazyre.New(`Missing X server or \$DISPLAY|cannot open display|Gtk-WARNING \*\*: .*cannot open display|no DISPLAY environment variable`),
+		func(m []string) string { return "a display for the GUI tests (an X server or Xvfb)" },
+		func(m []string) string { return "sudo apt-get install -y xvfb  # then run the verify under xvfb-run" }},
+	// arduino-cli: the board's core not installed.
+	{lazyre.New(`Platform '([\w-]+:[\w-]+)' not found: platform not installed`),
+		func(m []string) string { return "the Arduino core " + m[1] },
+		func(m []string) string { return "arduino-cli core update-index && arduino-cli core install " + m[1] }},
+	// ESP-IDF's tools run outside the environment its export.sh sets up.
+	{lazyre.New(`not spawned within an ESP-IDF shell environment|IDF_PATH environment variable is not set|idf\.py: command not found`),
+		func(m []string) string { return "the ESP-IDF environment (export.sh sourced in the verify's shell)" },
+		func(m []string) string {
+			return ". $HOME/esp/esp-idf/export.sh  # ESP-IDF's environment, in the verify command"
+		}},
+	// mkdocs: a theme the config names that is not installed.
+	{lazyre.New(`Unrecognised theme name: '([\w-]+)'`),
+		func(m []string) string { return "the mkdocs theme " + m[1] },
+		func(m []string) string { return "python3 -m pip install mkdocs-" + m[1] }},
+	// cargo: a system library a -sys crate needs, found through pkg-config.
+	{lazyre.New("The system library `([\\w.+-]+)` required by crate `([\\w-]+)` was not found"),
+		func(m []string) string {
+			return "the development files of " + m[1] + " (crate " + m[2] + " needs them)"
+		},
+		func(m []string) string {
+			return "sudo apt-get install -y pkg-config lib" + strings.TrimPrefix(m[1], "lib") + "-dev"
+		}},
+	// govulncheck: a vulnerability in the standard library of the Go that ran it ("Fixed in:
+	// net/http@go1.22.12"): a newer Go, not a change to the code.
+	{lazyre.New(`Fixed in: [\w./-]+@go([\d.]+)`),
+		func(m []string) string {
+			return "Go " + m[1] + " or later (the standard library of this machine's Go has known vulnerabilities)"
+		},
+		func(m []string) string { return "go env -w GOTOOLCHAIN=go" + m[1] + "+auto" }},
+	// git describe in a shallow clone (or one fetched without tags), as setuptools-scm and
+	// version stamps run it (pypa/setuptools-scm#790).
+	{lazyre.New(`fatal: No names found, cannot describe anything|setuptools-scm was unable to detect version|unable to detect version for`),
+		func(m []string) string { return "the repository's tags (a shallow clone, or one fetched without them)" },
+		func(m []string) string { return "git fetch --tags --unshallow" }},
+	// Selenium without a driver for the browser (SeleniumHQ/selenium: "Unable to find
+	// chromedriver", Selenium Manager's "Unable to obtain chromedriver").
+	{lazyre.New(`Unable to (?:find|obtain|locate) (chromedriver|geckodriver|msedgedriver)`),
+		func(m []string) string {
+			return "the browser driver " + m[1] + " (Selenium cannot start a browser without it)"
+		},
+		func(m []string) string {
+			if m[1] == "chromedriver" {
+				return "npx @puppeteer/browsers install chromedriver@stable"
+			}
+			return installProgram(m[1])
+		}},
+	// R: a package the tests depend on is not installed (its system library missing, as a rule).
+	{lazyre.New(`Dependency package\(s\) '([\w.]+)' not available|there is no package called ['‘]([\w.]+)['’]`),
+		func(m []string) string { return "the R package " + firstNonEmpty(m[1:]...) },
+		func(m []string) string {
+			return "Rscript -e 'install.packages(\"" + firstNonEmpty(m[1:]...) + "\")'  # its system library first, e.g. libcurl4-openssl-dev for curl"
+		}},
 	// Syntax every maintained Node.js parses (??=, ?., ??, ||=, &&=), refused: the node that ran
 	// the tests is older than the code (a dependency's, as a rule) is written for.
 	{lazyre.New(`SyntaxError: Unexpected token '(\?\?=|\?\?|\?\.|\|\|=|&&=)'`),
@@ -157,7 +226,7 @@ var lackRes = []lackRe{
 				"django": "pytest-django", "mock": "pytest-mock", "randomly": "pytest-randomly", "rerun": "pytest-rerunfailures", "html": "pytest-html"}[m[1]]
 			return "python3 -m pip install " + orWord(p, "pytest-xdist")
 		}},
-	{lazyre.New(`version https://git-lfs\.github\.com/spec/v1|invalid load key, 'v'|is a Git LFS pointer`),
+	{lazyre.New(`version https://git-lfs\.github\.com/spec/v1|invalid load key, 'v'|is a Git LFS pointer|Parquet magic bytes not found in footer`),
 		func(m []string) string { return "the Git LFS objects (the tree holds their pointer files)" },
 		func(m []string) string { return "git lfs install && git lfs pull" }},
 	{lazyre.New(`add_subdirectory given source\s+"?([^"\s]+)"?\s+which is not an|No url found for submodule path|fatal: not a git repository: .*/modules/`),

@@ -33,6 +33,13 @@ var loginRes = []lackRe{
 	{lazyre.New(`(?i)npm (?:ERR!|error) code E401|Unable to authenticate, your authentication token seems to be invalid|npm login`),
 		func(m []string) string { return "an npm registry login" },
 		func(m []string) string { return "npm login" }},
+	// trivy's vulnerability database pulled from ghcr.io, rate-limited (aquasecurity/trivy-action
+	// #389): a mirror of the database, not a login, gets past it.
+	{lazyre.New(`(?i)trivy-db.*TOOMANYREQUESTS|TOOMANYREQUESTS.*trivy-db`),
+		func(m []string) string { return "trivy's vulnerability database (ghcr.io rate-limits its download)" },
+		func(m []string) string {
+			return "export TRIVY_DB_REPOSITORY=mirror.gcr.io/aquasec/trivy-db:2  # a mirror of trivy's database"
+		}},
 	{lazyre.New(`(?i)(?:failed to fetch oauth token|failed to authorize|no basic auth credentials|pull access denied).*?(?:https?://)?([\w.-]+\.[a-z]{2,})(?:[:/]|$)|unauthorized: authentication required|requested access to the resource is denied|docker login|toomanyrequests|reached your pull rate limit`),
 		func(m []string) string {
 			return "a container registry login" + orWord(strings.TrimSpace(" ("+m[1]+")"), "")
@@ -54,7 +61,7 @@ var loginRes = []lackRe{
 		func(m []string) string { return "export HTTPS_PROXY=http://PROXY:PORT" }},
 	// A tool's own word to log in (cargo's "token rejected for `acme`, please run `cargo login
 	// --registry acme`", az's "Please run 'az login' to setup account").
-	{lazyre.New("(?i)(?:please )?run [`'\"]((?:[\\w.-]+ ){1,2}login\\b[^`'\"]*)[`'\"]"),
+	{lazyre.New("(?i)(?:please )?(?:run|use) [`'\"]((?:[\\w.-]+ ){1,2}(?:login|auth)\\b[^`'\"]*)[`'\"]"),
 		func(m []string) string { return "a login the tool asks for (" + m[1] + ")" },
 		func(m []string) string { return m[1] }},
 	// A package index or registry beyond this machine refusing its credentials (uv, pip, cargo,
@@ -80,6 +87,17 @@ var loginRes = []lackRe{
 			return "a Hugging Face token of an account with access to the gated model " + orWord(firstNonEmpty(m[1:]...), "")
 		},
 		func(m []string) string { return "huggingface-cli login" }},
+	// chromaui/chromatic-cli: no project token in the environment.
+	{lazyre.New(`Missing project token`),
+		func(m []string) string { return "Chromatic's project token (CHROMATIC_PROJECT_TOKEN)" },
+		func(m []string) string {
+			return "export CHROMATIC_PROJECT_TOKEN=...  # the project's token from chromatic.com"
+		}},
+	// A link checker or a test meeting GitHub's anonymous rate limit (lycheeverse/lychee): a
+	// token lifts it.
+	{lazyre.New(`\[429\] https://(?:api\.)?github\.com/|API rate limit exceeded for (?:\d{1,3}\.){3}\d{1,3}`),
+		func(m []string) string { return "a GitHub token (anonymous requests met GitHub's rate limit)" },
+		func(m []string) string { return "export GITHUB_TOKEN=$(gh auth token)" }},
 	// google-auth: no Application Default Credentials on this machine.
 	{lazyre.New(`DefaultCredentialsError: (?:Your default credentials were not found|Could not automatically determine credentials)`),
 		func(m []string) string { return "Google Cloud Application Default Credentials" },

@@ -170,3 +170,48 @@ var outsideScopeRule = Rule{
 			f.task.ID, scope, scope, scope, scope, scope, mod, f.fileName()), Commands: []string{f.fixed()}}
 	},
 }
+
+// The prompt forbids touching a place ("do not touch anything under db/") and the agent says the
+// fix needs exactly that place: no attempt can do it as asked.
+
+// forbidsRe: the place a prompt forbids changing.
+var forbidsRe = lazyre.New("(?i)(?:do not|don't|never|must not)\\s+(?:touch|edit|change|modify)\\s+(?:anything\\s+(?:under|in)\\s+|files?\\s+(?:under|in)\\s+|the\\s+)?`?([\\w./-]*[\\w/])`?")
+
+// toldNotRe: an agent saying the task told it not to.
+var toldNotRe = lazyre.New(`(?i)(?:task|prompt|instructions?)\s+(?:says|said|asks|asked|tells|told me)\s+(?:me\s+)?(?:not to|to not)|(?:not allowed|forbidden|forbids|was told not)\s+to`)
+
+// forbiddenFix is the place the prompt forbids and the agent's sentence that the fix needs it.
+func (f *facts) forbiddenFix() (string, string, bool) {
+	a := f.last()
+	if f.def == nil || a.Class != cQuality {
+		return "", "", false
+	}
+	ag := f.agentOf(a)
+	for _, m := range forbidsRe.FindAllStringSubmatch(f.def.Prompt, -1) {
+		place := strings.TrimSuffix(m[1], ".")
+		if len(place) < 2 {
+			continue
+		}
+		for _, l := range evidence.Lines(strings.ReplaceAll(ag.LastMessage+"\n"+ag.Said, ". ", ".\n")) {
+			if toldNotRe.MatchString(l) && strings.Contains(l, place) {
+				return place, clip(strings.TrimSpace(l)), true
+			}
+		}
+	}
+	return "", "", false
+}
+
+var forbiddenFixRule = Rule{
+	Name: "prompt-forbids-the-fix", Category: WorkflowBug, Confidence: 0.81,
+	Match: func(f *facts) bool { _, _, ok := f.forbiddenFix(); return ok },
+	Why: func(f *facts) string {
+		p, l, _ := f.forbiddenFix()
+		return fmt.Sprintf("the prompt forbids touching %s, and the agent says the fix needs it: %s", p, l)
+	},
+	Suggest: func(f *facts) Suggestion {
+		p, _, _ := f.forbiddenFix()
+		return Suggestion{Text: fmt.Sprintf("allow the change in %s in the prompt of task %s (or make it first yourself), in %s; then run the task again", p, f.task.ID, f.fileName()),
+			Commands: []string{f.fixed()}}
+	},
+	Lines: func(f *facts) []string { _, l, _ := f.forbiddenFix(); return []string{l} },
+}

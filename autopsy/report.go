@@ -262,7 +262,9 @@ func gather(in Input, run *store.Run, events []store.Event) *facts {
 	}
 	f.scrub = sc
 	f.repo = in.Repo
-	f.task = decisiveTask(run)
+	if run.State != store.RunSucceeded { // (a succeeded run's failed task was allowed to fail)
+		f.task = decisiveTask(run)
+	}
 	if f.task != nil {
 		if f.file != nil {
 			f.def = f.file.Task(f.task.ID)

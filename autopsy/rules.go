@@ -54,7 +54,7 @@ const (
 // ended, the agent's own last words and refused tool calls, network errors next to the agent's
 // own successful API calls, a prompt waiting for a terminal. Where the evidence does not carry a
 // verdict the table says `unknown` with the evidence summarised.
-var Rules = ranked(stateRules, envRules, []Rule{machineRule, loginRule, machineSaysRule, toolchainRule, worktreeLackRule, promptConflictRule, outsideScopeRule, budgetBelowAttemptRule, hungOnNetworkRule, leftoverStateRule, unbuiltRelationRule, preexistingStepRule}, providerRules, agentRules, workRules, weakRules)
+var Rules = ranked(stateRules, envRules, []Rule{machineRule, loginRule, machineSaysRule, toolchainRule, worktreeLackRule, promptConflictRule, outsideScopeRule, budgetBelowAttemptRule, hungOnNetworkRule, leftoverStateRule, unbuiltRelationRule, preexistingStepRule, screenshotsRule, snapshotCIRule, missingDBRule, overlapRule, missingRefRule, submoduleRule, agentLacksProgramRule, unseenNewFileRule, forbiddenFixRule}, providerRules, agentRules, workRules, weakRules)
 
 // ranked orders the rules by confidence, keeping the written order among equals.
 func ranked(groups ...[]Rule) []Rule {
@@ -71,6 +71,20 @@ func decide(f *facts) Rule {
 		}
 	}
 	return Rules[len(Rules)-1]
+}
+
+// allowedFailures are the tasks of a succeeded run that failed: allow_fail let the run go on.
+func (f *facts) allowedFailures() []string {
+	var out []string
+	if f.run.State != store.RunSucceeded {
+		return nil
+	}
+	for _, t := range f.run.Tasks {
+		if t.State == store.TaskFailed || t.State == store.TaskBlocked {
+			out = append(out, t.ID)
+		}
+	}
+	return out
 }
 
 // decidingLines are the lines a rule quotes, else the last failure's message.
@@ -96,6 +110,8 @@ func (f *facts) decidingLines(r Rule) []string {
 // stateRules say what the run's state says: nothing failed, a decision waits, mulligan itself
 // failed, the task file is wrong.
 var stateRules = []Rule{
+	runAbortedLackRule,
+	runAbortedRule,
 	{
 		Name: "waiting-approval", Category: NoFailure, Confidence: 1,
 		Match: func(f *facts) bool {
@@ -165,10 +181,14 @@ var stateRules = []Rule{
 		Name: "no-failure", Category: NoFailure, Confidence: 1,
 		Match: func(f *facts) bool { return f.task == nil },
 		Why: func(f *facts) string {
+			why := "no attempt of this run failed"
 			if n := f.recoveredAttempts(); n > 0 {
-				return fmt.Sprintf("the run has no failed task: %d attempt(s) failed and a later attempt of the same task succeeded", n)
+				why = fmt.Sprintf("the run has no failed task: %d attempt(s) failed and a later attempt of the same task succeeded", n)
 			}
-			return "no attempt of this run failed"
+			if ts := f.allowedFailures(); len(ts) > 0 {
+				why = "the run succeeded; task " + strings.Join(ts, ", ") + " failed, and was allowed to (allow_fail)"
+			}
+			return why
 		},
 		Suggest: func(f *facts) Suggestion {
 			return Suggestion{Text: "nothing to fix; check the suspicious successes, if any", Commands: []string{"mulligan show " + f.run.ID}}

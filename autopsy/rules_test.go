@@ -112,6 +112,67 @@ func TestRules(t *testing.T) {
 			f.task.State = store.TaskBlocked
 			return f
 		}, NoFailure, []string{"mulligan apply k3f9abcd/fix@2 --dry-run", "mulligan apply k3f9abcd/fix@2 --merge", "mulligan resume k3f9abcd"}, "merge the change with your version"},
+		{"parallel-tasks-overlap", func(t *testing.T) *facts {
+			// Two parallel worktree tasks edit the same line; docs was applied first.
+			repo, pre, post := twoTrees(t, map[string]string{"src/limits.go": "const Max = 10\n"}, map[string]string{"src/limits.go": "const Max = 20\n"})
+			f := mkFacts(t, reasonApply, att{ok: true, files: 1})
+			f.repo = repo
+			f.task.State = store.TaskBlocked
+			f.task.Attempts[0].PreTree, f.task.Attempts[0].Tree = pre, post
+			other := store.Task{RunID: f.run.ID, ID: "docs", State: store.TaskSucceeded,
+				Attempts: []store.Attempt{{RunID: f.run.ID, TaskID: "docs", N: 1, State: store.AttemptSucceeded, PreTree: pre, Tree: post}}}
+			f.run.Tasks = append(f.run.Tasks, other)
+			f.task = &f.run.Tasks[0]
+			return f
+		}, WorkflowBug, []string{"mulligan apply k3f9abcd/fix@1 --dry-run", "mulligan apply k3f9abcd/fix@1 --merge", "mulligan resume k3f9abcd"}, "needs: [docs]"},
+		{"verify-needs-missing-ref", func(t *testing.T) *facts {
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `sh scripts/check-changelog.sh` exited with status 128", files: 1,
+				verify: "fatal: ambiguous argument 'origin/main...HEAD': unknown revision or path not in the working tree.\nUse '--' to separate paths from revisions\n"}
+			return mkFacts(t, "", v, v)
+		}, WorkflowBug, []string{"mulligan run fix"}, "a ref this clone has"},
+		{"run-aborted-lacks-program", func(t *testing.T) *facts {
+			// A git-crypt clean filter the machine cannot run: no snapshot, no attempt.
+			f := mkFacts(t, "")
+			f.run.Reason = "internal"
+			f.events = []store.Event{{Type: store.EventRunStateChanged, Payload: []byte(`{"to":"failed","message":"base snapshot: clean filter 'git-crypt' failed: exit status 127: sh: 1: git-crypt: not found"}`)}}
+			return f
+		}, Environment, []string{"sudo apt-get install -y git-crypt", "mulligan run"}, "install git-crypt"},
+		{"run-aborted", func(t *testing.T) *facts {
+			f := mkFacts(t, "")
+			f.events = []store.Event{{Type: store.EventRunStateChanged, Payload: []byte(`{"to":"failed","message":"store: database is locked"}`)}}
+			return f
+		}, ToolBug, []string{"mulligan run"}, "mulligan's own error"},
+		{"submodule-not-checked-out", func(t *testing.T) *facts {
+			// rust-lang/cargo: a path dependency in a submodule never initialised.
+			repo, pre, post := twoTrees(t, map[string]string{".gitmodules": "[submodule \"third_party/proj-sys\"]\n\tpath = third_party/proj-sys\n\turl = https://github.com/georust/proj-sys.git\n", "src/lib.rs": "\n"},
+				map[string]string{".gitmodules": "[submodule \"third_party/proj-sys\"]\n\tpath = third_party/proj-sys\n\turl = https://github.com/georust/proj-sys.git\n", "src/lib.rs": "fn a() {}\n"})
+			out := "error: failed to get `proj-sys` as a dependency of package `tilekit v0.4.2`\n\nCaused by:\n  failed to read `/home/dev/src/tilekit/third_party/proj-sys/Cargo.toml`\n\nCaused by:\n  No such file or directory (os error 2)\n"
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `cargo test` exited with status 101", files: 1, verify: out}
+			return onTrees(mkFacts(t, "", v, v), repo, pre, post)
+		}, Environment, []string{"git submodule update --init --recursive", "mulligan run fix"}, "check the submodules out"},
+		{"agent-lacks-program", func(t *testing.T) *facts {
+			// The agent's go generate needs mockgen, which the machine lacks; it says so.
+			out := `{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"internal/store/store.go:3: running \"mockgen\": exec: \"mockgen\": executable file not found in $PATH","is_error":true}]}}` + "\n" +
+				`{"type":"result","subtype":"success","is_error":false,"result":"I couldn't regenerate the mock: mockgen isn't installed. Install it with ` + "`go install go.uber.org/mock/mockgen@v0.5.0`" + ` and run go generate."}` + "\n"
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `go vet ./...` exited with status 1", files: 1, out: out, verify: "vet: internal/janitor/janitor_test.go:24:18: cannot use m (variable of type *store.MockStore) as store.Store value\n"}
+			return mkFacts(t, "", v, v)
+		}, Environment, []string{"go install go.uber.org/mock/mockgen@v0.5.0", "mulligan run fix"}, "install mockgen"},
+		{"verify-misses-new-file", func(t *testing.T) *facts {
+			// NixOS/nix: a flake sees only the files git tracks; the attempt's new module is not.
+			repo, pre, post := twoTrees(t, map[string]string{"flake.nix": "{}\n"}, map[string]string{"flake.nix": "{ imports = [ ./modules/metrics.nix ]; }\n", "modules/metrics.nix": "{}\n"})
+			out := "error: getting status of '/nix/store/qk3v0l8r1b6m2yz5c9xw4fhd7ajn0s2p-source/modules/metrics.nix': No such file or directory\n"
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `nix flake check` exited with status 1", files: 2, verify: out}
+			f := mkFacts(t, "", v, v)
+			f.base = &baseVerify{ExitCode: 0, Output: "all checks passed\n"}
+			return onTrees(f, repo, pre, post)
+		}, WorkflowBug, []string{"mulligan run fix"}, "git add -A"},
+		{"prompt-forbids-the-fix", func(t *testing.T) *facts {
+			out := `{"type":"result","subtype":"success","is_error":false,"result":"I added the archived scope.\n\nNote: db/schema.rb has no archived_at column, and the task says not to touch db/ (schema changes go through DBA review), so I did not create a migration."}` + "\n"
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `bin/rails test` exited with status 1", files: 1, out: out, verify: "PG::UndefinedColumn: ERROR:  column projects.archived_at does not exist\n"}
+			f := mkFacts(t, "", v, v)
+			f.def.Prompt = "Add soft archiving to projects. Only edit app/models/project.rb; do not touch anything under db/ (schema changes go through DBA review)."
+			return f
+		}, WorkflowBug, []string{"mulligan run fix"}, "allow the change in db/"},
 		{"runner-died-repeatedly", func(t *testing.T) *facts {
 			return mkFacts(t, reasonResume, att{class: cRunnerDied, msg: "the mulligan process died during the attempt"})
 		}, ToolBug, []string{"mulligan events k3f9abcd"}, "what killed mulligan"},
@@ -598,6 +659,27 @@ func TestRules(t *testing.T) {
 			f.base = &baseVerify{ExitCode: 1, Output: docs + "FAILED tests/test_paginate.py::test_first_page - AssertionError: assert [11] == [1]\n1 failed, 30 passed in 0.41s\nnox > * docs: failed\n"}
 			return f
 		}, WorkflowBug, []string{"mulligan run fix"}, "narrow `verify.command`"},
+		{"screenshots-differ-here", func(t *testing.T) *facts {
+			// microsoft/playwright#20097: baselines made on another machine's fonts.
+			out := "  1) [chromium] › tests/visual/header.spec.ts:8:7 › header › desktop nav\n\n    Error: expect(page).toHaveScreenshot(expected) failed\n\n      2417 pixels (ratio 0.01 of all image pixels) are different.\n\n  1 failed\n  8 passed (21.4s)\n"
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `npx playwright test` exited with status 1", files: 1, verify: out}
+			f := mkFacts(t, "", v, v)
+			f.base = &baseVerify{ExitCode: 1, Output: out}
+			return f
+		}, Environment, []string{"npx playwright install-deps  # the fonts and libraries the browsers render with", "mulligan run fix"}, "baselines"},
+		{"verify-will-not-write-snapshots", func(t *testing.T) *facts {
+			// jestjs/jest: --ci does not write snapshots a new test asks for.
+			out := " FAIL  src/components/__tests__/StatusBadge.test.tsx\n  ● StatusBadge › renders paid\n\n    New snapshot was not written. The update flag must be explicitly passed to write a new snapshot.\n"
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `npx jest --ci` exited with status 1", files: 2, verify: out}
+			return mkFacts(t, "", v, v)
+		}, WorkflowBug, []string{"mulligan run fix"}, "without --ci"},
+		{"verify-names-missing-database", func(t *testing.T) *facts {
+			out := "--- FAIL: TestReserveStock (0.01s)\n    reserve_test.go:22: open: Error 1049 (42000): Unknown database 'inventory_tests'\n"
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `go test ./...` exited with status 1", files: 1, verify: out}
+			f := mkFacts(t, "", v, v)
+			f.def.Verify.Command = []string{"env", "TEST_DSN=inventory:inventory@tcp(127.0.0.1:3306)/inventory_tests", "go", "test", "./..."}
+			return f
+		}, WorkflowBug, []string{"mulligan run fix"}, "the project creates"},
 		{"cancelled", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: cCancel, msg: "the attempt was cancelled"})
 		}, Unknown, []string{"mulligan run fix"}, "again"},
@@ -996,6 +1078,15 @@ func TestLackIn(t *testing.T) {
 		"E   locale.Error: unsupported locale setting":                                                                                                                        "sudo dpkg-reconfigure locales",
 		"failed to initialize build cache at /home/ci/.cache/go-build: mkdir /home/ci/.cache: read-only file system":                                                          "export GOCACHE=/tmp/go-build",
 		"browserType.launch: Host system is missing dependencies to run browsers.":                                                                                            "sudo npx playwright install-deps",
+		"fatal: No names found, cannot describe anything.":                                                                                                                    "git fetch --tags --unshallow",
+		"Selenium::WebDriver::Error::WebDriverError: Unable to find chromedriver. Please download the server from":                                                            "npx @puppeteer/browsers install chromedriver@stable",
+		"[4817:1204/031522.118466:ERROR:ozone_platform_x11.cc(240)] Missing X server or $DISPLAY":                                                                             "sudo apt-get install -y xvfb  # then run the verify under xvfb-run",
+		"Error during build: Platform 'arduino:avr' not found: platform not installed":                                                                                        "arduino-cli core update-index && arduino-cli core install arduino:avr",
+		"ERROR   -  Config value 'theme': Unrecognised theme name: 'material'. The available installed themes are: mkdocs":                                                    "python3 -m pip install mkdocs-material",
+		"  The system library `webkit2gtk-4.1` required by crate `webkit2gtk-sys` was not found.":                                                                             "sudo apt-get install -y pkg-config libwebkit2gtk-4.1-dev",
+		"    Fixed in: net/http@go1.22.12":                                                                                                                                    "go env -w GOTOOLCHAIN=go1.22.12+auto",
+		"Error: cabal: The program 'ghc-9.6.6' is required but it could not be found.":                                                                                        "ghcup install ghc 9.6.6",
+		"The cypress npm package is installed, but the Cypress binary is missing.":                                                                                            "npx cypress install",
 		"E   RuntimeError: operator torchvision::nms does not exist":                                                                                                          "python3 -m pip install --upgrade torch torchvision",
 		"   > Android Gradle plugin requires Java 17 to run. You are currently using Java 11.":                                                                                "sudo apt-get install -y openjdk-17-jdk",
 		"/usr/lib/ruby/3.2.0/rubygems.rb:264:in `find_spec_for_exe': Could not find 'bundler' (2.5.11) required by your /src/press/Gemfile.lock. (Gem::GemNotFoundException)": "gem install bundler:2.5.11",

@@ -112,7 +112,7 @@ var workRules = []Rule{
 			// (No attempt changed a file: the tree after them is the base, so the comparison
 			// says nothing of whose the tests are.)
 			ts, ok := f.preexisting()
-			return ok && (!f.promptAsksToFix(ts) || f.saidPreexisting() != "") && !f.noAttemptChanged()
+			return ok && (!f.promptAsksToFix(ts) || f.saidPreexisting() != "") && !f.noAttemptChanged() && !f.testsAboutPrompt()
 		},
 		Why: func(f *facts) string {
 			ts, _ := f.preexisting()

@@ -354,7 +354,7 @@ func failsOtherwise(now, base evidence.Tests) bool {
 }
 
 // testCrashRe: a test's process crashed, rather than an assertion failing.
-var testCrashRe = lazyre.New(`(?i)Sanitizer|runtime error:|Segmentation fault|SIGSEGV|SIGABRT|SIGBUS|stack overflow|core dumped|^panic:|\bpanicked\b`)
+var testCrashRe = lazyre.New(`(?i)Sanitizer|runtime error:|Segmentation fault|SIGSEGV|SIGABRT|SIGBUS|stack overflow|core dumped|^panic:|\bpanicked\b|exit value 13[49]\b|exit (?:code|status) 139\b|Test host process crashed`)
 
 // saidPreexistingRe: an agent saying the tests still failing were failing before its change.
 var saidPreexistingRe = lazyre.New(`(?i)\bpre-?existing\b|fails? (?:on|in|with) the (?:clean|original|base|untouched|unmodified) (?:tree|checkout|branch|code)|(?:fails?|failing|failed) (?:without|before) my change|unrelated to (?:my|this|the) (?:change|fix|edit)|already (?:fails?|failing|failed|broken) (?:on|before|without)`)
@@ -387,6 +387,31 @@ func (f *facts) promptAsksToFix(tests []string) bool {
 	}
 	return fixTestsRe.MatchString(p)
 }
+
+// testsAboutPrompt: a test that fails after the last attempt names what the prompt asks for (its
+// identifier, its code "SAVE10", its quoted value) in its name or its message: it checks the
+// task's own change, whatever the base said.
+func (f *facts) testsAboutPrompt() bool {
+	if f.def == nil {
+		return false
+	}
+	var names []string
+	for _, m := range promptNameRe.FindAllStringSubmatch(f.def.Prompt, -1) {
+		names = append(names, firstNonEmpty(m[1:]...))
+	}
+	names = append(names, promptCodeRe.FindAllString(f.def.Prompt, -1)...)
+	for _, t := range f.testsOf(f.lastOf(cQuality)).Failed {
+		for _, n := range names {
+			if len(n) >= 4 && (strings.Contains(t.Key(), n) || strings.Contains(t.Message, n)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// promptCodeRe: a code a prompt names in capitals ("SAVE10", "MAX_RETRIES").
+var promptCodeRe = lazyre.New(`\b[A-Z]{2,}\d+\b|\b[A-Z]+_[A-Z_]+\b`)
 
 var fixTestsRe = lazyre.New(`(?i)\bfix\b.*\btests?\b|failing tests?|make (?:the )?tests? pass|tests? (?:are|is) (?:failing|red|broken)|\bgreen\b|\b(?:make|so(?: that)?|until)\s+` + "`[^`]+`" + `\s+pass(?:es)?\b`)
 

@@ -25,6 +25,10 @@ func TestLoginLines(t *testing.T) {
 		"  * attempted ssh-agent authentication, but no usernames succeeded: `git`": "ssh-add -l",
 		// googleapis/google-auth-library-python.
 		"google.auth.exceptions.DefaultCredentialsError: Your default credentials were not found. To set up Application Default Credentials, see https://cloud.google.com/docs/authentication/external/set-up-adc": "gcloud auth application-default login",
+		// serverless/serverless#12534: v4 asks for a login in its own words.
+		`Error: You must sign in or use a license key with Serverless Framework V.4 and later versions. Please use "serverless login".`: "serverless login",
+		// chromaui/chromatic-cli's missingProjectToken.
+		"✖ Missing project token": "export CHROMATIC_PROJECT_TOKEN=...  # the project's token from chromatic.com",
 		// huggingface/transformers: a gated model, no token.
 		"E   Cannot access gated repo for url https://huggingface.co/meta-llama/Llama-3.2-1B-Instruct/resolve/main/config.json.": "huggingface-cli login",
 	} {

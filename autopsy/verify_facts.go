@@ -49,6 +49,12 @@ func (f *facts) verifyBrokenOnBase() bool {
 	if strings.TrimSpace(f.base.Output) == "" || onlyExits(f.base.Output) || base.saysNothing() && endsOnExit(f.base.Output) {
 		return false // "make: *** [Makefile:31: check] Error 1", or no word at all: nothing says it is the command
 	}
+	if base.saysNothing() && (reportElsewhereRe.MatchString(f.base.Output) || onlyLogs(f.base.Output)) {
+		return false // "JUNIT report written to reports/visual.xml": what failed is in a file, not here
+	}
+	if testCrashRe.MatchString(f.base.Output) || evidence.ExitOf(f.base.ExitCode, f.base.Output).Kind == evidence.Killed {
+		return false // the tests crashed (a segfault, the OOM killer): a crash, not a wrong command
+	}
 	_, vs := f.qualityViews()
 	for _, v := range vs {
 		if !v.sameAs(base) {
@@ -56,6 +62,25 @@ func (f *facts) verifyBrokenOnBase() bool {
 		}
 	}
 	return true
+}
+
+// reportElsewhereRe: a test runner saying its results went to a file (a JUnit reporter).
+var reportElsewhereRe = lazyre.New(`(?i)\breport (?:written|saved|generated) (?:to|at|in)\b|\bresults? (?:written|saved) to\b`)
+
+// onlyLogs: every line is a structured log record ({"level":30,…,"msg":…}) and none says
+// anything went wrong: the program's own chatter, not why the command failed.
+func onlyLogs(text string) bool {
+	n := 0
+	for _, l := range strings.Split(text, "\n") {
+		if l = strings.TrimSpace(l); l == "" {
+			continue
+		}
+		if !strings.HasPrefix(l, "{") || causeWordsRe.MatchString(l) {
+			return false
+		}
+		n++
+	}
+	return n > 0
 }
 
 // onlyExits: every line of text says only that something exited non-zero (make's "*** Error 1",

@@ -30,6 +30,11 @@ var (
 	memRe    = lazyre.New(`(?i)out of memory|heap out of memory|Allocation failed|cannot allocate memory|MemoryError|OutOfMemoryError|OOMKilled|oom-kill|Killed process \d+|memory limit|Server terminated abruptly \(error code: 14|Not enough memory to run compilation|JVM heap space is exhausted|GC overhead limit exceeded`)
 )
 
+// othersStoppedRe: a runner of several commands stopping the rest once one ended (concurrently's
+// --kill-others: "--> Sending SIGTERM to other processes..", "[SB] … exited with code SIGTERM"):
+// the signal is its own, not what ended the verify.
+var othersStoppedRe = lazyre.New(`Sending SIGTERM to other processes|exited with code SIG[A-Z]+$`)
+
 // ExitOf reads how a command ended from its exit status (-1: unknown) and what it and its
 // runner printed (go test says "signal: killed" where a shell says "Killed").
 func ExitOf(code int, text string) Exit {
@@ -57,7 +62,7 @@ func ExitOf(code int, text string) Exit {
 			}
 			continue
 		}
-		if e.Line != "" {
+		if e.Line != "" || othersStoppedRe.MatchString(l) {
 			continue
 		}
 		for _, k := range []struct {

@@ -157,7 +157,7 @@ func ParseTests(out string) Tests {
 	r := Tests{Passed: -1, Total: -1}
 	for _, p := range []func([]string, *Tests){parseGo, parsePytest, parseJest, parseVitest, parseCargo, parseSurefire, parseGradle,
 		parseRSpec, parseUnittest, parseMocha, parsePHPUnit, parseDotnet, parsePlaywright, parseMinitest, parseCollision,
-		parseExUnit, parseElixirBuild, parseCTest, parseMeson, parseGTest, parseAutomake, parseHspec, parseDeno, parseClojure} {
+		parseExUnit, parseElixirBuild, parseCTest, parseMeson, parseGTest, parseAutomake, parseHspec, parseDeno, parseClojure, parseZig, parseJulia} {
 		p(lines, &r)
 	}
 	for _, l := range lines {
@@ -179,15 +179,35 @@ func ParseTests(out string) Tests {
 // own words follow; the readers match them from the start of the line.
 var wrapperRe = lazyre.New(`^(?:#\d+ \d+\.\d+ |\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z |[\w.-]+-\d+\s+\| )`)
 
+// concurrentlyRe: concurrently's report that one of its named commands ended ("[TEST] wait-on …
+// exited with code 1"): its lines of that command carry "[TEST] " before the command's own.
+var concurrentlyRe = lazyre.New(`^\[([\w-]+)\] .* exited with code \S+$`)
+
 // unwrap takes the wrapping tool's prefix off each line that has one.
 func unwrap(lines []string) []string {
 	var out []string
+	names := map[string]bool{}
+	for _, l := range lines {
+		if m := concurrentlyRe.FindStringSubmatch(l); m != nil {
+			names["["+m[1]+"]"] = true
+		}
+	}
 	for i, l := range lines {
 		if m := wrapperRe.FindStringIndex(l); m != nil {
 			if out == nil {
 				out = slices.Clone(lines)
 			}
 			out[i] = l[m[1]:]
+		} else if p, rest, ok := strings.Cut(l, " "); ok && names[p] {
+			if out == nil {
+				out = slices.Clone(lines)
+			}
+			out[i] = rest
+		} else if names[l] {
+			if out == nil {
+				out = slices.Clone(lines)
+			}
+			out[i] = ""
 		}
 	}
 	if out == nil {
@@ -231,7 +251,7 @@ var moduleFetchRe = lazyre.New(`^\S+\.go:\d+:\d+: \S+@v[\w.+-]+: (?:Get|reading|
 // checkRe: a linter, formatter or type checker rejected the code (credo's "┃ [R] ↗ …",
 // rubocop's "f.rb:1:1: C: Style/…: …", mypy's "x.py:4: error: … [import-untyped]": no Python
 // compiler prints an error so).
-var checkRe = lazyre.New(`(?i)^\S+\.pyi?:\d+(?::\d+)?: error: |files were modified by this hook|^would reformat |^reformatted |Oh no! .* files? would be reformatted|^\S+ needs formatting|Code style issues found|✖ \d+ problems? \(\d+ errors?|^Found \d+ errors?\.|^\S+\.go:\d+:\d+: .+ \((?:errcheck|govet|staticcheck|unused|ineffassign|gosimple|revive|gofmt|goimports)\)$|^\[error\] \S+: SyntaxError|Forgot to run Prettier\?|^\S+\.(?:py|pyi):\d+:\d+: [A-Z]{1,4}\d{2,4}:? |^┃?\s*\[[CRFWD]\] [↑↗→↘↓] \S|^\S+\.(?:rb|rake):\d+:\d+: [CWEF]: [A-Z]\w+/\w+: `)
+var checkRe = lazyre.New(`(?i)^\S+\.pyi?:\d+(?::\d+)?: error: |files were modified by this hook|^would reformat |^reformatted |Oh no! .* files? would be reformatted|^\S+ needs formatting|Code style issues found|✖ \d+ problems? \(\d+ errors?|^Found \d+ errors?\.|^\S+\.go:\d+:\d+: .+ \((?:errcheck|govet|staticcheck|unused|ineffassign|gosimple|revive|gofmt|goimports)\)$|^\[error\] \S+: SyntaxError|Forgot to run Prettier\?|^\S+\.(?:py|pyi):\d+:\d+: [A-Z]{1,4}\d{2,4}:? |^┃?\s*\[[CRFWD]\] [↑↗→↘↓] \S|coverage threshold for \w+ \(\d+(?:\.\d+)?%\) not met|Coverage failure: total of [\d.]+ is less than fail-under|Required test coverage of [\d.]+% not reached|^\S+\.(?:rb|rake):\d+:\d+: [CWEF]: [A-Z]\w+/\w+: `)
 
 // --- pytest ---
 

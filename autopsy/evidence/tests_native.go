@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"path"
 	"strings"
 
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
@@ -322,4 +323,54 @@ func crashReport(lines []string) (Test, bool) {
 func systemFrame(file string) bool {
 	return strings.Contains(file, "sanitizer") || strings.HasPrefix(file, "/usr/") || strings.Contains(file, "/libc") ||
 		strings.HasPrefix(file, "../sysdeps/") || strings.Contains(file, "gtest") || strings.Contains(file, "catch2")
+}
+
+// zigTestRe: zig's test runner on a failing test: "error: 'tokenizer.test.split keeps commas
+// inside quotes' failed: expected 2, found 4" (ziglang/zig's test_runner.zig), then the trace
+// whose project frame says where.
+var (
+	zigTestRe  = lazyre.New(`^error: '([^']+)' failed(?:: (.+))?$`)
+	zigFrameRe = lazyre.New(`^(\S+\.zig):(\d+):\d+: 0x[0-9a-f]+ in `)
+)
+
+// parseZig reads the tests zig's test runner says failed.
+func parseZig(lines []string, r *Tests) {
+	for i, l := range lines {
+		m := zigTestRe.FindStringSubmatch(strings.TrimSpace(l))
+		if m == nil {
+			continue
+		}
+		t := Test{Runner: "zig", Name: m[1], Message: clip(m[2])}
+		for _, f := range lines[i+1 : min(len(lines), i+12)] {
+			if fm := zigFrameRe.FindStringSubmatch(strings.TrimSpace(f)); fm != nil && !strings.Contains(fm[1], "/lib/std/") {
+				t.File, t.Line = fm[1], atoi(fm[2])
+				break
+			}
+		}
+		r.Failed = append(r.Failed, t)
+	}
+}
+
+// Julia's Test stdlib: "empty: Test Failed at /path/test/runtests.jl:18", its testset before
+// the colon, then "  Expression: …" (JuliaLang/julia's Test.jl).
+var (
+	juliaFailRe = lazyre.New(`^(?:(.+?): )?Test Failed at (\S+\.jl):(\d+)$`)
+	juliaExprRe = lazyre.New(`^\s+Expression: (.+)$`)
+)
+
+// parseJulia reads the tests Julia's Test stdlib says failed, named by testset and place.
+func parseJulia(lines []string, r *Tests) {
+	for i, l := range lines {
+		m := juliaFailRe.FindStringSubmatch(strings.TrimSpace(l))
+		if m == nil {
+			continue
+		}
+		t := Test{Runner: "julia", Name: strings.TrimSpace(m[1] + " " + path.Base(m[2]) + ":" + m[3]), File: m[2], Line: atoi(m[3])}
+		if i+1 < len(lines) {
+			if e := juliaExprRe.FindStringSubmatch(lines[i+1]); e != nil {
+				t.Message = clip(e[1])
+			}
+		}
+		r.Failed = append(r.Failed, t)
+	}
 }

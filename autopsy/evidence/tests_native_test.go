@@ -272,3 +272,38 @@ func TestCBuildErrors(t *testing.T) {
 		}
 	}
 }
+
+// ziglang/zig's test runner: the failing test by its name, where it failed in the project.
+func TestParseZig(t *testing.T) {
+	out := "└─ run test 5/6 passed, 1 failed\nerror: 'tokenizer.test.split keeps commas inside quotes' failed: expected 2, found 4\n/opt/zig/lib/std/testing.zig:103:17: 0x1049f3c in expectEqualInner__anon_2941 (test)\n                return error.TestExpectedEqual;\n/home/ana/csvz/src/tokenizer.zig:48:5: 0x104a51e in test.split keeps commas inside quotes (test)\n"
+	got := ParseTests(out).Failed
+	if len(got) != 1 || got[0].Name != "tokenizer.test.split keeps commas inside quotes" || got[0].File != "/home/ana/csvz/src/tokenizer.zig" || got[0].Line != 48 || got[0].Message != "expected 2, found 4" {
+		t.Fatalf("%+v", got)
+	}
+}
+
+// open-cli-tools/concurrently: each command's lines carry its name; the runners read past it,
+// and the SIGTERM it sends the others once one ended is not how the verify ended.
+func TestConcurrentlyPrefix(t *testing.T) {
+	out := "[TEST]  FAIL   browser: chromium  src/components/DateRangePicker.stories.tsx\n[TEST]   ● Components/DateRangePicker › WithPresets › play-test\n[TEST] Tests:       1 failed, 14 passed, 15 total\n[TEST] test-storybook --url http://127.0.0.1:6006 exited with code 1\n--> Sending SIGTERM to other processes..\n[SB] http-server storybook-static --port 6006 --silent exited with code SIGTERM\n"
+	if got := ParseTests(out).Failed; len(got) == 0 {
+		t.Errorf("no failing test read past concurrently's prefix")
+	}
+	if e := ExitOf(1, out); e.Kind == Terminated {
+		t.Errorf("the SIGTERM concurrently sent the others read as the verify's end: %+v", e)
+	}
+}
+
+// JuliaLang/julia's Test stdlib; jest's and pytest-cov's coverage gates read as a check.
+func TestParseJuliaAndCoverage(t *testing.T) {
+	out := "empty: Test Failed at /home/jl/Intervals2.jl/test/runtests.jl:18\n  Expression: isempty(intersect(Interval(0, 1), Interval(2, 3)))\nTest Summary: | Pass  Fail  Total  Time\n"
+	got := ParseTests(out).Failed
+	if len(got) != 1 || got[0].Name != "empty runtests.jl:18" || got[0].Line != 18 || got[0].Message == "" {
+		t.Fatalf("%+v", got)
+	}
+	for _, l := range []string{`Jest: "global" coverage threshold for branches (80%) not met: 62.5%`, "FAIL Required test coverage of 90% not reached. Total coverage: 83.70%"} {
+		if r := ParseTests(l + "\n"); len(r.Checks) != 1 {
+			t.Errorf("%q: %+v", l, r)
+		}
+	}
+}
