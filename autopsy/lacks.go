@@ -174,6 +174,12 @@ var lackRes = []lackRe{
 		func(m []string) string {
 			return "Rscript -e 'install.packages(\"" + firstNonEmpty(m[1:]...) + "\")'  # its system library first, e.g. libcurl4-openssl-dev for curl"
 		}},
+	// controller-runtime's envtest without its control-plane binaries (kubebuilder's assets).
+	{lazyre.New(`fork/exec (\S*/(?:etcd|kube-apiserver)): no such file or directory`),
+		func(m []string) string { return "envtest's control-plane binaries (" + m[1] + ")" },
+		func(m []string) string {
+			return "export KUBEBUILDER_ASSETS=$(go run sigs.k8s.io/controller-runtime/tools/setup-envtest@latest use -p path)"
+		}},
 	// Syntax every maintained Node.js parses (??=, ?., ??, ||=, &&=), refused: the node that ran
 	// the tests is older than the code (a dependency's, as a rule) is written for.
 	{lazyre.New(`SyntaxError: Unexpected token '(\?\?=|\?\?|\?\.|\|\|=|&&=)'`),

@@ -71,6 +71,12 @@ var loginRes = []lackRe{
 			return "credentials that " + firstNonEmpty(m[2], m[4]) + " accepts (it refused this machine's)"
 		},
 		func(m []string) string { return registryLogin(firstNonEmpty(m[1], m[3]), firstNonEmpty(m[2], m[4])) }},
+	// .NET's HttpClient refused by a feed (NuGet/Home#12217: the 401 above the NU1301 line).
+	{lazyre.New(`Response status code does not indicate success: 40[13] \((?:Unauthorized|Forbidden)\)`),
+		func(m []string) string { return "credentials the NuGet feed accepts (it answered 401/403)" },
+		func(m []string) string {
+			return "${EDITOR:-vi} ~/.nuget/NuGet/NuGet.Config  # a valid token (PAT) for the feed"
+		}},
 	// NuGet says the feed's URL and its 401 on two lines (dotnet/sdk#47323).
 	{lazyre.New(`error NU1301:.*\b40[13]\b`),
 		func(m []string) string { return "credentials the NuGet feed accepts (it answered 401/403)" },

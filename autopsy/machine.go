@@ -221,7 +221,7 @@ func cmakePackage(name string) string {
 // machineWordsRe: a tool saying the machine lacks something, in words no entry of lackRes
 // knows: not installed, a licence not accepted, no toolchain or SDK it can find, an invalid
 // developer path.
-var machineWordsRe = lazyre.New(`(?i)\bis not installed\b|\bnot installed on (?:this|the|your) (?:machine|system)|licen[cs]es? (?:for .{1,60} )?(?:have |has )?not (?:been )?accepted|accept the (?:SDK )?licen[cs]e|invalid active developer path|requires? (?:the )?(?:PHP )?ext(?:ension)?-[\w]+|extension \S+ (?:is )?missing|(?:cannot|could not|couldn't|unable to) (?:find|locate) (?:a |an |any )?(?:java installation|jdk|sdk|toolchain|matching toolchain|compiler|interpreter|python installation|ruby installation)|no (?:such )?(?:toolchain|sdk|jdk) (?:found|installed)|please install\b|command line tools are not installed|SDK location not found|not installed or not (?:in|on) (?:the )?PATH|No valid credential sources found|Unable to locate credentials|could not find default credentials|Daemon process terminated|daemon is not running|Cannot connect to the Docker daemon|Incorrect username or password|password authentication failed for user|Access denied for user|contains root-owned files|no default (?:toolchain )?is configured`)
+var machineWordsRe = lazyre.New(`(?i)\bis not installed\b|\bnot installed on (?:this|the|your) (?:machine|system)|licen[cs]es? (?:for .{1,60} )?(?:have |has )?not (?:been )?accepted|accept the (?:SDK )?licen[cs]e|invalid active developer path|requires? (?:the )?(?:PHP )?ext(?:ension)?-[\w]+|extension \S+ (?:is )?missing|(?:cannot|could not|couldn't|unable to) (?:find|locate) (?:a |an |any )?(?:java installation|jdk|sdk|toolchain|matching toolchain|compiler|interpreter|python installation|ruby installation)|no (?:such )?(?:toolchain|sdk|jdk) (?:found|installed)|please install\b|command line tools are not installed|SDK location not found|not installed or not (?:in|on) (?:the )?PATH|No valid credential sources found|Unable to locate credentials|could not find default credentials|Daemon process terminated|daemon is not running|Cannot connect to the Docker daemon|Incorrect username or password|password authentication failed for user|Access denied for user|ORA-28001: the password has expired|ORA-01017: invalid username/password|contains root-owned files|no default (?:toolchain )?is configured`)
 
 // stopSays is the first line of the last rejected attempt's verify output (or its message) that
 // re matches and not (if given) does not, when the rejected attempt before it, if any, has one
@@ -281,7 +281,8 @@ var machineAdvice = []struct {
 	{lazyre.New(`(?i)No valid credential sources found|Unable to locate credentials`), "aws configure"},
 	{lazyre.New(`(?i)could not find default credentials`), "gcloud auth application-default login"},
 	{lazyre.New(`(?i)Cannot connect to the Docker daemon|docker daemon is not running`), "sudo systemctl start docker"},
-	{lazyre.New(`(?i)Incorrect username or password|password authentication failed for user|Access denied for user`), "${EDITOR:-vi} .env  # the service's user and password"},
+	{lazyre.New(`(?i)Incorrect username or password|password authentication failed for user|Access denied for user|ORA-01017`), "${EDITOR:-vi} .env  # the service's user and password"},
+	{lazyre.New(`ORA-28001`), "sqlplus / as sysdba  # ALTER USER the_user IDENTIFIED BY a_new_password; the database user's password expired"},
 	{lazyre.New(`(?i)contains root-owned files`), `sudo chown -R "$(id -u):$(id -g)" ~/.npm`},
 }
 

@@ -253,7 +253,7 @@ func hostKeyHost(text string) string {
 var modelNotFoundRe = lazyre.New(`(?i)not_found_error.{0,40}model|issue with the selected model|"?model"?:? \S+ (?:was )?not found|model_not_found|ProviderModelNotFoundError|The model .{1,60} does not exist|unknown model|invalid model|Model not found`)
 
 // missingFileRe: a file a test opened that is not there (python, node, go), relative paths only.
-var missingFileRe = lazyre.New(`No such file or directory: '([^'/][^']*)'|ENOENT: no such file or directory, (?:open|stat|scandir) '([^'/][^']*)'|open ([^\s:/][^\s:]*): no such file or directory`)
+var missingFileRe = lazyre.New(`No such file or directory: '([^'/][^']*)'|ENOENT: no such file or directory, (?:open|stat|scandir) '([^'/][^']*)'|open ([^\s:/][^\s:]*): no such file or directory|(?m)FileNotFoundError: ([^\s'"/\[][^\s'"]*)\s*$|FileNotFoundException: ([^\s/][^\s]*) \(No such file`)
 
 // worktreeMissingFile is a relative path the tests could not open in an isolated worktree, on
 // the base tree and after the last rejected attempt.

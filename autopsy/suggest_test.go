@@ -29,6 +29,8 @@ func TestLoginLines(t *testing.T) {
 		`Error: You must sign in or use a license key with Serverless Framework V.4 and later versions. Please use "serverless login".`: "serverless login",
 		// chromaui/chromatic-cli's missingProjectToken.
 		"✖ Missing project token": "export CHROMATIC_PROJECT_TOKEN=...  # the project's token from chromatic.com",
+		// NuGet/Home#12217: .NET's HttpClient under the NU1301 line.
+		"  Response status code does not indicate success: 401 (Unauthorized).": "${EDITOR:-vi} ~/.nuget/NuGet/NuGet.Config  # a valid token (PAT) for the feed",
 		// huggingface/transformers: a gated model, no token.
 		"E   Cannot access gated repo for url https://huggingface.co/meta-llama/Llama-3.2-1B-Instruct/resolve/main/config.json.": "huggingface-cli login",
 	} {
