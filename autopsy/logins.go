@@ -103,7 +103,9 @@ var loginRes = []lackRe{
 	// token lifts it.
 	{lazyre.New(`\[429\] https://(?:api\.)?github\.com/|API rate limit exceeded for (?:\d{1,3}\.){3}\d{1,3}`),
 		func(m []string) string { return "a GitHub token (anonymous requests met GitHub's rate limit)" },
-		func(m []string) string { return "export GITHUB_TOKEN=...  # a token of yours: gh auth token prints one" }},
+		func(m []string) string {
+			return "export GITHUB_TOKEN=...  # a token of yours: gh auth token prints one"
+		}},
 	// google-auth: no Application Default Credentials on this machine.
 	{lazyre.New(`DefaultCredentialsError: (?:Your default credentials were not found|Could not automatically determine credentials)`),
 		func(m []string) string { return "Google Cloud Application Default Credentials" },
