@@ -180,6 +180,15 @@ var lackRes = []lackRe{
 		func(m []string) string {
 			return "export KUBEBUILDER_ASSETS=$(go run sigs.k8s.io/controller-runtime/tools/setup-envtest@latest use -p path)"
 		}},
+	// Elasticsearch past its flood-stage disk watermark: its indices turn read-only
+	// (elastic/elasticsearch's cluster_block_exception).
+	{lazyre.New(`flood[- ]stage (?:disk )?watermark|index read-only / allow delete|read-only-allow-delete block`),
+		func(m []string) string {
+			return "free disk for Elasticsearch (past its flood-stage watermark, its indices went read-only)"
+		},
+		func(m []string) string {
+			return "df -h  # free disk where Elasticsearch keeps its data; then clear the read-only block"
+		}},
 	// Syntax every maintained Node.js parses (??=, ?., ??, ||=, &&=), refused: the node that ran
 	// the tests is older than the code (a dependency's, as a rule) is written for.
 	{lazyre.New(`SyntaxError: Unexpected token '(\?\?=|\?\?|\?\.|\|\|=|&&=)'`),

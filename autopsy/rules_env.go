@@ -410,6 +410,9 @@ var envRules = []Rule{
 		},
 		Suggest: func(f *facts) Suggestion {
 			probe := "curl -sSI https://" + f.networkHost()
+			if s, _ := f.networkDown(); proxyRe.MatchString(s.line) {
+				probe = "env | grep -i _proxy  # the proxy this machine's tools go through, which refused them"
+			}
 			if len(f.failed) >= 2 || f.base.failed() {
 				// Failed again and again (or on the untouched tree too): not a blip. Check
 				// the host first; DNS, the proxy or the firewall of this machine.
@@ -544,6 +547,9 @@ var nodeBinRe = lazyre.New(`^(?:jest|vitest|vite|tsc|ts-node|tsx|eslint|prettier
 
 // cliFrameRe: a stack frame inside an agent CLI's own installed package.
 var cliFrameRe = lazyre.New(`(?m)^\s+at .*node_modules/(?:@google/gemini-cli|@anthropic-ai/claude-code|@openai/codex|opencode-ai)[^\s)]*|^\s+File "[^"]*site-packages/aider/[^"]*"`)
+
+// proxyRe: a network failure at the proxy, not the host behind it.
+var proxyRe = lazyre.New(`(?i)ProxyError|Cannot connect to proxy|Could not resolve proxy|proxy (?:refused|authentication required)|407 Proxy Authentication`)
 
 var (
 	crashRe = lazyre.New(`(?m)^\s*(?:Uncaught )?(?:TypeError|ReferenceError|RangeError|Error \[ERR_[A-Z_]+\]|AttributeError|KeyError|IndexError|NameError|UnboundLocalError|ValueError|ImportError|ModuleNotFoundError)\b`)

@@ -365,6 +365,12 @@ func TestRules(t *testing.T) {
 		{"network", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: cTransport, msg: "curl: (6) Could not resolve host: api.example.com"}, att{class: cTransport, msg: "fetch failed"})
 		}, Environment, []string{"curl -sSI https://api.example.com", "mulligan run fix"}, "then DNS"},
+		{"network", func(t *testing.T) *facts {
+			// pypa/pip behind a proxy that refuses: the proxy is what to check, not a host.
+			out := "WARNING: Retrying (Retry(total=0, connect=None, read=None, redirect=None, status=None)) after connection broken by 'ProxyError('Cannot connect to proxy.', NewConnectionError('<pip._vendor.urllib3.connection.HTTPSConnection object at 0x7f3a2c1d7880>: Failed to establish a new connection: [Errno 111] Connection refused'))': /simple/hl7apy/\n"
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `pip install -r requirements.txt` exited with status 1", verify: out}
+			return mkFacts(t, "", v, v)
+		}, Environment, []string{"env | grep -i _proxy  # the proxy this machine's tools go through, which refused them", "mulligan run fix"}, "the proxy"},
 		{"provider-flake", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: cTransport, msg: "overloaded"}, att{class: cTransport, msg: "502 bad gateway"})
 		}, AgentFlake, []string{"mulligan run fix"}, "transient"},
@@ -1067,29 +1073,30 @@ func TestLackIn(t *testing.T) {
 	}
 	for text, fix := range map[string]string{
 		"error: package `clap_builder v4.5.2` cannot be built because it requires rustc 1.74 or newer, while the currently active rustc version is 1.72.0": "rustup update stable",
-		"error: Environment variable not found: DATABASE_URL.":                                                                                                                "${EDITOR:-vi} .env  # set DATABASE_URL",
-		"Got an error creating the test database: permission denied to create database":                                                                                       `sudo -u postgres psql -c "ALTER USER $USER CREATEDB"`,
-		"  The source directory\n  /src/ring/third_party/googletest\n  does not contain a CMakeLists.txt file.":                                                               "git submodule update --init --recursive",
-		"A module that was compiled using NumPy 1.x cannot be run in":                                                                                                         "python3 -m pip install 'numpy<2'",
-		"E   ValueError: numpy.dtype size changed, may indicate binary incompatibility. Expected 96 from C header, got 88 from PyObject":                                      "python3 -m pip install --upgrade numpy",
-		"You are using Node.js 18.17.1. For Next.js, Node.js version \"^18.18.0 || ^19.8.0 || >= 20.0.0\" is required.":                                                       "nvm install 20",
-		"Error: The module '/app/node_modules/bcrypt/lib/binding/bcrypt_lib.node'\nwas compiled against a different Node.js version using\nNODE_MODULE_VERSION 93.":           "npm rebuild",
-		"verify.sh: 2: Illegal instruction (core dumped)":                                                                                                                     "grep -o -w -m1 -E 'avx2|avx512f|sse4_2' /proc/cpuinfo",
-		"E   locale.Error: unsupported locale setting":                                                                                                                        "sudo dpkg-reconfigure locales",
-		"failed to initialize build cache at /home/ci/.cache/go-build: mkdir /home/ci/.cache: read-only file system":                                                          "export GOCACHE=/tmp/go-build",
-		"browserType.launch: Host system is missing dependencies to run browsers.":                                                                                            "sudo npx playwright install-deps",
-		`unable to start the controlplane	{"tries": 0, "error": "fork/exec /usr/local/kubebuilder/bin/etcd: no such file or directory"}`:                                      "export KUBEBUILDER_ASSETS=$(go run sigs.k8s.io/controller-runtime/tools/setup-envtest@latest use -p path)",
-		"fatal: No names found, cannot describe anything.":                                                                                                                    "git fetch --tags --unshallow",
-		"Selenium::WebDriver::Error::WebDriverError: Unable to find chromedriver. Please download the server from":                                                            "npx @puppeteer/browsers install chromedriver@stable",
-		"[4817:1204/031522.118466:ERROR:ozone_platform_x11.cc(240)] Missing X server or $DISPLAY":                                                                             "sudo apt-get install -y xvfb  # then run the verify under xvfb-run",
-		"Error during build: Platform 'arduino:avr' not found: platform not installed":                                                                                        "arduino-cli core update-index && arduino-cli core install arduino:avr",
-		"ERROR   -  Config value 'theme': Unrecognised theme name: 'material'. The available installed themes are: mkdocs":                                                    "python3 -m pip install mkdocs-material",
-		"  The system library `webkit2gtk-4.1` required by crate `webkit2gtk-sys` was not found.":                                                                             "sudo apt-get install -y pkg-config libwebkit2gtk-4.1-dev",
-		"    Fixed in: net/http@go1.22.12":                                                                                                                                    "go env -w GOTOOLCHAIN=go1.22.12+auto",
-		"Error: cabal: The program 'ghc-9.6.6' is required but it could not be found.":                                                                                        "ghcup install ghc 9.6.6",
-		"The cypress npm package is installed, but the Cypress binary is missing.":                                                                                            "npx cypress install",
-		"E   RuntimeError: operator torchvision::nms does not exist":                                                                                                          "python3 -m pip install --upgrade torch torchvision",
-		"   > Android Gradle plugin requires Java 17 to run. You are currently using Java 11.":                                                                                "sudo apt-get install -y openjdk-17-jdk",
+		"error: Environment variable not found: DATABASE_URL.":                                                                                                      "${EDITOR:-vi} .env  # set DATABASE_URL",
+		"Got an error creating the test database: permission denied to create database":                                                                             `sudo -u postgres psql -c "ALTER USER $USER CREATEDB"`,
+		"  The source directory\n  /src/ring/third_party/googletest\n  does not contain a CMakeLists.txt file.":                                                     "git submodule update --init --recursive",
+		"A module that was compiled using NumPy 1.x cannot be run in":                                                                                               "python3 -m pip install 'numpy<2'",
+		"E   ValueError: numpy.dtype size changed, may indicate binary incompatibility. Expected 96 from C header, got 88 from PyObject":                            "python3 -m pip install --upgrade numpy",
+		"You are using Node.js 18.17.1. For Next.js, Node.js version \"^18.18.0 || ^19.8.0 || >= 20.0.0\" is required.":                                             "nvm install 20",
+		"Error: The module '/app/node_modules/bcrypt/lib/binding/bcrypt_lib.node'\nwas compiled against a different Node.js version using\nNODE_MODULE_VERSION 93.": "npm rebuild",
+		"verify.sh: 2: Illegal instruction (core dumped)":                                                                                                           "grep -o -w -m1 -E 'avx2|avx512f|sse4_2' /proc/cpuinfo",
+		"E   locale.Error: unsupported locale setting":                                                                                                              "sudo dpkg-reconfigure locales",
+		"failed to initialize build cache at /home/ci/.cache/go-build: mkdir /home/ci/.cache: read-only file system":                                                "export GOCACHE=/tmp/go-build",
+		"browserType.launch: Host system is missing dependencies to run browsers.":                                                                                  "sudo npx playwright install-deps",
+		"index [products_v7] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, index has read-only-allow-delete block];":                 "df -h  # free disk where Elasticsearch keeps its data; then clear the read-only block",
+		`unable to start the controlplane	{"tries": 0, "error": "fork/exec /usr/local/kubebuilder/bin/etcd: no such file or directory"}`:                            "export KUBEBUILDER_ASSETS=$(go run sigs.k8s.io/controller-runtime/tools/setup-envtest@latest use -p path)",
+		"fatal: No names found, cannot describe anything.":                                                                                                          "git fetch --tags --unshallow",
+		"Selenium::WebDriver::Error::WebDriverError: Unable to find chromedriver. Please download the server from":                                                  "npx @puppeteer/browsers install chromedriver@stable",
+		"[4817:1204/031522.118466:ERROR:ozone_platform_x11.cc(240)] Missing X server or $DISPLAY":                                                                   "sudo apt-get install -y xvfb  # then run the verify under xvfb-run",
+		"Error during build: Platform 'arduino:avr' not found: platform not installed":                                                                              "arduino-cli core update-index && arduino-cli core install arduino:avr",
+		"ERROR   -  Config value 'theme': Unrecognised theme name: 'material'. The available installed themes are: mkdocs":                                          "python3 -m pip install mkdocs-material",
+		"  The system library `webkit2gtk-4.1` required by crate `webkit2gtk-sys` was not found.":                                                                   "sudo apt-get install -y pkg-config libwebkit2gtk-4.1-dev",
+		"    Fixed in: net/http@go1.22.12":                                                     "go env -w GOTOOLCHAIN=go1.22.12+auto",
+		"Error: cabal: The program 'ghc-9.6.6' is required but it could not be found.":         "ghcup install ghc 9.6.6",
+		"The cypress npm package is installed, but the Cypress binary is missing.":             "npx cypress install",
+		"E   RuntimeError: operator torchvision::nms does not exist":                           "python3 -m pip install --upgrade torch torchvision",
+		"   > Android Gradle plugin requires Java 17 to run. You are currently using Java 11.": "sudo apt-get install -y openjdk-17-jdk",
 		"/usr/lib/ruby/3.2.0/rubygems.rb:264:in `find_spec_for_exe': Could not find 'bundler' (2.5.11) required by your /src/press/Gemfile.lock. (Gem::GemNotFoundException)": "gem install bundler:2.5.11",
 	} {
 		if k, ok := lackIn(text, false); !ok || k.fix != fix {

@@ -391,14 +391,24 @@ func serviceStart(port string) string {
 
 // networkHost is the host the failures could not reach, else the API of the agent's provider.
 func (f *facts) networkHost() string {
+	// The verify's and the tools' hosts before the agent's own API (an overload on the way is
+	// not what the network failed to reach).
+	api := ""
 	for i := len(f.failed) - 1; i >= 0; i-- {
 		a := f.failed[i]
 		k := key(a.TaskID, a.N)
-		for _, e := range evidence.NetworkErrors(a.Message + "\n" + f.output[k] + "\n" + f.verifyOutput[k]) {
-			if e.Host != "" {
+		for _, e := range evidence.NetworkErrors(f.verifyOutput[k] + "\n" + a.Message + "\n" + f.output[k]) {
+			switch {
+			case e.Host == "":
+			case !e.API:
 				return e.Host
+			case api == "":
+				api = e.Host
 			}
 		}
+	}
+	if api != "" {
+		return api
 	}
 	switch f.presetFor(f.last().Agent) {
 	case taskfile.PresetCodex:
