@@ -135,3 +135,21 @@ func (f *facts) startHead() snapshot.Hash {
 	}
 	return h
 }
+
+// diffOf is what attempt a changed, read from the repository once per autopsy; nil when its
+// trees are not known or cannot be read.
+func (f *facts) diffOf(a storeAttempt) *DiffStat {
+	if a.PreTree == "" || a.Tree == "" {
+		return nil
+	}
+	k := key(a.TaskID, a.N)
+	if d, ok := f.diffs[k]; ok {
+		return d
+	}
+	d := diffStat(f.repo, snapshot.NewHash(a.PreTree), snapshot.NewHash(a.Tree))
+	if f.diffs == nil {
+		f.diffs = map[string]*DiffStat{}
+	}
+	f.diffs[k] = d
+	return d
+}

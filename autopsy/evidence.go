@@ -38,6 +38,7 @@ type facts struct {
 	tests        map[string]evidence.Tests
 	agents       map[string]evidence.Agent
 	signals      map[string][]envSignal // each attempt's, read once (agentSignals, verifySignals)
+	diffs        map[string]*DiffStat   // each attempt's change, read once (diffOf)
 	base         *baseVerify            // the verify command on the task's base tree; nil when not run
 	events       []store.Event
 	effects      []store.Effect // the run's effect ledger

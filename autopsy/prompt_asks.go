@@ -7,7 +7,6 @@ import (
 
 	"github.com/mulligan-dev/mulligan/autopsy/evidence"
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
-	"github.com/mulligan-dev/mulligan/snapshot"
 )
 
 // The prompt asks for requirements that cannot hold together: a dependency resolver proves
@@ -43,7 +42,7 @@ func (f *facts) promptConflict() (string, []string, bool) {
 		for _, l := range ls[max(0, i-12):min(len(ls), i+12)] {
 			for _, m := range pinRe.FindAllStringSubmatch(l, -1) {
 				n := strings.ToLower(strings.TrimRight(m[1], ".-"))
-				if len(n) >= 2 && !slices.Contains(names, n) && promptNames(prompt, n) {
+				if len(n) >= 2 && !slices.Contains(names, n) && hasWord(prompt, n) {
 					names = append(names, n)
 				}
 			}
@@ -59,20 +58,20 @@ func (f *facts) promptConflict() (string, []string, bool) {
 	return line, names, true
 }
 
-// promptNames: the prompt names the package as a word of its own.
-func promptNames(prompt, name string) bool {
+// hasWord: text holds name as a word of its own (letters, digits, '_' and '-' do not border it).
+func hasWord(text, name string) bool {
 	for i := 0; ; {
-		j := strings.Index(prompt[i:], name)
+		j := strings.Index(text[i:], name)
 		if j < 0 {
 			return false
 		}
 		j += i
 		before, after := byte(' '), byte(' ')
 		if j > 0 {
-			before = prompt[j-1]
+			before = text[j-1]
 		}
-		if e := j + len(name); e < len(prompt) {
-			after = prompt[e]
+		if e := j + len(name); e < len(text) {
+			after = text[e]
 		}
 		if !isWordByte(before) && !isWordByte(after) {
 			return true
@@ -144,10 +143,7 @@ func (f *facts) outsideScope() (failed, scope string, ok bool) {
 		if mod == "" || strings.Contains(scope, base) || strings.Contains(mod, scope[strings.LastIndexByte(scope, '/')+1:]) {
 			return "", "", false
 		}
-		if a.PreTree == "" || a.Tree == "" {
-			return "", "", false
-		}
-		if d := diffStat(f.repo, snapshot.NewHash(a.PreTree), snapshot.NewHash(a.Tree)); d == nil || slices.ContainsFunc(d.Paths, func(p PathStat) bool {
+		if d := f.diffOf(a); d == nil || slices.ContainsFunc(d.Paths, func(p PathStat) bool {
 			return slices.Contains(strings.Split(strings.ToLower(p.Path), "/"), base)
 		}) {
 			return "", "", false

@@ -431,9 +431,7 @@ func (f *facts) step(a store.Attempt) Step {
 	if a.Lane > 0 {
 		s.Lane = &a.Lane
 	}
-	if a.PreTree != "" && a.Tree != "" {
-		s.Diff = diffStat(f.repo, snapshot.NewHash(a.PreTree), snapshot.NewHash(a.Tree))
-	}
+	s.Diff = f.diffOf(a)
 	return s
 }
 

@@ -2,7 +2,6 @@ package autopsy
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -158,15 +157,12 @@ func (f *facts) unbuiltRelation() (string, string, bool) {
 		return "", "", false
 	}
 	a := as[len(as)-1]
-	if a.PreTree == "" || a.Tree == "" {
-		return "", "", false
-	}
 	m := missingRelationRe.FindStringSubmatch(f.verifyOutput[key(a.TaskID, a.N)])
 	if m == nil {
 		return "", "", false
 	}
 	name := strings.ToLower(firstNonEmpty(m[1:]...))
-	d := diffStat(f.repo, snapshot.NewHash(a.PreTree), snapshot.NewHash(a.Tree))
+	d := f.diffOf(a)
 	if d == nil {
 		return "", "", false
 	}
@@ -327,7 +323,7 @@ func (f *facts) verifyNamesMissingDB() (string, string, bool) {
 		return "", "", false
 	}
 	db := firstNonEmpty(m[1:]...)
-	if !regexp.MustCompile(`(?:^|[^\w-])` + regexp.QuoteMeta(db) + `(?:$|[^\w-])`).MatchString(strings.Join(f.verifyArgv(), " ")) {
+	if !hasWord(strings.Join(f.verifyArgv(), " "), db) {
 		return "", "", false
 	}
 	return db, clip(m[0]), true
@@ -354,10 +350,10 @@ var missingDBRule = Rule{
 func (f *facts) succeededPaths(t store.Task) []string {
 	var out []string
 	for _, a := range t.Attempts {
-		if a.State != store.AttemptSucceeded || a.PreTree == "" || a.Tree == "" {
+		if a.State != store.AttemptSucceeded {
 			continue
 		}
-		if d := diffStat(f.repo, snapshot.NewHash(a.PreTree), snapshot.NewHash(a.Tree)); d != nil {
+		if d := f.diffOf(a); d != nil {
 			for _, p := range d.Paths {
 				out = append(out, p.Path)
 			}
@@ -612,10 +608,7 @@ func (f *facts) unseenNewFile() (string, string, bool) {
 		return "", "", false
 	}
 	a := as[len(as)-1]
-	if a.PreTree == "" || a.Tree == "" {
-		return "", "", false
-	}
-	d := diffStat(f.repo, snapshot.NewHash(a.PreTree), snapshot.NewHash(a.Tree))
+	d := f.diffOf(a)
 	if d == nil {
 		return "", "", false
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/mulligan-dev/mulligan/autopsy/evidence"
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
-	"github.com/mulligan-dev/mulligan/snapshot"
 )
 
 // The verify's outputs compared: each rejected attempt's with the others' and with the
@@ -162,7 +161,7 @@ func (f *facts) untouchedByAll(lines []string) bool {
 		if a.TaskID != f.task.ID || a.PreTree == "" || a.Tree == "" {
 			continue
 		}
-		d := diffStat(f.repo, snapshot.NewHash(a.PreTree), snapshot.NewHash(a.Tree))
+		d := f.diffOf(a)
 		if d == nil || d.Files > len(d.Paths) {
 			return false
 		}
@@ -267,10 +266,10 @@ func (f *facts) rejectsOwnChange() bool {
 	for i := len(as) - 1; i >= max(0, len(as)-2); i-- {
 		a := as[i]
 		ms := gitDiffRe.FindAllStringSubmatch(f.verifyOutput[key(a.TaskID, a.N)], -1)
-		if len(ms) == 0 || len(vs[i].tests) > 0 || len(vs[i].build) > 0 || a.PreTree == "" || a.Tree == "" {
+		if len(ms) == 0 || len(vs[i].tests) > 0 || len(vs[i].build) > 0 {
 			return false
 		}
-		d := diffStat(f.repo, snapshot.NewHash(a.PreTree), snapshot.NewHash(a.Tree))
+		d := f.diffOf(a)
 		if d == nil {
 			return false
 		}
