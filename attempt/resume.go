@@ -1,6 +1,8 @@
 package attempt
 
 import (
+	"time"
+
 	"context"
 	"errors"
 	"fmt"
@@ -54,7 +56,14 @@ func applyResumeMode(tx *store.Tx, run *store.Run, mode string) error {
 		}
 		switch mode {
 		case ResumeResetAttempts:
-			t.RetriesUsed = 0
+			// The breaker's count and the no-progress streak start again with the budget, as
+			// retry-task's do: either left at its limit would end the fresh budget after one
+			// attempt. The task keeps its base (restarted now, as retry-task --from-base does).
+			t.RetriesUsed, t.ConsecutiveFailures = 0, 0
+			if t.StartedAt != nil {
+				now := time.Now().UTC()
+				t.StartedAt = &now
+			}
 			if t.State == store.TaskBlocked && (t.Reason == ReasonRetriesExhausted || t.Reason == ReasonCircuitTripped) {
 				t.State, t.Reason = store.TaskPending, ""
 			}
