@@ -13,7 +13,7 @@ import (
 
 var (
 	// strongErrRe: a line that names an error.
-	strongErrRe = lazyre.New(`(?:^|[\s:\]])(?:ERROR|FATAL|[Ee]rror|[Ff]atal(?: error)?|[\w.$]*(?:Error|Exception))(?:\[\w+\])?:\s*\S|^(?:\W{0,3})(?:ERROR|FATAL|FAILED|FAILURE)\b|Killed signal|signal: killed|^Killed$|\bOOMKilled\b|[Oo]ut of memory|No space left on device|No tests? matching|No tests were executed|Failed to execute goal|Segmentation fault|core dumped|command not found|No such file or directory|Permission denied|^panic: |Traceback \(most recent call last\)` +
+	strongErrRe = lazyre.New(`(?:^|[\s:\]])(?:ERROR|FATAL|[Ee]rror|[Ff]atal(?: error)?|[\w.$]*(?:Error|Exception))(?:\[\w+\])?:\s*\S|^(?:\W{0,3})(?:ERROR|FATAL|FAILED|FAILURE)\b|Killed signal|signal: killed|^Killed$|\bOOMKilled\b|[Oo]ut of memory|No space left on device|No tests? matching|No tests were executed|No tests found|Failed to execute goal|Segmentation fault|core dumped|command not found|No such file or directory|Permission denied|^panic: |Traceback \(most recent call last\)` +
 		// An exception's class on a line of its own, its message below (RSpec's
 		// "ActiveRecord::PendingMigrationError:"); miette's mark of an error's head (uv).
 		`|^[\w.:$]*(?:Error|Exception):$|^× \S`)
@@ -30,7 +30,11 @@ var (
 		`|^# (?:TOTAL|PASS|SKIP|XFAIL|FAIL|XPASS|ERROR):\s+\d+$|^Testsuite summary for |^See \S*test-suite\.log$|^Please report to \S+@` +
 		// RSpec's tally; a task runner's word that a command it ran exited non-zero (turbo:
 		// "ERROR  run failed: command  exited (1)").
-		`|^\d+ examples?, \d+ failures?|exited \(-?\d+\)$`)
+		`|^\d+ examples?, \d+ failures?|exited \(-?\d+\)$` +
+		// tox 4's line per environment; CMake's and west's words that configuring stopped;
+		// cargo's trailer of a test binary that exited non-zero (a signal it died of is kept).
+		"|^[\\w.-]+: (?:FAIL ✖|OK ✔) in [\\d.]+ seconds$|^-- Configuring incomplete, errors occurred!$|^FATAL ERROR: command exited with status \\d+:" +
+		"|^error: aborting due to (?:\\d+ )?previous errors?|^error: test failed, to rerun pass `|^process didn't exit successfully: `.*` \\(exit (?:status|code): \\d+\\)$")
 	// mavenGoalRe: Maven's "Failed to execute goal g:a:v:goal (id) on project p: why -> [Help 1]".
 	mavenGoalRe = lazyre.New(`^(?:\[ERROR\] )?Failed to execute goal (?:[\w.-]+:)?([\w.-]+):[\w.-]+:([\w.-]+) \([^)]*\) on project [\w.-]+: (.+?)(?: -> \[Help \d+\])?$`)
 )

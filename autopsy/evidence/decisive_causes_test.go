@@ -10,6 +10,58 @@ import (
 func TestDecisiveLineReadsToolsCauses(t *testing.T) {
 	for _, c := range []struct{ name, out, want string }{
 		{
+			// CMake's compiler check (Modules/CMakeDetermineCompiler.cmake's text): the message
+			// spans lines and blank lines; the compiler's name is between them.
+			"cmake, the compiler not in the PATH",
+			"-- The C compiler identification is unknown\nCMake Error at CMakeLists.txt:14 (project):\n  The CMAKE_C_COMPILER:\n\n    arm-none-eabi-gcc\n\n" +
+				"  is not a full path and was not found in the PATH.\n\n  Tell CMake where to find the compiler by setting either the environment\n  variable \"CC\" or the CMake cache entry CMAKE_C_COMPILER to the full path to\n\n\n-- Configuring incomplete, errors occurred!\n",
+			"CMake Error at CMakeLists.txt:14: The CMAKE_C_COMPILER: arm-none-eabi-gcc is not a full path and was not found in the PATH.",
+		},
+		{
+			// west runs CMake; Zephyr's FindZephyr-sdk.cmake finds no SDK. west's own last word
+			// says only that cmake exited.
+			"west, cmake's find_package under it",
+			"-- ZEPHYR_TOOLCHAIN_VARIANT not set, trying to locate Zephyr SDK\nCMake Error at /home/ci/zephyrproject/zephyr/cmake/modules/FindZephyr-sdk.cmake:161 (find_package):\n" +
+				"  Could not find a package configuration file provided by \"Zephyr-sdk\"\n  (requested version 0.16) with any of the following names:\n\n    Zephyr-sdkConfig.cmake\n\n" +
+				"-- Configuring incomplete, errors occurred!\nFATAL ERROR: command exited with status 1: /usr/bin/cmake -B/home/ci/beacon/build -GNinja -S/home/ci/beacon\n",
+			`CMake Error at FindZephyr-sdk.cmake:161: Could not find a package configuration file provided by "Zephyr-sdk" (requested version 0.16) with any of the following names:`,
+		},
+		{
+			// A cargo test runner (probe-rs run) says why it failed; cargo's trailer below it is
+			// its own chain, not the runner's cause.
+			"cargo, a custom runner's error above cargo's chain",
+			"     Running tests/i2c_hil.rs (target/thumbv7em-none-eabihf/debug/deps/i2c_hil-6f1b)\nError: No connected probes were found.\nerror: test failed, to rerun pass `--test i2c_hil`\n\n" +
+				"Caused by:\n  process didn't exit successfully: `probe-rs run --chip nRF52840_xxAA target/debug/deps/i2c_hil-6f1b` (exit status: 1)\n",
+			"Error: No connected probes were found.",
+		},
+		{
+			// A test binary killed by a signal: the signal is the cause.
+			"cargo, a signal in the chain",
+			"error: test failed, to rerun pass `--lib`\n\nCaused by:\n  process didn't exit successfully: `/src/target/debug/deps/ring-4f1b` (signal: 11, SIGSEGV: invalid memory reference)\n",
+			"process didn't exit successfully: `/src/target/debug/deps/ring-4f1b` (signal: 11, SIGSEGV: invalid memory reference)",
+		},
+		{
+			// miri under cargo: rustc's "aborting due to" and cargo's chain are trailers.
+			"miri, undefined behaviour above the trailers",
+			"test ring::tests::peek_wraps_around ... \nerror: Undefined Behavior: out-of-bounds pointer use: alloc1873 has size 8\n  --> src/ring.rs:41:18\n   |\n" +
+				"note: some details are omitted, run with `MIRIFLAGS=-Zmiri-backtrace=full` for a verbose backtrace\n\nerror: aborting due to 1 previous error\n\nerror: test failed, to rerun pass `--lib`\n\n" +
+				"Caused by:\n  process didn't exit successfully: `cargo-miri runner target/miri/debug/deps/ringlog-8c1f` (exit status: 1)\n",
+			"error: Undefined Behavior: out-of-bounds pointer use: alloc1873 has size 8",
+		},
+		{
+			// jest under yarn v1 with a path pattern that matches nothing; yarn's trailer is not it.
+			"jest, no tests found",
+			"$ jest --ci --testPathPattern src/cart\nNo tests found, exiting with code 1\nRun with `--passWithNoTests` to exit with code 0\nPattern: src/cart - 0 matches\n" +
+				"error Command failed with exit code 1.\ninfo Visit https://yarnpkg.com/en/docs/cli/run for documentation about this command.\n",
+			"No tests found, exiting with code 1",
+		},
+		{
+			// tox 4 with an interpreter it cannot find: its per-environment lines say only FAIL.
+			"tox, the environment it could not create",
+			"py38: skipped because could not find python interpreter with spec(s): py38\npy38: FAIL ✖ in 0.02 seconds\npy39: OK ✔ in 3.42 seconds\n  py38: FAIL code 1 (0.02 seconds)\n  py39: OK (3.42 seconds)\n  evaluation failed :( (3.49 seconds)\n",
+			"py38: skipped because could not find python interpreter with spec(s): py38",
+		},
+		{
 			// npm 10's missing script (npm/cli lib/commands/run-script.js), each line under
 			// npm's mark.
 			"npm, a mark alone is no error",

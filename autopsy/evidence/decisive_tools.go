@@ -1,6 +1,8 @@
 package evidence
 
 import (
+	"fmt"
+	"path"
 	"strings"
 
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
@@ -209,8 +211,11 @@ func causedBy(lines []string, at int, l string) string {
 		cause = after
 	}
 	for i := at + 1; cause == "" && i < len(lines) && i <= at+3; i++ {
-		if strings.TrimSpace(lines[i]) != "Caused by:" {
+		if strings.TrimSpace(lines[i]) == "" {
 			continue
+		}
+		if strings.TrimSpace(lines[i]) != "Caused by:" {
+			break // another error's chain (cargo's "error: test failed" under a runner's own)
 		}
 		for j, c := range lines[i+1:] {
 			if c == "" || (c[0] != ' ' && c[0] != '\t') {
@@ -298,7 +303,8 @@ var (
 )
 
 // ownShape is the cause one of those tools gives: Terraform's last error summary, Composer's
-// first problem, Credo's first issue with its place; "" when the output holds none.
+// first problem, Credo's first issue with its place, CMake's first error; "" when the output
+// holds none.
 func ownShape(lines []string) string {
 	for i := len(lines) - 1; i > 0; i-- {
 		if m := tfBoxErrorRe.FindStringSubmatch(lines[i]); m != nil && tfBoxOpenRe.MatchString(lines[i-1]) {
@@ -306,6 +312,9 @@ func ownShape(lines []string) string {
 		}
 	}
 	for i := 0; i+1 < len(lines); i++ {
+		if l, ok := cmakeError(lines, i); ok {
+			return l
+		}
 		if composerProbRe.MatchString(lines[i]) {
 			if m := composerItemRe.FindStringSubmatch(lines[i+1]); m != nil {
 				return clip(m[1])
@@ -331,6 +340,39 @@ func credoIssue(lines []string, i int) (string, bool) {
 		}
 	}
 	return clip(m[1]), true
+}
+
+// CMake's error: "CMake Error at CMakeLists.txt:14 (project):", its message indented below over
+// lines and blank lines ("  The CMAKE_C_COMPILER:", "    arm-none-eabi-gcc", "  is not a full
+// path and was not found in the PATH."), then advice in the same indent.
+var cmakeErrorRe = lazyre.New(`^CMake Error at (\S+?):(\d+) \([\w-]+\):$`)
+
+// cmakeError is CMake's error at lines[i] with its place and its message's first sentence;
+// false when lines[i] is none.
+func cmakeError(lines []string, i int) (string, bool) {
+	m := cmakeErrorRe.FindStringSubmatch(strings.TrimSpace(lines[i]))
+	if m == nil {
+		return "", false
+	}
+	var msg []string
+	for _, l := range lines[i+1:] {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		if l[0] != ' ' && l[0] != '\t' {
+			break
+		}
+		t := strings.TrimSpace(l)
+		msg = append(msg, t)
+		joined := strings.Join(msg, " ")
+		if strings.HasSuffix(t, ".") || strings.HasSuffix(t, ":") && len(joined) >= 40 {
+			break
+		}
+	}
+	if len(msg) == 0 {
+		return "", false
+	}
+	return clip(fmt.Sprintf("CMake Error at %s:%s: %s", path.Base(m[1]), m[2], strings.Join(msg, " "))), true
 }
 
 // retryLines is how far above the error its client's retries are read: pip prints "Could not

@@ -266,11 +266,12 @@ var (
 
 func parsePytest(lines []string, r *Tests) {
 	type loc struct {
-		file string
-		line int
-		msg  string
-		said []string // the section's first paragraph, for a failure no "E" line explains
-		told bool     // the paragraph ended
+		file   string
+		line   int
+		msg    string
+		said   []string // the section's first paragraph, for a failure no "E" line explains
+		told   bool     // the paragraph ended
+		raised string   // the section's last line that names an exception and its message
 	}
 	sections := map[string]loc{}
 	section := ""
@@ -285,6 +286,9 @@ func parsePytest(lines []string, r *Tests) {
 		s := sections[section]
 		if m := pyErrRe.FindStringSubmatch(l); m != nil && s.msg == "" {
 			s.msg = clip(strings.TrimSpace(m[1]))
+		}
+		if m := pyRaisedRe.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
+			s.raised = clip(m[0]) // a notebook's traceback (nbmake, nbval) has no "E" lines: its last exception
 		}
 		if t := strings.TrimSpace(l); !s.told && !pyAsideRe.MatchString(t) {
 			if t == "" || len(s.said) == 2 {
@@ -318,6 +322,9 @@ func parsePytest(lines []string, r *Tests) {
 				}
 				if t.Message == "" {
 					t.Message = s.msg
+				}
+				if t.Message == "" {
+					t.Message = s.raised
 				}
 				if t.Message == "" && len(s.said) > 0 && !strings.HasPrefix(s.said[0], "Traceback") {
 					t.Message = clip(strings.Join(s.said, ": "))
@@ -359,7 +366,11 @@ func parsePytest(lines []string, r *Tests) {
 // pyAsideRe: a line of a failure's section that is about the run, not the failure: xdist's
 // worker and interpreter ("[gw2] linux -- Python 3.12.4 /srv/app/.venv/bin/python3.12"), a
 // place in the code, a captured output's rule, the junit file written.
-var pyAsideRe = lazyre.New(`^\[gw\d+\] \w+ -- Python |^\S+\.py:\d+: |^-{3,} |^- generated xml file`)
+var pyAsideRe = lazyre.New(`^\[gw\d+\] \w+ -- Python |^\S+\.py:\d+: |^-{3,}(?: |$)|^- generated xml file`)
+
+// pyRaisedRe: Python's last traceback line, an exception and its message ("ReadTimeout: (…)",
+// "requests.exceptions.ConnectionError: …").
+var pyRaisedRe = lazyre.New(`^(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Timeout|Exit|Interrupt|Failure|Refused): \S.*$`)
 
 // namedIn is the line that names the test id in quotes and says what became of it (xdist's
 // "worker 'gw2' crashed while running 'tests/test_x.py::test_y'": the crash is the failure, no

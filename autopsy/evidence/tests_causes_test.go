@@ -158,6 +158,21 @@ func TestParseTestsQuotesTheCause(t *testing.T) {
 			"1 failed: docs/report.ipynb::Cell 2 (docs/report.ipynb: Notebook cell execution failed: Cell 2: Cell outputs differ)",
 		},
 		{
+			// e28b/gemini-nbmake-hub-timeout-then-passes: nbmake prints IPython's traceback, no
+			// "E" lines, a rule of dashes first: the exception it ends on says why.
+			"nbmake, the exception the cell raised",
+			"=================================== FAILURES ===================================\n" +
+				"_____________________ notebooks/02_finetune_sentiment.ipynb _____________________\n" +
+				"---------------------------------------------------------------------------\nds = load_dataset(\"stanfordnlp/imdb\", split=\"train[:2%]\")\n" +
+				"---------------------------------------------------------------------------\nReadTimeout                               Traceback (most recent call last)\n" +
+				"Cell In[3], line 1\n----> 1 ds = load_dataset(\"stanfordnlp/imdb\", split=\"train[:2%]\")\n\n" +
+				"ReadTimeout: (ReadTimeoutError(\"HTTPSConnectionPool(host='huggingface.co', port=443): Read timed out. (read timeout=10)\"), '(Request ID: 3f9c)')\n" +
+				"=========================== short test summary info ============================\n" +
+				"FAILED notebooks/02_finetune_sentiment.ipynb::\n" +
+				"========================= 1 failed, 1 passed in 48.21s =========================\n",
+			"1 failed: notebooks/02_finetune_sentiment.ipynb (ReadTimeout: (ReadTimeoutError(\"HTTPSConnectionPool(host='huggingface.co', port=443): Read timed out. (read timeout=10)\"), '(Request ID: 3f9c)'))",
+		},
+		{
 			// --tb=native prints Python's traceback with no "E" lines: a traceback is no
 			// message.
 			"pytest --tb=native, no message",
