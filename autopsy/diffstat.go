@@ -15,6 +15,8 @@ type DiffStat struct {
 	// Partial: the change was too large to count every path's lines; Added and Deleted count
 	// the first maxCountedPaths paths.
 	Partial bool `json:"partial,omitempty"`
+	// changes are all the changed paths, for the checks that look past the first maxStatPaths.
+	changes []snapshot.Change
 }
 
 // PathStat is one changed path. Binary and large blobs count no lines.
@@ -42,7 +44,7 @@ func diffStat(repo *snapshot.Repo, pre, post snapshot.Hash) *DiffStat {
 	if err != nil {
 		return nil
 	}
-	d := &DiffStat{Files: len(changes), Paths: []PathStat{}}
+	d := &DiffStat{Files: len(changes), Paths: []PathStat{}, changes: changes}
 	for i, c := range changes {
 		p := PathStat{Path: c.Path, Action: c.Action.String()}
 		if i >= maxCountedPaths {

@@ -2,6 +2,7 @@ package autopsy
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path"
@@ -249,9 +250,100 @@ func (f *facts) suspicious() []Suspect {
 			if def != nil && def.Verify == nil {
 				out = append(out, Suspect{t.ID, a.N, "no verify command checked the work"})
 			}
+			out = append(out, f.verifyDoubts(t.ID, def, a)...)
 		}
 	}
 	return out
+}
+
+// verifyDoubts are the reasons to doubt the verify that passed attempt a: a verify passes for
+// the change or for a changed verify, and an agent that edits the script the verify runs, or
+// deletes the tests that failed, passes without the fix.
+func (f *facts) verifyDoubts(task string, def *taskfile.Task, a store.Attempt) []Suspect {
+	if def == nil || def.Verify == nil {
+		return nil
+	}
+	d := f.diffOf(a)
+	if d == nil {
+		return nil
+	}
+	var out []Suspect
+	if ps := verifyFilesChanged(def.Verify.Command, d); len(ps) > 0 {
+		out = append(out, Suspect{task, a.N, "it changed what the verify runs (" + strings.Join(ps, ", ") + "): the verify that passed is not the one the task set"})
+	}
+	if ps := deletedTests(d); len(ps) > 0 {
+		out = append(out, Suspect{task, a.N, fmt.Sprintf("it deleted %d test file(s) (%s): the verify no longer runs them", len(ps), clipList(ps, 3))})
+	}
+	return out
+}
+
+// doubtedPass is the first succeeded attempt of the run whose verify is in doubt (verifyDoubts).
+func (f *facts) doubtedPass() (Suspect, bool) {
+	for _, t := range f.run.Tasks {
+		if f.file == nil {
+			break
+		}
+		for _, a := range t.Attempts {
+			if a.State != store.AttemptSucceeded {
+				continue
+			}
+			if ds := f.verifyDoubts(t.ID, f.file.Task(t.ID), a); len(ds) > 0 {
+				return ds[0], true
+			}
+		}
+	}
+	return Suspect{}, false
+}
+
+// verifyFilesChanged lists the files of the repository the verify's command names (its
+// arguments, and the words of a shell script given with -c) that attempt d changed.
+func verifyFilesChanged(command []string, d *DiffStat) []string {
+	named := verifyNames(command)
+	var out []string
+	for _, c := range d.changes {
+		if named[c.Path] {
+			out = append(out, c.Path)
+		}
+	}
+	return out
+}
+
+// verifyNames are the words of the verify's command that may name a file of the repository:
+// its arguments, and the words of a shell script given with -c.
+func verifyNames(command []string) map[string]bool {
+	named := map[string]bool{}
+	for i, arg := range command {
+		words := []string{arg}
+		if i > 0 && command[i-1] == "-c" {
+			words = strings.FieldsFunc(arg, func(r rune) bool { return strings.ContainsRune(" \t\n;|&()<>\"'`", r) })
+		}
+		for _, w := range words {
+			if w != "" && w[0] != '-' {
+				named[path.Clean(strings.TrimPrefix(w, "./"))] = true
+			}
+		}
+	}
+	return named
+}
+
+// deletedTests lists the test files (by their paths: tests/, test_x.py, x_test.go, x.spec.ts…)
+// that attempt d deleted.
+func deletedTests(d *DiffStat) []string {
+	var out []string
+	for _, c := range d.changes {
+		if c.Action == snapshot.Delete && testPathRe.MatchString(c.Path) {
+			out = append(out, c.Path)
+		}
+	}
+	return out
+}
+
+// clipList joins the first n of ps, saying how many more there are.
+func clipList(ps []string, n int) string {
+	if len(ps) <= n {
+		return strings.Join(ps, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ps[:n], ", "), len(ps)-n)
 }
 
 // unresolvedEffects lists the ledger's non-idempotent effects that may still be out in the

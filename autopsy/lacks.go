@@ -197,7 +197,14 @@ var lackRes = []lackRe{
 	{lazyre.New(`requires a different Python: ([\d.]+) not in '([^']+)'|requires-python .*'([^']+)'`),
 		func(m []string) string { return "a Python in " + firstNonEmpty(m[2], m[3]) },
 		func(m []string) string { return "python3 --version" }},
-	{lazyre.New(`Could NOT find (\w+)|Could not find a package configuration file provided by "(\w+)"`),
+	// zephyrproject-rtos/zephyr: FindZephyr-sdk.cmake finds no SDK (never installed, or
+	// ZEPHYR_SDK_INSTALL_DIR unset).
+	{lazyre.New(`(?i)Could not find a package configuration file provided by "Zephyr-sdk"|Could NOT find Zephyr-sdk|ZEPHYR_SDK_INSTALL_DIR .*(?:not|invalid)`),
+		func(m []string) string {
+			return "the Zephyr SDK (CMake could not find it; or ZEPHYR_SDK_INSTALL_DIR does not point at it)"
+		},
+		func(m []string) string { return "west sdk install" }},
+	{lazyre.New(`Could NOT find ([\w.+-]+)|Could not find a package configuration file provided by "([\w.+-]+)"`),
 		func(m []string) string {
 			return "the development files of " + firstNonEmpty(m[1:]...) + " (CMake could not find it)"
 		},
@@ -380,6 +387,14 @@ var lackRes = []lackRe{
 			}
 			return "curl -sSI " + m[1]
 		}},
+	// probe-rs/probe-rs: a hardware-in-the-loop test with no debug probe on the USB bus.
+	{lazyre.New(`(?i)Error: No (?:connected )?probes (?:were )?found|no debug probe (?:was )?found|Error: Probe could not be opened`),
+		func(m []string) string { return "a debug probe (probe-rs finds none attached)" },
+		func(m []string) string { return "probe-rs list" }},
+	// AGP's connected tests, adb, flutter: no device or emulator is up.
+	{lazyre.New(`DeviceException: No (?:connected )?(?:devices|online devices)|error: no devices/emulators found|No supported devices connected|No devices (?:found|attached) (?:with|to run)`),
+		func(m []string) string { return "a running Android emulator or a connected device (none is up)" },
+		func(m []string) string { return `emulator -avd "$(emulator -list-avds | head -n 1)" -no-window &` }},
 	{lazyre.New(`Could not find Chrome \(ver\.|npx puppeteer browsers install chrome`),
 		func(m []string) string { return "Puppeteer's Chrome" },
 		func(m []string) string { return "npx puppeteer browsers install chrome" }},

@@ -2,11 +2,13 @@ package autopsy
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/mulligan-dev/mulligan/autopsy/evidence"
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
+	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
@@ -84,12 +86,21 @@ func pythonDep(text string) (lack, bool) {
 // lackIn is what text says the machine lacks, if anything; deps also reads the project's
 // dependencies not installed.
 func lackIn(text string, deps bool) (lack, bool) {
+	if m := cmakeCompilerRe.FindStringSubmatch(text); m != nil {
+		// CMake names the compiler lines apart from what is wrong with it.
+		return lack{what: "the compiler " + m[2] + " (CMAKE_" + m[1] + "_COMPILER; not in the PATH)",
+			line: clip(strings.Join(strings.Fields(m[0]), " ")), fix: installProgram(m[2])}, true
+	}
 	res := slices.Concat(lackRes, portRes)
 	if deps {
 		res = append(res, depRes...)
 	}
 	return scanLacks(text, res)
 }
+
+// cmakeCompilerRe: CMake's compiler check, over lines ("The CMAKE_C_COMPILER:\n\n    gcc\n\n  is
+// not a full path and was not found in the PATH.").
+var cmakeCompilerRe = lazyre.New(`The CMAKE_(\w+)_COMPILER:\s+(\S+)\s+is not a full path and was not found in the PATH`)
 
 func scanLacks(text string, res []lackRe) (lack, bool) {
 	for _, l := range evidence.Lines(text) {
@@ -116,15 +127,16 @@ func (f *facts) machineLacks() (lack, bool) {
 	if !f.allClasses(cQuality) {
 		return lack{}, false
 	}
+	a := f.last()
 	if f.base.failed() {
-		if k, ok := lackIn(f.base.Output, true); ok {
+		// (A port the base found taken that the last attempt's verify got past comes and goes.)
+		if k, ok := lackIn(f.base.Output, true); ok && !(strings.HasPrefix(k.what, "a free port") && f.gotPast(a)) && !f.pinsRuntime(k.what, a) {
 			return k, true
 		}
 		if k, ok := pythonDep(f.base.Output); ok {
 			return k, true
 		}
 	}
-	a := f.last()
 	k, ok := lackIn(f.verifyOutput[key(a.TaskID, a.N)]+"\n"+a.Message, false)
 	if ok && f.base.failed() && changeMadeRe.MatchString(k.what) {
 		// The base failed for another reason, and what the attempt ran into is a version its
@@ -134,7 +146,74 @@ func (f *facts) machineLacks() (lack, bool) {
 	if ok && f.base != nil && resourceLimitRe.MatchString(k.line) {
 		return lack{}, false // the untouched tree passed within this machine's limits: the change used them up
 	}
+	if ok && f.pinsRuntime(k.what, a) {
+		// The verify (or the project's toolchain file) asks for the very version the machine
+		// runs: an MSRV check, a pinned toolchain. What needs a newer one is the project's.
+		return lack{}, false
+	}
+	if ok && changeMadeRe.MatchString(k.what) && f.gotPast(a) {
+		// An earlier verify got past it (the port was free then, the runtime was enough for
+		// that change): what comes and goes is the change's or the suite's, not the machine's.
+		return lack{}, false
+	}
 	return k, ok
+}
+
+// runsVersionRe: the version a lack says this machine runs.
+var runsVersionRe = lazyre.New(`\(this machine runs (?:Java |v)?([\d.]+)\)`)
+
+// toolchainFiles pin a project's runtime version.
+var toolchainFiles = []string{"rust-toolchain", "rust-toolchain.toml", ".nvmrc", ".node-version", ".python-version", ".tool-versions", ".java-version", ".sdkmanrc"}
+
+// pinsRuntime: the version the machine runs (what names it) is the one the verify's command,
+// a script it runs, or the project's toolchain file names, in attempt a's tree.
+func (f *facts) pinsRuntime(what string, a storeAttempt) bool {
+	m := runsVersionRe.FindStringSubmatch(what)
+	if m == nil || f.def == nil || f.def.Verify == nil {
+		return false
+	}
+	v := regexp.QuoteMeta(m[1])
+	// In a command or script, a pin says so: cargo +1.70.0, rustup run 1.70.0, nvm use 16,
+	// channel = "1.70.0"; a toolchain file holds the version alone.
+	pinRe := regexp.MustCompile(`(?:\+|\brustup run |\bnvm (?:use|install) |\b(?:channel|toolchain|version)\s*[=:]\s*"?|\bpython)v?` + v + `(?:[^\d.]|$)`)
+	fileRe := regexp.MustCompile(`(?:^|[^\d.])v?` + v + `(?:[^\d.]|$)`)
+	pinned := func(text string) bool { return pinRe.MatchString(text) }
+	if pinned(strings.Join(f.def.Verify.Command, " ")) {
+		return true
+	}
+	if f.repo == nil || a.PreTree == "" {
+		return false
+	}
+	tree := snapshot.NewHash(a.PreTree)
+	names := verifyNames(f.def.Verify.Command)
+	for _, p := range toolchainFiles {
+		names[p] = true
+	}
+	for p := range names {
+		b, err := f.repo.ReadPath(tree, p, 64<<10)
+		if err == nil && (pinned(string(b)) || slices.Contains(toolchainFiles, p) && fileRe.Match(b)) {
+			return true
+		}
+	}
+	return false
+}
+
+// gotPast: one of the last two rejected attempts of a's task (a and the one before it) failed
+// its verify with no lack of the machine's in what it printed: it got past what the lack stops.
+func (f *facts) gotPast(a storeAttempt) bool {
+	rejected, _ := f.qualityViews()
+	seen := 0
+	for i := len(rejected) - 1; i >= 0 && seen < 2; i-- {
+		r := rejected[i]
+		if r.TaskID != a.TaskID || r.N > a.N {
+			continue
+		}
+		seen++
+		if _, lacks := lackIn(f.verifyOutput[key(r.TaskID, r.N)]+"\n"+r.Message, false); !lacks {
+			return true
+		}
+	}
+	return false
 }
 
 // changeMadeRe: lacks a change can bring upon itself: a newer runtime than the one it was

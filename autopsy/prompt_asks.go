@@ -211,3 +211,66 @@ var forbiddenFixRule = Rule{
 	},
 	Lines: func(f *facts) []string { _, l, _ := f.forbiddenFix(); return []string{l} },
 }
+
+// The prompt asks for a change the verify exists to refuse: a compatibility checker (buf
+// breaking, an API report, a semver check) names, on every attempt, the very identifiers the
+// prompt asks to rename or remove. The agent did the task; the task and its verify disagree.
+
+// compatSaysRe: a compatibility checker's words for a change it refuses.
+var compatSaysRe = lazyre.New(`(?i)\bchanged (?:name|type|option|label|cardinality|json_name)\b|\bbreaking change|\bincompatible (?:change|with the previous)|\bwas (?:removed|deleted|renamed)\b|\bremoved (?:field|method|function|type|enum|message|export|public)|API (?:report|signature)s? (?:changed|differs?|is out of date)|\bsemver[- ]?(?:major|violation)`)
+
+// promptIdentRe: an identifier the prompt quotes ("`eta`", "'estimated_arrival'").
+var promptIdentRe = lazyre.New("[`'\"]([A-Za-z_][\\w.]*)[`'\"]")
+
+// askRefused is the line in which the verify refuses what the prompt asks, when every rejected
+// attempt (two at least) ended on such a line naming two identifiers the prompt quotes.
+func (f *facts) askRefused() (string, bool) {
+	as, _ := f.qualityViews()
+	if f.def == nil || len(as) < 2 || f.last().Class != cQuality {
+		return "", false
+	}
+	var idents []string
+	for _, m := range promptIdentRe.FindAllStringSubmatch(f.def.Prompt, -1) {
+		idents = append(idents, m[1])
+	}
+	if len(idents) < 2 {
+		return "", false
+	}
+	line := ""
+	for _, a := range as {
+		line = ""
+		for _, l := range evidence.Lines(f.verifyOutput[key(a.TaskID, a.N)]) {
+			if !compatSaysRe.MatchString(l) {
+				continue
+			}
+			n := 0
+			for _, id := range idents {
+				if hasWord(l, id) {
+					n++
+				}
+			}
+			if n >= 2 {
+				line = strings.TrimSpace(l)
+				break
+			}
+		}
+		if line == "" {
+			return "", false
+		}
+	}
+	return clip(line), true
+}
+
+var askRefusedRule = Rule{
+	Name: "verify-refuses-the-ask", Category: WorkflowBug, Confidence: 0.8,
+	Match: func(f *facts) bool { _, ok := f.askRefused(); return ok },
+	Why: func(f *facts) string {
+		l, _ := f.askRefused()
+		return "the verify refuses the very change the prompt asks for, on every attempt: " + l
+	},
+	Suggest: func(f *facts) Suggestion {
+		return Suggestion{Text: fmt.Sprintf("make the task and its verify agree in %s: ask for a compatible change (keep the old name, deprecate it) or let the verify accept this one (its exception or baseline); then run task %s again", f.fileName(), f.task.ID),
+			Commands: []string{f.fixed()}}
+	},
+	Lines: func(f *facts) []string { l, _ := f.askRefused(); return []string{l} },
+}

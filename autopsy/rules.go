@@ -54,7 +54,7 @@ const (
 // ended, the agent's own last words and refused tool calls, network errors next to the agent's
 // own successful API calls, a prompt waiting for a terminal. Where the evidence does not carry a
 // verdict the table says `unknown` with the evidence summarised.
-var Rules = ranked(stateRules, envRules, []Rule{machineRule, loginRule, machineSaysRule, toolchainRule, worktreeLackRule, promptConflictRule, outsideScopeRule, budgetBelowAttemptRule, hungOnNetworkRule, leftoverStateRule, unbuiltRelationRule, preexistingStepRule, screenshotsRule, snapshotCIRule, missingDBRule, overlapRule, missingRefRule, submoduleRule, agentLacksProgramRule, unseenNewFileRule, forbiddenFixRule}, providerRules, agentRules, workRules, weakRules)
+var Rules = ranked(stateRules, envRules, []Rule{machineRule, loginRule, machineSaysRule, toolchainRule, worktreeLackRule, promptConflictRule, outsideScopeRule, budgetBelowAttemptRule, hungOnNetworkRule, leftoverStateRule, unbuiltRelationRule, preexistingStepRule, screenshotsRule, snapshotCIRule, missingDBRule, overlapRule, missingRefRule, submoduleRule, agentLacksProgramRule, unseenNewFileRule, forbiddenFixRule, askRefusedRule}, providerRules, agentRules, workRules, weakRules)
 
 // ranked orders the rules by confidence, keeping the written order among equals.
 func ranked(groups ...[]Rule) []Rule {
@@ -188,9 +188,17 @@ var stateRules = []Rule{
 			if ts := f.allowedFailures(); len(ts) > 0 {
 				why = "the run succeeded; task " + strings.Join(ts, ", ") + " failed, and was allowed to (allow_fail)"
 			}
+			if s, ok := f.doubtedPass(); ok {
+				why += fmt.Sprintf("; but the pass of task %s is in doubt: attempt %d %s", s.Task, s.Attempt, s.Reason)
+			}
 			return why
 		},
 		Suggest: func(f *facts) Suggestion {
+			if s, ok := f.doubtedPass(); ok {
+				addr := fmt.Sprintf("%s/%s@%d", f.run.ID, s.Task, s.Attempt)
+				return Suggestion{Text: "nothing failed, but read what the passing attempt changed before you keep it; if it passed by weakening the check, put back the tree it started from (revert takes an undo point first)",
+					Commands: []string{"mulligan diff --stat " + addr, "mulligan diff " + addr, "mulligan revert --pre " + addr}}
+			}
 			return Suggestion{Text: "nothing to fix; check the suspicious successes, if any", Commands: []string{"mulligan show " + f.run.ID}}
 		},
 		Lines: func(f *facts) []string { return nil },

@@ -316,6 +316,13 @@ func (f *facts) refused() (storeAttempt, []string) {
 	if a.Code != "permission_denied" && len(out) == 0 {
 		return a, nil
 	}
+	if f.files(a) > 0 && !slices.ContainsFunc(out, writeRe.MatchString) {
+		// It edited, only its commands were refused, and the verify says the machine lacks
+		// what they would have met too (a target, a toolchain): that is why the run stopped.
+		if _, ok := f.machineLacks(); ok {
+			return a, nil
+		}
+	}
 	return a, out
 }
 
@@ -365,16 +372,20 @@ func (f *facts) needsTerminal() (string, bool) {
 var ttyRe = lazyre.New(`(?im)^.*(?:Raw mode is not supported|stdin is not a (?:tty|terminal)|the input device is not a TTY|Inappropriate ioctl for device|requires an? (?:interactive )?(?:TTY|terminal)|not a terminal|must be run in (?:an interactive|a) terminal).*$`)
 
 // refusalSaidRe: the agent's own words that a refused tool call kept it from the work.
-var refusalSaidRe = lazyre.New(`(?i)(?:permission|approval)[^.]{0,60}(?:denied|not granted|haven't granted|wasn't granted|was not granted|needed|required)|not permitted|not allowed to run|haven't granted|(?:could not|couldn't|can't|cannot|unable to) (?:run|execute|install|add)[^.]{0,60}(?:permission|approval|denied|blocked|sandbox)`)
+var refusalSaidRe = lazyre.New(`(?i)(?:permission|approval)[^.]{0,60}(?:denied|not granted|haven't granted|wasn't granted|was not granted|needed|required)|(?:not|n't) permitted|not allowed to run|haven't granted|(?:could not|couldn't|can't|cannot|unable to) (?:run|execute|install|add)[^.]{0,60}(?:permission|approval|denied|blocked|sandbox)`)
 
 // askedCommandRefused: the prompt asks the agent to run a command ("then run `npx prisma migrate
 // dev`") and the agent's shell tool was refused or missing: the step it was asked for never ran.
 func (f *facts) askedCommandRefused(a storeAttempt) bool {
-	if f.def == nil || !promptRunsRe.MatchString(f.def.Prompt) {
+	if f.def == nil {
 		return false
 	}
+	runs := promptRunsRe.MatchString(f.def.Prompt)
 	return slices.ContainsFunc(f.agentOf(a).Denials, func(d evidence.Denial) bool {
-		return commandToolRe.MatchString(d.Tool) || shellToolRe.MatchString(d.Line)
+		shell := commandToolRe.MatchString(d.Tool) || shellToolRe.MatchString(d.Line)
+		// (The prompt that names the very command refused: "… with dayjs (npm install dayjs)".)
+		named := len(strings.TrimSpace(d.Input)) >= 6 && strings.Contains(f.def.Prompt, strings.TrimSpace(d.Input))
+		return shell && (runs || named)
 	})
 }
 

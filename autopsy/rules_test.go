@@ -2,12 +2,14 @@ package autopsy
 
 import (
 	"fmt"
-	"github.com/mulligan-dev/mulligan/agentcli"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mulligan-dev/mulligan/agentcli"
 	"github.com/mulligan-dev/mulligan/scrub"
 	"github.com/mulligan-dev/mulligan/store"
 	"github.com/mulligan-dev/mulligan/taskfile"
@@ -102,6 +104,20 @@ func TestRules(t *testing.T) {
 	}{
 		{"no-failure", func(t *testing.T) *facts { return mkFacts(t, "") }, NoFailure,
 			[]string{"mulligan show k3f9abcd"}, "nothing to fix"},
+		{"no-failure", func(t *testing.T) *facts {
+			// The verify passed because the agent rewrote the script it runs and deleted a test.
+			repo, pre, post := twoTrees(t,
+				map[string]string{"verify.sh": "go test ./...\n", "calc/calc_test.go": "package calc\n", "calc/calc.go": "package calc\n"},
+				map[string]string{"verify.sh": "exit 0\n", "calc/calc.go": "package calc // fixed\n"})
+			os.Remove(filepath.Join(repo.Root(), "calc/calc_test.go"))
+			post = writeTree(t, repo)
+			f := mkFacts(t, "", att{ok: true, files: 2})
+			f.def.Verify.Command = []string{"sh", "-c", "./verify.sh && echo ok"}
+			f.repo, f.task, f.run.State = repo, nil, store.RunSucceeded
+			f.run.Tasks[0].State = store.TaskSucceeded
+			f.run.Tasks[0].Attempts[0].PreTree, f.run.Tasks[0].Attempts[0].Tree = pre, post
+			return f
+		}, NoFailure, []string{"mulligan diff --stat k3f9abcd/fix@1", "mulligan diff k3f9abcd/fix@1", "mulligan revert --pre k3f9abcd/fix@1"}, "weakening the check"},
 		{"internal-error", func(t *testing.T) *facts {
 			f := mkFacts(t, "", exit("agent exited with status 1"), att{class: cInternal, code: "start_failed", msg: "could not start the agent: too many open files"})
 			f.commands["bug"] = true
@@ -173,6 +189,14 @@ func TestRules(t *testing.T) {
 			f.def.Prompt = "Add soft archiving to projects. Only edit app/models/project.rb; do not touch anything under db/ (schema changes go through DBA review)."
 			return f
 		}, WorkflowBug, []string{"mulligan run fix"}, "allow the change in db/"},
+		{"verify-refuses-the-ask", func(t *testing.T) *facts {
+			// buf breaking refuses the rename the prompt asks for, on every attempt.
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `buf breaking` exited with status 100", files: 2,
+				verify: "proto/shipment/v1/shipment.proto:14:29:Field \"4\" on message \"Shipment\" changed name from \"eta\" to \"estimated_arrival\".\n"}
+			f := rt(mkFacts(t, "", v, v))
+			f.def.Prompt = "Rename the field `eta` of message Shipment to `estimated_arrival` and regenerate the Go code."
+			return f
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "make the task and its verify agree"},
 		{"runner-died-repeatedly", func(t *testing.T) *facts {
 			return mkFacts(t, reasonResume, att{class: cRunnerDied, msg: "the mulligan process died during the attempt"})
 		}, ToolBug, []string{"mulligan events k3f9abcd"}, "what killed mulligan"},
@@ -865,6 +889,20 @@ func TestRulesNegative(t *testing.T) {
 			f.base = &baseVerify{ExitCode: 1, Output: out}
 			return f
 		}},
+		{"machine-lacks", "the verify pins the toolchain it runs: an MSRV check the lockfile outgrew", func(t *testing.T) *facts {
+			out := "error: package `clap_lex v0.7.2` cannot be built because it requires rustc 1.74 or newer, while the currently active rustc version is 1.70.0\n"
+			f := mkFacts(t, "", verify(out, 1), verify(out, 1))
+			f.def.Verify.Command = []string{"cargo", "+1.70.0", "check", "--locked"}
+			f.base = &baseVerify{ExitCode: 101, Output: out}
+			return f
+		}},
+		{"machine-lacks", "the port was free for the attempt before: a port race of the suite, not a held port", func(t *testing.T) *facts {
+			timeout := " FAIL  test/ws.test.js (6.2 s)\n    thrown: \"Exceeded timeout of 5000 ms for a test.\n"
+			port := " FAIL  test/ws.test.js\n  ● Test suite failed to run\n    listen EADDRINUSE: address already in use :::4010\n"
+			f := mkFacts(t, "", verify(timeout, 1), verify(port, 1))
+			f.base = &baseVerify{ExitCode: 1, Output: port}
+			return f
+		}},
 		{"prompt-asks-conflicting-versions", "the prompt names one side of the conflict: the other pin is the agent's", func(t *testing.T) *facts {
 			out := "  × No solution found when resolving dependencies:\n  ╰─▶ Because pandas==2.2.2 depends on numpy>=1.26.0 and your project depends on numpy<1.25, we can conclude that your project's requirements are unsatisfiable.\n"
 			f := mkFacts(t, "", verify(out, 1), verify(out, 1))
@@ -1073,30 +1111,35 @@ func TestLackIn(t *testing.T) {
 	}
 	for text, fix := range map[string]string{
 		"error: package `clap_builder v4.5.2` cannot be built because it requires rustc 1.74 or newer, while the currently active rustc version is 1.72.0": "rustup update stable",
-		"error: Environment variable not found: DATABASE_URL.":                                                                                                      "${EDITOR:-vi} .env  # set DATABASE_URL",
-		"Got an error creating the test database: permission denied to create database":                                                                             `sudo -u postgres psql -c "ALTER USER $USER CREATEDB"`,
-		"  The source directory\n  /src/ring/third_party/googletest\n  does not contain a CMakeLists.txt file.":                                                     "git submodule update --init --recursive",
-		"A module that was compiled using NumPy 1.x cannot be run in":                                                                                               "python3 -m pip install 'numpy<2'",
-		"E   ValueError: numpy.dtype size changed, may indicate binary incompatibility. Expected 96 from C header, got 88 from PyObject":                            "python3 -m pip install --upgrade numpy",
-		"You are using Node.js 18.17.1. For Next.js, Node.js version \"^18.18.0 || ^19.8.0 || >= 20.0.0\" is required.":                                             "nvm install 20",
-		"Error: The module '/app/node_modules/bcrypt/lib/binding/bcrypt_lib.node'\nwas compiled against a different Node.js version using\nNODE_MODULE_VERSION 93.": "npm rebuild",
-		"verify.sh: 2: Illegal instruction (core dumped)":                                                                                                           "grep -o -w -m1 -E 'avx2|avx512f|sse4_2' /proc/cpuinfo",
-		"E   locale.Error: unsupported locale setting":                                                                                                              "sudo dpkg-reconfigure locales",
-		"failed to initialize build cache at /home/ci/.cache/go-build: mkdir /home/ci/.cache: read-only file system":                                                "export GOCACHE=/tmp/go-build",
-		"browserType.launch: Host system is missing dependencies to run browsers.":                                                                                  "sudo npx playwright install-deps",
-		"index [products_v7] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, index has read-only-allow-delete block];":                 "df -h  # free disk where Elasticsearch keeps its data; then clear the read-only block",
-		`unable to start the controlplane	{"tries": 0, "error": "fork/exec /usr/local/kubebuilder/bin/etcd: no such file or directory"}`:                            "export KUBEBUILDER_ASSETS=$(go run sigs.k8s.io/controller-runtime/tools/setup-envtest@latest use -p path)",
-		"fatal: No names found, cannot describe anything.":                                                                                                          "git fetch --tags --unshallow",
-		"Selenium::WebDriver::Error::WebDriverError: Unable to find chromedriver. Please download the server from":                                                  "npx @puppeteer/browsers install chromedriver@stable",
-		"[4817:1204/031522.118466:ERROR:ozone_platform_x11.cc(240)] Missing X server or $DISPLAY":                                                                   "sudo apt-get install -y xvfb  # then run the verify under xvfb-run",
-		"Error during build: Platform 'arduino:avr' not found: platform not installed":                                                                              "arduino-cli core update-index && arduino-cli core install arduino:avr",
-		"ERROR   -  Config value 'theme': Unrecognised theme name: 'material'. The available installed themes are: mkdocs":                                          "python3 -m pip install mkdocs-material",
-		"  The system library `webkit2gtk-4.1` required by crate `webkit2gtk-sys` was not found.":                                                                   "sudo apt-get install -y pkg-config libwebkit2gtk-4.1-dev",
-		"    Fixed in: net/http@go1.22.12":                                                     "go env -w GOTOOLCHAIN=go1.22.12+auto",
-		"Error: cabal: The program 'ghc-9.6.6' is required but it could not be found.":         "ghcup install ghc 9.6.6",
-		"The cypress npm package is installed, but the Cypress binary is missing.":             "npx cypress install",
-		"E   RuntimeError: operator torchvision::nms does not exist":                           "python3 -m pip install --upgrade torch torchvision",
-		"   > Android Gradle plugin requires Java 17 to run. You are currently using Java 11.": "sudo apt-get install -y openjdk-17-jdk",
+		"error: Environment variable not found: DATABASE_URL.":                                                                                                                "${EDITOR:-vi} .env  # set DATABASE_URL",
+		"Got an error creating the test database: permission denied to create database":                                                                                       `sudo -u postgres psql -c "ALTER USER $USER CREATEDB"`,
+		"  The source directory\n  /src/ring/third_party/googletest\n  does not contain a CMakeLists.txt file.":                                                               "git submodule update --init --recursive",
+		"A module that was compiled using NumPy 1.x cannot be run in":                                                                                                         "python3 -m pip install 'numpy<2'",
+		"E   ValueError: numpy.dtype size changed, may indicate binary incompatibility. Expected 96 from C header, got 88 from PyObject":                                      "python3 -m pip install --upgrade numpy",
+		"You are using Node.js 18.17.1. For Next.js, Node.js version \"^18.18.0 || ^19.8.0 || >= 20.0.0\" is required.":                                                       "nvm install 20",
+		"Error: The module '/app/node_modules/bcrypt/lib/binding/bcrypt_lib.node'\nwas compiled against a different Node.js version using\nNODE_MODULE_VERSION 93.":           "npm rebuild",
+		"verify.sh: 2: Illegal instruction (core dumped)":                                                                                                                     "grep -o -w -m1 -E 'avx2|avx512f|sse4_2' /proc/cpuinfo",
+		"E   locale.Error: unsupported locale setting":                                                                                                                        "sudo dpkg-reconfigure locales",
+		"failed to initialize build cache at /home/ci/.cache/go-build: mkdir /home/ci/.cache: read-only file system":                                                          "export GOCACHE=/tmp/go-build",
+		"browserType.launch: Host system is missing dependencies to run browsers.":                                                                                            "sudo npx playwright install-deps",
+		"Error: No connected probes were found.":                                                                                                                              "probe-rs list",
+		"> com.android.builder.testing.api.DeviceException: No connected devices!":                                                                                            `emulator -avd "$(emulator -list-avds | head -n 1)" -no-window &`,
+		`  Could not find a package configuration file provided by "Zephyr-sdk"`:                                                                                              "west sdk install",
+		`  Could not find a package configuration file provided by "yaml-cpp"`:                                                                                                "sudo apt-get install -y libyaml-cpp-dev",
+		"CMake Error at CMakeLists.txt:14 (project):\n  The CMAKE_C_COMPILER:\n\n    arm-none-eabi-gcc\n\n  is not a full path and was not found in the PATH.":                "sudo apt-get install -y gcc-arm-none-eabi",
+		"index [products_v7] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, index has read-only-allow-delete block];":                           "df -h  # free disk where Elasticsearch keeps its data; then clear the read-only block",
+		`unable to start the controlplane	{"tries": 0, "error": "fork/exec /usr/local/kubebuilder/bin/etcd: no such file or directory"}`:                                      "export KUBEBUILDER_ASSETS=$(go run sigs.k8s.io/controller-runtime/tools/setup-envtest@latest use -p path)",
+		"fatal: No names found, cannot describe anything.":                                                                                                                    "git fetch --tags --unshallow",
+		"Selenium::WebDriver::Error::WebDriverError: Unable to find chromedriver. Please download the server from":                                                            "npx @puppeteer/browsers install chromedriver@stable",
+		"[4817:1204/031522.118466:ERROR:ozone_platform_x11.cc(240)] Missing X server or $DISPLAY":                                                                             "sudo apt-get install -y xvfb  # then run the verify under xvfb-run",
+		"Error during build: Platform 'arduino:avr' not found: platform not installed":                                                                                        "arduino-cli core update-index && arduino-cli core install arduino:avr",
+		"ERROR   -  Config value 'theme': Unrecognised theme name: 'material'. The available installed themes are: mkdocs":                                                    "python3 -m pip install mkdocs-material",
+		"  The system library `webkit2gtk-4.1` required by crate `webkit2gtk-sys` was not found.":                                                                             "sudo apt-get install -y pkg-config libwebkit2gtk-4.1-dev",
+		"    Fixed in: net/http@go1.22.12":                                                                                                                                    "go env -w GOTOOLCHAIN=go1.22.12+auto",
+		"Error: cabal: The program 'ghc-9.6.6' is required but it could not be found.":                                                                                        "ghcup install ghc 9.6.6",
+		"The cypress npm package is installed, but the Cypress binary is missing.":                                                                                            "npx cypress install",
+		"E   RuntimeError: operator torchvision::nms does not exist":                                                                                                          "python3 -m pip install --upgrade torch torchvision",
+		"   > Android Gradle plugin requires Java 17 to run. You are currently using Java 11.":                                                                                "sudo apt-get install -y openjdk-17-jdk",
 		"/usr/lib/ruby/3.2.0/rubygems.rb:264:in `find_spec_for_exe': Could not find 'bundler' (2.5.11) required by your /src/press/Gemfile.lock. (Gem::GemNotFoundException)": "gem install bundler:2.5.11",
 	} {
 		if k, ok := lackIn(text, false); !ok || k.fix != fix {

@@ -434,7 +434,9 @@ var debianPackages = map[string]string{
 	"python": "python3", "pip": "python3-pip", "pip3": "python3-pip", "node": "nodejs", "psql": "postgresql-client",
 	"pg_ctl": "postgresql", "mysql": "default-mysql-client", "redis-server": "redis-server", "redis-cli": "redis-tools",
 	"docker": "docker.io", "Xvfb": "xvfb", "xvfb-run": "xvfb", "javac": "default-jdk", "java": "default-jdk",
-	"mvn": "maven", "rg": "ripgrep", "fd": "fd-find", "protoc": "protobuf-compiler", "pkg-config": "pkg-config",
+	"arm-none-eabi-gcc": "gcc-arm-none-eabi", "arm-none-eabi-g++": "gcc-arm-none-eabi", "avr-gcc": "gcc-avr",
+	"riscv64-unknown-elf-gcc": "gcc-riscv64-unknown-elf",
+	"mvn":                     "maven", "rg": "ripgrep", "fd": "fd-find", "protoc": "protobuf-compiler", "pkg-config": "pkg-config",
 	"convert": "imagemagick", "ffmpeg": "ffmpeg", "chromium": "chromium", "google-chrome": "chromium",
 }
 

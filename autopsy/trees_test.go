@@ -51,3 +51,13 @@ func onTrees(f *facts, repo *snapshot.Repo, pre, post string) *facts {
 	}
 	return f
 }
+
+// writeTree writes repo's working tree as it is now and returns the tree's hash.
+func writeTree(t *testing.T, repo *snapshot.Repo) string {
+	t.Helper()
+	res, err := repo.WriteTree(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Tree.String()
+}
