@@ -61,8 +61,11 @@ var (
 	readOnlySbRe = lazyre.New(`^sandbox: read-only$|"sandbox":\s*"read-only"|read-only sandbox`)
 	apiErrorRe   = lazyre.New(`^(?:API Error|Error|\[API Error)`)
 	// toolLineRe: a line a tool or the CLI printed, not the agent's words.
-	toolLineRe = lazyre.New(`(?i)^(?:error|fatal|warn(?:ing)?|npm|pip|go:|\[?api error|exception|traceback|\S+:\d+:)`)
-	tokensRe   = lazyre.New(`(?i)(?:^|\]\s*)tokens used:? [\d,]+|"(?:output_tokens|total_tokens|candidates)"\s*:\s*[1-9]`)
+	// aider's SEARCH/REPLACE block marks, and its status lines.
+	editBlockRe   = lazyre.New(`^(?:<{7} SEARCH|>{7} REPLACE)$`)
+	aiderStatusRe = lazyre.New(`^(?:Tokens: [\d.,]+k? sent|Applied edit to |Commit [0-9a-f]{7,} |Aider v\d|Main model: |Weak model: |Git repo: |Repo-map: |Added \S+ to the chat|Cost: \$)`)
+	toolLineRe    = lazyre.New(`(?i)^(?:error|fatal|warn(?:ing)?|npm|pip|go:|\[?api error|exception|traceback|\S+:\d+:)`)
+	tokensRe      = lazyre.New(`(?i)(?:^|\]\s*)tokens used:? [\d,]+|"(?:output_tokens|total_tokens|candidates)"\s*:\s*[1-9]`)
 )
 
 // ReadAgent reads an agent CLI's output: claude's json and stream-json, codex exec --json (both
@@ -86,11 +89,30 @@ func ReadAgent(out string) Agent {
 		}
 	}
 	var plainLast, codexSaid string
-	inCodex := false
+	var prose []string // the plain transcript's last run of the model's words (aider's)
+	inCodex, inBlock, fresh := false, false, false
 	for _, l := range lines {
 		t := strings.TrimSpace(l)
 		if t == "" {
 			continue
+		}
+		// aider's edit blocks and status lines are not what the model said: the words around
+		// them are ("Since the migrations directory is frozen, I won't add a revision.").
+		if editBlockRe.MatchString(t) {
+			inBlock, fresh = strings.HasPrefix(t, "<"), true
+			if inBlock && len(prose) > 0 && !strings.Contains(prose[len(prose)-1], " ") {
+				prose = prose[:len(prose)-1] // the file the block edits
+			}
+			continue
+		}
+		if inBlock || aiderStatusRe.MatchString(t) {
+			continue
+		}
+		if !strings.HasPrefix(t, "{") {
+			if fresh {
+				prose, fresh = nil, false
+			}
+			prose = append(prose, t)
 		}
 		// codex exec's plain transcript: "[time] codex" heads the agent's own message.
 		if codexHeadRe.MatchString(t) {
@@ -127,6 +149,9 @@ func ReadAgent(out string) Agent {
 	spoke := a.LastMessage != "" && !a.apiError // the model's own message, from the CLI's events
 	if a.LastMessage == "" && codexSaid != "" {
 		a.LastMessage, a.Said, spoke, a.APICalls = clip(codexSaid), codexSaid, true, true
+	}
+	if a.LastMessage == "" && !a.events && len(prose) > 0 {
+		a.Said, plainLast = strings.Join(prose, " "), agentcli.HumanLine(prose[len(prose)-1])
 	}
 	if a.LastMessage == "" {
 		a.LastMessage = clip(plainLast)

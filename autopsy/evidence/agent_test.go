@@ -104,6 +104,15 @@ func TestReadAgent(t *testing.T) {
 			t.Errorf("%+v", a)
 		}
 	})
+	t.Run("aider: its words, not its edit blocks or status lines", func(t *testing.T) {
+		// aider --no-pretty's transcript (Aider-AI/aider's base_coder.py texts).
+		out := "I'll add the `embedding` column to `Document`. Since the\nmigrations directory is frozen, I won't add an alembic revision.\n\napp/models.py\n<<<<<<< SEARCH\n    title = mapped_column(String(200))\n=======\n" +
+			"    title = mapped_column(String(200))\n    embedding = mapped_column(Vector(1536), nullable=True)\n>>>>>>> REPLACE\n\nApplied edit to app/models.py\nTokens: 6.2k sent, 214 received. Cost: $0.02 message, $0.02 session.\n"
+		a := ReadAgent(out)
+		if a.LastMessage != "migrations directory is frozen, I won't add an alembic revision." || !strings.HasPrefix(a.Said, "I'll add the `embedding` column") || !strings.HasSuffix(a.Said, "alembic revision.") {
+			t.Errorf("%+v", a)
+		}
+	})
 	t.Run("codex exec --json, npm without network in the sandbox", func(t *testing.T) {
 		out := `{"type":"thread.started","thread_id":"0199a213"}
 {"type":"turn.started"}

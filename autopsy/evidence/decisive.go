@@ -34,7 +34,7 @@ var (
 		// tox 4's line per environment; CMake's and west's words that configuring stopped;
 		// cargo's trailer of a test binary that exited non-zero (a signal it died of is kept).
 		"|^[\\w.-]+: (?:FAIL ✖|OK ✔) in [\\d.]+ seconds$|^-- Configuring incomplete, errors occurred!$|^FATAL ERROR: command exited with status \\d+:" +
-		"|^error: aborting due to (?:\\d+ )?previous errors?|^error: test failed, to rerun pass `|^process didn't exit successfully: `.*` \\(exit (?:status|code): \\d+\\)$")
+		"|^details were reported earlier$|^error: aborting due to (?:\\d+ )?previous errors?|^error: test failed, to rerun pass `|^process didn't exit successfully: `.*` \\(exit (?:status|code): \\d+\\)$")
 	// mavenGoalRe: Maven's "Failed to execute goal g:a:v:goal (id) on project p: why -> [Help 1]".
 	mavenGoalRe = lazyre.New(`^(?:\[ERROR\] )?Failed to execute goal (?:[\w.-]+:)?([\w.-]+):[\w.-]+:([\w.-]+) \([^)]*\) on project [\w.-]+: (.+?)(?: -> \[Help \d+\])?$`)
 )
@@ -115,6 +115,11 @@ func DecisiveLine(out string) string {
 			l = messageBelow(lines, end, l)
 		}
 		l = clipChain(tidyLine(l))
+		if lookAboveRe.MatchString(l) {
+			if d := ruleAbove(lines, at[i]); d != "" {
+				return clip(d) // JaCoCo's, the enforcer's: the goal says only to look above
+			}
+		}
 		if q := askedFirst(lines, at[i], l); q != l {
 			return clip(q)
 		}
@@ -203,6 +208,33 @@ func gradleWrong(lines []string) block {
 		return b
 	}
 	return block{}
+}
+
+// A Maven goal that says only that its rules failed ("Coverage checks have not been met. See log
+// for details.", "Some Enforcer rules have failed. Look above for specific messages…"): the rule
+// it printed above says which (JaCoCo's "[WARNING] Rule violated for bundle legacy-ledger: lines
+// covered ratio is 0.61, but expected minimum is 0.80"; the enforcer's message below its "Rule 0:
+// … failed with message:").
+var (
+	lookAboveRe   = lazyre.New(`(?i)See log for details|Look above for specific messages`)
+	ruleViolRe    = lazyre.New(`Rule violated for |^(?:\[(?:WARNING|ERROR)\] )?Rule \d+: \S+ failed with message:$`)
+	levelPrefixRe = lazyre.New(`^\[(?:WARNING|ERROR|INFO)\]\s*`)
+)
+
+// ruleAbove is the last rule violation printed above line at (the enforcer's message on the line
+// after its rule); "" when none is.
+func ruleAbove(lines []string, at int) string {
+	for j := at - 1; j >= 0; j-- {
+		l := strings.TrimSpace(lines[j])
+		if !ruleViolRe.MatchString(l) {
+			continue
+		}
+		if strings.HasSuffix(l, "failed with message:") && j+1 < at {
+			return levelPrefixRe.ReplaceAllString(strings.TrimSpace(lines[j+1]), "")
+		}
+		return levelPrefixRe.ReplaceAllString(l, "")
+	}
+	return ""
 }
 
 // tidyLine shortens a line to what it says: Maven's goal line to the plugin, goal and reason.

@@ -49,6 +49,23 @@ func TestDecisiveLineReadsToolsCauses(t *testing.T) {
 			"error: Undefined Behavior: out-of-bounds pointer use: alloc1873 has size 8",
 		},
 		{
+			// jacoco:check bound to verify in a reactor: the goal says to see the log; the rule
+			// it printed above says which bundle and by how much.
+			"maven, jacoco's rule above its goal",
+			"[INFO] --- jacoco:0.8.11:check (check) @ legacy-ledger ---\n[INFO] Analyzed bundle 'legacy-ledger' with 112 classes\n" +
+				"[WARNING] Rule violated for bundle legacy-ledger: lines covered ratio is 0.61, but expected minimum is 0.80\n[INFO] BUILD FAILURE\n" +
+				"[ERROR] Failed to execute goal org.jacoco:jacoco-maven-plugin:0.8.11:check (check) on project legacy-ledger: Coverage checks have not been met. See log for details. -> [Help 1]\n",
+			"Rule violated for bundle legacy-ledger: lines covered ratio is 0.61, but expected minimum is 0.80",
+		},
+		{
+			// maven-enforcer-plugin: its message is on the line below the rule's name.
+			"maven, the enforcer's rule message",
+			"[WARNING] Rule 0: org.apache.maven.enforcer.rules.version.RequireJavaVersion failed with message:\n" +
+				"[WARNING] Detected JDK version 17.0.9 (JAVA_HOME=/usr/lib/jvm/java-17) is not in the allowed range [21,).\n[INFO] BUILD FAILURE\n" +
+				"[ERROR] Failed to execute goal org.apache.maven.plugins:maven-enforcer-plugin:3.4.1:enforce (enforce-java) on project api: Some Enforcer rules have failed. Look above for specific messages explaining why the rule failed. -> [Help 1]\n",
+			"Detected JDK version 17.0.9 (JAVA_HOME=/usr/lib/jvm/java-17) is not in the allowed range [21,).",
+		},
+		{
 			// jest under yarn v1 with a path pattern that matches nothing; yarn's trailer is not it.
 			"jest, no tests found",
 			"$ jest --ci --testPathPattern src/cart\nNo tests found, exiting with code 1\nRun with `--passWithNoTests` to exit with code 0\nPattern: src/cart - 0 matches\n" +

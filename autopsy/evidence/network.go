@@ -20,7 +20,7 @@ type NetError struct {
 }
 
 var (
-	netErrRe = lazyre.New(`(?i)could not resolve host|Unable to load the service index for source|unable to resolve host|no such host|temporary failure in name resolution|name or service not known|name does not resolve|nodename nor servname|failed to lookup address|getaddrinfo|(?-i:\bENOTFOUND\b)|(?-i:\bEAI_AGAIN\b)|network is unreachable|connection refused|(?-i:\bECONNREFUSED\b)|(?-i:\bECONNRESET\b)|connection reset by peer|TLS handshake timeout|i/o timeout|unable to connect to api|cannot connect to api|fetch failed|waiting for network|error sending request|stream disconnected before completion|socket hang up|(?-i:\bETIMEDOUT\b)|(?-i:\bENETUNREACH\b)|Failed to establish a new connection|Max retries exceeded with url|Could not connect to|Connection timed out|Network is unreachable|network request to .* failed|dial tcp|unable to access '|server misbehaving|lookup \S+ on \S+:|Could not resolve proxy|Connection timed out|An IO error occurred when talking to the server|failed: connect timed out`)
+	netErrRe = lazyre.New(`(?i)\bnxdomain\b|could not resolve host|Unable to load the service index for source|unable to resolve host|no such host|temporary failure in name resolution|name or service not known|name does not resolve|nodename nor servname|failed to lookup address|getaddrinfo|(?-i:\bENOTFOUND\b)|(?-i:\bEAI_AGAIN\b)|network is unreachable|connection refused|(?-i:\bECONNREFUSED\b)|(?-i:\bECONNRESET\b)|connection reset by peer|TLS handshake timeout|i/o timeout|unable to connect to api|cannot connect to api|fetch failed|waiting for network|error sending request|stream disconnected before completion|socket hang up|(?-i:\bETIMEDOUT\b)|(?-i:\bENETUNREACH\b)|Failed to establish a new connection|Max retries exceeded with url|Could not connect to|Connection timed out|Network is unreachable|network request to .* failed|dial tcp|unable to access '|server misbehaving|lookup \S+ on \S+:|Could not resolve proxy|Connection timed out|An IO error occurred when talking to the server|failed: connect timed out`)
 	hostRes  = []*lazyre.Regexp{
 		lazyre.New(`(?i)(?:(?-i:\bENOTFOUND\b)|(?-i:\bEAI_AGAIN\b)|(?-i:\bECONNREFUSED\b)|(?-i:\bETIMEDOUT\b)|(?-i:\bECONNRESET\b)) ([A-Za-z0-9.-]+\.[A-Za-z]{2,})`),
 		lazyre.New(`(?i)(?:could not|unable to) resolve host:? '?([A-Za-z0-9.-]+)`),
@@ -30,6 +30,7 @@ var (
 		lazyre.New(`(?i)unable to access '([^']+)'`),
 		lazyre.New(`(https?://[^\s"'<>)]+)`),
 	}
+	erlangAddrRe = lazyre.New(`to_address,\s*\{"([A-Za-z0-9.-]+)",\s*\d+\}`)
 	// The provider APIs the agent CLIs talk to.
 	apiHostRe = lazyre.New(`(?i)^(?:api\.anthropic\.com|api\.openai\.com|chatgpt\.com|(?:[\w-]+\.)?generativelanguage\.googleapis\.com|cloudcode-pa\.googleapis\.com|[\w-]*aiplatform\.googleapis\.com|openrouter\.ai|api\.deepseek\.com|statsig\.anthropic\.com)$`)
 	// An agent CLI that says it cannot reach its API without naming the host.
@@ -50,11 +51,19 @@ func IsNetworkError(line string) bool {
 func NetworkErrors(text string) []NetError {
 	var out []NetError
 	idx := map[string]int{}
-	for _, h := range expandJSON(Lines(text)) {
+	lines := expandJSON(Lines(text))
+	for i, h := range lines {
 		if !IsNetworkError(h) {
 			continue
 		}
 		e := NetError{Host: hostOf(h), Line: clip(h)}
+		for j := i - 1; e.Host == "" && j >= max(0, i-3); j-- {
+			// An Erlang term over lines: {failed_connect,[{to_address,{"repo.hex.pm",443}},
+			// {inet,[inet],nxdomain}]}.
+			if m := erlangAddrRe.FindStringSubmatch(lines[j]); m != nil {
+				e.Host = strings.ToLower(m[1])
+			}
+		}
 		e.API = apiHostRe.MatchString(e.Host) || (e.Host == "" && agentAPIRe.MatchString(h))
 		k := e.Host
 		if k == "" && e.API {
