@@ -391,7 +391,32 @@ func (f *facts) networkDown() (envSignal, bool) {
 	if f.siblingRecovered() != "" {
 		return envSignal{}, false
 	}
-	return f.everySignal(sigNetwork)
+	if s, ok := f.everySignal(sigNetwork); ok {
+		return s, true
+	}
+	s, n := f.networkStreak()
+	return s, n >= 2
+}
+
+// networkStreak is the agent's own connection failing in the last attempts, where the run
+// stopped (an attempt before them that got through and failed otherwise was on the way): the
+// last of them and how many. Only a host this machine cannot reach counts (refused, not
+// resolved, unreachable): a stream the provider dropped is the provider's.
+func (f *facts) networkStreak() (envSignal, int) {
+	var last envSignal
+	n := 0
+	for i := len(f.failed) - 1; i >= 0; i-- {
+		a := f.failed[i]
+		s, ok := signalOf(f.agentSignals(a), sigNetwork)
+		if !ok || a.Class != cTransport || !unreachableRe.MatchString(s.line) {
+			break
+		}
+		if n == 0 {
+			last = s
+		}
+		n++
+	}
+	return last, n
 }
 
 // nearLimit: an attempt that ran until the limit, not far past it (the runner's grace and the
@@ -608,3 +633,6 @@ func billing(preset string) string {
 	}
 	return "on the provider's billing page"
 }
+
+// unreachableRe: a connection this machine could not make at all.
+var unreachableRe = lazyre.New(`(?i)ConnectionRefused|connection refused|\bECONNREFUSED\b|could not resolve|\bENOTFOUND\b|\bEAI_AGAIN\b|failed to lookup address|name or service not known|temporary failure in name resolution|no such host|network is unreachable|\bENETUNREACH\b|\bnxdomain\b|proxy`)

@@ -40,7 +40,7 @@ var lackRes = []lackRe{
 	{lazyre.New("error: no such (?:sub)?command: `([\\w-]+)`"),
 		func(m []string) string { return "the cargo subcommand " + m[1] },
 		func(m []string) string { return "cargo install cargo-" + m[1] }},
-	{lazyre.New(`git: 'lfs' is not a git command|git-lfs: (?:command )?not found|This repository is configured for Git LFS but 'git-lfs' was not found`),
+	{lazyre.New(`git: 'lfs' is not a (?:git )?command|git-lfs: (?:command )?not found|This repository is configured for Git LFS but 'git-lfs' was not found`),
 		func(m []string) string { return "Git LFS" },
 		func(m []string) string { return "sudo apt-get install -y git-lfs" }},
 	{lazyre.New(`JAVA_HOME is not set and no 'java' command could be found|JAVA_HOME is not set$|\[JAVA_GATEWAY_EXITED\]|Java gateway process exited before sending (?:the driver )?its port number|JAVA_HOME is set to an invalid directory|Unable to locate a Java Runtime`),
@@ -55,11 +55,25 @@ var lackRes = []lackRe{
 	{lazyre.New(`(?i)Could not find directory of (OpenSSL) installation|Package '?(openssl|libssl)'?,? .*not found|fatal error: (openssl)/\w+\.h: No such file`),
 		func(m []string) string { return "the OpenSSL development files" },
 		func(m []string) string { return "sudo apt-get install -y libssl-dev pkg-config" }},
-	{lazyre.New(`Package '?([\w.+-]+)'?,? (?:required by '[^']*', )?(?:was )?not found(?: in the pkg-config search path)?|fatal error: ([\w./+-]+)\.h: No such file or directory|cannot find -l([\w+-]+)`),
+	{lazyre.New(`Package '?([\w.+-]+)'?,? (?:required by '[^']*', )?(?:was )?not found(?: in the pkg-config search path)?|No package '([\w.+-]+)' found|fatal error: ([\w./+-]+)\.h: No such file or directory|cannot find -l([\w+-]+)`),
 		func(m []string) string { return "the development files of " + firstNonEmpty(m[1:]...) },
 		func(m []string) string {
-			return "sudo apt-get install -y pkg-config lib" + firstNonEmpty(m[1:]...) + "-dev"
+			return "sudo apt-get install -y pkg-config " + devPackage(firstNonEmpty(m[1:]...))
 		}},
+	// dotnet/sdk's resolver: global.json asks for an SDK this machine does not have.
+	{lazyre.New(`Requested SDK version: (\d[\w.-]*)|A compatible (?:installed )?\.NET (?:Core )?SDK for global\.json version:? \[?(\d[\w.-]*)\]?`),
+		func(m []string) string {
+			return "the .NET SDK " + firstNonEmpty(m[1:]...) + " (global.json asks for it)"
+		},
+		func(m []string) string {
+			return "curl -sSL https://dot.net/v1/dotnet-install.sh | bash -s -- --version " + firstNonEmpty(m[1:]...)
+		}},
+	// pg_dump refuses a server newer than itself.
+	{lazyre.New(`server version: (\d+)[\d.]*.*; pg_dump version: (\d+)[\d.]*`),
+		func(m []string) string {
+			return "pg_dump " + m[1] + " (the server runs " + m[1] + ", this machine's pg_dump is " + m[2] + ")"
+		},
+		func(m []string) string { return "sudo apt-get install -y postgresql-client-" + m[1] }},
 	{lazyre.New(`go(?:\.mod)? requires go >= ?([\d.]+) \(running go ([\d.]+)`),
 		func(m []string) string { return "Go " + m[1] + " or later (this machine runs " + m[2] + ")" },
 		func(m []string) string { return "go env -w GOTOOLCHAIN=go" + m[1] + "+auto" }},
@@ -119,7 +133,7 @@ var lackRes = []lackRe{
 		func(m []string) string { return "the Cypress binary (the npm package is there, its download is not)" },
 		func(m []string) string { return "npx cypress install" }},
 	// Electron, Chromium and GTK programs with no display to open (electron/electron#…).
-	{lazyre.New(`Missing X server or \$DISPLAY|cannot open display|Gtk-WARNING \*\*: .*cannot open display|no DISPLAY environment variable`),
+	{lazyre.New(`Missing X server or \$DISPLAY|cannot open display|No available video device|Gtk-WARNING \*\*: .*cannot open display|no DISPLAY environment variable`),
 		func(m []string) string { return "a display for the GUI tests (an X server or Xvfb)" },
 		func(m []string) string { return "sudo apt-get install -y xvfb  # then run the verify under xvfb-run" }},
 	// arduino-cli: the board's core not installed.
@@ -387,6 +401,12 @@ var lackRes = []lackRe{
 			}
 			return "curl -sSI " + m[1]
 		}},
+	// Unity in batch mode on a machine whose editor licence is not activated.
+	{lazyre.New(`No valid Unity Editor license found|Error: No ULF license found|License is not active \(com\.unity\.editor`),
+		func(m []string) string { return "an activated Unity Editor licence" },
+		func(m []string) string {
+			return "Unity -batchmode -nographics -quit -serial SERIAL -username EMAIL -password PASSWORD  # activate this machine's licence (or -manualLicenseFile FILE.ulf)"
+		}},
 	// probe-rs/probe-rs: a hardware-in-the-loop test with no debug probe on the USB bus.
 	{lazyre.New(`(?i)Error: No (?:connected )?probes (?:were )?found|no debug probe (?:was )?found|Error: Probe could not be opened`),
 		func(m []string) string { return "a debug probe (probe-rs finds none attached)" },
@@ -398,6 +418,17 @@ var lackRes = []lackRe{
 	{lazyre.New(`Could not find Chrome \(ver\.|npx puppeteer browsers install chrome`),
 		func(m []string) string { return "Puppeteer's Chrome" },
 		func(m []string) string { return "npx puppeteer browsers install chrome" }},
+}
+
+// devPackage is Debian's development package of a pkg-config module or library name.
+func devPackage(name string) string {
+	name = strings.TrimSuffix(strings.TrimPrefix(name, "lib"), ".h")
+	if p, ok := map[string]string{"curl": "libcurl4-openssl-dev", "ssl": "libssl-dev", "openssl": "libssl-dev", "crypto": "libssl-dev",
+		"z": "zlib1g-dev", "zlib": "zlib1g-dev", "glib-2.0": "libglib2.0-dev", "gtk+-3.0": "libgtk-3-dev", "ffi": "libffi-dev",
+		"xml-2.0": "libxml2-dev", "xml2": "libxml2-dev", "pq": "libpq-dev", "mysqlclient": "libmysqlclient-dev"}[name]; ok {
+		return p
+	}
+	return "lib" + name + "-dev"
 }
 
 // portRes: a port the tests need is taken by another process.

@@ -24,7 +24,7 @@ var loginRes = []lackRe{
 	{lazyre.New(`(?i)You must be logged in to the server|error: You must be logged in|Unable to connect to the server: .*(?:token|credentials)`),
 		func(m []string) string { return "valid credentials for the Kubernetes cluster" },
 		func(m []string) string { return "kubectl config current-context" }},
-	{lazyre.New(`(?i)Unable to locate credentials|aws configure|ExpiredToken|The SSO session .* has expired|aws sso login|Token has expired and refresh failed|Error when retrieving token from sso|SSOTokenLoadError`),
+	{lazyre.New(`(?i)Unable to locate credentials|aws configure|ExpiredToken|refresh cached SSO token failed|unable to refresh SSO token|The SSO session .* has expired|aws sso login|Token has expired and refresh failed|Error when retrieving token from sso|SSOTokenLoadError`),
 		func(m []string) string { return "AWS credentials" },
 		func(m []string) string { return "aws sso login" }},
 	{lazyre.New(`(?i)gcloud auth (?:application-default )?login|You do not currently have an active account selected|Reauthentication (?:failed|required)`),

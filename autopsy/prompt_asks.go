@@ -1,12 +1,15 @@
 package autopsy
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
 	"github.com/mulligan-dev/mulligan/autopsy/evidence"
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
+	"github.com/mulligan-dev/mulligan/snapshot"
 )
 
 // The prompt asks for requirements that cannot hold together: a dependency resolver proves
@@ -123,11 +126,12 @@ func (f *facts) outsideScope() (failed, scope string, ok bool) {
 	if f.def == nil || len(as) == 0 || f.last().Class != cQuality {
 		return "", "", false
 	}
-	m := onlyScopeRe.FindStringSubmatch(f.def.Prompt)
-	if m == nil {
+	said := false // the prompt says "only"
+	if m := onlyScopeRe.FindStringSubmatch(f.def.Prompt); m != nil {
+		scope, said = strings.ToLower(strings.Trim(m[1], "./")), true
+	} else if scope = f.promptModule(as[len(as)-1]); scope == "" {
 		return "", "", false
 	}
-	scope = strings.ToLower(strings.Trim(m[1], "./"))
 	for i := max(0, len(as)-2); i < len(as); i++ {
 		a := as[i]
 		if len(vs[i].tests) > 0 {
@@ -143,6 +147,9 @@ func (f *facts) outsideScope() (failed, scope string, ok bool) {
 		if mod == "" || strings.Contains(scope, base) || strings.Contains(mod, scope[strings.LastIndexByte(scope, '/')+1:]) {
 			return "", "", false
 		}
+		if !said && (a.PreTree == "" || !f.isDir(snapshot.NewHash(a.PreTree), base)) {
+			return "", "", false // a module of its own beside the one the prompt is about, or nothing to tell
+		}
 		if d := f.diffOf(a); d == nil || slices.ContainsFunc(d.Paths, func(p PathStat) bool {
 			return slices.Contains(strings.Split(strings.ToLower(p.Path), "/"), base)
 		}) {
@@ -153,12 +160,46 @@ func (f *facts) outsideScope() (failed, scope string, ok bool) {
 	return failed, scope, true
 }
 
+// moduleWordRe: a word of a prompt that may name a module of the repository (payments-core,
+// services/billing).
+var moduleWordRe = lazyre.New(`[A-Za-z][\w.]*(?:[-/][\w.]+)+`)
+
+// promptModule is the first word of the prompt, with a hyphen or slash in it (a module, not a
+// common word), that names a path of attempt a's tree: the module the task is about, when the
+// prompt does not say "only".
+func (f *facts) promptModule(a storeAttempt) string {
+	if f.repo == nil || a.PreTree == "" {
+		return ""
+	}
+	tree := snapshot.NewHash(a.PreTree)
+	for _, w := range moduleWordRe.FindAllString(f.def.Prompt, -1) {
+		if w = strings.Trim(w, "./"); f.isDir(tree, w) {
+			return strings.ToLower(w)
+		}
+	}
+	return ""
+}
+
+// isDir: tree holds a directory at path p.
+func (f *facts) isDir(tree snapshot.Hash, p string) bool {
+	ok, err := f.repo.HasPath(tree, p)
+	if err != nil || !ok {
+		return false
+	}
+	_, err = f.repo.ReadPath(tree, p, 1)
+	return errors.Is(err, os.ErrNotExist) // there, and not a file
+}
+
 var outsideScopeRule = Rule{
 	Name: "verify-fails-outside-scope", Category: WorkflowBug, Confidence: 0.74,
 	Match: func(f *facts) bool { _, _, ok := f.outsideScope(); return ok },
 	Why: func(f *facts) string {
 		mod, scope, _ := f.outsideScope()
-		return fmt.Sprintf("the prompt keeps the agent to %s, and the verify fails in %s, which no attempt touched, in its build rather than a test: %s", scope, mod, f.last().Message)
+		keeps := "keeps the agent to"
+		if !onlyScopeRe.MatchString(f.def.Prompt) {
+			keeps = "is about"
+		}
+		return fmt.Sprintf("the prompt %s %s, and the verify fails in %s, which no attempt touched, in its build rather than a test: %s", keeps, scope, mod, f.last().Message)
 	},
 	Suggest: func(f *facts) Suggestion {
 		mod, scope, _ := f.outsideScope()
@@ -171,10 +212,10 @@ var outsideScopeRule = Rule{
 // fix needs exactly that place: no attempt can do it as asked.
 
 // forbidsRe: the place a prompt forbids changing.
-var forbidsRe = lazyre.New("(?i)(?:do not|don't|never|must not)\\s+(?:touch|edit|change|modify)\\s+(?:anything\\s+(?:under|in)\\s+|files?\\s+(?:under|in)\\s+|the\\s+)?`?([\\w./-]*[\\w/])`?")
+var forbidsRe = lazyre.New("(?i)(?:do not|don't|never|must not)\\s+(?:(?:add|create|write|touch|edit|change|modify|update)(?:\\s+(?:or|and)\\s+|,\\s*|\\s*/\\s*)?)+\\s*(?:anything\\s+(?:under|in)\\s+|files?\\s+(?:under|in)\\s+|the\\s+)?`?([\\w./-]*[\\w/])`?")
 
 // toldNotRe: an agent saying the task told it not to.
-var toldNotRe = lazyre.New(`(?i)(?:task|prompt|instructions?)\s+(?:says|said|asks|asked|tells|told me)\s+(?:me\s+)?(?:not to|to not)|(?:not allowed|forbidden|forbids|was told not)\s+to`)
+var toldNotRe = lazyre.New(`(?i)(?:task|prompt|instructions?)\s+(?:says|said|asks|asked|tells|told me)\s+(?:me\s+)?(?:not to|to not)|(?:not allowed|forbidden|forbids|was told not)\s+to|\b(?:is|are) (?:frozen|off-limits|read-only)\b.{0,40}\b(?:won't|will not|didn't|did not|cannot|can't)\b`)
 
 // forbiddenFix is the place the prompt forbids and the agent's sentence that the fix needs it.
 func (f *facts) forbiddenFix() (string, string, bool) {
@@ -189,7 +230,7 @@ func (f *facts) forbiddenFix() (string, string, bool) {
 			continue
 		}
 		for _, l := range evidence.Lines(strings.ReplaceAll(ag.LastMessage+"\n"+ag.Said, ". ", ".\n")) {
-			if toldNotRe.MatchString(l) && strings.Contains(l, place) {
+			if toldNotRe.MatchString(l) && strings.Contains(l, strings.TrimSuffix(place, "/")) {
 				return place, clip(strings.TrimSpace(l)), true
 			}
 		}
@@ -217,13 +258,14 @@ var forbiddenFixRule = Rule{
 // prompt asks to rename or remove. The agent did the task; the task and its verify disagree.
 
 // compatSaysRe: a compatibility checker's words for a change it refuses.
-var compatSaysRe = lazyre.New(`(?i)\bchanged (?:name|type|option|label|cardinality|json_name)\b|\bbreaking change|\bincompatible (?:change|with the previous)|\bwas (?:removed|deleted|renamed)\b|\bremoved (?:field|method|function|type|enum|message|export|public)|API (?:report|signature)s? (?:changed|differs?|is out of date)|\bsemver[- ]?(?:major|violation)`)
+var compatSaysRe = lazyre.New(`(?i)\bchanged (?:name|type|option|label|cardinality|json_name)\b|\bbreaking change|\bincompatible (?:change|with the previous)|\bwas (?:removed|deleted|renamed)\b|\bremoved (?:field|method|function|type|enum|message|export|public)|API (?:report|signature)s? (?:changed|differs?|is out of date)|\bsemver[- ]?(?:major|violation)|\bdata member (?:insertion|deletion)|\btype size changed\b`)
 
 // promptIdentRe: an identifier the prompt quotes ("`eta`", "'estimated_arrival'").
 var promptIdentRe = lazyre.New("[`'\"]([A-Za-z_][\\w.]*)[`'\"]")
 
 // askRefused is the line in which the verify refuses what the prompt asks, when every rejected
-// attempt (two at least) ended on such a line naming two identifiers the prompt quotes.
+// attempt (two at least) ended on such a line naming an identifier the prompt quotes (two, when
+// the only ones it names are shorter than four letters).
 func (f *facts) askRefused() (string, bool) {
 	as, _ := f.qualityViews()
 	if f.def == nil || len(as) < 2 || f.last().Class != cQuality {
@@ -233,24 +275,28 @@ func (f *facts) askRefused() (string, bool) {
 	for _, m := range promptIdentRe.FindAllStringSubmatch(f.def.Prompt, -1) {
 		idents = append(idents, m[1])
 	}
-	if len(idents) < 2 {
-		return "", false
-	}
 	line := ""
 	for _, a := range as {
 		line = ""
-		for _, l := range evidence.Lines(f.verifyOutput[key(a.TaskID, a.N)]) {
+		ls := evidence.Lines(f.verifyOutput[key(a.TaskID, a.N)])
+		for i, l := range ls {
 			if !compatSaysRe.MatchString(l) {
 				continue
 			}
+			// (abidiff names the member on the line below: "1 data member insertion:",
+			// "'unsigned int timeout_ms', at offset 96".)
+			near := strings.Join(ls[i:min(len(ls), i+3)], " ")
 			n := 0
 			for _, id := range idents {
-				if hasWord(l, id) {
+				if hasWord(near, id) {
 					n++
+					if len(id) >= 4 {
+						n++
+					}
 				}
 			}
 			if n >= 2 {
-				line = strings.TrimSpace(l)
+				line = strings.Join(strings.Fields(near), " ")
 				break
 			}
 		}

@@ -406,6 +406,10 @@ var envRules = []Rule{
 		Match: func(f *facts) bool { _, ok := f.networkDown(); return ok },
 		Why: func(f *facts) string {
 			s, _ := f.networkDown()
+			if _, every := f.everySignal(sigNetwork); !every {
+				_, n := f.networkStreak()
+				return fmt.Sprintf("the network failed in the last %d attempts, where the run stopped (the agent could not reach its API): %s", n, s.line)
+			}
 			return fmt.Sprintf("the network failed in every attempt (%d): %s", len(f.failed), s.line)
 		},
 		Suggest: func(f *facts) Suggestion {

@@ -395,6 +395,16 @@ func TestRules(t *testing.T) {
 			v := att{class: cQuality, code: "verify_failed", msg: "verify `pip install -r requirements.txt` exited with status 1", verify: out}
 			return mkFacts(t, "", v, v)
 		}, Environment, []string{"env | grep -i _proxy  # the proxy this machine's tools go through, which refused them", "mulligan run fix"}, "the proxy"},
+		{"network", func(t *testing.T) *facts {
+			// The first attempt got through and failed the verify; the run stopped on the
+			// agent's connection, refused twice.
+			refused := att{class: cTransport, msg: "claude: API Error: Unable to connect to API (ConnectionRefused)"}
+			return mkFacts(t, "", verify(one, 1), refused, refused)
+		}, Environment, []string{"curl -sSI https://api.anthropic.com", "mulligan run fix"}, "then DNS"},
+		{"provider-flake", func(t *testing.T) *facts {
+			// A refused connection once, on the way: not the network the run stopped on.
+			return mkFacts(t, "", verify(one, 1), att{class: cTransport, msg: "claude: API Error: Unable to connect to API (ConnectionRefused)"}, att{class: cTransport, msg: "overloaded"})
+		}, AgentFlake, []string{"mulligan run fix"}, "transient"},
 		{"provider-flake", func(t *testing.T) *facts {
 			return mkFacts(t, "", att{class: cTransport, msg: "overloaded"}, att{class: cTransport, msg: "502 bad gateway"})
 		}, AgentFlake, []string{"mulligan run fix"}, "transient"},
@@ -584,6 +594,16 @@ func TestRules(t *testing.T) {
 			f.def.Prompt = "Fix ProrationCalculator so that ProrationCalculatorTest passes. Only change billing-core."
 			return onTrees(f, repo, pre, post)
 		}, WorkflowBug, []string{"mulligan run fix"}, "mvn -pl billing-core -am verify"},
+		{"verify-fails-outside-scope", func(t *testing.T) *facts {
+			// A reactor whose coverage gate fails in a module beside the one the prompt is about
+			// (no "only"): the module is a directory of its own, untouched.
+			files := map[string]string{"payments-core/src/Money.java": "HALF_UP\n", "legacy-ledger/pom.xml": "<a/>\n"}
+			repo, pre, post := twoTrees(t, files, map[string]string{"payments-core/src/Money.java": "HALF_EVEN\n"})
+			out := "[WARNING] Rule violated for bundle legacy-ledger: lines covered ratio is 0.61, but expected minimum is 0.80\n[ERROR] Failed to execute goal org.jacoco:jacoco-maven-plugin:0.8.11:check (check) on project legacy-ledger: Coverage checks have not been met. See log for details. -> [Help 1]\n"
+			f := mkFacts(t, "", verify(out, 1), verify(out, 1))
+			f.def.Prompt = "Money.round in payments-core must use banker's rounding (HALF_EVEN). Fix it and keep MoneyTest green."
+			return onTrees(f, repo, pre, post)
+		}, WorkflowBug, []string{"mulligan run fix"}, "mvn -pl payments-core -am verify"},
 		{"agent-config-invalid", func(t *testing.T) *facts {
 			// atomantic/PortOS#4457: codex refusing a user's ~/.codex/config.toml, every attempt.
 			out := "Error loading config.toml: unknown variant `max`, expected one of `none`, `minimal`, `low`, `medium`, `high`, `xhigh`\nin `model_reasoning_effort`\n"
@@ -908,6 +928,13 @@ func TestRulesNegative(t *testing.T) {
 			f := mkFacts(t, "", verify(out, 1), verify(out, 1))
 			f.def.Prompt = "Upgrade pandas to 2.2.2 and make uv lock pass."
 			return f
+		}},
+		{"verify-fails-outside-scope", "the prompt names a file, and the failing crate is the repository itself", func(t *testing.T) *facts {
+			repo, pre, post := twoTrees(t, map[string]string{"src/parse.rs": "a\n", "Cargo.toml": "[package]\n"}, map[string]string{"src/parse.rs": "b\n"})
+			out := "error[E0382]: borrow of moved value: `cur`\nerror: could not compile `csvlite` (lib) due to 1 previous error\n"
+			f := mkFacts(t, "", verify(out, 1), verify(out, 1))
+			f.def.Prompt = "Make the CSV reader in src/parse.rs accept quoted newlines."
+			return onTrees(f, repo, pre, post)
 		}},
 		{"verify-fails-outside-scope", "the failing module is the one the attempt changed", func(t *testing.T) *facts {
 			repo, pre, post := twoTrees(t, map[string]string{"billing-web/pom.xml": "<a/>\n"}, map[string]string{"billing-web/pom.xml": "<b/>\n"})

@@ -354,6 +354,8 @@ func serviceName(port string) string {
 	switch port {
 	case "docker":
 		return "the Docker daemon"
+	case "4566":
+		return "LocalStack (port 4566)"
 	case "kubernetes":
 		return "the Kubernetes cluster's API server"
 	}
@@ -378,6 +380,8 @@ func serviceStart(port string) string {
 	switch port {
 	case "docker":
 		return "sudo systemctl start docker"
+	case "4566":
+		return "docker run -d -p 4566:4566 localstack/localstack"
 	case "":
 		return "ss -ltn"
 	case "kubernetes":
