@@ -408,7 +408,14 @@ func (f *facts) networkStreak() (envSignal, int) {
 	for i := len(f.failed) - 1; i >= 0; i-- {
 		a := f.failed[i]
 		s, ok := signalOf(f.agentSignals(a), sigNetwork)
-		if !ok || a.Class != cTransport || !unreachableRe.MatchString(s.line) {
+		if a.Class == cQuality && !f.verifyExplains(a) {
+			// The verify's own fetch (an advisory database, a module) failed on the network
+			// after the attempt's change built.
+			s, ok = signalOf(f.verifySignals(a), sigNetwork)
+		} else if !ok || a.Class != cTransport || !unreachableRe.MatchString(s.line) {
+			break
+		}
+		if !ok {
 			break
 		}
 		if n == 0 {

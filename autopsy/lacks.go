@@ -401,6 +401,28 @@ var lackRes = []lackRe{
 			}
 			return "curl -sSI " + m[1]
 		}},
+	// lovell/sharp: its prebuilt binary for this platform was not installed (optional deps).
+	{lazyre.New(`Could not load the "sharp" module using the ([\w-]+) runtime`),
+		func(m []string) string { return "sharp's prebuilt binary for " + m[1] },
+		func(m []string) string { return "npm install --include=optional sharp" }},
+	// karma-chrome-launcher: no Chrome to launch.
+	{lazyre.New(`No binary for Chrome(?:Headless|Canary|ium)? browser on your platform`),
+		func(m []string) string { return "a Chrome for Karma to launch (CHROME_BIN)" },
+		func(m []string) string {
+			return "sudo apt-get install -y chromium  # then export CHROME_BIN=/usr/bin/chromium"
+		}},
+	// mkdocs: a plugin mkdocs.yml names is not installed where the build runs.
+	{lazyre.New(`Config value '?plugins'?: The "([\w.-]+)" plugin is not installed`),
+		func(m []string) string { return "the mkdocs plugin " + m[1] },
+		func(m []string) string { return "python3 -m pip install " + m[1] }},
+	// Go's LoadLocation and Python's zoneinfo without the system's zone database.
+	{lazyre.New(`unknown time zone [A-Z]\w+/\w+|ZoneInfoNotFoundError|No time zone found with key`),
+		func(m []string) string { return "the time zone database (tzdata)" },
+		func(m []string) string { return "sudo apt-get install -y tzdata" }},
+	// aws-lambda-builders: no python on PATH satisfies the function's runtime.
+	{lazyre.New(`Binary validation failed for python.*runtime: python(\d+\.\d+)`),
+		func(m []string) string { return "Python " + m[1] + " on PATH (the function's runtime)" },
+		func(m []string) string { return "sudo apt-get install -y python" + m[1] }},
 	// Unity in batch mode on a machine whose editor licence is not activated.
 	{lazyre.New(`No valid Unity Editor license found|Error: No ULF license found|License is not active \(com\.unity\.editor`),
 		func(m []string) string { return "an activated Unity Editor licence" },

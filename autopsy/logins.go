@@ -66,7 +66,7 @@ var loginRes = []lackRe{
 		func(m []string) string { return m[1] }},
 	// A package index or registry beyond this machine refusing its credentials (uv, pip, cargo,
 	// NuGet): 401/403 with the URL, in either order. (localhost's are a test's own server.)
-	{lazyre.New(`(?i)(?:\b40[13]\W{1,3}(?:Unauthorized|Forbidden)|HTTP error 40[13]|status(?: code)?[^\n]{0,30}?\b40[13])\b.*?(https?://([\w.-]+\.[a-z]{2,})[^\s)'"]*)|(https?://([\w.-]+\.[a-z]{2,})[^\s)'"]*).*?(?:\bgot 40[13]|\b40[13]\W{1,3}(?:Unauthorized|Forbidden)|status(?: code)?[^\n]{0,30}?\b40[13])\b`),
+	{lazyre.New(`(?i)(?:\b40[13]\W{1,3}(?:Unauthorized|Forbidden)|\b40[13] Error, Credentials not correct|HTTP error 40[13]|status(?: code)?[^\n]{0,30}?\b40[13])\b.*?(https?://([\w.-]+\.[a-z]{2,})[^\s)'"]*)|(https?://([\w.-]+\.[a-z]{2,})[^\s)'"]*).*?(?:\bgot 40[13]|\b40[13]\W{1,3}(?:Unauthorized|Forbidden)|status(?: code)?[^\n]{0,30}?\b40[13])\b`),
 		func(m []string) string {
 			return "credentials that " + firstNonEmpty(m[2], m[4]) + " accepts (it refused this machine's)"
 		},

@@ -212,10 +212,10 @@ var outsideScopeRule = Rule{
 // fix needs exactly that place: no attempt can do it as asked.
 
 // forbidsRe: the place a prompt forbids changing.
-var forbidsRe = lazyre.New("(?i)(?:do not|don't|never|must not)\\s+(?:(?:add|create|write|touch|edit|change|modify|update)(?:\\s+(?:or|and)\\s+|,\\s*|\\s*/\\s*)?)+\\s*(?:anything\\s+(?:under|in)\\s+|files?\\s+(?:under|in)\\s+|the\\s+)?`?([\\w./-]*[\\w/])`?")
+var forbidsRe = lazyre.New("(?i)(?:do not|don't|never|must not|without)\\s+(?:(?:add(?:ing)?|creat(?:e|ing)|writ(?:e|ing)|touch(?:ing)?|edit(?:ing)?|chang(?:e|ing)|modif(?:y|ying)|updat(?:e|ing))\\b(?:\\s+(?:or|and)\\s+|,\\s*|\\s*/\\s*)?)+\\s*(?:anything\\s+(?:under|in)\\s+|files?\\s+(?:under|in)\\s+|the\\s+|any\\s+)?`?([\\w./-]*[\\w/])`?")
 
 // toldNotRe: an agent saying the task told it not to.
-var toldNotRe = lazyre.New(`(?i)(?:task|prompt|instructions?)\s+(?:says|said|asks|asked|tells|told me)\s+(?:me\s+)?(?:not to|to not)|(?:not allowed|forbidden|forbids|was told not)\s+to|\b(?:is|are) (?:frozen|off-limits|read-only)\b.{0,40}\b(?:won't|will not|didn't|did not|cannot|can't)\b`)
+var toldNotRe = lazyre.New(`(?i)(?:task|prompt|instructions?)\s+(?:says?|said|asks?|asked|tells?|told me)\s+(?:me\s+)?(?:not to|to not)|\byou (?:asked|told) me not to\b|(?:not allowed|forbidden|forbids|was told not)\s+to|\b(?:is|are) (?:frozen|off-limits|read-only)\b.{0,40}\b(?:won't|will not|didn't|did not|cannot|can't)\b`)
 
 // forbiddenFix is the place the prompt forbids and the agent's sentence that the fix needs it.
 func (f *facts) forbiddenFix() (string, string, bool) {

@@ -408,7 +408,7 @@ var envRules = []Rule{
 			s, _ := f.networkDown()
 			if _, every := f.everySignal(sigNetwork); !every {
 				_, n := f.networkStreak()
-				return fmt.Sprintf("the network failed in the last %d attempts, where the run stopped (the agent could not reach its API): %s", n, s.line)
+				return fmt.Sprintf("the network failed in the last %d attempts, where the run stopped (an attempt before them got through): %s", n, s.line)
 			}
 			return fmt.Sprintf("the network failed in every attempt (%d): %s", len(f.failed), s.line)
 		},

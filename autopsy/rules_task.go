@@ -640,3 +640,60 @@ var unseenNewFileRule = Rule{
 	},
 	Lines: func(f *facts) []string { l, _, _ := f.unseenNewFile(); return []string{l} },
 }
+
+// The verify's script has Windows line endings: its interpreter line asks for "bash\r", which
+// no machine has. The repository's file, not the machine: convert it and keep it converted.
+
+// crlfRe: an interpreter with a carriage return in its name (env's ‘bash\r’, the kernel's
+// "/bin/bash^M: bad interpreter", bash's "$'\r': command not found").
+var crlfRe = lazyre.New(`(?:env|sh|bash): ['‘]?[\w./-]+(?:\\r|\r)['’]?: No such file or directory|\^M: bad interpreter|\$'\\r': command not found`)
+
+// crlfScript is the line that shows it, and the script of the verify's command it is in (the
+// first file of the repository the command names); false when no rejected attempt's verify
+// shows it.
+func (f *facts) crlfScript() (line, script string, ok bool) {
+	as, _ := f.qualityViews()
+	if f.def == nil || f.def.Verify == nil || len(as) == 0 || f.last().Class != cQuality {
+		return "", "", false
+	}
+	a := f.last()
+	for _, l := range evidence.Lines(f.verifyOutput[key(a.TaskID, a.N)] + "\n" + a.Message) {
+		if crlfRe.MatchString(l) {
+			line = clip(strings.TrimSpace(l))
+			break
+		}
+	}
+	if line == "" {
+		return "", "", false
+	}
+	for _, arg := range f.def.Verify.Command {
+		if p := strings.TrimPrefix(arg, "./"); strings.Contains(p, ".") || strings.Contains(p, "/") {
+			if f.repo != nil && a.PreTree != "" {
+				if ok, err := f.repo.HasPath(snapshot.NewHash(a.PreTree), p); err != nil || !ok {
+					continue
+				}
+			}
+			return line, p, true
+		}
+	}
+	return line, "", true
+}
+
+var crlfRule = Rule{
+	Name: "verify-script-crlf", Category: WorkflowBug, Confidence: 0.9,
+	Match: func(f *facts) bool { _, _, ok := f.crlfScript(); return ok },
+	Why: func(f *facts) string {
+		l, s, _ := f.crlfScript()
+		return fmt.Sprintf("the verify's script %s has Windows line endings (CRLF), so its interpreter line names a program with a carriage return that no machine has: %s", orWord(s, "(the one it runs)"), l)
+	},
+	Suggest: func(f *facts) Suggestion {
+		_, s, _ := f.crlfScript()
+		first := "git ls-files --eol | grep crlf"
+		if s != "" {
+			first = `sed -i 's/\r$//' ` + shellQuote(s)
+		}
+		return Suggestion{Text: "convert the script to LF line endings and commit it (a .gitattributes line `*.sh text eol=lf` keeps it so), then run the task again",
+			Commands: []string{first, f.retry()}}
+	},
+	Lines: func(f *facts) []string { l, _, _ := f.crlfScript(); return []string{l} },
+}

@@ -189,6 +189,13 @@ func TestRules(t *testing.T) {
 			f.def.Prompt = "Add soft archiving to projects. Only edit app/models/project.rb; do not touch anything under db/ (schema changes go through DBA review)."
 			return f
 		}, WorkflowBug, []string{"mulligan run fix"}, "allow the change in db/"},
+		{"verify-script-crlf", func(t *testing.T) *facts {
+			// A verify script committed with CRLF endings, run as ./ci/test.sh (microsoft/WSL#2318).
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `./ci/test.sh` exited with status 127", files: 1, verify: "/usr/bin/env: 'bash\\r': No such file or directory\n"}
+			f := mkFacts(t, "", v, v)
+			f.def.Verify.Command = []string{"./ci/test.sh"}
+			return f
+		}, WorkflowBug, []string{`sed -i 's/\r$//' ci/test.sh`, "mulligan run fix"}, "eol=lf"},
 		{"verify-refuses-the-ask", func(t *testing.T) *facts {
 			// buf breaking refuses the rename the prompt asks for, on every attempt.
 			v := att{class: cQuality, code: "verify_failed", msg: "verify `buf breaking` exited with status 100", files: 2,

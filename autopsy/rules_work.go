@@ -143,7 +143,7 @@ var workRules = []Rule{
 		Name: "verify-fails-on-base", Category: WorkflowBug, Confidence: 0.75,
 		Match: func(f *facts) bool { return f.verifyBrokenOnBase() },
 		Why: func(f *facts) string {
-			return fmt.Sprintf("verify fails the same way on the tree the task started from (exit status %d) and after every attempt, without naming a failing test: the command itself cannot pass: %s",
+			return fmt.Sprintf("verify fails the same way on the tree the task started from (exit status %d) and after the attempts it stopped on, without naming a failing test: the command itself cannot pass: %s",
 				f.base.ExitCode, orWord(firstOf(decisiveLines(f.base.Output)), orWord(lastNonBlank(f.base.Output), f.last().Message)))
 		},
 		Suggest: func(f *facts) Suggestion {

@@ -252,7 +252,7 @@ func missingName(text string) string {
 }
 
 // missingNameRe: the module or package a verify says is missing.
-var missingNameRe = lazyre.New(`No module named '([\w.-]+)'|Cannot find (?:module|package) '?(@?[\w./-]+?)'?[\s.]|cannot find package "([\w./-]+)"|could not find gem '([\w-]+)'|Could not find ([A-Za-z][\w-]*?)-\d[\w.]*(?:,| in locally installed gems| in any of the (?:gem )?sources)|unresolved import ` + "`([\\w:]+)`")
+var missingNameRe = lazyre.New(`No module named '([\w.-]+)'|Cannot find (?:module|package) '?(@?[\w./-]+?)'?[\s.]|cannot find package "([\w./-]+)"|could not find gem '([\w-]+)'|The "([\w.-]+)" plugin is not installed|Could not find ([A-Za-z][\w-]*?)-\d[\w.]*(?:,| in locally installed gems| in any of the (?:gem )?sources)|unresolved import ` + "`([\\w:]+)`")
 
 // verifyOffline: the verify's own output shows it could not reach a host beyond this machine
 // (or a proxy, wherever it runs, refused it).

@@ -21,6 +21,8 @@ func TestKeyVar(t *testing.T) {
 // The tools' own words for a login this machine lacks, and the first step they take.
 func TestLoginLines(t *testing.T) {
 	for line, fix := range map[string]string{
+		// pypa/pip: a private index refusing the machine's credentials.
+		"WARNING: 401 Error, Credentials not correct for https://pypi.acme-corp.internal/simple/acme-billing/": "${EDITOR:-vi} ~/.netrc  # the login and token for pypi.acme-corp.internal",
 		// aws-sdk-go-v2: an SSO session whose token can no longer be refreshed.
 		"operation error DynamoDB: Query, get identity: get credentials: failed to refresh cached credentials, refresh cached SSO token failed, unable to refresh SSO token": "aws sso login",
 		// rust-lang/cargo: libgit2 with no ssh-agent to ask.

@@ -66,6 +66,14 @@ func TestDecisiveLineReadsToolsCauses(t *testing.T) {
 			"Detected JDK version 17.0.9 (JAVA_HOME=/usr/lib/jvm/java-17) is not in the allowed range [21,).",
 		},
 		{
+			// npm 10's audit report (GHSA-952p-6rrq-rcjv): the tally and the first advisory, not
+			// its advice to choose another dependency.
+			"npm audit, the tally and the advisory",
+			"# npm audit report\n\nmicromatch  <4.0.8\nSeverity: moderate\nRegular Expression Denial of Service (ReDoS) in micromatch - https://github.com/advisories/GHSA-952p-6rrq-rcjv\nNo fix available\nnode_modules/micromatch\n" +
+				"  @jest/core  *\n  Depends on vulnerable versions of micromatch\n  node_modules/@jest/core\n\n4 moderate severity vulnerabilities\n\nSome issues need review, and may require choosing\na different dependency.\n",
+			"4 moderate severity vulnerabilities: micromatch  <4.0.8; Severity: moderate; Regular Expression Denial of Service (ReDoS) in micromatch; No fix available",
+		},
+		{
 			// jest under yarn v1 with a path pattern that matches nothing; yarn's trailer is not it.
 			"jest, no tests found",
 			"$ jest --ci --testPathPattern src/cart\nNo tests found, exiting with code 1\nRun with `--passWithNoTests` to exit with code 0\nPattern: src/cart - 0 matches\n" +

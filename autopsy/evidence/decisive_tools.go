@@ -315,6 +315,9 @@ func ownShape(lines []string) string {
 		if l, ok := cmakeError(lines, i); ok {
 			return l
 		}
+		if l, ok := npmAudit(lines, i); ok {
+			return l
+		}
 		if composerProbRe.MatchString(lines[i]) {
 			if m := composerItemRe.FindStringSubmatch(lines[i+1]); m != nil {
 				return clip(m[1])
@@ -340,6 +343,39 @@ func credoIssue(lines []string, i int) (string, bool) {
 		}
 	}
 	return clip(m[1]), true
+}
+
+// npm audit's report: "# npm audit report", then per advisory the package and range, its
+// severity, its title with a link, whether a fix is available; then the tally ("4 moderate
+// severity vulnerabilities").
+var (
+	npmAuditTallyRe = lazyre.New(`^\d+ (?:low|moderate|high|critical) severity vulnerabilit(?:y|ies)$|^\d+ vulnerabilit(?:y|ies) \(.*\)$`)
+	npmAuditLinkRe  = lazyre.New(`\s+-\s+https?://\S+$`)
+)
+
+// npmAudit is the tally and the first advisory of npm audit's report at lines[i]; false when
+// lines[i] opens none.
+func npmAudit(lines []string, i int) (string, bool) {
+	if strings.TrimSpace(lines[i]) != "# npm audit report" {
+		return "", false
+	}
+	var head []string // package and range, severity, title, fix
+	tally := ""
+	for _, l := range lines[i+1:] {
+		t := strings.TrimSpace(l)
+		if npmAuditTallyRe.MatchString(t) {
+			tally = t
+			break
+		}
+		if t == "" || strings.HasPrefix(l, " ") || strings.HasPrefix(t, "node_modules/") || len(head) == 4 {
+			continue
+		}
+		head = append(head, npmAuditLinkRe.ReplaceAllString(t, ""))
+	}
+	if tally == "" {
+		return "", false
+	}
+	return clip(strings.TrimSpace(tally + ": " + strings.Join(head, "; "))), true
 }
 
 // CMake's error: "CMake Error at CMakeLists.txt:14 (project):", its message indented below over

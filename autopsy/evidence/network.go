@@ -30,6 +30,7 @@ var (
 		lazyre.New(`(?i)unable to access '([^']+)'`),
 		lazyre.New(`(https?://[^\s"'<>)]+)`),
 	}
+	fetchFromRe  = lazyre.New(`(?i)\b(?:fetching|downloading|cloning|updating|resolving)\b.*\b(?:from|into)?\s*[\x60'"]?(https?://[^\s\x60'"]+)`)
 	erlangAddrRe = lazyre.New(`to_address,\s*\{"([A-Za-z0-9.-]+)",\s*\d+\}`)
 	// The provider APIs the agent CLIs talk to.
 	apiHostRe = lazyre.New(`(?i)^(?:api\.anthropic\.com|api\.openai\.com|chatgpt\.com|(?:[\w-]+\.)?generativelanguage\.googleapis\.com|cloudcode-pa\.googleapis\.com|[\w-]*aiplatform\.googleapis\.com|openrouter\.ai|api\.deepseek\.com|statsig\.anthropic\.com)$`)
@@ -57,11 +58,14 @@ func NetworkErrors(text string) []NetError {
 			continue
 		}
 		e := NetError{Host: hostOf(h), Line: clip(h)}
-		for j := i - 1; e.Host == "" && j >= max(0, i-3); j-- {
-			// An Erlang term over lines: {failed_connect,[{to_address,{"repo.hex.pm",443}},
-			// {inet,[inet],nxdomain}]}.
+		for j := i - 1; e.Host == "" && !agentAPIRe.MatchString(h) && j >= max(0, i-3); j-- {
+			// The host on a line above: an Erlang term over lines ({failed_connect,[{to_address,
+			// {"repo.hex.pm",443}}, {inet,[inet],nxdomain}]}), a fetch announced before it
+			// failed ("Fetching advisory database from `https://github.com/RustSec/…`").
 			if m := erlangAddrRe.FindStringSubmatch(lines[j]); m != nil {
 				e.Host = strings.ToLower(m[1])
+			} else if m := fetchFromRe.FindStringSubmatch(lines[j]); m != nil {
+				e.Host = hostOf(m[1])
 			}
 		}
 		e.API = apiHostRe.MatchString(e.Host) || (e.Host == "" && agentAPIRe.MatchString(h))
