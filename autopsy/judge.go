@@ -408,10 +408,12 @@ func (f *facts) networkStreak() (envSignal, int) {
 	for i := len(f.failed) - 1; i >= 0; i-- {
 		a := f.failed[i]
 		s, ok := signalOf(f.agentSignals(a), sigNetwork)
-		if a.Class == cQuality && !f.verifyExplains(a) {
-			// The verify's own fetch (an advisory database, a module) failed on the network
-			// after the attempt's change built.
+		if a.Class == cQuality {
+			// The verify's own fetch (an advisory database, a module, a Pact broker) failed
+			// on the network after the attempt's change built: a test that failed on its own
+			// values explains the attempt, unless a host could not be reached at all.
 			s, ok = signalOf(f.verifySignals(a), sigNetwork)
+			ok = ok && (!f.verifyExplains(a) || unreachableRe.MatchString(s.line))
 		} else if !ok || a.Class != cTransport || !unreachableRe.MatchString(s.line) {
 			break
 		}

@@ -411,6 +411,14 @@ var lackRes = []lackRe{
 		func(m []string) string {
 			return "sudo apt-get install -y chromium  # then export CHROME_BIN=/usr/bin/chromium"
 		}},
+	// Quarto rendering to PDF with no TeX.
+	{lazyre.New(`No TeX installation was detected`),
+		func(m []string) string { return "a TeX distribution for PDF output" },
+		func(m []string) string { return "quarto install tinytex" }},
+	// An out-of-tree kernel module built against headers this machine does not have.
+	{lazyre.New(`/lib/modules/([\w.+-]+)/build: No such file or directory`),
+		func(m []string) string { return "the kernel headers for " + m[1] },
+		func(m []string) string { return "sudo apt-get install -y linux-headers-" + m[1] }},
 	// mkdocs: a plugin mkdocs.yml names is not installed where the build runs.
 	{lazyre.New(`Config value '?plugins'?: The "([\w.-]+)" plugin is not installed`),
 		func(m []string) string { return "the mkdocs plugin " + m[1] },
