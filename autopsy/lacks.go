@@ -28,7 +28,7 @@ var lackRes = []lackRe{
 		func(m []string) string {
 			return "export REDIS_URL=redis://:PASSWORD@localhost:6379  # the requirepass of the Redis the tests use"
 		}},
-	{lazyre.New(`could not find driver \(Connection: (\w+)|PDOException::\("could not find driver"\)`),
+	{lazyre.New(`could not find driver \(Connection: (\w+)|PDOException::\("could not find driver"\)|PDOException: could not find driver`),
 		func(m []string) string { return "PHP's PDO driver for " + cond(m[1] != "", m[1], "the database") },
 		func(m []string) string {
 			pkg := map[string]string{"sqlite": "php-sqlite3", "mysql": "php-mysql", "mariadb": "php-mysql", "pgsql": "php-pgsql", "sqlsrv": "php-sybase"}[m[1]]

@@ -13,7 +13,7 @@ import (
 
 var (
 	// strongErrRe: a line that names an error.
-	strongErrRe = lazyre.New(`(?:^|[\s:\]])(?:ERROR|FATAL|[Ee]rror|[Ff]atal(?: error)?|[\w.$]*(?:Error|Exception))(?:\[\w+\])?:\s*\S|^(?:\W{0,3})(?:ERROR|FATAL|FAILED|FAILURE)\b|Killed signal|signal: killed|^Killed$|\bOOMKilled\b|[Oo]ut of memory|No space left on device|No tests? matching|No tests were executed|No tests found|Failed to execute goal|Segmentation fault|core dumped|command not found|No such file or directory|Permission denied|^panic: |Traceback \(most recent call last\)` +
+	strongErrRe = lazyre.New(`(?:^|[\s:\]])(?:ERROR|FATAL|[Ee]rror|[Ff]atal(?: error)?|[\w.$]*(?:Error|Exception))(?:\[\w+\])?:\s*\S|^(?:\W{0,3})(?:ERROR|FATAL|FAILED|FAILURE)\b|Killed signal|signal: killed|^Killed$|\bOOMKilled\b|[Oo]ut of memory|No space left on device|No tests? matching|No tests were executed|No tests found|Failed to execute goal|Segmentation fault|core dumped|command not found|is not a git command|No such file or directory|Permission denied|^panic: |Traceback \(most recent call last\)` +
 		// An exception's class on a line of its own, its message below (RSpec's
 		// "ActiveRecord::PendingMigrationError:"); miette's mark of an error's head (uv).
 		`|^[\w.:$]*(?:Error|Exception):$|^× \S`)
@@ -61,6 +61,9 @@ func DecisiveLine(out string) string {
 		return l
 	}
 	if l := ownShape(lines); l != "" {
+		return l
+	}
+	if l := ipythonRaised(lines); l != "" {
 		return l
 	}
 	wrong := gradleWrong(lines)
@@ -233,6 +236,30 @@ func ruleAbove(lines []string, at int) string {
 			return levelPrefixRe.ReplaceAllString(strings.TrimSpace(lines[j+1]), "")
 		}
 		return levelPrefixRe.ReplaceAllString(l, "")
+	}
+	return ""
+}
+
+// IPython's traceback (a notebook run by papermill or nbmake) heads it with the exception's name
+// ("ArrowInvalid      Traceback (most recent call last)") and ends it with the name and message.
+var ipyHeadRe = lazyre.New(`^([A-Za-z_][\w.]*)\s{2,}Traceback \(most recent call last\)$`)
+
+// ipythonRaised is the last line that names the exception an IPython traceback heads; "" when
+// there is none.
+func ipythonRaised(lines []string) string {
+	name := ""
+	for _, l := range lines {
+		if m := ipyHeadRe.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
+			name = m[1]
+		}
+	}
+	if name == "" {
+		return ""
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); strings.HasPrefix(l, name+": ") {
+			return clip(l)
+		}
 	}
 	return ""
 }

@@ -74,6 +74,31 @@ func TestDecisiveLineReadsToolsCauses(t *testing.T) {
 			"4 moderate severity vulnerabilities: micromatch  <4.0.8; Severity: moderate; Regular Expression Denial of Service (ReDoS) in micromatch; No fix available",
 		},
 		{
+			// MSBuild names the project it could not find on the line below its error.
+			"msbuild, the switch below MSB1009",
+			"MSBUILD : error MSB1009: Project file does not exist.\nSwitch: tests/Billing.Tests/Billing.Tests.csproj\n",
+			"MSBUILD : error MSB1009: Project file does not exist. Switch: tests/Billing.Tests/Billing.Tests.csproj",
+		},
+		{
+			// Quarto prints its ERROR: mark alone, the cause on the next line.
+			"quarto, the cause below a bare ERROR:",
+			"  title: Q3 Regional Sales\nERROR: \nNo TeX installation was detected.\nPlease run 'quarto install tinytex' to install TinyTex.\n",
+			"ERROR: No TeX installation was detected.",
+		},
+		{
+			// git without git-lfs, before its suggestion of a similar command.
+			"git, a command it does not have",
+			"+ git lfs pull\ngit: 'lfs' is not a git command. See 'git --help'.\n\nThe most similar command is\n\tlog\n",
+			"git: 'lfs' is not a git command. See 'git --help'.",
+		},
+		{
+			// papermill's IPython traceback: the header names the exception, the last line says it.
+			"papermill, the exception IPython's header names",
+			"---------------------------------------------------------------------------\nArrowInvalid                              Traceback (most recent call last)\nCell In[2], line 3\n" +
+				"----> 3 df = pd.read_parquet('data/sales.parquet')\n\nArrowInvalid: Could not open Parquet input source '<Buffer>': Parquet magic bytes not found in footer.\n",
+			"ArrowInvalid: Could not open Parquet input source '<Buffer>': Parquet magic bytes not found in footer.",
+		},
+		{
 			// jest under yarn v1 with a path pattern that matches nothing; yarn's trailer is not it.
 			"jest, no tests found",
 			"$ jest --ci --testPathPattern src/cart\nNo tests found, exiting with code 1\nRun with `--passWithNoTests` to exit with code 0\nPattern: src/cart - 0 matches\n" +

@@ -122,7 +122,7 @@ func sentenceEnd(s string) int {
 }
 
 // excHeadRe: an exception's class alone on its line; its message follows, indented.
-var excHeadRe = lazyre.New(`^[\w.:$]*(?:Error|Exception):$`)
+var excHeadRe = lazyre.New(`^[\w.:$]*(?:Error|Exception):$|^(?:ERROR|Error|error|FATAL):$|: error MSB1009: Project file does not exist\.$`)
 
 // messageBelow is the exception class l (line at) with the message printed below it (RSpec's
 // "ActiveRecord::PendingMigrationError:", "  Migrations are pending. To resolve this issue,

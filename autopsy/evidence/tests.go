@@ -157,14 +157,15 @@ func ParseTests(out string) Tests {
 	r := Tests{Passed: -1, Total: -1}
 	for _, p := range []func([]string, *Tests){parseGo, parsePytest, parseJest, parseVitest, parseCargo, parseSurefire, parseGradle,
 		parseRSpec, parseUnittest, parseMocha, parsePHPUnit, parseDotnet, parsePlaywright, parseMinitest, parseCollision,
-		parseExUnit, parseElixirBuild, parseCTest, parseMeson, parseGTest, parseAutomake, parseHspec, parseDeno, parseClojure, parseZig, parseJulia} {
+		parseExUnit, parseElixirBuild, parseCTest, parseMeson, parseGTest, parseAutomake, parseHspec, parseDeno, parseClojure, parseZig, parseJulia,
+		parseXCTest} {
 		p(lines, &r)
 	}
 	for _, l := range lines {
 		if elixirRaiseRe.MatchString(l) {
 			continue // parseElixirBuild's
 		}
-		if buildErrorRe.MatchString(l) && !moduleFetchRe.MatchString(l) && len(r.Build) < 20 {
+		if buildErrorRe.MatchString(l) && !moduleFetchRe.MatchString(l) && !xctFailRe.MatchString(strings.TrimSpace(l)) && len(r.Build) < 20 {
 			r.Build = append(r.Build, clip(strings.TrimSpace(l)))
 		} else if checkRe.MatchString(l) && len(r.Checks) < 20 {
 			r.Checks = append(r.Checks, clip(strings.TrimSpace(l)))

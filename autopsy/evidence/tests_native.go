@@ -374,3 +374,25 @@ func parseJulia(lines []string, r *Tests) {
 		r.Failed = append(r.Failed, t)
 	}
 }
+
+// XCTest on Linux (swift-corelibs-xctest): an assertion that failed is printed as an error at
+// its place, "/path/Tests/UnitsTests/TemperatureTests.swift:27: error:
+// TemperatureTests.testMinus40 : XCTAssertEqual failed: …" — a test's failure, not the
+// compiler's; "Executed 12 tests, with 1 failure" counts them.
+var (
+	xctFailRe  = lazyre.New(`^(\S+\.swift):(\d+): error: ([\w.]+) : (.+)$`)
+	xctCountRe = lazyre.New(`^\s*Executed (\d+) tests?, with (\d+) failures?`)
+)
+
+// parseXCTest reads the tests XCTest says failed, with their places and assertions.
+func parseXCTest(lines []string, r *Tests) {
+	for _, l := range lines {
+		if m := xctFailRe.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
+			r.Failed = append(r.Failed, Test{Runner: "xctest", Name: m[3], File: m[1], Line: atoi(m[2]), Message: clip(m[4])})
+		}
+		if m := xctCountRe.FindStringSubmatch(l); m != nil {
+			r.Total = atoi(m[1])
+			r.Passed = r.Total - atoi(m[2])
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package evidence
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // CTest's and meson test's reports, and what the test programs under them printed. The layouts
 // are the tools' own: CTest's progress lines, "N% tests passed" and its FAILED list as in
@@ -279,6 +282,18 @@ func TestParseZig(t *testing.T) {
 	got := ParseTests(out).Failed
 	if len(got) != 1 || got[0].Name != "tokenizer.test.split keeps commas inside quotes" || got[0].File != "/home/ana/csvz/src/tokenizer.zig" || got[0].Line != 48 || got[0].Message != "expected 2, found 4" {
 		t.Fatalf("%+v", got)
+	}
+}
+
+// swift-corelibs-xctest on Linux: an assertion's failure is an "error:" at its place, a test's
+// and not the compiler's.
+func TestParseXCTest(t *testing.T) {
+	out := "Test Suite 'UnitsTests' started at 2026-12-05 02:11:09.612\nTest Case 'TemperatureTests.testMinusFortyIsTheSame' started at 2026-12-05 02:11:09.613\n" +
+		"/home/dev/units/Tests/UnitsTests/TemperatureTests.swift:27: error: TemperatureTests.testMinusFortyIsTheSame : XCTAssertEqual failed: (\"-39.99\") is not equal to (\"-40.0\") - \n" +
+		"Test Case 'TemperatureTests.testMinusFortyIsTheSame' failed (0.002 seconds)\n\t Executed 12 tests, with 1 failure (0 unexpected) in 0.031 (0.031) seconds\n"
+	r := ParseTests(out)
+	if len(r.Failed) != 1 || r.Failed[0].Name != "TemperatureTests.testMinusFortyIsTheSame" || r.Failed[0].Line != 27 || !strings.HasPrefix(r.Failed[0].Message, "XCTAssertEqual failed") || len(r.Build) != 0 || r.Total != 12 || r.Passed != 11 {
+		t.Fatalf("%+v", r)
 	}
 }
 
