@@ -411,6 +411,12 @@ var lackRes = []lackRe{
 		func(m []string) string {
 			return "sudo apt-get install -y chromium  # then export CHROME_BIN=/usr/bin/chromium"
 		}},
+	// LaTeX without a package the document uses (a TeX Live collection not installed).
+	{lazyre.New("! LaTeX Error: File `([\\w.-]+)\\.(?:sty|cls)' not found"),
+		func(m []string) string { return "the LaTeX package " + m[1] },
+		func(m []string) string {
+			return "tlmgr install " + m[1] + "  # or your distribution's texlive package that has it"
+		}},
 	// Quarto rendering to PDF with no TeX.
 	{lazyre.New(`No TeX installation was detected`),
 		func(m []string) string { return "a TeX distribution for PDF output" },

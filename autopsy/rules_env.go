@@ -13,6 +13,9 @@ import (
 
 // envRules: the machine, the accounts and the network, not the task or the agent's work. A
 // retry is suggested first only where the cause passes by itself.
+// gpuMemoryRe: a GPU out of memory (PyTorch, TensorFlow, CUDA itself).
+var gpuMemoryRe = lazyre.New(`CUDA out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|OOM when allocating tensor .* on /job:.*GPU`)
+
 var envRules = []Rule{
 	{
 		Name: "auth", Category: Environment, Confidence: 0.95,
@@ -214,7 +217,12 @@ var envRules = []Rule{
 			return fmt.Sprintf("the verify command of attempt %d %s; the tests did not fail on their own: %s", a.N, what, e.Line)
 		},
 		Suggest: func(f *facts) Suggestion {
-			a, _ := f.verifyEnd()
+			a, e := f.verifyEnd()
+			if gpuMemoryRe.MatchString(e.Line + "\n" + f.verifyOutput[key(a.TaskID, a.N)]) {
+				// The GPU's memory, not the machine's: another process may hold it.
+				return Suggestion{Text: "the GPU ran out of memory: see which processes hold it (the first command) and free it, or run the tests on another GPU (CUDA_VISIBLE_DEVICES) or with smaller batches; then run the task again",
+					Commands: []string{"nvidia-smi", f.retry()}}
+			}
 			return Suggestion{Text: fmt.Sprintf("give the tests more memory (a larger machine or container limit), or run fewer at once in `verify.command` of task %s (go test -p 1, pytest without -n, cargo test -j 1 -- --test-threads=1, jest --runInBand, gradle org.gradle.jvmargs=-Xmx2g), then run the task again",
 				f.task.ID), Commands: []string{f.fixed(), "free -h"},
 				Change: "verify.command: fewer tests at once for less memory (" + fewerAtOnce(f.verifyOutput[key(a.TaskID, a.N)]+"\n"+strings.Join(f.verifyArgv(), " ")) + ")"}

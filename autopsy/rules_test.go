@@ -519,6 +519,11 @@ func TestRules(t *testing.T) {
 		{"verify-killed", func(t *testing.T) *facts {
 			return rt(mkFacts(t, "", verify("=== RUN   TestIndexLarge\nsignal: killed\nFAIL\texample.com/idx\t41.2s\n", 2), verify("signal: killed\nFAIL\texample.com/idx\t40.9s\n", 2)))
 		}, Environment, []string{"mulligan retry-task k3f9abcd fix --reload", "free -h"}, "more memory"},
+		{"verify-killed", func(t *testing.T) *facts {
+			// PyTorch on a shared GPU another process fills: its memory, not the machine's.
+			oom := "E       torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 301.56 MiB is free. Process 48211 has 21.93 GiB memory in use.\nFAILED tests/test_model.py::test_forward - torch.OutOfMemoryError: CUDA out of memory.\n"
+			return mkFacts(t, "", verify(oom, 1), verify(oom, 1))
+		}, Environment, []string{"nvidia-smi", "mulligan run fix"}, "GPU ran out of memory"},
 		{"agent-out-of-memory", func(t *testing.T) *facts {
 			return withExit(mkFacts(t, "", exit("agent exited with status 134: FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory")), 134)
 		}, Environment, []string{"NODE_OPTIONS=--max-old-space-size=8192 mulligan run fix"}, "more memory"},
