@@ -127,13 +127,17 @@ func WhyNotRetried(t *taskfile.Task, d Decision, run string) string {
 		return ""
 	}
 	retryTask := fmt.Sprintf("mulligan retry-task %s %s", run, t.ID)
+	// (A run keeps the task file it started with: an edit of it counts with --reload.)
+	reload := retryTask + " --reload"
 	switch d.Action {
 	case ActFail:
 		switch {
 		case f.Class == taskfile.ClassBudgetExhausted && f.Code == agentcli.CodeDeadline:
-			return fmt.Sprintf("the task's `deadline` (%s) would pass before the next attempt: raise it, then %s", t.Deadline, retryTask)
+			return fmt.Sprintf("the task's `deadline` (%s) would pass before the next attempt: raise it, then %s", t.Deadline, reload)
+		case f.Class == taskfile.ClassBudgetExhausted && f.Code == agentcli.CodeRunMaxCost:
+			return "the run's `--max-cost` is spent: a run keeps the limit it started with, so start the task again in a new run with a higher one (mulligan run --max-cost USD)"
 		case f.Class == taskfile.ClassBudgetExhausted:
-			return "the spend limit is reached: raise `max_cost_usd` (or `--max-cost`), then " + retryTask
+			return "the spend limit is reached: raise `max_cost_usd`, then " + reload
 		case disablesAgent(f):
 			return fmt.Sprintf("%s is never retried (the agent is disabled for the run): fix it, then %s", f.Class, retryTask)
 		case t.OnFailure != taskfile.OnFailureRetry:
@@ -151,9 +155,9 @@ func WhyNotRetried(t *taskfile.Task, d Decision, run string) string {
 		case ReasonAsk:
 			return fmt.Sprintf("`on_failure` is ask: decide with mulligan prompt %s/%s TEXT, mulligan stop %s/%s or %s", run, t.ID, run, t.ID, retryTask)
 		case ReasonRetriesExhausted:
-			return fmt.Sprintf("all %d retries are used: raise `retries`, or %s for a fresh budget", t.Retries, retryTask)
+			return fmt.Sprintf("all %d retries are used: raise `retries` (then %s), or %s for a fresh budget", t.Retries, reload, retryTask)
 		case ReasonCircuitTripped:
-			return fmt.Sprintf("%d failures in a row reached `max_consecutive_failures`: raise it, or %s for a fresh budget", t.MaxConsecutiveFailures, retryTask)
+			return fmt.Sprintf("%d failures in a row reached `max_consecutive_failures`: raise it (then %s), or %s for a fresh budget", t.MaxConsecutiveFailures, reload, retryTask)
 		case ReasonBilling:
 			return fmt.Sprintf("the agent has no credit left, which no retry or reset lifts: add credit to its account (or another agent to the chain, `agent: [...]`), then %s", retryTask)
 		case ReasonNoProgress:

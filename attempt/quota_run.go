@@ -89,7 +89,7 @@ func (sp spend) exhausted(def *taskfile.Task, extra float64) *agentcli.Failure {
 	if def.MaxCostUSD > 0 && sp.task+extra >= def.MaxCostUSD {
 		return &agentcli.Failure{Class: taskfile.ClassBudgetExhausted, Code: agentcli.CodeMaxCost,
 			Message: fmt.Sprintf("the task's reported spend $%.4f reached its max_cost_usd $%.2f", sp.task+extra, def.MaxCostUSD),
-			Hint:    "raise max_cost_usd in the task file, then mulligan retry-task"}
+			Hint:    "raise max_cost_usd in the task file, then mulligan retry-task RUN TASK --reload (the run keeps the file it started with)"}
 	}
 	if sp.runMax != nil && *sp.runMax > 0 && sp.run+extra >= *sp.runMax {
 		return &agentcli.Failure{Class: taskfile.ClassBudgetExhausted, Code: agentcli.CodeRunMaxCost,
