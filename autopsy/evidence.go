@@ -327,11 +327,17 @@ func verifyNames(command []string) map[string]bool {
 }
 
 // deletedTests lists the test files (by their paths: tests/, test_x.py, x_test.go, x.spec.ts…)
-// that attempt d deleted.
+// that attempt d deleted; one added again under the same name elsewhere was moved, not deleted.
 func deletedTests(d *DiffStat) []string {
+	added := map[string]bool{}
+	for _, c := range d.changes {
+		if c.Action == snapshot.Add {
+			added[path.Base(c.Path)] = true
+		}
+	}
 	var out []string
 	for _, c := range d.changes {
-		if c.Action == snapshot.Delete && testPathRe.MatchString(c.Path) {
+		if c.Action == snapshot.Delete && testPathRe.MatchString(c.Path) && !added[path.Base(c.Path)] {
 			out = append(out, c.Path)
 		}
 	}

@@ -398,10 +398,11 @@ func (f *facts) networkDown() (envSignal, bool) {
 	return s, n >= 2
 }
 
-// networkStreak is the agent's own connection failing in the last attempts, where the run
-// stopped (an attempt before them that got through and failed otherwise was on the way): the
-// last of them and how many. Only a host this machine cannot reach counts (refused, not
-// resolved, unreachable): a stream the provider dropped is the provider's.
+// networkStreak is the network failing in the last attempts, where the run stopped (an attempt
+// before them that got through and failed otherwise was on the way): the agent's own connection,
+// or the verify's own fetch; the last of them and how many. Of the agent's, only a host this
+// machine cannot reach counts (refused, not resolved, unreachable): a stream the provider
+// dropped is the provider's.
 func (f *facts) networkStreak() (envSignal, int) {
 	var last envSignal
 	n := 0

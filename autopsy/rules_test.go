@@ -118,6 +118,17 @@ func TestRules(t *testing.T) {
 			f.run.Tasks[0].Attempts[0].PreTree, f.run.Tasks[0].Attempts[0].Tree = pre, post
 			return f
 		}, NoFailure, []string{"mulligan diff --stat k3f9abcd/fix@1", "mulligan diff k3f9abcd/fix@1", "mulligan revert --pre k3f9abcd/fix@1"}, "weakening the check"},
+		{"no-failure", func(t *testing.T) *facts {
+			// A test file moved to another directory is not a deleted test: no doubt.
+			repo, pre, post := twoTrees(t, map[string]string{"calc/calc_test.go": "package calc\n", "calc/calc.go": "package calc\n"}, map[string]string{"calc/v2/calc_test.go": "package calc\n"})
+			os.Remove(filepath.Join(repo.Root(), "calc/calc_test.go"))
+			post = writeTree(t, repo)
+			f := mkFacts(t, "", att{ok: true, files: 2})
+			f.repo, f.task, f.run.State = repo, nil, store.RunSucceeded
+			f.run.Tasks[0].State = store.TaskSucceeded
+			f.run.Tasks[0].Attempts[0].PreTree, f.run.Tasks[0].Attempts[0].Tree = pre, post
+			return f
+		}, NoFailure, []string{"mulligan show k3f9abcd"}, "nothing to fix"},
 		{"internal-error", func(t *testing.T) *facts {
 			f := mkFacts(t, "", exit("agent exited with status 1"), att{class: cInternal, code: "start_failed", msg: "could not start the agent: too many open files"})
 			f.commands["bug"] = true
