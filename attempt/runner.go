@@ -143,8 +143,10 @@ type runner struct {
 	// lastPost is the last attempt this process ran: what a reset names (resetnotes.go).
 	lastPost postState
 
-	killCh  chan struct{}
-	sigSeen syscall.Signal
+	killCh chan struct{}
+	// killClosed: killCh is closed (under mu); fenced alone does not say so, any write sets it.
+	killClosed bool
+	sigSeen    syscall.Signal
 	// current is the task the runner works on (set at each checkpoint), for pause --mode cancel.
 	current string
 
@@ -373,9 +375,12 @@ func (r *runner) heartbeat(ctx context.Context) {
 				return tx.Heartbeat(r.run.ID, r.epoch)
 			})
 			if errors.Is(err, store.ErrFenced) {
+				// (Another write may have met the fence first and set fenced: the attempt's
+				// processes are still to be ended, whoever noticed.)
 				r.mu.Lock()
-				if !r.fenced {
-					r.fenced = true
+				r.fenced = true
+				if !r.killClosed {
+					r.killClosed = true
 					close(r.killCh)
 				}
 				r.mu.Unlock()
