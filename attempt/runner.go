@@ -143,10 +143,8 @@ type runner struct {
 	// lastPost is the last attempt this process ran: what a reset names (resetnotes.go).
 	lastPost postState
 
-	killCh chan struct{}
-	// killClosed: killCh is closed (under mu); fenced alone does not say so, any write sets it.
-	killClosed bool
-	sigSeen    syscall.Signal
+	killCh  chan struct{} // closed (under mu) when the run is fenced: ends the attempt in flight
+	sigSeen syscall.Signal
 	// current is the task the runner works on (set at each checkpoint), for pause --mode cancel.
 	current string
 
@@ -379,8 +377,9 @@ func (r *runner) heartbeat(ctx context.Context) {
 				// processes are still to be ended, whoever noticed.)
 				r.mu.Lock()
 				r.fenced = true
-				if !r.killClosed {
-					r.killClosed = true
+				select {
+				case <-r.killCh: // closed already
+				default:
 					close(r.killCh)
 				}
 				r.mu.Unlock()

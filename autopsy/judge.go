@@ -408,15 +408,18 @@ func (f *facts) networkStreak() (envSignal, int) {
 	n := 0
 	for i := len(f.failed) - 1; i >= 0; i-- {
 		a := f.failed[i]
-		s, ok := signalOf(f.agentSignals(a), sigNetwork)
-		if a.Class == cQuality {
+		var s envSignal
+		ok := false
+		switch a.Class {
+		case cQuality:
 			// The verify's own fetch (an advisory database, a module, a Pact broker) failed
 			// on the network after the attempt's change built: a test that failed on its own
 			// values explains the attempt, unless a host could not be reached at all.
 			s, ok = signalOf(f.verifySignals(a), sigNetwork)
 			ok = ok && (!f.verifyExplains(a) || unreachableRe.MatchString(s.line))
-		} else if !ok || a.Class != cTransport || !unreachableRe.MatchString(s.line) {
-			break
+		case cTransport:
+			s, ok = signalOf(f.agentSignals(a), sigNetwork)
+			ok = ok && unreachableRe.MatchString(s.line)
 		}
 		if !ok {
 			break

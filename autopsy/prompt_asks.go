@@ -1,9 +1,7 @@
 package autopsy
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -182,12 +180,8 @@ func (f *facts) promptModule(a storeAttempt) string {
 
 // isDir: tree holds a directory at path p.
 func (f *facts) isDir(tree snapshot.Hash, p string) bool {
-	ok, err := f.repo.HasPath(tree, p)
-	if err != nil || !ok {
-		return false
-	}
-	_, err = f.repo.ReadPath(tree, p, 1)
-	return errors.Is(err, os.ErrNotExist) // there, and not a file
+	ok, err := f.repo.IsDir(tree, p)
+	return err == nil && ok
 }
 
 var outsideScopeRule = Rule{

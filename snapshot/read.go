@@ -84,6 +84,16 @@ func (r *Repo) HasPath(tree Hash, path string) (bool, error) {
 	return e != nil, err
 }
 
+// IsDir reports whether tree holds a directory at path.
+func (r *Repo) IsDir(tree Hash, path string) (bool, error) {
+	p := filepath.ToSlash(filepath.Clean(path))
+	if p == "." || p == "" {
+		return !tree.IsZero(), nil
+	}
+	e, err := r.lookupEntry(tree, strings.Split(p, "/"))
+	return e != nil && e.isDir(), err
+}
+
 // ReadPath returns the content of the file (or link) at path in tree, os.ErrNotExist wrapped when
 // tree holds none there. limit is ReadBlob's.
 func (r *Repo) ReadPath(tree Hash, path string, limit int64) ([]byte, error) {

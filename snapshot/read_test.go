@@ -72,7 +72,7 @@ func TestMaterializeRefusesUnsafeNames(t *testing.T) {
 	}
 }
 
-// ReadBlob, ReadCommit and HasPath read what a snapshot wrote.
+// ReadBlob, ReadCommit, HasPath and IsDir read what a snapshot wrote.
 func TestReads(t *testing.T) {
 	dir := newGitRepo(t)
 	r := openRepo(t, dir)
@@ -91,6 +91,11 @@ func TestReads(t *testing.T) {
 	for p, want := range map[string]bool{"a": true, "a/b.txt": true, "./a/b.txt": true, "a/c": false, "b/x": false} {
 		if has, err := r.HasPath(res.Tree, p); err != nil || has != want {
 			t.Errorf("HasPath(%s) = %v, %v; want %v", p, has, err, want)
+		}
+	}
+	for p, want := range map[string]bool{"a": true, "a/": true, "a/b.txt": false, "a/c": false} {
+		if is, err := r.IsDir(res.Tree, p); err != nil || is != want {
+			t.Errorf("IsDir(%s) = %v, %v; want %v", p, is, err, want)
 		}
 	}
 	changes, err := r.DiffTrees(ZeroHash, res.Tree)
