@@ -80,6 +80,7 @@ func verdictCmd(ts *testscript.TestScript, neg bool, args []string, blind bool) 
 	}
 	ts.Check(ts.Exec("mulligan", "autopsy", "-o", "json"))
 	var rep struct {
+		Run     string `json:"run"`
 		Verdict struct {
 			Category string `json:"category"`
 			Rule     string `json:"rule"`
@@ -94,9 +95,13 @@ func verdictCmd(ts *testscript.TestScript, neg bool, args []string, blind bool) 
 	}
 	first := ""
 	if len(rep.Suggestion.Commands) > 0 {
-		// The script's directory, as the script names it: a pattern cannot match the
-		// temporary path by accident (it holds the script's name).
+		// The script's directory, as the script names it, and the run's random ID as one
+		// that spells nothing: a pattern cannot match the temporary path (it holds the
+		// script's name) or the ID ("nvm6aacrrl" against a NOT_RE of nvm) by accident.
 		first = strings.ReplaceAll(rep.Suggestion.Commands[0], ts.Getenv("WORK"), "$WORK")
+		if rep.Run != "" {
+			first = strings.ReplaceAll(first, rep.Run, strings.Repeat("0", len(rep.Run)))
+		}
 	}
 	ts.Logf("verdict: %s (rule %s): %s\nfirst command: %s", rep.Verdict.Category, rep.Verdict.Rule, rep.Verdict.Why, first)
 	switch {
