@@ -60,6 +60,9 @@ var agentRules = []Rule{
 				taskfile.PresetCodex:  "codex: --sandbox workspace-write (or --full-auto)",
 				taskfile.PresetGemini: "gemini: --approval-mode auto_edit (or --yolo) and --allowed-tools",
 			}[f.presetFor(a.Agent)]
+			if g := grantCommand(f.presetFor(a.Agent), f.refusedCommand()); g != "" {
+				flag = f.presetFor(a.Agent) + ": " + g // the command it was refused, granted
+			}
 			return Suggestion{Text: fmt.Sprintf("grant the agent the permission in its command in %s (%s), then run the task again", f.fileName(), orWord(flag, "its CLI's permission flag")),
 				Commands: []string{f.fixed()}}
 		},
@@ -304,7 +307,7 @@ func (f *facts) refused() (storeAttempt, []string) {
 		if onlyChecksRefused && (commandToolRe.MatchString(d.Tool+" "+d.Line) || d.Input == "" && !writeRe.MatchString(d.Line)) {
 			continue
 		}
-		out = append(out, d.Line)
+		out = append(out, denialLine(d))
 	}
 	if (a.Code == "permission_denied" || f.agentOf(a).ReadOnlySandbox) && len(out) == 0 {
 		out = append(out, a.Message)
@@ -326,6 +329,41 @@ func (f *facts) refused() (storeAttempt, []string) {
 	return a, out
 }
 
+// denialLine is what the CLI said of a refusal, with the command or path it refused when its
+// words do not name it (gemini's "Tool "run_shell_command" not found").
+func denialLine(d evidence.Denial) string {
+	if d.Input != "" && !strings.Contains(d.Line, d.Input) {
+		return d.Line + " (" + d.Input + ")"
+	}
+	return d.Line
+}
+
+// refusedCommand is the first shell command among the refusals that decided (refused), "" when
+// none names one.
+func (f *facts) refusedCommand() string {
+	a, lines := f.refused()
+	for _, d := range f.agentOf(a).Denials {
+		if d.Input != "" && commandToolRe.MatchString(d.Tool) && slices.Contains(lines, denialLine(d)) {
+			return d.Input
+		}
+	}
+	return ""
+}
+
+// grantCommand is the flag of the preset's CLI that lets it run cmd headless, "" when it has
+// none (codex's sandbox is no list of commands) or there is no cmd.
+func grantCommand(preset, cmd string) string {
+	switch {
+	case cmd == "":
+		return ""
+	case preset == taskfile.PresetClaude:
+		return "--allowedTools " + shellQuote("Bash("+cmd+")")
+	case preset == taskfile.PresetGemini:
+		return "--allowed-tools " + shellQuote("run_shell_command("+cmd+")")
+	}
+	return ""
+}
+
 // onlyChecks: a shell command whose every step builds or runs the tests (what the verify does
 // anyway), not one that changes anything (prisma generate, go get, db:migrate).
 func onlyChecks(cmd string) bool {
@@ -334,21 +372,47 @@ func onlyChecks(cmd string) bool {
 	}
 	steps := shellStepRe.Get().Split(cmd, -1)
 	for _, s := range steps {
-		if s = strings.TrimSpace(s); s != "" && !checkStepRe.MatchString(s) {
+		if s = strings.TrimSpace(s); s != "" && (!checkStepRe.MatchString(s) || !checkTargets(s)) {
 			return false
 		}
 	}
 	return len(steps) > 0
 }
 
+// checkTargets: a make or ninja step names only targets that build or test (none, all, test,
+// check, lint…). Their targets are the project's own names: make gen, make install or make
+// migrate change the tree or the world, and the verify does not run them for the agent.
+func checkTargets(step string) bool {
+	ws := strings.Fields(step)
+	if len(ws) == 0 || !makeToolRe.MatchString(ws[0]) {
+		return true
+	}
+	for i := 1; i < len(ws); i++ {
+		w := ws[i]
+		switch {
+		case makeArgFlagRe.MatchString(w):
+			i++ // -C DIR, -f FILE, -j N
+		case strings.HasPrefix(w, "-") || strings.Contains(w, "="):
+		case !checkTargetRe.MatchString(w):
+			return false
+		}
+	}
+	return true
+}
+
 // commandToolRe: a refused shell command; writeRe: a refused write; shellStepRe splits a command
-// line into its steps; checkStepRe: a step that builds or tests.
+// line into its steps; checkStepRe: a step that builds or tests; makeToolRe a tool whose targets
+// are the project's own names; makeArgFlagRe its flags that take the next word; checkTargetRe a
+// target that builds or tests.
 var (
 	commandToolRe = lazyre.New(`(?i)^(?:Bash|exec|shell|run_shell_command)\b|\buse (?:Bash|the shell)\b`)
 	writeRe       = lazyre.New(`(?i)\bwrite to\b|\b(?:Edit|Write|MultiEdit|apply_patch|write_file|replace)\b`)
 	shellWrapRe   = lazyre.New(`^(?:/bin/)?(?:ba|z)?sh -l?c '([^']*)'$|^(?:/bin/)?(?:ba|z)?sh -l?c "([^"]*)"$`)
 	shellStepRe   = lazyre.New(`&&|\|\||;|\|`)
 	checkStepRe   = lazyre.New(`(?i)^(?:cd \S+|(?:\S*/)?(?:go (?:test|build|vet)|cargo (?:test|build|check|clippy)|(?:npm|pnpm|yarn|bun) (?:run )?(?:test|build|lint|typecheck)\b|npx (?:jest|vitest|tsc)|mvn|gradlew?|mix test|dotnet (?:test|build)|deno test|clojure -[XM]:test|lein test|rebar3 (?:eunit|ct)|stack test|cabal test|dune (?:test|build)|swift (?:test|build)|sbt test|pytest|python3? -m pytest|jest|vitest|rspec|bundle exec rspec|phpunit|ctest|tox|nox|tsc|cmake|make|ninja|tail|head|grep))\b`)
+	makeToolRe    = lazyre.New(`^(?:\S*/)?(?:make|gmake|ninja)$`)
+	makeArgFlagRe = lazyre.New(`^-[CfIoWj]$|^--(?:directory|file|makefile|include-dir)$`)
+	checkTargetRe = lazyre.New(`(?i)^(?:all|default|ci|(?:\w+[-_])?(?:tests?|check|checks|lint|vet|verify|build|compile|spec|specs|typecheck)(?:[-_]\w+)?)$`)
 )
 
 // needsTerminal: every failed attempt's agent said it needs a terminal (Ink's raw mode, a tty

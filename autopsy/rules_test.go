@@ -542,6 +542,15 @@ func TestRules(t *testing.T) {
 			return rt(mkFacts(t, "", att{class: cPayload, code: "permission_denied", msg: "claude: permission denied for Write",
 				out: `{"type":"result","num_turns":3,"result":"I need permission to write src/a.ts.","permission_denials":[{"tool_name":"Write","tool_input":{"file_path":"src/a.ts"}}]}`}))
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "--permission-mode acceptEdits"},
+		{"tool-calls-refused", func(t *testing.T) *facts {
+			// The real claude under its preset edits but refuses `make gen`, the step the prompt
+			// asks for, and the generated file stays stale (clis/claude_refused_asked_command).
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `grep -q \"2.0.0\" version.go` exited with status 1", files: 1,
+				out: `{"type":"result","subtype":"success","is_error":false,"result":"I set version.txt to 2.0.0; make gen did not run.","permission_denials":[{"tool_name":"Bash","tool_input":{"command":"make gen"}}]}`}
+			f := rt(mkFacts(t, "", v, v))
+			f.def.Prompt = "Bump the version in version.txt to 2.0.0, then run `make gen` to regenerate version.go from it."
+			return f
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "claude: --allowedTools 'Bash(make gen)'"},
 		{"agent-commands-offline", func(t *testing.T) *facts {
 			f := rt(mkFacts(t, "", att{class: cQuality, code: "verify_failed", msg: "verify `npm test` exited with status 1", files: 1,
 				out: `{"type":"item.completed","item":{"type":"command_execution","command":"npm install","aggregated_output":"npm error request to https://registry.npmjs.org/x failed, reason: getaddrinfo EAI_AGAIN registry.npmjs.org","exit_code":1,"status":"failed"}}` + "\n" + `{"type":"turn.completed","usage":{"output_tokens":9}}`}))
@@ -1036,6 +1045,13 @@ func TestRulesNegative(t *testing.T) {
 			v.out = `{"type":"result","subtype":"success","is_error":false,"result":"Added InvoiceService.overdue(); I could not run the tests here.","permission_denials":[{"tool_name":"Bash","tool_input":{"command":"./gradlew test --tests '*InvoiceRepositoryIT'"}}]}`
 			return mkFacts(t, "", v)
 		}},
+		{"tool-calls-refused", "it edited; only the prompt's `make check` was refused, which the verify runs", func(t *testing.T) *facts {
+			v := verify("--- FAIL: TestBump (0.00s)\nFAIL\n", 1)
+			v.out = `{"type":"result","subtype":"success","is_error":false,"result":"Bumped the version; make check did not run.","permission_denials":[{"tool_name":"Bash","tool_input":{"command":"make -C src check"}}]}`
+			f := mkFacts(t, "", v, v)
+			f.def.Prompt = "Bump the version, then run `make -C src check`."
+			return f
+		}},
 		{"service-down", "a test's own listener on an ephemeral port, dialled on purpose", func(t *testing.T) *facts {
 			out := "--- FAIL: TestDialTimeoutBackoff (0.30s)\n    dialer_test.go:31: dial attempt 3: dial tcp 127.0.0.1:39217: connect: connection refused\n    dialer_test.go:44: backoff = 300ms, want 400ms\nFAIL\n"
 			f := mkFacts(t, "", verify(out, 1), verify(out, 1))
@@ -1232,5 +1248,27 @@ func TestOnlyExits(t *testing.T) {
 	}
 	if onlyExits("make: *** No rule to make target 'test'.  Stop.\n") {
 		t.Error("make's missing target taken for a bare exit")
+	}
+}
+
+func TestOnlyChecks(t *testing.T) {
+	for cmd, want := range map[string]bool{
+		"go test ./...":                       true,
+		"make":                                true,
+		"make -j4 test lint":                  true,
+		"make -C src check":                   true,
+		"cd web && make build-prod":           true,
+		"bash -lc 'make test'":                true,
+		"make gen":                            false,
+		"make install PREFIX=/usr":            false,
+		"make -f build/Makefile migrate":      false,
+		"ninja":                               true,
+		"ninja docs":                          false,
+		"npx prisma generate":                 false,
+		"./gradlew test --tests '*InvoiceIT'": true,
+	} {
+		if got := onlyChecks(cmd); got != want {
+			t.Errorf("onlyChecks(%q) = %v, want %v", cmd, got, want)
+		}
 	}
 }

@@ -48,6 +48,8 @@ type Agent struct {
 
 	apiError bool // LastMessage is the CLI's API error, not the agent's words
 	events   bool // the output holds JSON events: its plain lines are the CLI's, not the model's
+	// calls are gemini's tool calls by their id: its tool_result names the id only.
+	calls map[string]Denial
 }
 
 var (
@@ -139,8 +141,13 @@ func ReadAgent(out string) Agent {
 		}
 		if strings.HasPrefix(h, "{") {
 			// A JSON event with no message of its own: quote the text in it that says the
-			// refusal (claude's tool_result), never the raw event.
-			h = jsonTextWith(t, denialTextRe, sandboxRe)
+			// refusal (claude's tool_result), never the raw event; nor one the agent did not
+			// meet: the prompt echoed back (a retry's quotes the last attempt's refusal), a
+			// tool call's arguments.
+			h = ""
+			if !Echoed(t) {
+				h = jsonTextWith(t, denialTextRe, sandboxRe)
+			}
 		}
 		if denialTextRe.MatchString(h) || (sandboxRe.MatchString(h) && !strings.Contains(h, "sandbox: ")) {
 			a.addDenial(Denial{Line: clip(firstLines(h)), Sandbox: sandboxRe.MatchString(h)})
@@ -274,9 +281,18 @@ func wholeJSON(out string) map[string]any {
 	return v
 }
 
+// addDenial adds d unless it is one already there: the same call, or the same words (a CLI
+// that reports a refusal in its JSON event and again as a plain line wraps the one in the
+// other: "Error executing tool run_shell_command: Tool … not found").
 func (a *Agent) addDenial(d Denial) {
-	for _, e := range a.Denials {
-		if e.Line == d.Line || (d.Tool != "" && e.Tool == d.Tool && e.Input == d.Input) {
+	for i, e := range a.Denials {
+		if d.Tool != "" && e.Tool == d.Tool && e.Input == d.Input {
+			return
+		}
+		if (e.Tool == "" || d.Tool == "") && e.Line != "" && d.Line != "" && (strings.Contains(e.Line, d.Line) || strings.Contains(d.Line, e.Line)) {
+			if e.Tool == "" && d.Tool != "" {
+				a.Denials[i].Tool, a.Denials[i].Input = d.Tool, d.Input
+			}
 			return
 		}
 	}
@@ -345,16 +361,26 @@ func (a *Agent) event(v map[string]any) {
 				a.LastMessage, a.Said = clip(firstLines(s)), s
 			}
 		}
+	case typ == "tool_use": // gemini stream-json
+		if id, _ := v["tool_id"].(string); id != "" {
+			if a.calls == nil {
+				a.calls = map[string]Denial{}
+			}
+			tool, _ := v["tool_name"].(string)
+			a.calls[id] = Denial{Tool: tool, Input: toolInput(v["parameters"])}
+		}
 	case typ == "tool_result": // gemini stream-json
 		if v["status"] == "error" {
 			msg := text(v["error"])
 			if msg == "" {
 				msg = text(v["output"])
 			}
+			id, _ := v["tool_id"].(string)
+			call := a.calls[id]
 			if e, _ := v["error"].(map[string]any); e["type"] == "tool_not_registered" || e["type"] == "policy_violation" || e["type"] == "permission_denied" {
-				a.addDenial(Denial{Line: clip(firstLines(msg))})
+				a.addDenial(Denial{Tool: call.Tool, Input: call.Input, Line: clip(firstLines(msg))})
 			}
-			a.toolError(msg)
+			a.toolCallError(msg, call.Tool, call.Input)
 		}
 	case typ == "item.completed" || typ == "item.updated": // codex exec --json
 		item, _ := v["item"].(map[string]any)

@@ -206,6 +206,11 @@ func TestReadAgentFixtures(t *testing.T) {
 	if a := read("refusals/gemini_default_mode.txt"); len(a.Denials) == 0 || !a.APICalls || a.LastMessage != "I could not write hello.txt." {
 		t.Errorf("gemini refused: %+v", a)
 	}
+	// gemini --approval-mode auto_edit offers no shell tool: its refusal of `make gen`, on a
+	// retry whose prompt (echoed back) quotes the last attempt's refusal, and again as a plain line.
+	if a := read("refusals/gemini_auto_edit_shell.txt"); len(a.Denials) != 1 || a.Denials[0].Tool != "run_shell_command" || a.Denials[0].Input != "make gen" || !strings.HasPrefix(a.LastMessage, "I set version.txt") {
+		t.Errorf("gemini refused a shell command: %+v", a)
+	}
 }
 
 // The prompt echoed back and a tool call's arguments name failures that did not happen.
