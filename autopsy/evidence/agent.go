@@ -50,6 +50,8 @@ type Agent struct {
 	events   bool // the output holds JSON events: its plain lines are the CLI's, not the model's
 	// calls are gemini's tool calls by their id: its tool_result names the id only.
 	calls map[string]Denial
+	// inMessage: the last event was a piece of gemini's message, which the next piece continues.
+	inMessage bool
 }
 
 var (
@@ -354,14 +356,21 @@ func (a *Agent) event(v map[string]any) {
 		}
 	case typ == "message" && v["role"] == "assistant": // gemini stream-json
 		a.APICalls = true
+		// The pieces of one message ("delta": true) are joined whole, then read: a piece may end
+		// on the space before the next one's word. A tool call ends the message.
 		if s, ok := v["content"].(string); ok {
-			if v["delta"] == true && a.LastMessage != "" {
-				a.LastMessage, a.Said = clip(a.LastMessage+s), a.Said+s
-			} else if strings.TrimSpace(s) != "" {
-				a.LastMessage, a.Said = clip(firstLines(s)), s
+			if v["delta"] == true && a.inMessage {
+				a.Said += s
+			} else if strings.TrimSpace(s) != "" || v["delta"] == true {
+				a.Said = s
+			}
+			a.inMessage = v["delta"] == true
+			if strings.TrimSpace(a.Said) != "" {
+				a.LastMessage = clip(firstLines(a.Said))
 			}
 		}
 	case typ == "tool_use": // gemini stream-json
+		a.inMessage = false
 		if id, _ := v["tool_id"].(string); id != "" {
 			if a.calls == nil {
 				a.calls = map[string]Denial{}

@@ -151,6 +151,22 @@ func TestReadAgent(t *testing.T) {
 			t.Errorf("%+v", a)
 		}
 	})
+	t.Run("gemini stream-json: the last message, from its pieces", func(t *testing.T) {
+		// A piece may end on the space before the next piece's word; a tool call ends a message.
+		out := `{"type":"message","role":"user","content":"Fix it."}
+{"type":"message","role":"assistant","content":"Let me ","delta":true}
+{"type":"message","role":"assistant","content":"look.","delta":true}
+{"type":"tool_use","tool_name":"write_file","tool_id":"w1","parameters":{"file_path":"api.py","content":"x"}}
+{"type":"tool_result","tool_id":"w1","status":"success"}
+{"type":"message","role":"assistant","content":"I changed api.py to ","delta":true}
+{"type":"message","role":"assistant","content":"return 204.\n\nYou asked me not to edit tests/, so I ","delta":true}
+{"type":"message","role":"assistant","content":"left it.","delta":true}
+{"type":"result","status":"success","stats":{"total_tokens":90,"output_tokens":60}}`
+		a := ReadAgent(out)
+		if a.LastMessage != "I changed api.py to return 204. You asked me not to edit tests/, so I left it." || !strings.HasPrefix(a.Said, "I changed") || !strings.HasSuffix(a.Said, "so I left it.") {
+			t.Errorf("%+v", a)
+		}
+	})
 	t.Run("plain text", func(t *testing.T) {
 		a := ReadAgent("Reading src/app.go\nI cannot finish: the spec file is missing.\n")
 		if a.APICalls || a.LastMessage != "I cannot finish: the spec file is missing." {
