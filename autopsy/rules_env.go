@@ -600,6 +600,9 @@ func (f *facts) pinnedModelRefused() string {
 func sandboxWhy(f *facts) string {
 	a, ne, _ := f.sandboxNetwork()
 	why := fmt.Sprintf("agent %s reached its API, but the commands it ran could not reach %s", a.Agent, orWord(ne.Host, "the network"))
+	if ne.Denied {
+		why = fmt.Sprintf("agent %s reached its API, but the system refused its commands a connection (to %s): a sandbox's rule, not a host's answer", a.Agent, orWord(ne.Host, "the network"))
+	}
 	if m := f.agentOf(a).LastMessage; m != "" {
 		why += "; the agent said: " + m
 	}

@@ -564,6 +564,15 @@ func TestRules(t *testing.T) {
 			f.failed[0].Agent = "cx"
 			return f
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "network_access=true"},
+		{"agent-sandbox-network", func(t *testing.T) *facts {
+			// The real codex's Linux sandbox refuses npm's connect with EPERM, to a registry on
+			// this machine too (clis/codex_sandbox_network).
+			f := rt(mkFacts(t, "", att{class: cQuality, code: "verify_failed", msg: "verify `node index.js` exited with status 1: Error: Cannot find module 'left-pad'", files: 1,
+				verify: "Error: Cannot find module 'left-pad'\n",
+				out:    `{"type":"item.completed","item":{"type":"command_execution","command":"/bin/bash -lc 'npm install left-pad'","aggregated_output":"npm error code EPERM\nnpm error FetchError: request to http://127.0.0.1:46365/npm/left-pad failed, reason: connect EPERM 127.0.0.1:46365 - Local (undefined:undefined)\n","exit_code":1,"status":"failed"}}` + "\n" + `{"type":"turn.completed","usage":{"output_tokens":9}}`}))
+			f.failed[0].Agent = "cx"
+			return f
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "network_access=true"},
 		{"verify-never-ends", func(t *testing.T) *facts {
 			v := att{class: cQuality, code: "verify_timeout", msg: "verify `npx jest --watch` ran past its timeout (10m0s)", verify: "Tests: 2 passed, 2 total\n\nWatch Usage: Press w to show more.\n", files: 1}
 			return rt(mkFacts(t, "", v, v))
@@ -1050,6 +1059,13 @@ func TestRulesNegative(t *testing.T) {
 			v.out = `{"type":"result","subtype":"success","is_error":false,"result":"Bumped the version; make check did not run.","permission_denials":[{"tool_name":"Bash","tool_input":{"command":"make -C src check"}}]}`
 			f := mkFacts(t, "", v, v)
 			f.def.Prompt = "Bump the version, then run `make -C src check`."
+			return f
+		}},
+		{"agent-sandbox-network", "codex's command met a service of this machine that refused it", func(t *testing.T) *facts {
+			f := mkFacts(t, "", att{class: cQuality, code: "verify_failed", msg: "verify `node index.js` exited with status 1: Error: Cannot find module 'left-pad'", files: 1,
+				verify: "Error: Cannot find module 'left-pad'\n",
+				out:    `{"type":"item.completed","item":{"type":"command_execution","command":"npm install left-pad","aggregated_output":"npm error request to http://127.0.0.1:4873/left-pad failed, reason: connect ECONNREFUSED 127.0.0.1:4873\n","exit_code":1,"status":"failed"}}` + "\n" + `{"type":"turn.completed","usage":{"output_tokens":9}}`})
+			f.failed[0].Agent = "cx"
 			return f
 		}},
 		{"service-down", "a test's own listener on an ephemeral port, dialled on purpose", func(t *testing.T) *facts {

@@ -266,9 +266,10 @@ func verifyOffline(out string) bool {
 }
 
 // toThisMachine: a network error line about a connection to this machine (a service of its
-// own refusing), not about reaching the network (a DNS lookup through 127.0.0.53 is that).
+// own refusing), not about reaching the network (a DNS lookup through 127.0.0.53 is that), nor
+// a connection the operating system would not make (a sandbox's rule, wherever it goes).
 func toThisMachine(line string) bool {
-	return localHostRe.MatchString(line) && !strings.Contains(line, "lookup ") && !strings.Contains(strings.ToLower(line), "name resolution")
+	return localHostRe.MatchString(line) && !strings.Contains(line, "lookup ") && !strings.Contains(strings.ToLower(line), "name resolution") && !evidence.ConnectDenied(line)
 }
 
 var (

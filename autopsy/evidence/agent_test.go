@@ -89,6 +89,18 @@ npm error network This is a problem related to network connectivity.`
 			t.Errorf("NetworkErrors(%q) = %+v, want none", notNet, es)
 		}
 	}
+	// A connection the system refused to make (codex's seccomp sandbox; Go, pip) is denied; one
+	// a host refused is not.
+	for text, denied := range map[string]bool{
+		"npm error FetchError: request to http://127.0.0.1:46365/npm/left-pad failed, reason: connect EPERM 127.0.0.1:46365 - Local (undefined:undefined)": true,
+		`Get "https://proxy.golang.org/x/@v/list": dial tcp 142.250.74.113:443: connect: operation not permitted`:                                          true,
+		"Failed to establish a new connection: [Errno 1] Operation not permitted')': /simple/httpx/":                                                       true,
+		"npm error request to http://127.0.0.1:4873/left-pad failed, reason: connect ECONNREFUSED 127.0.0.1:4873":                                          false,
+	} {
+		if es := NetworkErrors(text); len(es) != 1 || es[0].Denied != denied {
+			t.Errorf("NetworkErrors(%q) = %+v, want one, denied %v", text, es, denied)
+		}
+	}
 	api := NetworkErrors("API Error: Unable to connect to API (ConnectionRefused)\n")
 	if len(api) != 1 || !api[0].API {
 		t.Errorf("claude's API error: %+v", api)
@@ -218,6 +230,10 @@ func TestReadAgentFixtures(t *testing.T) {
 	}
 	if a := read("refusals/claude_default_mode.jsonl"); len(a.Denials) == 0 || a.Denials[0].Tool != "Write" || !a.APICalls {
 		t.Errorf("claude refused: %+v", a)
+	}
+	// codex's workspace-write sandbox on Linux: npm's connect refused by seccomp (EPERM).
+	if a := read("codex_sandbox_connect_eperm.jsonl"); !a.APICalls || len(a.Network) != 1 || !a.Network[0].Denied || a.Network[0].Host != "127.0.0.1" {
+		t.Errorf("codex's sandbox refused a connection: %+v", a)
 	}
 	if a := read("refusals/gemini_default_mode.txt"); len(a.Denials) == 0 || !a.APICalls || a.LastMessage != "I could not write hello.txt." {
 		t.Errorf("gemini refused: %+v", a)

@@ -17,10 +17,13 @@ type NetError struct {
 	// API: the host is an agent provider's API (api.anthropic.com, api.openai.com, …): the agent
 	// itself could not reach its model.
 	API bool
+	// Denied: the operating system refused the connection (a sandbox's or a firewall's rule),
+	// whatever the host: no service was asked.
+	Denied bool
 }
 
 var (
-	netErrRe = lazyre.New(`(?i)\bnxdomain\b|could not resolve host|Unable to load the service index for source|unable to resolve host|no such host|temporary failure in name resolution|name or service not known|name does not resolve|nodename nor servname|failed to lookup address|getaddrinfo|(?-i:\bENOTFOUND\b)|(?-i:\bEAI_AGAIN\b)|network is unreachable|connection refused|(?-i:\bECONNREFUSED\b)|(?-i:\bECONNRESET\b)|connection reset by peer|TLS handshake timeout|i/o timeout|unable to connect to api|cannot connect to api|fetch failed|waiting for network|error sending request|stream disconnected before completion|socket hang up|(?-i:\bETIMEDOUT\b)|(?-i:\bENETUNREACH\b)|Failed to establish a new connection|Max retries exceeded with url|Could not connect to|Connection timed out|Network is unreachable|network request to .* failed|dial tcp|unable to access '|server misbehaving|lookup \S+ on \S+:|Could not resolve proxy|Connection timed out|An IO error occurred when talking to the server|failed: connect timed out`)
+	netErrRe = lazyre.New(`(?i)\bnxdomain\b|could not resolve host|Unable to load the service index for source|unable to resolve host|no such host|temporary failure in name resolution|name or service not known|name does not resolve|nodename nor servname|failed to lookup address|getaddrinfo|(?-i:\bENOTFOUND\b)|(?-i:\bEAI_AGAIN\b)|network is unreachable|connection refused|(?-i:\bECONNREFUSED\b)|(?-i:\bECONNRESET\b)|connection reset by peer|TLS handshake timeout|i/o timeout|unable to connect to api|cannot connect to api|fetch failed|waiting for network|error sending request|stream disconnected before completion|socket hang up|(?-i:\bETIMEDOUT\b)|(?-i:\bENETUNREACH\b)|Failed to establish a new connection|Max retries exceeded with url|Could not connect to|Connection timed out|Network is unreachable|network request to .* failed|dial tcp|unable to access '|server misbehaving|lookup \S+ on \S+:|Could not resolve proxy|Connection timed out|An IO error occurred when talking to the server|failed: connect timed out|connect E(?:PERM|ACCES)\b|connect: (?:operation not permitted|permission denied)`)
 	hostRes  = []*lazyre.Regexp{
 		lazyre.New(`(?i)(?:(?-i:\bENOTFOUND\b)|(?-i:\bEAI_AGAIN\b)|(?-i:\bECONNREFUSED\b)|(?-i:\bETIMEDOUT\b)|(?-i:\bECONNRESET\b)) ([A-Za-z0-9.-]+\.[A-Za-z]{2,})`),
 		lazyre.New(`(?i)(?:could not|unable to) resolve host:? '?([A-Za-z0-9.-]+)`),
@@ -43,6 +46,13 @@ var (
 // provider failed, not the network.
 var serverSideRe = lazyre.New(`(?i)an error occurred while processing your request|include the request ID|internal server error|\boverloaded\b|high demand|\b(?:status|code)[ :=]*5\d\d\b|\b5\d\d (?:Internal|Bad Gateway|Service Unavailable)`)
 
+// connectDeniedRe: a connection the operating system refused to make (EPERM, EACCES on
+// connect: codex's seccomp sandbox, a firewall), not one a host refused (ECONNREFUSED).
+var connectDeniedRe = lazyre.New(`connect E(?:PERM|ACCES)\b|connect: (?:operation not permitted|permission denied)|Failed to establish a new connection: \[Errno (?:1|13)\]`)
+
+// ConnectDenied: the line shows a connection the operating system refused to make.
+func ConnectDenied(line string) bool { return connectDeniedRe.MatchString(line) }
+
 // IsNetworkError: the line shows a network failure.
 func IsNetworkError(line string) bool {
 	return netErrRe.MatchString(line) && !serverSideRe.MatchString(line)
@@ -57,7 +67,7 @@ func NetworkErrors(text string) []NetError {
 		if !IsNetworkError(h) {
 			continue
 		}
-		e := NetError{Host: hostOf(h), Line: clip(h)}
+		e := NetError{Host: hostOf(h), Line: clip(h), Denied: ConnectDenied(h)}
 		for j := i - 1; e.Host == "" && !agentAPIRe.MatchString(h) && j >= max(0, i-3); j-- {
 			// The host on a line above: an Erlang term over lines ({failed_connect,[{to_address,
 			// {"repo.hex.pm",443}}, {inet,[inet],nxdomain}]}), a fetch announced before it
