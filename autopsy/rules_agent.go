@@ -393,7 +393,7 @@ func checkTargets(step string) bool {
 		case makeArgFlagRe.MatchString(w):
 			i++ // -C DIR, -f FILE, -j N
 		case strings.HasPrefix(w, "-") || strings.Contains(w, "="):
-		case !checkTargetRe.MatchString(w):
+		case !checkTargetRe.MatchString(w) || changeTargetRe.MatchString(w):
 			return false
 		}
 	}
@@ -413,6 +413,9 @@ var (
 	makeToolRe    = lazyre.New(`^(?:\S*/)?(?:make|gmake|ninja)$`)
 	makeArgFlagRe = lazyre.New(`^-[CfIoWj]$|^--(?:directory|file|makefile|include-dir)$`)
 	checkTargetRe = lazyre.New(`(?i)^(?:all|default|ci|(?:\w+[-_])?(?:tests?|check|checks|lint|vet|verify|build|compile|spec|specs|typecheck)(?:[-_]\w+)?)$`)
+	// changeTargetRe: a target whose name says it changes something (lint-fix, update-snapshots,
+	// build-and-publish), check-like as the rest of its name may be.
+	changeTargetRe = lazyre.New(`(?i)(?:^|[-_])(?:fix|fmt|format|gen|generate|install|update|upgrade|deploy|publish|release|push|migrate|clean|snapshots?)(?:$|[-_])`)
 )
 
 // needsTerminal: every failed attempt's agent said it needs a terminal (Ink's raw mode, a tty

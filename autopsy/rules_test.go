@@ -1280,6 +1280,9 @@ func TestOnlyChecks(t *testing.T) {
 		"make -f build/Makefile migrate":      false,
 		"ninja":                               true,
 		"ninja docs":                          false,
+		"make lint-fix":                       false,
+		"make test-update-snapshots":          false,
+		"make test-unit":                      true,
 		"npx prisma generate":                 false,
 		"./gradlew test --tests '*InvoiceIT'": true,
 	} {
