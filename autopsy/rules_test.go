@@ -373,6 +373,11 @@ func TestRules(t *testing.T) {
 			out := "--- FAIL: TestDB (0.00s)\n    db_test.go:9: dial tcp 127.0.0.1:5432: connect: connection refused\n"
 			return withBase(mkFacts(t, "", verify(out, 2)), 1, out)
 		}, Environment, []string{"sudo systemctl start postgresql", "mulligan run fix"}, "start PostgreSQL"},
+		{"service-down", func(t *testing.T) *facts {
+			// curl 7.88 and later say "Couldn't connect to server" for a refused connection.
+			out := "curl: (7) Failed to connect to localhost port 8080 after 0 ms: Couldn't connect to server\n"
+			return withBase(mkFacts(t, "", verify(out, 2), verify(out, 2)), 7, out)
+		}, Environment, []string{"ss -ltnp 'sport = :8080'", "mulligan run fix"}, "8080"},
 		{"build-file-fails-here", func(t *testing.T) *facts {
 			// tonybanters/oxwm#149: a build.zig for Zig 0.14 under 0.13.
 			out := "/home/kr/src/ringz/build.zig:13:10: error: no field named 'root_module' in struct 'Build.TestOptions'\n        .root_module = ring_mod,\n/usr/lib/zig/std/Build.zig:843:25: note: struct declared here\n"

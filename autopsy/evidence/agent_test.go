@@ -73,6 +73,8 @@ npm error network This is a problem related to network connectivity.`
 		{npm, "registry.npmjs.org"},
 		{`go: github.com/google/go-cmp@v0.6.0: Get "https://proxy.golang.org/github.com/google/go-cmp/@v/v0.6.0.zip": dial tcp: lookup proxy.golang.org on 127.0.0.53:53: server misbehaving`, "proxy.golang.org"},
 		{"fatal: unable to access 'https://github.com/acme/app.git/': Could not resolve host: github.com", "github.com"},
+		// curl 7.88 and later: a refused (or firewalled) connection.
+		{"curl: (7) Failed to connect to files.example.com port 443 after 3 ms: Couldn't connect to server", "files.example.com"},
 		// bazelbuild/bazel#27734: the remote cache's host.
 		{"WARNING: Remote Cache: Unable to resolve host cache.build.acme.internal", "cache.build.acme.internal"},
 		{"pip._vendor.urllib3.exceptions.NewConnectionError: <HTTPSConnection(host='pypi.org', port=443)>: Failed to establish a new connection: [Errno -3] Temporary failure in name resolution", "pypi.org"},
