@@ -137,6 +137,9 @@ var presets = map[string]*Preset{
 		Command: taskfile.PresetCommands[taskfile.PresetOpencode],
 		Install: "install it: npm install -g opencode-ai, then opencode auth login",
 		Permits: "what opencode's permission settings allow (by default: edits and shell commands); a permission set to ask is refused headless, --auto approves those",
+		Grant:   `opencode's permission settings refused the edit: allow it in opencode.json ("permission": {"edit": "allow"}), or add --auto to the agent's command to approve what they ask for`,
+		GrantMore: `allow the command in opencode.json ("permission": {"bash": {"go test *": "allow"}}, one rule per command), ` +
+			"or add --auto to the agent's command to approve every permission set to ask (only in a sandbox)",
 		Result:  opencodeResult,
 		verdict: opencodeVerdict,
 		gaveUp:  cliErrorLine,

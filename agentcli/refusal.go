@@ -59,8 +59,33 @@ func (p *Preset) Refusals(stdout []byte) []Refusal {
 		return codexRefusals(stdout)
 	case taskfile.PresetGemini:
 		return geminiRefusals(stdout)
+	case taskfile.PresetOpencode:
+		return opencodeRefusals(stdout)
 	}
 	return nil
+}
+
+// opencodeDenial is opencode's error for a tool call its permission settings refused: one set to
+// ask, which `opencode run` rejects itself ("permission requested: bash (make gen);
+// auto-rejecting"), or one set to deny.
+var opencodeDenial = lazyre.New(`The user rejected permission to use this specific tool call|The user has specified a rule which prevents you from using this specific tool call`)
+
+// opencodeRefusals reads `opencode run --format json`'s tool_use events whose call ended in that
+// error (the event carries the call and its end).
+func opencodeRefusals(stdout []byte) []Refusal {
+	var out []Refusal
+	for _, v := range jsonValues(stdout) {
+		if v["type"] != "tool_use" || path(v, "part", "state", "status") != "error" {
+			continue
+		}
+		if msg, _ := path(v, "part", "state", "error").(string); !opencodeDenial.MatchString(msg) {
+			continue
+		}
+		tool, _ := path(v, "part", "tool").(string)
+		in, _ := path(v, "part", "state", "input").(map[string]any)
+		out = append(out, Refusal{Tool: tool, Detail: toolArg(in), Edit: editTools[tool]})
+	}
+	return out
 }
 
 // claudeRefusals reads the result's permission_denials ([{tool_name, tool_input}]).

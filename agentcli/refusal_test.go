@@ -39,6 +39,9 @@ func TestRefusals(t *testing.T) {
 {"type":"tool_result","tool_id":"t1","status":"error","error":{"type":"tool_not_registered","message":"Tool \"run_shell_command\" not found."}}
 {"type":"result","status":"success","stats":{}}
 `), others: 1},
+		// opencode run rejects a bash call its settings ask about (edits stay allowed)
+		{preset: taskfile.PresetOpencode, file: "opencode_bash_ask.jsonl", others: 1},
+		{preset: taskfile.PresetOpencode, out: []byte(`{"type":"tool_use","part":{"type":"tool","tool":"write","state":{"status":"error","input":{"filePath":"/w/hello.txt","content":"hi"},"error":"The user has specified a rule which prevents you from using this specific tool call. Here are some of the relevant rules [{\"permission\":\"edit\",\"pattern\":\"*\",\"action\":\"deny\"}]"}}}` + "\n"), edits: "write (/w/hello.txt)"},
 		// a successful claude session refused nothing
 		{preset: taskfile.PresetClaude, out: []byte(`{"type":"result","is_error":false,"result":"done","permission_denials":[]}` + "\n")},
 	}

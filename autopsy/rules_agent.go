@@ -56,9 +56,10 @@ var agentRules = []Rule{
 		Suggest: func(f *facts) Suggestion {
 			a, _ := f.refused()
 			flag := map[string]string{
-				taskfile.PresetClaude: "claude: --permission-mode acceptEdits (and --allowedTools for the commands it must run)",
-				taskfile.PresetCodex:  "codex: --sandbox workspace-write (or --full-auto)",
-				taskfile.PresetGemini: "gemini: --approval-mode auto_edit (or --yolo) and --allowed-tools",
+				taskfile.PresetClaude:   "claude: --permission-mode acceptEdits (and --allowedTools for the commands it must run)",
+				taskfile.PresetCodex:    "codex: --sandbox workspace-write (or --full-auto)",
+				taskfile.PresetGemini:   "gemini: --approval-mode auto_edit (or --yolo) and --allowed-tools",
+				taskfile.PresetOpencode: `opencode: --auto to approve what its settings ask for, or "permission" in opencode.json`,
 			}[f.presetFor(a.Agent)]
 			if g := grantCommand(f.presetFor(a.Agent), f.refusedCommand()); g != "" {
 				flag = f.presetFor(a.Agent) + ": " + g // the command it was refused, granted
@@ -350,8 +351,8 @@ func (f *facts) refusedCommand() string {
 	return ""
 }
 
-// grantCommand is the flag of the preset's CLI that lets it run cmd headless, "" when it has
-// none (codex's sandbox is no list of commands) or there is no cmd.
+// grantCommand is the flag (opencode: the setting) of the preset's CLI that lets it run cmd
+// headless, "" when it has none (codex's sandbox is no list of commands) or there is no cmd.
 func grantCommand(preset, cmd string) string {
 	switch {
 	case cmd == "":
@@ -360,6 +361,8 @@ func grantCommand(preset, cmd string) string {
 		return "--allowedTools " + shellQuote("Bash("+cmd+")")
 	case preset == taskfile.PresetGemini:
 		return "--allowed-tools " + shellQuote("run_shell_command("+cmd+")")
+	case preset == taskfile.PresetOpencode:
+		return fmt.Sprintf(`--auto, or "permission": {"bash": {%q: "allow"}} in opencode.json`, cmd)
 	}
 	return ""
 }

@@ -29,6 +29,7 @@ agents:
   gen: {command: [my-agent, "{{prompt}}"]}
   gem: {preset: gemini, command: [gemini, -p, "{{prompt}}"]}
   cx: {preset: codex}
+  oc: {preset: opencode}
   plain: {command: [go, test, ./...]}
 tasks:
   - id: fix
@@ -556,6 +557,16 @@ func TestRules(t *testing.T) {
 			f.def.Prompt = "Bump the version in version.txt to 2.0.0, then run `make gen` to regenerate version.go from it."
 			return f
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "claude: --allowedTools 'Bash(make gen)'"},
+		{"tool-calls-refused", func(t *testing.T) *facts {
+			// opencode run rejects the bash call its settings ask about and ends the session
+			// (clis/opencode_refused_asked_command).
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `grep -q \"2.0.0\" version.go` exited with status 1", files: 1,
+				out: `{"type":"tool_use","part":{"type":"tool","tool":"bash","state":{"status":"error","input":{"command":"make gen"},"error":"The user rejected permission to use this specific tool call."}}}` + "\n" + `{"type":"step_finish","part":{"type":"step-finish","tokens":{"input":85,"output":20}}}`}
+			f := rt(mkFacts(t, "", v, v))
+			f.failed[0].Agent, f.failed[1].Agent = "oc", "oc"
+			f.def.Prompt = "Bump the version in version.txt to 2.0.0, then run `make gen` to regenerate version.go from it."
+			return f
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, `opencode: --auto, or "permission": {"bash": {"make gen": "allow"}}`},
 		{"agent-commands-offline", func(t *testing.T) *facts {
 			f := rt(mkFacts(t, "", att{class: cQuality, code: "verify_failed", msg: "verify `npm test` exited with status 1", files: 1,
 				out: `{"type":"item.completed","item":{"type":"command_execution","command":"npm install","aggregated_output":"npm error request to https://registry.npmjs.org/x failed, reason: getaddrinfo EAI_AGAIN registry.npmjs.org","exit_code":1,"status":"failed"}}` + "\n" + `{"type":"turn.completed","usage":{"output_tokens":9}}`}))

@@ -55,7 +55,7 @@ type Agent struct {
 }
 
 var (
-	denialTextRe = lazyre.New(`(?i)Tool "[^"]+" not found|tool_not_registered|policy_violation|requested permissions? to (?:use |write to |read |edit )?(\S+).*haven't granted|permission to use (\S+) (?:has been|was) denied|is not in the list of allowed tools|not found in registry|Tool execution (?:denied|was denied)|denied by (?:policy|the user|user)|rejected by (?:the )?user|user rejected permission|exec command rejected|This command requires approval`)
+	denialTextRe = lazyre.New(`(?i)Tool "[^"]+" not found|tool_not_registered|policy_violation|requested permissions? to (?:use |write to |read |edit )?(\S+).*haven't granted|permission to use (\S+) (?:has been|was) denied|is not in the list of allowed tools|not found in registry|Tool execution (?:denied|was denied)|denied by (?:policy|the user|user)|rejected by (?:the )?user|user rejected permission|exec command rejected|This command requires approval|prevents you from using this specific tool call`)
 	sandboxRe    = lazyre.New(`(?i)failed in sandbox|sandbox(?:ed)? (?:denied|denial|error)|Sandbox\(\w+\)|LandlockRestrict|seatbelt|CODEX_SANDBOX_NETWORK_DISABLED|network_access[" ]*[:=] *false|sandbox: (?:read-only|workspace-write)`)
 	noNetSbRe    = lazyre.New(`(?i)CODEX_SANDBOX_NETWORK_DISABLED=1|network_access[" ]*[:=] *false|network-sandbox-policy: restricted|sandbox has no network|(?:without|no) network access(?: in| inside)? (?:the |this |my )?sandbox|sandbox(?:ed)? (?:environment )?(?:has |with )?no network|network (?:access )?is (?:disabled|blocked|restricted) (?:in|inside|by) (?:the |this |my )?sandbox`)
 	// saysNoNetRe: the agent's own words that its commands have no network.
@@ -369,6 +369,13 @@ func (a *Agent) event(v map[string]any) {
 				a.LastMessage = clip(firstLines(a.Said))
 			}
 		}
+	case typ == "tool_use" && v["part"] != nil: // opencode run --format json: the call and its end
+		part, _ := v["part"].(map[string]any)
+		state, _ := part["state"].(map[string]any)
+		if state["status"] == "error" {
+			tool, _ := part["tool"].(string)
+			a.toolCallError(text(state["error"]), tool, toolInput(state["input"]))
+		}
 	case typ == "tool_use": // gemini stream-json
 		a.inMessage = false
 		if id, _ := v["tool_id"].(string); id != "" {
@@ -491,7 +498,7 @@ func tokens(v any) bool {
 
 func toolInput(v any) string {
 	m, _ := v.(map[string]any)
-	for _, k := range []string{"command", "file_path", "path", "url", "pattern"} {
+	for _, k := range []string{"command", "file_path", "filePath", "path", "url", "pattern"} {
 		if s, ok := m[k].(string); ok {
 			return clip(firstLines(s))
 		}

@@ -237,6 +237,10 @@ func TestReadAgentFixtures(t *testing.T) {
 	if a := read("codex_sandbox_connect_eperm.jsonl"); !a.APICalls || len(a.Network) != 1 || !a.Network[0].Denied || a.Network[0].Host != "127.0.0.1" {
 		t.Errorf("codex's sandbox refused a connection: %+v", a)
 	}
+	// opencode run rejects the bash call its settings ask about; the event carries call and end.
+	if a := read("refusals/opencode_bash_ask.jsonl"); len(a.Denials) != 1 || a.Denials[0].Tool != "bash" || a.Denials[0].Input != "make gen" || !a.APICalls {
+		t.Errorf("opencode refused a shell command: %+v", a)
+	}
 	if a := read("refusals/gemini_default_mode.txt"); len(a.Denials) == 0 || !a.APICalls || a.LastMessage != "I could not write hello.txt." {
 		t.Errorf("gemini refused: %+v", a)
 	}
