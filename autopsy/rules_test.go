@@ -30,6 +30,7 @@ agents:
   gem: {preset: gemini, command: [gemini, -p, "{{prompt}}"]}
   cx: {preset: codex}
   oc: {preset: opencode}
+  cxnet: {preset: codex, command: [codex, exec, --json, --sandbox, workspace-write, -c, sandbox_workspace_write.network_access=true, "{{prompt}}"]}
   plain: {command: [go, test, ./...]}
 tasks:
   - id: fix
@@ -589,6 +590,15 @@ func TestRules(t *testing.T) {
 			f.failed[0].Agent = "cx"
 			return f
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "network_access=true"},
+		{"agent-sandbox-network", func(t *testing.T) *facts {
+			// curl in the real codex's sandbox, to this machine: it does not say who refused
+			// (clis/codex_sandbox_loopback); the file it was to fetch is missing, on the base too.
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `grep -q fake-model models.json` exited with status 2", files: 0,
+				verify: "grep: models.json: No such file or directory\n", out: `{"type":"item.completed","item":{"type":"command_execution","command":"/bin/bash -lc 'curl -sS -o models.json \"$API/v1/models\"'","aggregated_output":"curl: (7) Failed to connect to 127.0.0.1 port 43489 after 0 ms: Couldn't connect to server\n","exit_code":7,"status":"failed"}}` + "\n" + `{"type":"turn.completed","usage":{"output_tokens":9}}`}
+			f := withBase(rt(mkFacts(t, "", v, v)), 2, "grep: models.json: No such file or directory\n")
+			f.failed[0].Agent, f.failed[1].Agent = "cx", "cx"
+			return f
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "network_access=true"},
 		{"verify-never-ends", func(t *testing.T) *facts {
 			v := att{class: cQuality, code: "verify_timeout", msg: "verify `npx jest --watch` ran past its timeout (10m0s)", verify: "Tests: 2 passed, 2 total\n\nWatch Usage: Press w to show more.\n", files: 1}
 			return rt(mkFacts(t, "", v, v))
@@ -1082,6 +1092,13 @@ func TestRulesNegative(t *testing.T) {
 				verify: "Error: Cannot find module 'left-pad'\n",
 				out:    `{"type":"item.completed","item":{"type":"command_execution","command":"npm install left-pad","aggregated_output":"npm error request to http://127.0.0.1:4873/left-pad failed, reason: connect ECONNREFUSED 127.0.0.1:4873\n","exit_code":1,"status":"failed"}}` + "\n" + `{"type":"turn.completed","usage":{"output_tokens":9}}`})
 			f.failed[0].Agent = "cx"
+			return f
+		}},
+		{"agent-sandbox-network", "curl cannot reach this machine, and codex's command gives its sandbox network", func(t *testing.T) *facts {
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `grep -q fake-model models.json` exited with status 2", files: 0,
+				verify: "grep: models.json: No such file or directory\n", out: `{"type":"item.completed","item":{"type":"command_execution","command":"/bin/bash -lc 'curl -sS -o models.json \"$API/v1/models\"'","aggregated_output":"curl: (7) Failed to connect to 127.0.0.1 port 43489 after 0 ms: Couldn't connect to server\n","exit_code":7,"status":"failed"}}` + "\n" + `{"type":"turn.completed","usage":{"output_tokens":9}}`}
+			f := mkFacts(t, "", v, v)
+			f.failed[0].Agent, f.failed[1].Agent = "cxnet", "cxnet"
 			return f
 		}},
 		{"service-down", "a test's own listener on an ephemeral port, dialled on purpose", func(t *testing.T) *facts {

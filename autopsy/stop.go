@@ -11,6 +11,7 @@ import (
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
 	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/store"
+	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
 // The readings that compare: what stopped the run against what it got past, a failing test
@@ -195,18 +196,23 @@ func (f *facts) sandboxNetwork() (storeAttempt, evidence.NetError, bool) {
 		if a.Class == cTransport {
 			return storeAttempt{}, evidence.NetError{}, false // the agent's own API failed
 		}
+		// (A refused connection to this machine is a service's, not the network's; but in a
+		// sandbox without network every connection fails, to this machine too, and no host
+		// gets to refuse it: a failure that does not say who refused is the sandbox's.)
+		noNet := f.sandboxWithoutNetwork(a.Agent)
 		var tool *evidence.NetError
 		for i := range ag.Network {
-			if n := ag.Network[i]; !n.API && !toThisMachine(n.Host+" "+n.Line) {
-				tool = &ag.Network[i] // (a refused connection to this machine is a service's, not the network's)
+			n := ag.Network[i]
+			if !n.API && (n.Denied || noNet && !hostRefusedRe.MatchString(n.Line) || !toThisMachine(n.Host+" "+n.Line)) {
+				tool = &ag.Network[i]
 			}
 		}
 		if !(ag.APICalls && tool != nil) && !ag.NoNetworkSandbox {
 			return storeAttempt{}, evidence.NetError{}, false
 		}
-		if a.Class == cQuality && verifyOffline(f.verifyOutput[key(a.TaskID, a.N)]) {
+		if out := f.verifyOutput[key(a.TaskID, a.N)]; a.Class == cQuality && (verifyOffline(out) || noNet && len(evidence.NetworkErrors(out)) > 0) {
 			// The verify runs on this machine, outside any sandbox of the agent's: when it
-			// cannot reach the network either, the machine's network is at fault.
+			// cannot reach the network (or the service) either, the machine is at fault.
 			return storeAttempt{}, evidence.NetError{}, false
 		}
 		if out := f.verifyOutput[key(a.TaskID, a.N)]; a.Class == cQuality && (len(f.testsOf(a).Failed) > 0 || len(f.testsOf(a).Build) > 0) && !fetchFailedRe.MatchString(out) {
@@ -221,6 +227,24 @@ func (f *facts) sandboxNetwork() (storeAttempt, evidence.NetError, bool) {
 	}
 	return last, ne, last.N > 0
 }
+
+// sandboxWithoutNetwork: the agent is codex and its command leaves its sandbox without network
+// (workspace-write or read-only, without -c sandbox_workspace_write.network_access=true): its
+// commands cannot connect anywhere, this machine included (its Linux sandbox refuses connect).
+func (f *facts) sandboxWithoutNetwork(agent string) bool {
+	ag := f.agent(agent)
+	if ag == nil || f.presetFor(agent) != taskfile.PresetCodex {
+		return false
+	}
+	cmd := strings.Join(ag.Command, " ")
+	return !codexNetworkRe.MatchString(cmd)
+}
+
+// hostRefusedRe: a connection the host refused (it was reached: the network works).
+var hostRefusedRe = lazyre.New(`(?i)connection refused|\bECONNREFUSED\b|Errno 111\b|\(111\)`)
+
+// codexNetworkRe: a codex command line whose commands have network.
+var codexNetworkRe = lazyre.New(`network_access\s*=\s*true|danger-full-access|--dangerously-bypass-approvals-and-sandbox|--yolo\b`)
 
 // triedToFetch: some attempt's agent ran an install of name ("" : nothing is missing, so the
 // answer is yes: nothing rules the sandbox out).
