@@ -333,9 +333,9 @@ func nothingChanged(at *attemptRun) bool {
 }
 
 // failedBeforeWork: the agent stopped before it did anything — not logged in, not installed, out
-// of quota or credit with no file changed and no word written — so its session holds nothing to
-// continue and `show` offers no command that resumes it. (A quota hit halfway through the work
-// leaves a session worth resuming.)
+// of quota or credit, or its provider overloaded or erring, with no file changed and no word
+// written — so its session holds nothing to continue and `show` offers no command that resumes
+// it. (A quota or a 529 hit halfway through the work leaves a session worth resuming.)
 func failedBeforeWork(at *attemptRun) bool {
 	if at.failure == nil {
 		return false
@@ -343,7 +343,7 @@ func failedBeforeWork(at *attemptRun) bool {
 	switch at.failure.Class {
 	case taskfile.ClassAuth, taskfile.ClassAgentMissing:
 		return true
-	case taskfile.ClassQuota:
+	case taskfile.ClassQuota, taskfile.ClassTransport:
 		return len(at.changed) == 0 && (at.usage.out == nil || *at.usage.out == 0)
 	}
 	return false

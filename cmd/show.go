@@ -71,6 +71,9 @@ func printRun(g *globals, run *store.Run) {
 		if t.Reason != "" {
 			ts += " (" + t.Reason + ")"
 		}
+		if id, state := heldBehind(run.Tasks, t); id != "" {
+			ts += fmt.Sprintf(" (waits for %s, %s)", id, strings.ReplaceAll(state, "_", " "))
+		}
 		if t.ResumeAt != nil && (t.State == store.TaskWaitingQuota || t.State == store.TaskBackoff) {
 			ts += "  until " + t.ResumeAt.Local().Format(time.DateTime) // what it waits for ends then
 		}
@@ -144,6 +147,37 @@ func byLane(as []store.Attempt) ([]store.Attempt, bool) {
 	out := slices.Clone(as)
 	slices.SortStableFunc(out, func(a, b store.Attempt) int { return cmp.Compare(a.Lane, b.Lane) })
 	return out, true
+}
+
+// heldBehind names the held task (blocked, waiting for a quota or an approval) that pending task
+// t waits for, through its needs and theirs: "" when t is not pending or nothing it needs is
+// held. Without it a morning reader takes the task for queued.
+func heldBehind(tasks []store.Task, t store.Task) (id, state string) {
+	if t.State != store.TaskPending {
+		return "", ""
+	}
+	byID := make(map[string]store.Task, len(tasks))
+	for _, u := range tasks {
+		byID[u.ID] = u
+	}
+	seen := map[string]bool{}
+	queue := slices.Clone(t.Needs)
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		u, ok := byID[n]
+		if !ok || seen[n] {
+			continue
+		}
+		seen[n] = true
+		if store.TaskHeld(u.State) {
+			return u.ID, u.State
+		}
+		if u.State == store.TaskPending {
+			queue = append(queue, u.Needs...)
+		}
+	}
+	return "", ""
 }
 
 // resumeLine says how to continue an attempt's agent conversation by hand: its session, and
