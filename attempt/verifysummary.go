@@ -2,6 +2,7 @@ package attempt
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mulligan-dev/mulligan/agentcli"
@@ -33,7 +34,32 @@ func verifySummary(out []byte) string {
 		}
 		return ": " + l
 	}
+	if s := diffSays(evidence.Lines(text)); s != "" {
+		return ": " + s
+	}
 	return agentcli.LastLineSuffix(out)
+}
+
+// diffHeadRe: a file's head in git's diff ("diff --git a/db/schema.rb b/db/schema.rb").
+var diffHeadRe = lazyre.New(`^diff --git a/(\S+) b/\S+$`)
+
+// diffSays names the files a verify printed a diff of and nothing else said why (a
+// `git diff --exit-code` after a generator or a formatter): its last line ("end", "+}") would
+// say nothing. "" when it printed no diff.
+func diffSays(lines []string) string {
+	var files []string
+	for _, l := range lines {
+		if m := diffHeadRe.FindStringSubmatch(l); m != nil && !slices.Contains(files, m[1]) {
+			files = append(files, m[1])
+		}
+	}
+	switch {
+	case len(files) == 0:
+		return ""
+	case len(files) > 3:
+		return fmt.Sprintf("it printed a diff of %s and %d more files", strings.Join(files[:3], ", "), len(files)-3)
+	}
+	return "it printed a diff of " + strings.Join(files, ", ")
 }
 
 // pytest reports a test whose fixture raised as an error, not a failure ("ERROR at setup of

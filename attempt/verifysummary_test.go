@@ -126,6 +126,13 @@ func TestVerifySummaryQuotesTheCause(t *testing.T) {
 				"----------------------------------------------------------------------\nRan 1 test in 0.001s\n\nFAILED (failures=1)\n",
 			`1 failed: test_crlf (/home/u/proj/test_io.py:12: AssertionError: 'foo\r\nbar' != 'foo\nbar')`,
 		},
+		{
+			// `bin/rails db:migrate && git diff --exit-code db/schema.rb`: git prints the diff and
+			// nothing else; its last line is a line of the schema.
+			"a clean-tree check, the diff alone",
+			"== 20261205031500 AddIndexToUsersEmail: migrating =======\n-- add_index(:users, :email)\n\ndiff --git a/db/schema.rb b/db/schema.rb\nindex 3b1f2c0..9e4d7a1 100644\n--- a/db/schema.rb\n+++ b/db/schema.rb\n@@ -40,5 +40,6 @@\n     t.string \"email\", null: false\n+    t.index [\"email\"], name: \"index_users_on_email\"\n   end\n end\n",
+			"it printed a diff of db/schema.rb",
+		},
 	})
 }
 

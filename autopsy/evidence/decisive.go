@@ -19,9 +19,9 @@ var (
 		`|^[\w.:$]*(?:Error|Exception):$|^× \S`)
 	// weakErrRe: a line that says something failed or could not be done.
 	weakErrRe = lazyre.New(`(?i)\bfail(?:ed|s|ure)?\b|\bcannot\b|\bcan't\b|\bunable to\b|\bnot found\b|\bcould not find\b|\bdenied\b|\brefused\b|\binvalid\b|\bmissing\b|\btimed out\b|\berrors?\b` +
-		`|\bcouldn't find\b|\b(?:is|are) required\b|\brequires\b|\bno such host\b|\bserver misbehaving\b|\bi/o timeout\b`)
+		`|\bcouldn't find\b|\b(?:is|are) required\b|\brequires\b|\bno such host\b|\bserver misbehaving\b|\bi/o timeout\b|\baborted\b|\bcrashed\b`)
 	// boilerplateRe: a line that says only that something failed, or where to read more.
-	boilerplateRe = lazyre.New(`(?i)^make(?:\[\d+\])?: \*\*\* (?:\[.*\] )?(?:Error \d+|Waiting for unfinished jobs)|^\[ERROR\]\s*(?:-> \[Help \d+\].*|\[Help \d+\].*|To see the full stack trace|Re-run Maven using|For more information about the errors|After correcting the problems|mvn <args>|$)|^(?:npm (?:ERR!|error)|ERR!) (?:A complete log|code \S+$|errno|path |workspace |location |command |Lifecycle |Test failed|This is probably not a problem|Failed at the|Exit status|\s*$)|^error Command failed with exit code|^info Visit https://yarnpkg|ELIFECYCLE|^(?:FAIL|FAILED|ERROR|FAILURE)\.?$|^exit status \d+$|^Error: Process completed with exit code|returned non-zero exit status \d+\.?$|^compilation terminated\.$|^\d+ errors? generated\.|^BUILD FAILED in |^FAILURE: Build failed with an exception|^\* (?:Try|Get more help)|Run with --(?:stacktrace|info|debug|scan)|^> Get more help|^Please set the JAVA_HOME|^location of your Java installation|^\[ERROR\] Please refer to (?:\S+ for the individual test results|dump files)` +
+	boilerplateRe = lazyre.New(`(?i)^make(?:\[\d+\])?: \*\*\* (?:\[.*\] )?(?:Error \d+|Waiting for unfinished jobs)|^\[ERROR\]\s*(?:-> \[Help \d+\].*|\[Help \d+\].*|To see the full stack trace|Re-run Maven using|For more information about the errors|After correcting the problems|mvn <args>|$)|^(?:npm (?:ERR!|error)|ERR!) (?:A complete log|code \S+$|errno|path |workspace |location |command |Lifecycle |Test failed|This is probably not a problem|Failed at the|Exit status|\s*$)|^error Command failed with exit code|^info Visit https://yarnpkg|ELIFECYCLE|^(?:FAIL|FAILED|ERROR|FAILURE)\.?$|^Test Run Aborted\.$|(?:^|\] )The platform failed to initialize\.\s+Exiting\.$|^(?:× )?Encountered error while generating package metadata\.$|^error: (?:metadata-generation-failed|subprocess-exited-with-error)$|^╰─> See above for output\.$|^Result: FAIL$|^Error: plugin "[\w-]+" exited with error$|^exit status \d+$|^Error: Process completed with exit code|returned non-zero exit status \d+\.?$|^compilation terminated\.$|^\d+ errors? generated\.|^BUILD FAILED in |^FAILURE: Build failed with an exception|^\* (?:Try|Get more help)|Run with --(?:stacktrace|info|debug|scan)|^> Get more help|^Please set the JAVA_HOME|^location of your Java installation|^\[ERROR\] Please refer to (?:\S+ for the individual test results|dump files)` +
 		// BuildKit's word that a RUN step exited non-zero (its output above says why); tox's
 		// summary of its environments and its last line.
 		`|^ERROR: (?:failed to solve: )?process ".*" did not complete successfully: exit code: \d+$|^[\w.-]+: (?:OK|FAIL code -?\d+|SKIP|exit -?\d+) \(|^(?:evaluation failed :\(|congratulations :\)) \(` +
@@ -208,9 +208,41 @@ func gradleWrong(lines []string) block {
 			b.to++
 		}
 		b.text = strings.Join(text, " ")
+		if leaf, deep := gradleLeaf(lines[i+1:]); deep {
+			// A chain deeper than the lines above hold: its head, then its innermost cause.
+			b.text = strings.TrimSpace(lines[i+1]) + " > … " + leaf
+			if len(b.text) > maxLine {
+				b.text = leaf
+			}
+		}
 		return b
 	}
 	return block{}
+}
+
+// gradleLeaf is the innermost cause of the first branch of Gradle's "What went wrong" chain
+// (each cause one "> " deeper; "Required by:" and the projects under it are no cause), and
+// whether it is deeper than the first five lines: dependency resolution nests the server's
+// answer ("Received status code 401 from server: Unauthorized") five levels down.
+func gradleLeaf(block []string) (string, bool) {
+	leaf, depth, n := "", -1, 0
+	for k := 0; k < len(block) && strings.TrimSpace(block[k]) != ""; k++ {
+		l := block[k]
+		t := strings.TrimSpace(l)
+		if t == "Required by:" {
+			for k+1 < len(block) && len(leading(block[k+1])) > len(leading(l)) && !strings.HasPrefix(strings.TrimSpace(block[k+1]), ">") {
+				k++ // the projects that require it
+			}
+			continue
+		}
+		d := len(leading(l))
+		if leaf != "" && d < depth {
+			break // the chain's next branch
+		}
+		leaf, depth = t, d
+		n++
+	}
+	return leaf, n > 5
 }
 
 // A Maven goal that says only that its rules failed ("Coverage checks have not been met. See log

@@ -35,6 +35,41 @@ func TestDecisiveLineReadsToolsCauses(t *testing.T) {
 			"Error: No connected probes were found.",
 		},
 		{
+			// vstest (dotnet test) when its test host dies: the reason is on the line that says
+			// the run was aborted, not on its totals below.
+			"dotnet test, the test host crashed",
+			"Starting test execution, please wait...\nA total of 1 test files matched the specified pattern.\nThe active test run was aborted. Reason: Test host process crashed\n" +
+				"Results File: /src/tests/Api.Tests/TestResults/_ci_2026-12-05_04_12_33.trx\n\nTest Run Aborted.\nTotal tests: Unknown\n     Passed: 11\n Total time: 6.2817 Seconds\n",
+			"The active test run was aborted. Reason: Test host process crashed",
+		},
+		{
+			// pip building a meson-python package (mesonbuild/meson#12594): pip's trailer says
+			// only that the metadata step failed; meson's error inside its output is why, the
+			// compilers it tried below it are its detail.
+			"pip, meson's error inside the subprocess's output",
+			"  error: subprocess-exited-with-error\n  \n  × Preparing editable metadata (pyproject.toml) did not run successfully.\n  │ exit code: 1\n  ╰─> [21 lines of output]\n" +
+				"      Build type: native build\n      \n      ../../meson.build:1:0: ERROR: Unknown compiler(s): [['cc'], ['gcc'], ['clang']]\n      The following exception(s) were encountered:\n" +
+				"      Running `cc --version` gave \"[Errno 2] No such file or directory: 'cc'\"\n      Running `gcc --version` gave \"[Errno 2] No such file or directory: 'gcc'\"\n      \n" +
+				"      A full log can be found at /src/build/cp312/meson-logs/meson-log.txt\n      [end of output]\n  \n  note: This error originates from a subprocess, and is likely not a problem with pip.\n" +
+				"error: metadata-generation-failed\n\n× Encountered error while generating package metadata.\n╰─> See above for output.\n\nnote: This is an issue with the package mentioned above, not pip.\nhint: See above for details.\n",
+			"../../meson.build:1:0: ERROR: Unknown compiler(s): [['cc'], ['gcc'], ['clang']]",
+		},
+		{
+			// elm (its Http error report): the sentence announces the error, the error is below.
+			"elm, the error below the sentence that announces it",
+			"-- PROBLEM LOADING PACKAGE LIST ------------------------------------------------\n\nI need the list of published packages to verify your dependencies, so I tried to\nfetch:\n\n    https://package.elm-lang.org/all-packages\n\n" +
+				"But my HTTP library is giving me the following error message:\n\n    ConnectionFailure Network.Socket.getAddrInfo (called with preferred socket type/protocol: AddrInfo {addrFlags = [AI_ADDRCONFIG]}, host name: Just \"package.elm-lang.org\", service name: Just \"443\"): does not exist (Name or service not known)\n\n" +
+				"Are you somewhere with a slow internet connection? Or no internet?\n",
+			"But my HTTP library is giving me the following error message: ConnectionFailure Network.Socket.getAddrInfo (called with preferred socket type/protocol: AddrInfo {addrFlags = [AI_ADDRCONFIG]}, host nam…",
+		},
+		{
+			// Chromium without a display (Playwright's Electron): its last line says only that
+			// it exits.
+			"chromium, no display",
+			"[4817:1204/031522.118466:ERROR:ozone_platform_x11.cc(240)] Missing X server or $DISPLAY\n[4817:1204/031522.118512:ERROR:env.cc(255)] The platform failed to initialize.  Exiting.\n",
+			"[4817:1204/031522.118466:ERROR:ozone_platform_x11.cc(240)] Missing X server or $DISPLAY",
+		},
+		{
 			// A test binary killed by a signal: the signal is the cause.
 			"cargo, a signal in the chain",
 			"error: test failed, to rerun pass `--lib`\n\nCaused by:\n  process didn't exit successfully: `/src/target/debug/deps/ring-4f1b` (signal: 11, SIGSEGV: invalid memory reference)\n",

@@ -14,18 +14,19 @@ import (
 // last: DecisiveLine passes over them.
 
 // hintRe: a line that advises or points elsewhere rather than says what went wrong.
-var hintRe = lazyre.New(`(?i)^(?:hint|help|tip|suggestion)s?: |^(?:alternatively|otherwise),|^you (?:can|could|may|might)(?: also)? |^(?:try|consider) |^if you(?:'re|'ve| are| still| did| have| want| think| believe)? |^please (?:report|stop by|see|refer|open|file|follow|check|consult)|^see (?:https?://|the |\S+ for )|^for (?:more|further) (?:info|details|help)|^to (?:fix|enable|resolve|disable|see|learn|update|get|allow) |^\S*https?://\S+(?:\s+(?:to|for)\s.*)?$`)
+var hintRe = lazyre.New(`(?i)^(?:ⓘ\s+)?(?:hint|help|tip|suggestion|get help)s?: |^(?:alternatively|otherwise),|^you (?:can|could|may|might)(?: also)? |^(?:try|consider) |^if you(?:'re|'ve| are| still| did| have| want| think| believe)? |^please (?:report|stop by|see|refer|open|file|follow|check|consult)|^see (?:https?://|the |\S+ for )|^for (?:more|further) (?:info|details|help)|^to (?:fix|enable|resolve|disable|see|learn|update|get|allow) |^\S*https?://\S+(?:\s+(?:to|for)\s.*)?$`)
 
 // quotedOutput marks the lines a tool quotes from another program below the line that says
 // what failed: a server's response (go's "reading https://sum.golang.org/lookup/…: 404 Not
 // Found", then "\tserver response:" and the server's text indented), a build script's output
-// (cargo's "  --- stdout", "  --- stderr" under "Caused by:"). They explain the failure named
-// above them; causedBy reads a build script's.
+// (cargo's "  --- stdout", "  --- stderr" under "Caused by:"), the attempts behind a failure
+// (meson's "The following exception(s) were encountered:" under "ERROR: Unknown compiler(s)").
+// They explain the failure named above them; causedBy reads a build script's.
 func quotedOutput(lines []string) []bool {
 	quoted := make([]bool, len(lines))
 	for i := 0; i < len(lines); i++ {
 		switch strings.TrimSpace(lines[i]) {
-		case "server response:", "--- stdout", "--- stderr":
+		case "server response:", "--- stdout", "--- stderr", "The following exception(s) were encountered:":
 		default:
 			continue
 		}
@@ -121,8 +122,9 @@ func sentenceEnd(s string) int {
 	return 0
 }
 
-// excHeadRe: an exception's class alone on its line; its message follows, indented.
-var excHeadRe = lazyre.New(`^[\w.:$]*(?:Error|Exception):$|^(?:ERROR|Error|error|FATAL):$|: error MSB1009: Project file does not exist\.$`)
+// excHeadRe: an exception's class alone on its line, or a sentence that announces the error
+// (elm's "…giving me the following error message:"); its message follows, indented.
+var excHeadRe = lazyre.New(`(?i)\bthe following (?:error|exception)s?(?: message)?:$|^[\w.:$]*(?-i:Error|Exception):$|^(?:ERROR|Error|error|FATAL):$|: error MSB1009: Project file does not exist\.$`)
 
 // messageBelow is the exception class l (line at) with the message printed below it (RSpec's
 // "ActiveRecord::PendingMigrationError:", "  Migrations are pending. To resolve this issue,

@@ -65,6 +65,20 @@ Execution failed for task ':app:test'.
 BUILD FAILED in 41s
 3 actionable tasks: 1 executed, 2 up-to-date
 `, "Execution failed for task ':app:test'. > Process 'Gradle Test Executor 1' finished with non-zero exit value 137"},
+		{"gradle, a dependency the repository refused", `* What went wrong:
+Execution failed for task ':compileKotlin'.
+> Could not resolve all files for configuration ':compileClasspath'.
+   > Could not resolve com.acme.platform:acme-bom:4.12.0.
+     Required by:
+         root project :
+      > Could not resolve com.acme.platform:acme-bom:4.12.0.
+         > Could not get resource 'https://repo.acme.internal/libs/acme-bom-4.12.0.pom'.
+            > Could not GET 'https://repo.acme.internal/libs/acme-bom-4.12.0.pom'. Received status code 401 from server: Unauthorized
+   > Could not resolve com.acme.platform:acme-kafka-starter:2.3.1.
+
+* Try:
+> Run with --stacktrace option to get the stack trace.
+`, "Execution failed for task ':compileKotlin'. > … > Could not GET 'https://repo.acme.internal/libs/acme-bom-4.12.0.pom'. Received status code 401 from server: Unauthorized"},
 		{"npm 10, a package that does not exist", `npm error code E404
 npm error 404 Not Found - GET https://registry.npmjs.org/left-padd - Not found
 npm error 404

@@ -352,23 +352,35 @@ func parseZig(lines []string, r *Tests) {
 }
 
 // Julia's Test stdlib: "empty: Test Failed at /path/test/runtests.jl:18", its testset before
-// the colon, then "  Expression: …" (JuliaLang/julia's Test.jl).
+// the colon, then "  Expression: …"; a test that raised, "… Error During Test at …:31", then
+// "  Test threw exception" (with its Expression) or "  Got exception outside of a @test", then
+// the exception (JuliaLang/julia's Test.jl).
 var (
-	juliaFailRe = lazyre.New(`^(?:(.+?): )?Test Failed at (\S+\.jl):(\d+)$`)
+	juliaFailRe = lazyre.New(`^(?:(.+?): )?(Test Failed|Error During Test) at (\S+\.jl):(\d+)$`)
 	juliaExprRe = lazyre.New(`^\s+Expression: (.+)$`)
 )
 
-// parseJulia reads the tests Julia's Test stdlib says failed, named by testset and place.
+// parseJulia reads the tests Julia's Test stdlib says failed or raised, named by testset and
+// place, with the expression that failed or the exception raised.
 func parseJulia(lines []string, r *Tests) {
 	for i, l := range lines {
 		m := juliaFailRe.FindStringSubmatch(strings.TrimSpace(l))
 		if m == nil {
 			continue
 		}
-		t := Test{Runner: "julia", Name: strings.TrimSpace(m[1] + " " + path.Base(m[2]) + ":" + m[3]), File: m[2], Line: atoi(m[3])}
-		if i+1 < len(lines) {
-			if e := juliaExprRe.FindStringSubmatch(lines[i+1]); e != nil {
-				t.Message = clip(e[1])
+		t := Test{Runner: "julia", Name: strings.TrimSpace(m[1] + " " + path.Base(m[3]) + ":" + m[4]), File: m[3], Line: atoi(m[4])}
+		for _, next := range lines[i+1 : min(len(lines), i+5)] {
+			e := juliaExprRe.FindStringSubmatch(next)
+			if m[2] == "Test Failed" {
+				if e != nil {
+					t.Message = clip(e[1])
+				}
+				break
+			}
+			next = strings.TrimSpace(next)
+			if e == nil && next != "" && next != "Test threw exception" && next != "Got exception outside of a @test" {
+				t.Message = clip(next)
+				break
 			}
 		}
 		r.Failed = append(r.Failed, t)
@@ -393,6 +405,71 @@ func parseXCTest(lines []string, r *Tests) {
 		if m := xctCountRe.FindStringSubmatch(l); m != nil {
 			r.Total = atoi(m[1])
 			r.Passed = r.Total - atoi(m[2])
+		}
+	}
+}
+
+// Perl's Test::More under prove (Test::Harness): a check that failed is told in its diagnostics,
+// "#   Failed test 'adds'" then "#   at t/basic.t line 9." (or "#   Failed test at t/basic.t line
+// 9." when unnamed), then "#          got: '3'" and "#     expected: '4'"; a test file that died
+// before its plan ("Dubious, test returned 2", "No subtests run") failed as a whole, for the
+// reason it printed after its name's dots ("t/parse.t ...... Can't locate Test/Deep.pm in @INC").
+var (
+	tapFailedRe   = lazyre.New(`#\s+Failed test(?: '(.*)'|\s+at (\S+) line (\d+)\.)`)
+	tapAtRe       = lazyre.New(`^#\s+at (\S+) line (\d+)\.`)
+	tapGotRe      = lazyre.New(`^#\s+(got|expected): (.*)$`)
+	proveFileRe   = lazyre.New(`^(\S+\.t) \.{2,} ?(.*)$`)
+	proveStatusRe = lazyre.New(`^(?:\d+/[\d?]+\s*)*(?:ok|skipped:.*|Dubious, test returned.*|Failed \d+/\d+ subtests.*|All \d+ subtests passed.*)?$`)
+)
+
+// parseTAP reads the checks Test::More says failed, with their places and what they got, and
+// the test files prove says died before any check ran.
+func parseTAP(lines []string, r *Tests) {
+	died := map[string]string{} // a test file's own words after its dots
+	dubious := map[string]bool{}
+	failedIn := map[string]bool{}
+	var order []string
+	for i, l := range lines {
+		if m := proveFileRe.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
+			if strings.HasPrefix(m[2], "Dubious, test returned") {
+				dubious[m[1]] = true
+			} else if !proveStatusRe.MatchString(m[2]) && !strings.HasPrefix(m[2], "#") && died[m[1]] == "" {
+				died[m[1]] = clip(m[2])
+				order = append(order, m[1])
+			}
+			continue
+		}
+		m := tapFailedRe.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		t := Test{Runner: "tap", Name: m[1], File: m[2], Line: atoi(m[3])}
+		var got, want string
+		for _, next := range lines[i+1 : min(len(lines), i+5)] {
+			if a := tapAtRe.FindStringSubmatch(strings.TrimSpace(next)); a != nil && t.File == "" {
+				t.File, t.Line = a[1], atoi(a[2])
+			} else if g := tapGotRe.FindStringSubmatch(strings.TrimSpace(next)); g != nil {
+				if g[1] == "got" {
+					got = g[2]
+				} else {
+					want = g[2]
+				}
+			} else if tapFailedRe.MatchString(next) {
+				break
+			}
+		}
+		if t.Name == "" {
+			t.Name = t.Where()
+		}
+		if got != "" || want != "" {
+			t.Message = clip("got " + got + ", expected " + want)
+		}
+		failedIn[t.File] = true
+		r.Failed = append(r.Failed, t)
+	}
+	for _, file := range order {
+		if dubious[file] && !failedIn[file] {
+			r.Suites = append(r.Suites, Test{Runner: "tap", Name: file, File: file, Message: died[file]})
 		}
 	}
 }

@@ -316,9 +316,51 @@ func TestParseJuliaAndCoverage(t *testing.T) {
 	if len(got) != 1 || got[0].Name != "empty runtests.jl:18" || got[0].Line != 18 || got[0].Message == "" {
 		t.Fatalf("%+v", got)
 	}
+	for _, out := range []string{
+		"vanderpol adaptive: Error During Test at /home/pg/StiffSteps.jl/test/runtests.jl:31\n  Got exception outside of a @test\n  MethodError: no method matching norm(::Vector{Float64}, ::Symbol)\n\n  Closest candidates are:\n",
+		"vanderpol adaptive: Error During Test at /home/pg/StiffSteps.jl/test/runtests.jl:31\n  Test threw exception\n  Expression: solve(p).nsteps < 2000\n  MethodError: no method matching norm(::Vector{Float64}, ::Symbol)\n",
+	} {
+		got := ParseTests(out).Failed
+		if len(got) != 1 || got[0].Name != "vanderpol adaptive runtests.jl:31" || !strings.HasPrefix(got[0].Message, "MethodError: no method matching norm") {
+			t.Errorf("a test that raised: %+v", got)
+		}
+	}
 	for _, l := range []string{`Jest: "global" coverage threshold for branches (80%) not met: 62.5%`, "FAIL Required test coverage of 90% not reached. Total coverage: 83.70%"} {
 		if r := ParseTests(l + "\n"); len(r.Checks) != 1 {
 			t.Errorf("%q: %+v", l, r)
 		}
+	}
+}
+
+// Test::More under prove (Test::Harness's own layout): a failed check with its place and values;
+// a file that died before its plan, for the reason it printed after its dots.
+func TestParseTAP(t *testing.T) {
+	out := "t/00-load.t ...... ok\n" +
+		"t/basic.t ........ 1/3 \n#   Failed test 'adds'\n#   at t/basic.t line 9.\n#          got: '3'\n#     expected: '4'\n# Looks like you failed 1 test of 3.\n" +
+		"t/basic.t ........ Dubious, test returned 1 (wstat 256, 0x100)\nFailed 1/3 subtests \n" +
+		"t/parse.t ........ Can't locate Test/Deep.pm in @INC (you may need to install the Test::Deep module) (@INC contains: /etc/perl) at t/parse.t line 6.\n" +
+		"BEGIN failed--compilation aborted at t/parse.t line 6.\nt/parse.t ........ Dubious, test returned 2 (wstat 512, 0x200)\nNo subtests run \n\n" +
+		"Test Summary Report\n-------------------\nt/basic.t (Wstat: 256 (exited 1) Tests: 3 Failed: 1)\n  Failed test:  2\nFiles=3, Tests=4,  0 wallclock secs\nResult: FAIL\n"
+	r := ParseTests(out)
+	if len(r.Failed) != 1 || r.Failed[0].Name != "adds" || r.Failed[0].Where() != "t/basic.t:9" || r.Failed[0].Message != "got '3', expected '4'" {
+		t.Errorf("failed: %+v", r.Failed)
+	}
+	if len(r.Suites) != 1 || r.Suites[0].Name != "t/parse.t" || !strings.HasPrefix(r.Suites[0].Message, "Can't locate Test/Deep.pm in @INC") {
+		t.Errorf("suites: %+v", r.Suites)
+	}
+	if got := ParseTests("#   Failed test at t/x.t line 12.\n").Failed; len(got) != 1 || got[0].Name != "t/x.t:12" {
+		t.Errorf("an unnamed check: %+v", got)
+	}
+}
+
+// commitlint's rejection of a commit message is a check, not a build or a test; its help link
+// is not why.
+func TestCommitlintIsACheck(t *testing.T) {
+	out := "⧗   input: init\n✖   subject may not be empty [subject-empty]\n✖   type may not be empty [type-empty]\n\n✖   found 2 problems, 0 warnings\nⓘ   Get help: https://github.com/conventional-changelog/commitlint/#what-is-commitlint\n"
+	if r := ParseTests(out); len(r.Checks) != 2 || !strings.Contains(r.Summary(), "subject may not be empty") {
+		t.Errorf("%+v", r)
+	}
+	if l := DecisiveLine(out); strings.Contains(l, "Get help") {
+		t.Errorf("decisive line %q", l)
 	}
 }
