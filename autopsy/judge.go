@@ -65,7 +65,7 @@ func (f *facts) signalsOnce(k string, read func() []envSignal) []envSignal {
 }
 
 func isConnection(s envSignal) bool {
-	return s.kind == sigService || s.kind == sigNetwork || s.kind == sigTLS
+	return s.kind == sigService || s.kind == sigHighPort || s.kind == sigNetwork || s.kind == sigTLS
 }
 
 func (f *facts) verifySignals(a storeAttempt) []envSignal {
@@ -347,7 +347,15 @@ func (f *facts) serviceDown() (envSignal, bool) {
 				return s, true
 			}
 		}
-		return envSignal{}, false
+		if s, ok := signalOf(verifyEnvSignals(f.base.Output), sigHighPort); ok && !checksValue(f.base.Output) {
+			if again, ok := signalOf(f.verifySignals(f.lastOf(cQuality)), sigHighPort); ok && again.what == s.what {
+				s.kind = sigService
+				return s, true
+			}
+		}
+		// The base failed before it reached the service (the type error the task is to fix),
+		// and the last two attempts got past that to find it down: where the run stopped.
+		return f.lastTwoVerify(sigService)
 	}
 	if f.base != nil {
 		return envSignal{}, false // it passes on the base: the attempts broke the connection
@@ -359,6 +367,33 @@ func (f *facts) serviceDown() (envSignal, bool) {
 		return s, true
 	}
 	return f.everyVerify(sigService, false)
+}
+
+// valueCheckRe: a test checking a value (want, got, expected), as against an error it met.
+var valueCheckRe = lazyre.New(`(?i)\b(?:want|got|expected)\b`)
+
+// checksValue: a line of out checks a value and names no refused connection: the refusal on a
+// high port is on the test's way (a listener it dials on purpose), not what failed it.
+func checksValue(out string) bool {
+	for _, l := range evidence.Lines(out) {
+		if valueCheckRe.MatchString(l) && !serviceRe.MatchString(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// lastTwoVerify is the signal of the kind in the verify output of each of the last two
+// attempts, both rejected by their verify (the last one's).
+func (f *facts) lastTwoVerify(kind string) (envSignal, bool) {
+	n := len(f.failed)
+	if n < 2 || f.failed[n-1].Class != cQuality || f.failed[n-2].Class != cQuality {
+		return envSignal{}, false
+	}
+	if _, ok := signalOf(f.verifySignals(f.failed[n-2]), kind); !ok {
+		return envSignal{}, false
+	}
+	return signalOf(f.verifySignals(f.failed[n-1]), kind)
 }
 
 // cannotWrite: the agent said permission denied and no attempt changed a file.

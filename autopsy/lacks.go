@@ -34,6 +34,31 @@ var lackRes = []lackRe{
 			pkg := map[string]string{"sqlite": "php-sqlite3", "mysql": "php-mysql", "mariadb": "php-mysql", "pgsql": "php-pgsql", "sqlsrv": "php-sybase"}[m[1]]
 			return "sudo apt-get install -y " + cond(pkg != "", pkg, "php-sqlite3 php-mysql php-pgsql")
 		}},
+	// ImageMagick's policy.xml (Debian and Ubuntu forbid the PDF and PS coders): the system's
+	// setting, not the code's.
+	{lazyre.New("not allowed by the security policy `(\\w+)'"),
+		func(m []string) string {
+			return "ImageMagick's permission for the " + m[1] + " coder (its policy.xml forbids it)"
+		},
+		func(m []string) string {
+			return `sudo sed -i 's/rights="none" pattern="` + m[1] + `"/rights="read|write" pattern="` + m[1] + `"/' /etc/ImageMagick-*/policy.xml`
+		}},
+	// stack: the resolver's GHC is not installed (stack installs it when asked).
+	{lazyre.New(`No compiler found, expected (?:minor version match|exact version) with ghc-([\d.]+)`),
+		func(m []string) string { return "GHC " + m[1] + ", the compiler the project's stack resolver names" },
+		func(m []string) string { return "stack setup" }},
+	// opam without a switch: no OCaml compiler nor libraries for the project.
+	{lazyre.New(`\[ERROR\] No switch is currently set|No switch .* is currently set`),
+		func(m []string) string { return "an opam switch (an OCaml compiler with the project's libraries)" },
+		func(m []string) string { return "opam switch create . --deps-only --with-test -y && eval $(opam env)" }},
+	// mesonbuild/meson#12594: meson found none of the C compilers it tries.
+	{lazyre.New(`ERROR: Unknown compiler\(s\): \[\['(\w+)'\]`),
+		func(m []string) string { return "a C compiler (meson tried " + m[1] + ", gcc, clang)" },
+		func(m []string) string { return "sudo apt-get install -y build-essential" }},
+	// node-gyp, building a native module (electron-rebuild, npm install of one).
+	{lazyre.New(`gyp ERR! .*Could not find any Python installation to use|gyp ERR! find Python Python is not set`),
+		func(m []string) string { return "Python, which node-gyp needs to build native modules" },
+		func(m []string) string { return "sudo apt-get install -y python3 build-essential" }},
 	{lazyre.New("error: linker `([^`]+)` not found"),
 		func(m []string) string { return "the C linker " + m[1] },
 		func(m []string) string { return "sudo apt-get install -y build-essential" }},

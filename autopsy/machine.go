@@ -51,6 +51,9 @@ var depRes = []lackRe{
 			}
 			return "python3 -m pip install " + plugin
 		}},
+	{lazyre.New(`Can't locate [\w/]+\.pm in @INC \(you may need to install the ([\w:]+) module\)`), // perl's require
+		func(m []string) string { return "the Perl module " + m[1] },
+		func(m []string) string { return "cpanm --installdeps . || cpanm " + m[1] }},
 	{lazyre.New(`there is no package called [‘'"]([\w.]+)[’'"]`), // R's library()
 		func(m []string) string { return "the R package " + m[1] },
 		func(m []string) string { return `Rscript -e 'install.packages("` + m[1] + `")'` }},

@@ -209,7 +209,7 @@ var outsideScopeRule = Rule{
 var forbidsRe = lazyre.New("(?i)(?:do not|don't|never|must not|without)\\s+(?:(?:add(?:ing)?|creat(?:e|ing)|writ(?:e|ing)|touch(?:ing)?|edit(?:ing)?|chang(?:e|ing)|modif(?:y|ying)|updat(?:e|ing))\\b(?:\\s+(?:or|and)\\s+|,\\s*|\\s*/\\s*)?)+\\s*(?:anything\\s+(?:under|in)\\s+|files?\\s+(?:under|in)\\s+|the\\s+|any\\s+)?`?([\\w./-]*[\\w/])`?")
 
 // toldNotRe: an agent saying the task told it not to.
-var toldNotRe = lazyre.New(`(?i)(?:task|prompt|instructions?)\s+(?:says?|said|asks?|asked|tells?|told me)\s+(?:me\s+)?(?:not to|to not)|\byou (?:asked|told) me not to\b|(?:not allowed|forbidden|forbids|was told not)\s+to|\b(?:is|are) (?:frozen|off-limits|read-only)\b.{0,40}\b(?:won't|will not|didn't|did not|cannot|can't)\b`)
+var toldNotRe = lazyre.New(`(?i)(?:task|prompt|instructions?)\s+(?:says?|said|asks?|asked|tells?|told me)\s+(?:me\s+)?(?:not to|to not)|\byou (?:asked|told) me not to\b|(?:not allowed|forbidden|forbids|was told not)\s+to|\b(?:is|are) (?:frozen|off-limits|read-only)\b.{0,40}\b(?:won't|will not|didn't|did not|cannot|can't)\b|\b(?:as (?:instructed|asked|requested|you asked|told)|per (?:the|your) instructions),? I (?:did not|didn't|have not|haven't|won't|will not|left)\b`)
 
 // forbiddenFix is the place the prompt forbids and the agent's sentence that the fix needs it.
 func (f *facts) forbiddenFix() (string, string, bool) {
@@ -228,8 +228,40 @@ func (f *facts) forbiddenFix() (string, string, bool) {
 				return place, clip(strings.TrimSpace(l)), true
 			}
 		}
+		if l, ok := f.verifyWantsChanged(place); ok {
+			return place, l, true
+		}
 	}
 	return "", "", false
+}
+
+// verifyWantsChanged is the line in which the verify, after regenerating files (`make manifests
+// && git diff --exit-code`), finds them changed under place, in every rejected attempt (two at
+// least) while no attempt touched place: the change the task asks for makes files the prompt
+// forbids touching out of date.
+func (f *facts) verifyWantsChanged(place string) (string, bool) {
+	as, _ := f.qualityViews()
+	if len(as) < 2 {
+		return "", false
+	}
+	dir := strings.TrimSuffix(strings.TrimPrefix(place, "./"), "/") + "/"
+	line := ""
+	for _, a := range as {
+		if d := f.diffOf(a); d == nil || slices.ContainsFunc(d.Paths, func(p PathStat) bool { return strings.HasPrefix(p.Path, dir) }) {
+			return "", false
+		}
+		line = ""
+		for _, l := range evidence.Lines(f.verifyOutput[key(a.TaskID, a.N)]) {
+			if strings.HasPrefix(l, "diff --git a/"+dir) {
+				line = l
+				break
+			}
+		}
+		if line == "" {
+			return "", false
+		}
+	}
+	return line, true
 }
 
 var forbiddenFixRule = Rule{
@@ -237,7 +269,7 @@ var forbiddenFixRule = Rule{
 	Match: func(f *facts) bool { _, _, ok := f.forbiddenFix(); return ok },
 	Why: func(f *facts) string {
 		p, l, _ := f.forbiddenFix()
-		return fmt.Sprintf("the prompt forbids touching %s, and the agent says the fix needs it: %s", p, l)
+		return fmt.Sprintf("the prompt forbids touching %s, and the fix needs it (the agent says so, or the verify finds it out of date): %s", p, l)
 	},
 	Suggest: func(f *facts) Suggestion {
 		p, _, _ := f.forbiddenFix()
@@ -313,4 +345,75 @@ var askRefusedRule = Rule{
 			Commands: []string{f.fixed()}}
 	},
 	Lines: func(f *facts) []string { l, _ := f.askRefused(); return []string{l} },
+}
+
+// The verify asks for a step of its own in so many words (changesets' "Run `changeset add` to
+// resolve this error", Django's "Run 'manage.py makemigrations' to make new migrations", Rails'
+// "To resolve this issue, run: bin/rails db:migrate") that the prompt never names: the untouched
+// tree passes (nothing changed, nothing to record), and every attempt's change fails on that step
+// alone, no test failing and the build whole. The agent did what it was asked; the prompt lacks
+// the step.
+
+// stepAskedRe: a tool naming the command that resolves its error.
+var stepAskedRe = lazyre.New("(?i)\\b(?:please run|run|try running|you (?:must|need to|should) run)\\s+[`'\"]([^`'\"]{2,80})[`'\"]\\s+(?:to|and then|then)\\b|To resolve this issue, run:\\s+(\\S.{1,78})$")
+
+// installStepRe: a step that installs the project's dependencies (what the machine lacks, not a
+// step of the task's).
+var installStepRe = lazyre.New(`^(?:npm|yarn|pnpm|pip3?|poetry|uv|bundle|composer|cargo|go|gem|dotnet|mix)\s+(?:install|ci|i|add|sync|restore|get|fetch|deps\.get|mod download)\b`)
+
+// runnerWords do not tell one step from another ("npx changeset add": changeset does).
+var runnerWords = []string{"npm", "npx", "yarn", "pnpm", "run", "exec", "bin/rails", "rails", "python", "python3", "manage.py", "./manage.py", "bundle", "cargo", "make", "go", "--"}
+
+// askedStep is the command the verify asks for and its line: the same in every rejected attempt
+// (two at least, the run stopping on one), no test failing or build broken in any, the base
+// passing, and no word of the command in the prompt (told, the agent not doing it is its own
+// mistake).
+func (f *facts) askedStep() (cmd, line string, ok bool) {
+	as, _ := f.qualityViews()
+	if f.def == nil || len(as) < 2 || f.lastClass() != cQuality || f.base == nil || f.base.failed() {
+		return "", "", false
+	}
+	for _, a := range as {
+		t := f.testsOf(a)
+		if len(t.Failed) > 0 || len(t.Suites) > 0 || len(t.Build) > 0 {
+			return "", "", false
+		}
+		c, l := "", ""
+		for _, x := range evidence.Lines(f.verifyOutput[key(a.TaskID, a.N)]) {
+			if m := stepAskedRe.FindStringSubmatch(x); m != nil {
+				c, l = strings.TrimSpace(m[1]+m[2]), clip(strings.TrimSpace(x))
+				break
+			}
+		}
+		if c == "" || cmd != "" && c != cmd || installStepRe.MatchString(c) {
+			return "", "", false
+		}
+		cmd, line = c, l
+	}
+	prompt := strings.ToLower(f.def.Prompt)
+	for _, w := range strings.Fields(strings.ToLower(cmd)) {
+		if len(w) >= 4 && !slices.Contains(runnerWords, w) && !strings.HasPrefix(w, "-") && hasWord(prompt, w) {
+			return "", "", false
+		}
+	}
+	return cmd, line, true
+}
+
+var askedStepRule = Rule{
+	Name: "verify-asks-a-step", Category: WorkflowBug, Confidence: 0.78,
+	Match: func(f *facts) bool { _, _, ok := f.askedStep(); return ok },
+	Why: func(f *facts) string {
+		c, l, _ := f.askedStep()
+		return fmt.Sprintf("the untouched tree passes the verify, and every attempt's change fails it only on a step the verify asks for (`%s`) and the prompt never names: %s", c, l)
+	},
+	Suggest: func(f *facts) Suggestion {
+		c, _, _ := f.askedStep()
+		s := Suggestion{Text: fmt.Sprintf("add the step to the prompt of task %s in %s (\"then run `%s`\"), or run it yourself on the attempt's tree; then run the task again", f.task.ID, f.fileName(), c),
+			Commands: []string{f.fixed()}, Change: fmt.Sprintf("task %s's prompt: add \"then run `%s`\"", f.task.ID, c)}
+		if f.commands["prompt"] && f.task.State == "blocked" {
+			s.Commands = append(s.Commands, fmt.Sprintf("mulligan prompt %s/%s %s", f.run.ID, f.task.ID, shellQuote("When the change is done, also run `"+c+"`: the verify asks for it.")))
+		}
+		return s
+	},
+	Lines: func(f *facts) []string { _, l, _ := f.askedStep(); return []string{l} },
 }

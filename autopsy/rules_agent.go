@@ -257,12 +257,13 @@ func hostKeyHost(text string) string {
 var modelNotFoundRe = lazyre.New(`(?i)not_found_error.{0,40}model|issue with the selected model|"?model"?:? \S+ (?:was )?not found|model_not_found|ProviderModelNotFoundError|The model .{1,60} does not exist|unknown model|invalid model|Model not found`)
 
 // missingFileRe: a file a test opened that is not there (python, node, go), relative paths only.
-var missingFileRe = lazyre.New(`No such file or directory: '([^'/][^']*)'|ENOENT: no such file or directory, (?:open|stat|scandir) '([^'/][^']*)'|open ([^\s:/][^\s:]*): no such file or directory|(?m)FileNotFoundError: ([^\s'"/\[][^\s'"]*)\s*$|FileNotFoundException: ([^\s/][^\s]*) \(No such file`)
+var missingFileRe = lazyre.New(`No such file or directory: '([^'/][^']*)'|ENOENT: no such file or directory, (?:open|stat|scandir) '([^'/][^']*)'|open ([^\s:/][^\s:]*): no such file or directory|(?m)FileNotFoundError: ([^\s'"/\[][^\s'"]*)\s*$|FileNotFoundException: ([^\s/][^\s]*) \(No such file|(?i)\b(?:cannot|can't|could not|unable to|failed to) (?:open|read|load) (?:file )?['"]?([^\s'"/:][^\s'":]*\.[A-Za-z]\w*)\b`)
 
 // worktreeMissingFile is a relative path the tests could not open in an isolated worktree, on
 // the base tree and after the last rejected attempt.
 func (f *facts) worktreeMissingFile() (string, bool) {
-	if f.def == nil || f.def.Isolation != taskfile.IsolationWorktree || !f.base.failed() || !f.allClasses(cQuality) {
+	// (The run stopped on the verify: an attempt that failed otherwise before was on the way.)
+	if f.def == nil || f.def.Isolation != taskfile.IsolationWorktree || !f.base.failed() || f.lastClass() != cQuality {
 		return "", false
 	}
 	find := func(text string) string {

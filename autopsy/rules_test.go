@@ -202,6 +202,23 @@ func TestRules(t *testing.T) {
 			f.def.Prompt = "Add soft archiving to projects. Only edit app/models/project.rb; do not touch anything under db/ (schema changes go through DBA review)."
 			return f
 		}, WorkflowBug, []string{"mulligan run fix"}, "allow the change in db/"},
+		{"prompt-forbids-the-fix", func(t *testing.T) *facts {
+			// kubebuilder's `make manifests && git diff --exit-code config/`: the new field makes
+			// the generated CRD out of date, and the prompt forbids touching config/.
+			repo, pre, post := twoTrees(t, map[string]string{"api/v1/cache_types.go": "type CacheSpec struct{}\n"}, map[string]string{"api/v1/cache_types.go": "type CacheSpec struct{ MaxConnections int32 }\n"})
+			out := "diff --git a/config/crd/bases/cache.example.io_caches.yaml b/config/crd/bases/cache.example.io_caches.yaml\n+              maxConnections:\nmake: *** [Makefile:57: verify-manifests] Error 1\n"
+			f := mkFacts(t, "", verify(out, 1), verify(out, 1))
+			f.def.Prompt = "Add an optional maxConnections field to CacheSpec in api/v1. Only edit api/; do not touch config/ (generated files)."
+			return onTrees(f, repo, pre, post)
+		}, WorkflowBug, []string{"mulligan run fix"}, "allow the change in config/"},
+		{"prompt-forbids-the-fix", func(t *testing.T) *facts {
+			// `alembic check` wants the revision the prompt leaves to the DBAs; the agent says so.
+			out := `{"type":"result","subtype":"success","is_error":false,"result":"I added last_login to User. As instructed I did not create an Alembic revision under migrations/, so alembic check will report the new column."}` + "\n"
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `alembic check` exited with status 255", files: 1, out: out, verify: "FAILED: New upgrade operations detected: [('add_column', None, 'users', Column('last_login', DateTime()))]\n"}
+			f := mkFacts(t, "", v, v)
+			f.def.Prompt = "Add a nullable last_login column to the User model. Do not add or edit anything under migrations/ — the DBA team writes all migrations."
+			return f
+		}, WorkflowBug, []string{"mulligan run fix"}, "allow the change in migrations/"},
 		{"verify-script-crlf", func(t *testing.T) *facts {
 			// A verify script committed with CRLF endings, run as ./ci/test.sh (microsoft/WSL#2318).
 			v := att{class: cQuality, code: "verify_failed", msg: "verify `./ci/test.sh` exited with status 127", files: 1, verify: "/usr/bin/env: 'bash\\r': No such file or directory\n"}
@@ -217,6 +234,14 @@ func TestRules(t *testing.T) {
 			f.def.Prompt = "Rename the field `eta` of message Shipment to `estimated_arrival` and regenerate the Go code."
 			return f
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "make the task and its verify agree"},
+		{"verify-asks-a-step", func(t *testing.T) *facts {
+			// lit/lit#2544: the tests pass, `changeset status` wants a changeset the prompt never
+			// asks for; the untouched tree has nothing to record and passes.
+			out := " Test Files  2 passed (2)\n      Tests  11 passed (11)\n\n> changeset \"status\" \"--since=main\"\n\n🦋  error Some packages have been changed but no changesets were found. Run `changeset add` to resolve this error.\n🦋  error If this change doesn't need a release, run `changeset add --empty`.\n"
+			f := rt(mkFacts(t, "no-progress", verify(out, 1), verify(out, 1)))
+			f.def.Prompt = "withRetry in packages/http-retry retries one time too many; fix it so the package tests pass."
+			return withBase(f, 0, " Test Files  2 passed (2)\n")
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "changeset add"},
 		{"runner-died-repeatedly", func(t *testing.T) *facts {
 			return mkFacts(t, reasonResume, att{class: cRunnerDied, msg: "the mulligan process died during the attempt"})
 		}, ToolBug, []string{"mulligan events k3f9abcd"}, "what killed mulligan"},
@@ -380,6 +405,19 @@ func TestRules(t *testing.T) {
 			out := "curl: (7) Failed to connect to localhost port 8080 after 0 ms: Couldn't connect to server\n"
 			return withBase(mkFacts(t, "", verify(out, 2), verify(out, 2)), 7, out)
 		}, Environment, []string{"ss -ltnp 'sport = :8080'", "mulligan run fix"}, "8080"},
+		{"service-down", func(t *testing.T) *facts {
+			// grpc-go's dial of a service on a port of the ephemeral range (gRPC's 50051), the
+			// same port refused on the base and after the attempts.
+			out := "--- FAIL: TestGetStock (0.00s)\n    stock_test.go:21: rpc error: code = Unavailable desc = connection error: desc = \"transport: Error while dialing: dial tcp 127.0.0.1:50051: connect: connection refused\"\n"
+			return withBase(mkFacts(t, "", verify(out, 2)), 1, out)
+		}, Environment, []string{"ss -ltnp 'sport = :50051'", "mulligan run fix"}, "start the service on port 50051"},
+		{"service-down", func(t *testing.T) *facts {
+			// The base fails the type check the task is to fix; the last two attempts get past it
+			// and find no Docker for testcontainers (testcontainers-python#830).
+			mypy := "app/quota.py:9: error: Item \"None\" of \"Tenant | None\" has no attribute \"seat_limit\"  [union-attr]\nFound 1 error in 1 file\n"
+			docker := "E   docker.errors.DockerException: Error while fetching server API version: ('Connection aborted.', FileNotFoundError(2, 'No such file or directory'))\nERROR tests/test_seats.py::test_add - docker.errors.DockerException: Error while fetching server API version\n"
+			return withBase(mkFacts(t, "", verify(mypy, 1), verify(docker, 1), verify(docker, 1)), 1, mypy)
+		}, Environment, []string{"sudo systemctl start docker", "mulligan run fix"}, "the Docker daemon"},
 		{"build-file-fails-here", func(t *testing.T) *facts {
 			// tonybanters/oxwm#149: a build.zig for Zig 0.14 under 0.13.
 			out := "/home/kr/src/ringz/build.zig:13:10: error: no field named 'root_module' in struct 'Build.TestOptions'\n        .root_module = ring_mod,\n/usr/lib/zig/std/Build.zig:843:25: note: struct declared here\n"
@@ -965,6 +1003,27 @@ func TestRulesNegative(t *testing.T) {
 		why   string
 		facts func(t *testing.T) *facts
 	}{
+		{"service-down", "a high port refused that changes from run to run: a test's own listener", func(t *testing.T) *facts {
+			dial := func(port string) string {
+				return "--- FAIL: TestProxy (0.00s)\n    proxy_test.go:40: dial tcp 127.0.0.1:" + port + ": connect: connection refused\n"
+			}
+			f := mkFacts(t, "", verify(dial("41877"), 2))
+			f.base = &baseVerify{ExitCode: 1, Output: dial("39412")}
+			return f
+		}},
+		{"verify-asks-a-step", "the prompt names the step: not doing it is the agent's mistake", func(t *testing.T) *facts {
+			out := " Test Files  2 passed (2)\n🦋  error Some packages have been changed but no changesets were found. Run `changeset add` to resolve this error.\n"
+			f := mkFacts(t, "no-progress", verify(out, 1), verify(out, 1))
+			f.def.Prompt = "Fix withRetry's off-by-one and add a changeset for @quill/http-retry."
+			f.base = &baseVerify{ExitCode: 0, Output: " Test Files  2 passed (2)\n"}
+			return f
+		}},
+		{"verify-asks-a-step", "a failing test besides: the change is not done", func(t *testing.T) *facts {
+			out := "--- FAIL: TestRetry (0.00s)\n    retry_test.go:9: got 4\nRun `changeset add` to resolve this error.\n"
+			f := mkFacts(t, "no-progress", verify(out, 1), verify(out, 1))
+			f.base = &baseVerify{ExitCode: 0, Output: "ok\n"}
+			return f
+		}},
 		{"verify-fails-on-base", "the base names failing tests: the task is to fix them", func(t *testing.T) *facts {
 			f := mkFacts(t, "", verify("--- FAIL: TestA (0.00s)\n", 2), verify("--- FAIL: TestA (0.00s)\n", 2))
 			f.base = &baseVerify{ExitCode: 1, Output: "--- FAIL: TestA (0.00s)\n"}
@@ -1220,41 +1279,58 @@ func TestLackIn(t *testing.T) {
 	if k, ok := lackIn("Your lockfile is out of date. Please run `bundle install` to install missing gems.", true); !ok || k.fix != "bundle install" {
 		t.Errorf("bundle: %+v %v", k, ok)
 	}
+	// The project's dependencies, read on the base tree only (an attempt may import what it did
+	// not add): Perl's require.
+	for text, fix := range map[string]string{
+		"Can't locate Test/Deep.pm in @INC (you may need to install the Test::Deep module) (@INC contains: /etc/perl) at t/parse.t line 6.": "cpanm --installdeps . || cpanm Test::Deep",
+	} {
+		if k, ok := lackIn(text, true); !ok || k.fix != fix {
+			t.Errorf("lackIn(%q, deps) = %+v %v, want %s", text, k, ok, fix)
+		}
+		if k, ok := lackIn(text, false); ok {
+			t.Errorf("lackIn(%q) without deps = %+v", text, k)
+		}
+	}
 	// apache/fory#2232: ts-jest on Node 14.
 	if k, ok := lackIn("    SyntaxError: Unexpected token '??='\n        at wrapSafe (internal/modules/cjs/loader.js:1029:16)", false); !ok || k.fix != "nvm install --lts" {
 		t.Errorf("node 14: %+v %v", k, ok)
 	}
 	for text, fix := range map[string]string{
 		"error: package `clap_builder v4.5.2` cannot be built because it requires rustc 1.74 or newer, while the currently active rustc version is 1.72.0": "rustup update stable",
-		"error: Environment variable not found: DATABASE_URL.":                                                                                                                "${EDITOR:-vi} .env  # set DATABASE_URL",
-		"Got an error creating the test database: permission denied to create database":                                                                                       `sudo -u postgres psql -c "ALTER USER $USER CREATEDB"`,
-		"  The source directory\n  /src/ring/third_party/googletest\n  does not contain a CMakeLists.txt file.":                                                               "git submodule update --init --recursive",
-		"A module that was compiled using NumPy 1.x cannot be run in":                                                                                                         "python3 -m pip install 'numpy<2'",
-		"E   ValueError: numpy.dtype size changed, may indicate binary incompatibility. Expected 96 from C header, got 88 from PyObject":                                      "python3 -m pip install --upgrade numpy",
-		"You are using Node.js 18.17.1. For Next.js, Node.js version \"^18.18.0 || ^19.8.0 || >= 20.0.0\" is required.":                                                       "nvm install 20",
-		"Error: The module '/app/node_modules/bcrypt/lib/binding/bcrypt_lib.node'\nwas compiled against a different Node.js version using\nNODE_MODULE_VERSION 93.":           "npm rebuild",
-		"verify.sh: 2: Illegal instruction (core dumped)":                                                                                                                     "grep -o -w -m1 -E 'avx2|avx512f|sse4_2' /proc/cpuinfo",
-		"E   locale.Error: unsupported locale setting":                                                                                                                        "sudo dpkg-reconfigure locales",
-		"failed to initialize build cache at /home/ci/.cache/go-build: mkdir /home/ci/.cache: read-only file system":                                                          "export GOCACHE=/tmp/go-build",
-		"browserType.launch: Host system is missing dependencies to run browsers.":                                                                                            "sudo npx playwright install-deps",
-		"Error: No connected probes were found.":                                                                                                                              "probe-rs list",
-		"> com.android.builder.testing.api.DeviceException: No connected devices!":                                                                                            `emulator -avd "$(emulator -list-avds | head -n 1)" -no-window &`,
-		`  Could not find a package configuration file provided by "Zephyr-sdk"`:                                                                                              "west sdk install",
-		`  Could not find a package configuration file provided by "yaml-cpp"`:                                                                                                "sudo apt-get install -y libyaml-cpp-dev",
-		"CMake Error at CMakeLists.txt:14 (project):\n  The CMAKE_C_COMPILER:\n\n    arm-none-eabi-gcc\n\n  is not a full path and was not found in the PATH.":                "sudo apt-get install -y gcc-arm-none-eabi",
-		"index [products_v7] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, index has read-only-allow-delete block];":                           "df -h  # free disk where Elasticsearch keeps its data; then clear the read-only block",
-		`unable to start the controlplane	{"tries": 0, "error": "fork/exec /usr/local/kubebuilder/bin/etcd: no such file or directory"}`:                                      "export KUBEBUILDER_ASSETS=$(go run sigs.k8s.io/controller-runtime/tools/setup-envtest@latest use -p path)",
-		"fatal: No names found, cannot describe anything.":                                                                                                                    "git fetch --tags --unshallow",
-		"Selenium::WebDriver::Error::WebDriverError: Unable to find chromedriver. Please download the server from":                                                            "npx @puppeteer/browsers install chromedriver@stable",
-		"[4817:1204/031522.118466:ERROR:ozone_platform_x11.cc(240)] Missing X server or $DISPLAY":                                                                             "sudo apt-get install -y xvfb  # then run the verify under xvfb-run",
-		"Error during build: Platform 'arduino:avr' not found: platform not installed":                                                                                        "arduino-cli core update-index && arduino-cli core install arduino:avr",
-		"ERROR   -  Config value 'theme': Unrecognised theme name: 'material'. The available installed themes are: mkdocs":                                                    "python3 -m pip install mkdocs-material",
-		"  The system library `webkit2gtk-4.1` required by crate `webkit2gtk-sys` was not found.":                                                                             "sudo apt-get install -y pkg-config libwebkit2gtk-4.1-dev",
-		"    Fixed in: net/http@go1.22.12":                                                                                                                                    "go env -w GOTOOLCHAIN=go1.22.12+auto",
-		"Error: cabal: The program 'ghc-9.6.6' is required but it could not be found.":                                                                                        "ghcup install ghc 9.6.6",
-		"The cypress npm package is installed, but the Cypress binary is missing.":                                                                                            "npx cypress install",
-		"E   RuntimeError: operator torchvision::nms does not exist":                                                                                                          "python3 -m pip install --upgrade torch torchvision",
-		"   > Android Gradle plugin requires Java 17 to run. You are currently using Java 11.":                                                                                "sudo apt-get install -y openjdk-17-jdk",
+		"error: Environment variable not found: DATABASE_URL.":                                                                                                      "${EDITOR:-vi} .env  # set DATABASE_URL",
+		"Got an error creating the test database: permission denied to create database":                                                                             `sudo -u postgres psql -c "ALTER USER $USER CREATEDB"`,
+		"  The source directory\n  /src/ring/third_party/googletest\n  does not contain a CMakeLists.txt file.":                                                     "git submodule update --init --recursive",
+		"A module that was compiled using NumPy 1.x cannot be run in":                                                                                               "python3 -m pip install 'numpy<2'",
+		"E   ValueError: numpy.dtype size changed, may indicate binary incompatibility. Expected 96 from C header, got 88 from PyObject":                            "python3 -m pip install --upgrade numpy",
+		"You are using Node.js 18.17.1. For Next.js, Node.js version \"^18.18.0 || ^19.8.0 || >= 20.0.0\" is required.":                                             "nvm install 20",
+		"Error: The module '/app/node_modules/bcrypt/lib/binding/bcrypt_lib.node'\nwas compiled against a different Node.js version using\nNODE_MODULE_VERSION 93.": "npm rebuild",
+		"verify.sh: 2: Illegal instruction (core dumped)":                                                                                                           "grep -o -w -m1 -E 'avx2|avx512f|sse4_2' /proc/cpuinfo",
+		"E   locale.Error: unsupported locale setting":                                                                                                              "sudo dpkg-reconfigure locales",
+		"failed to initialize build cache at /home/ci/.cache/go-build: mkdir /home/ci/.cache: read-only file system":                                                "export GOCACHE=/tmp/go-build",
+		"browserType.launch: Host system is missing dependencies to run browsers.":                                                                                  "sudo npx playwright install-deps",
+		"../../meson.build:1:0: ERROR: Unknown compiler(s): [['cc'], ['gcc'], ['clang'], ['nvc'], ['pgcc'], ['icc'], ['icx']]":                                      "sudo apt-get install -y build-essential",
+		"gyp ERR! stack Error: Could not find any Python installation to use":                                                                                       "sudo apt-get install -y python3 build-essential",
+		"E   wand.exceptions.PolicyError: attempt to perform an operation not allowed by the security policy `PDF' @ error/constitute.c/IsCoderAuthorized/421":      `sudo sed -i 's/rights="none" pattern="PDF"/rights="read|write" pattern="PDF"/' /etc/ImageMagick-*/policy.xml`,
+		"No compiler found, expected minor version match with ghc-9.4.8 (x86_64-tinfo6) (based on resolver setting in /src/toml-lite/stack.yaml).":                  "stack setup",
+		"[ERROR] No switch is currently set. Please use 'opam switch' to set or install a switch":                                                                   "opam switch create . --deps-only --with-test -y && eval $(opam env)",
+		"Error: No connected probes were found.":                                                                                                                    "probe-rs list",
+		"> com.android.builder.testing.api.DeviceException: No connected devices!":                                                                                  `emulator -avd "$(emulator -list-avds | head -n 1)" -no-window &`,
+		`  Could not find a package configuration file provided by "Zephyr-sdk"`:                                                                                    "west sdk install",
+		`  Could not find a package configuration file provided by "yaml-cpp"`:                                                                                      "sudo apt-get install -y libyaml-cpp-dev",
+		"CMake Error at CMakeLists.txt:14 (project):\n  The CMAKE_C_COMPILER:\n\n    arm-none-eabi-gcc\n\n  is not a full path and was not found in the PATH.":      "sudo apt-get install -y gcc-arm-none-eabi",
+		"index [products_v7] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, index has read-only-allow-delete block];":                 "df -h  # free disk where Elasticsearch keeps its data; then clear the read-only block",
+		`unable to start the controlplane	{"tries": 0, "error": "fork/exec /usr/local/kubebuilder/bin/etcd: no such file or directory"}`:                            "export KUBEBUILDER_ASSETS=$(go run sigs.k8s.io/controller-runtime/tools/setup-envtest@latest use -p path)",
+		"fatal: No names found, cannot describe anything.":                                                                                                          "git fetch --tags --unshallow",
+		"Selenium::WebDriver::Error::WebDriverError: Unable to find chromedriver. Please download the server from":                                                  "npx @puppeteer/browsers install chromedriver@stable",
+		"[4817:1204/031522.118466:ERROR:ozone_platform_x11.cc(240)] Missing X server or $DISPLAY":                                                                   "sudo apt-get install -y xvfb  # then run the verify under xvfb-run",
+		"Error during build: Platform 'arduino:avr' not found: platform not installed":                                                                              "arduino-cli core update-index && arduino-cli core install arduino:avr",
+		"ERROR   -  Config value 'theme': Unrecognised theme name: 'material'. The available installed themes are: mkdocs":                                          "python3 -m pip install mkdocs-material",
+		"  The system library `webkit2gtk-4.1` required by crate `webkit2gtk-sys` was not found.":                                                                   "sudo apt-get install -y pkg-config libwebkit2gtk-4.1-dev",
+		"    Fixed in: net/http@go1.22.12":                                                     "go env -w GOTOOLCHAIN=go1.22.12+auto",
+		"Error: cabal: The program 'ghc-9.6.6' is required but it could not be found.":         "ghcup install ghc 9.6.6",
+		"The cypress npm package is installed, but the Cypress binary is missing.":             "npx cypress install",
+		"E   RuntimeError: operator torchvision::nms does not exist":                           "python3 -m pip install --upgrade torch torchvision",
+		"   > Android Gradle plugin requires Java 17 to run. You are currently using Java 11.": "sudo apt-get install -y openjdk-17-jdk",
 		"/usr/lib/ruby/3.2.0/rubygems.rb:264:in `find_spec_for_exe': Could not find 'bundler' (2.5.11) required by your /src/press/Gemfile.lock. (Gem::GemNotFoundException)": "gem install bundler:2.5.11",
 	} {
 		if k, ok := lackIn(text, false); !ok || k.fix != fix {

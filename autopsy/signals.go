@@ -23,9 +23,13 @@ type envSignal struct {
 }
 
 const (
-	sigTool       = "tool"
-	sigNetwork    = "network"
-	sigService    = "service" // a local service (127.0.0.1, localhost) refused the connection
+	sigTool    = "tool"
+	sigNetwork = "network"
+	sigService = "service" // a local service (127.0.0.1, localhost) refused the connection
+	// sigHighPort: the same on a port of the ephemeral range, a test's own listener as often as
+	// a service (gRPC's 50051): a service only where the same port is refused on the base tree
+	// and after the attempts, or in two attempts (a listener's port changes from run to run).
+	sigHighPort   = "service-high-port"
 	sigTLS        = "tls"
 	sigDisk       = "disk"
 	sigPermission = "permission"
@@ -56,7 +60,7 @@ var (
 	}
 	// serviceRe: a connection to this machine refused (a local server is not running), as Go,
 	// node, libpq, redis-py, MySQL, the JVM and curl say it; servicePortRe finds its port.
-	serviceRe     = lazyre.New(`(?i)Could not connect to the endpoint URL: "https?://(?:localhost|127\.0\.0\.1)[:/]|SocketNotFoundError\("[^"]*docker\.sock"\)|Cannot connect to the Docker daemon|Is the docker daemon running|Could not find a valid Docker environment|Could not find a working container runtime strategy|rootless Docker not found|Error while fetching server API version|docker (?:daemon )?(?:is )?not running|docker\.sock\b.*(?:no such file|not found|connect|must exist)|Can't connect to local (?:MySQL|MariaDB) server through socket|Can't reach database server at|No alive nodes found in your cluster|SQLSTATE\[HY000\] \[2002\]|could not connect to server: No such file or directory|(?:connection refused|(?-i:\bECONNREFUSED\b)|Errno 111|Error 111|\(111\)|Can't connect to (?:MySQL|local)|could not connect to server|Connection to \S+ refused).*(?:localhost|127\.0\.0\.1|::1|0\.0\.0\.0)|(?:localhost|127\.0\.0\.1|::1\b|0\.0\.0\.0).*(?:connection refused|(?-i:\bECONNREFUSED\b)|Errno 111|Error 111|\(111\)|refused|Couldn't connect to server)`)
+	serviceRe     = lazyre.New(`(?i)Error establishing a database connection|Could not connect to the endpoint URL: "https?://(?:localhost|127\.0\.0\.1)[:/]|SocketNotFoundError\("[^"]*docker\.sock"\)|Cannot connect to the Docker daemon|Is the docker daemon running|Could not find a valid Docker environment|Could not find a working container runtime strategy|rootless Docker not found|Error while fetching server API version|docker (?:daemon )?(?:is )?not running|docker\.sock\b.*(?:no such file|not found|connect|must exist)|Can't connect to local (?:MySQL|MariaDB) server through socket|Can't reach database server at|No alive nodes found in your cluster|SQLSTATE\[HY000\] \[2002\]|could not connect to server: No such file or directory|(?:connection refused|(?-i:\bECONNREFUSED\b)|Errno 111|Error 111|\(111\)|Can't connect to (?:MySQL|local)|could not connect to server|Connection to \S+ refused).*(?:localhost|127\.0\.0\.1|::1|0\.0\.0\.0)|(?:localhost|127\.0\.0\.1|::1\b|0\.0\.0\.0).*(?:connection refused|(?-i:\bECONNREFUSED\b)|Errno 111|Error 111|\(111\)|refused|Couldn't connect to server)`)
 	servicePortRe = lazyre.New(`(?i)(?:localhost|127\.0\.0\.1|::1|0\.0\.0\.0)['"\]]?(?:\)|,|:| port)+\s*(?:port )?(\d{2,5})\b|port (\d{2,5})\b`)
 	tlsRe         = lazyre.New(`(?i)x509: |certificate signed by unknown authority|self[- ]signed certificate|SSL certificate (?:problem|verification|has expired|is not yet valid)|CERT_HAS_EXPIRED|UNABLE_TO_(?:GET_ISSUER_CERT|VERIFY_LEAF_SIGNATURE)|unable to get local issuer certificate|SSL error|invalid peer certificate|UnknownIssuer|certificate verify failed|CERTIFICATE_VERIFY_FAILED|PKIX path building failed|unable to find valid certification path|SunCertPathBuilderException|SSL peer certificate or SSH remote key was not OK|ECERTIFICATE|certificate is not correctly signed by the trusted CA`)
 	diskRe        = lazyre.New(`(?i)no space left on device|disk quota exceeded|\bENOSPC\b|not enough space on the disk`)
@@ -108,7 +112,9 @@ func envSignals(text string) []envSignal {
 			if low := strings.ToLower(l); strings.Contains(low, "docker") || strings.Contains(low, "container runtime") {
 				port = "docker"
 			}
-			if low := strings.ToLower(l); port == "" && (strings.Contains(low, "mysql") || strings.Contains(low, "[2002]")) {
+			if low := strings.ToLower(l); port == "" && strings.Contains(low, "`tests-mysql`") {
+				port = "wp-env" // wp-env's database container for the tests
+			} else if port == "" && (strings.Contains(low, "mysql") || strings.Contains(low, "[2002]")) {
 				port = "3306"
 			} else if port == "" && strings.Contains(low, "alive nodes") {
 				port = "9200"
@@ -117,7 +123,8 @@ func envSignals(text string) []envSignal {
 				port = "kubernetes" // (kind and minikube publish the API server on a high port)
 			}
 			if n := atoi(port); n >= 32768 && n <= 65535 {
-				break // an ephemeral port: a test's own listener (gone, or dialled on purpose), no service
+				found[sigHighPort] = envSignal{kind: sigHighPort, line: clip(strings.TrimSpace(l)), what: port}
+				break
 			}
 			found[sigService] = envSignal{kind: sigService, line: clip(strings.TrimSpace(l)), what: port}
 		case tlsRe.MatchString(l):
@@ -136,7 +143,7 @@ func envSignals(text string) []envSignal {
 		}
 	}
 	var out []envSignal
-	for _, k := range []string{sigTool, sigService, sigTLS, sigNetwork, sigDisk, sigPermission, sigMemory} {
+	for _, k := range []string{sigTool, sigService, sigHighPort, sigTLS, sigNetwork, sigDisk, sigPermission, sigMemory} {
 		if s, ok := found[k]; ok {
 			out = append(out, s)
 		}

@@ -356,6 +356,8 @@ func serviceName(port string) string {
 		return "the Docker daemon"
 	case "4566":
 		return "LocalStack (port 4566)"
+	case "wp-env":
+		return "wp-env's database (its Docker containers)"
 	case "kubernetes":
 		return "the Kubernetes cluster's API server"
 	}
@@ -382,6 +384,8 @@ func serviceStart(port string) string {
 		return "sudo systemctl start docker"
 	case "4566":
 		return "docker run -d -p 4566:4566 localstack/localstack"
+	case "wp-env":
+		return "npx wp-env start"
 	case "":
 		return "ss -ltn"
 	case "kubernetes":
