@@ -51,6 +51,13 @@ var lackRes = []lackRe{
 	{lazyre.New(`\[ERROR\] No switch is currently set|No switch .* is currently set`),
 		func(m []string) string { return "an opam switch (an OCaml compiler with the project's libraries)" },
 		func(m []string) string { return "opam switch create . --deps-only --with-test -y && eval $(opam env)" }},
+	// jupyter_client: the notebook names a kernel no kernelspec provides (ipykernel not
+	// installed in the environment the tests run in).
+	{lazyre.New(`NoSuchKernel: No such kernel named ([\w.-]+)`),
+		func(m []string) string { return "the Jupyter kernel " + m[1] + " (ipykernel)" },
+		func(m []string) string {
+			return "python3 -m pip install ipykernel && python3 -m ipykernel install --user --name " + m[1]
+		}},
 	// mesonbuild/meson#12594: meson found none of the C compilers it tries.
 	{lazyre.New(`ERROR: Unknown compiler\(s\): \[\['(\w+)'\]`),
 		func(m []string) string { return "a C compiler (meson tried " + m[1] + ", gcc, clang)" },

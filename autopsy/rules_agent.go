@@ -2,6 +2,8 @@ package autopsy
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -274,10 +276,37 @@ func (f *facts) worktreeMissingFile() (string, bool) {
 	}
 	p := find(f.base.Output)
 	a := f.lastOf(cQuality)
-	if p == "" || p != find(f.verifyOutput[key(a.TaskID, a.N)]) {
+	if p == "" {
+		p = f.inYourTree(absMissingRe.FindStringSubmatch(f.base.Output))
+		if p == "" || p != f.inYourTree(absMissingRe.FindStringSubmatch(f.verifyOutput[key(a.TaskID, a.N)])) {
+			return "", false
+		}
+		return p, true
+	}
+	if p != find(f.verifyOutput[key(a.TaskID, a.N)]) {
 		return "", false
 	}
 	return p, true
+}
+
+// absMissingRe: a file not found by its absolute path (the tests resolve it from their own
+// place: "No such file or directory: '/home/dev/model/data/raw/transactions.csv'").
+var absMissingRe = lazyre.New(`No such file or directory: '(/[^']+)'|ENOENT: no such file or directory, (?:open|stat) '(/[^']+)'|open (/[^\s:]+): no such file or directory`)
+
+// inYourTree is the longest end of the absolute path in m that names a file of your working
+// tree (an ignored one the task's worktree does not hold), relative to it; "" when none does.
+func (f *facts) inYourTree(m []string) string {
+	if m == nil || f.repo == nil {
+		return ""
+	}
+	parts := strings.Split(strings.TrimPrefix(firstNonEmpty(m[1:]...), "/"), "/")
+	for k := range parts {
+		rel := strings.Join(parts[k:], "/")
+		if st, err := os.Stat(filepath.Join(f.repo.Root(), rel)); err == nil && st.Mode().IsRegular() {
+			return rel
+		}
+	}
+	return ""
 }
 
 var turnLimitRe = lazyre.New(`(?i)error_max_turns|max(?:imum)?[ _-]?turns|maxSessionTurns|turn limit|Reached max session turns`)

@@ -521,6 +521,15 @@ func TestRules(t *testing.T) {
 			f.def.Isolation = "worktree"
 			return withBase(f, 1, out)
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "copy: [data/local.csv]"},
+		{"worktree-lacks-file", func(t *testing.T) *facts {
+			// The tests open the file by its absolute path; its end names an ignored file of your
+			// tree (DVC's data) that the task's worktree does not hold.
+			repo, pre, post := twoTrees(t, map[string]string{"src/score.py": "T = 0.7\n"}, map[string]string{"src/score.py": "T = 0.72\n", "data/raw/tx.csv": "a,b\n"})
+			out := "E       FileNotFoundError: [Errno 2] No such file or directory: '/home/dev/fraud-model/data/raw/tx.csv'\nERROR tests/test_score.py::test_flags - FileNotFoundError\n"
+			f := onTrees(rt(mkFacts(t, "", verify(out, 1), verify(out, 1))), repo, pre, post)
+			f.def.Isolation = "worktree"
+			return withBase(f, 1, out)
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "copy: [data/raw/tx.csv]"},
 		{"model-not-found", func(t *testing.T) *facts {
 			m := `agent exited with status 1: API Error: 404 {"type":"error","error":{"type":"not_found_error","message":"model: claude-opus-9"}}`
 			return rt(mkFacts(t, "", exit(m)))
@@ -1313,6 +1322,7 @@ func TestLackIn(t *testing.T) {
 		"E   wand.exceptions.PolicyError: attempt to perform an operation not allowed by the security policy `PDF' @ error/constitute.c/IsCoderAuthorized/421":      `sudo sed -i 's/rights="none" pattern="PDF"/rights="read|write" pattern="PDF"/' /etc/ImageMagick-*/policy.xml`,
 		"No compiler found, expected minor version match with ghc-9.4.8 (x86_64-tinfo6) (based on resolver setting in /src/toml-lite/stack.yaml).":                  "stack setup",
 		"[ERROR] No switch is currently set. Please use 'opam switch' to set or install a switch":                                                                   "opam switch create . --deps-only --with-test -y && eval $(opam env)",
+		"jupyter_client.kernelspec.NoSuchKernel: No such kernel named python3":                                                                                      "python3 -m pip install ipykernel && python3 -m ipykernel install --user --name python3",
 		"Error: No connected probes were found.":                                                                                                                    "probe-rs list",
 		"> com.android.builder.testing.api.DeviceException: No connected devices!":                                                                                  `emulator -avd "$(emulator -list-avds | head -n 1)" -no-window &`,
 		`  Could not find a package configuration file provided by "Zephyr-sdk"`:                                                                                    "west sdk install",

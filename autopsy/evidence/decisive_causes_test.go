@@ -70,6 +70,13 @@ func TestDecisiveLineReadsToolsCauses(t *testing.T) {
 			"[4817:1204/031522.118466:ERROR:ozone_platform_x11.cc(240)] Missing X server or $DISPLAY",
 		},
 		{
+			// goreleaser: its error is a field of its last log line; the link below it is advice.
+			"goreleaser, the link below the error",
+			"  • docker images\n    • building docker image                          image=ghcr.io/sandbar/tarpit:0.4.3-amd64\n" +
+				"  ⨯ release failed after 24s                 error=docker build failed: exit status 1: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?\n learn more at https://goreleaser.com/errors/docker-build\n",
+			"⨯ release failed after 24s                 error=docker build failed: exit status 1: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?",
+		},
+		{
 			// A test binary killed by a signal: the signal is the cause.
 			"cargo, a signal in the chain",
 			"error: test failed, to rerun pass `--lib`\n\nCaused by:\n  process didn't exit successfully: `/src/target/debug/deps/ring-4f1b` (signal: 11, SIGSEGV: invalid memory reference)\n",

@@ -14,7 +14,7 @@ import (
 // last: DecisiveLine passes over them.
 
 // hintRe: a line that advises or points elsewhere rather than says what went wrong.
-var hintRe = lazyre.New(`(?i)^(?:ⓘ\s+)?(?:hint|help|tip|suggestion|get help)s?: |^(?:alternatively|otherwise),|^you (?:can|could|may|might)(?: also)? |^(?:try|consider) |^if you(?:'re|'ve| are| still| did| have| want| think| believe)? |^please (?:report|stop by|see|refer|open|file|follow|check|consult)|^see (?:https?://|the |\S+ for )|^for (?:more|further) (?:info|details|help)|^to (?:fix|enable|resolve|disable|see|learn|update|get|allow) |^\S*https?://\S+(?:\s+(?:to|for)\s.*)?$`)
+var hintRe = lazyre.New(`(?i)^(?:ⓘ\s+)?(?:hint|help|tip|suggestion|get help)s?: |^(?:alternatively|otherwise),|^you (?:can|could|may|might)(?: also)? |^(?:try|consider) |^if you(?:'re|'ve| are| still| did| have| want| think| believe)? |^please (?:report|stop by|see|refer|open|file|follow|check|consult)|^see (?:https?://|the |\S+ for )|^for (?:more|further) (?:info|details|help)|^to (?:fix|enable|resolve|disable|see|learn|update|get|allow) |^\S*https?://\S+(?:\s+(?:to|for)\s.*)?$|^(?:[⨯•✗×]\s+)?(?:learn|read) more (?:at|on|in|about)\b.*https?://`)
 
 // quotedOutput marks the lines a tool quotes from another program below the line that says
 // what failed: a server's response (go's "reading https://sum.golang.org/lookup/…: 404 Not
