@@ -133,7 +133,7 @@ func (f *facts) machineLacks() (lack, bool) {
 	a := f.last()
 	if f.base.failed() {
 		// (A port the base found taken that the last attempt's verify got past comes and goes.)
-		if k, ok := lackIn(f.base.Output, true); ok && !(strings.HasPrefix(k.what, "a free port") && f.gotPast(a)) && !f.pinsRuntime(k.what, a) {
+		if k, ok := lackIn(f.base.Output, true); ok && !(strings.HasPrefix(k.what, "a free port") && f.gotPast(a)) && !f.pinsRuntime(k.what, a) && !f.projectHolds(k.line) {
 			return k, true
 		}
 		if k, ok := pythonDep(f.base.Output); ok {
@@ -160,6 +160,32 @@ func (f *facts) machineLacks() (lack, bool) {
 		return lack{}, false
 	}
 	return k, ok
+}
+
+// perlModuleRe: the file of a Perl module require could not find.
+var perlModuleRe = lazyre.New(`Can't locate ([\w/]+\.pm) in @INC`)
+
+// projectHolds: the module a lack's line names is the project's own (lib/Ledger/Parser.pm in
+// the tree the task started from): the verify does not put it on the path (prove without -l);
+// nothing is missing from the machine.
+func (f *facts) projectHolds(line string) bool {
+	m := perlModuleRe.FindStringSubmatch(line)
+	if m == nil || f.repo == nil {
+		return false
+	}
+	base := f.run.BaseTree
+	if f.task != nil && f.task.BaseTree != "" {
+		base = f.task.BaseTree
+	}
+	if base == "" {
+		return false
+	}
+	for _, dir := range []string{"lib/", "", "blib/lib/"} {
+		if has, err := f.repo.HasPath(snapshot.NewHash(base), dir+m[1]); err == nil && has {
+			return true
+		}
+	}
+	return false
 }
 
 // runsVersionRe: the version a lack says this machine runs.

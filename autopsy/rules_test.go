@@ -1020,6 +1020,14 @@ func TestRulesNegative(t *testing.T) {
 			f.base = &baseVerify{ExitCode: 1, Output: dial("39412")}
 			return f
 		}},
+		{"machine-lacks", "perl cannot find the project's own module: prove without -l, nothing to install", func(t *testing.T) *facts {
+			repo, pre, post := twoTrees(t, map[string]string{"lib/Ledger/Parser.pm": "package Ledger::Parser;\n1;\n"}, map[string]string{"lib/Ledger/Parser.pm": "package Ledger::Parser;\n# fixed\n1;\n"})
+			out := "t/parser.t .. Can't locate Ledger/Parser.pm in @INC (you may need to install the Ledger::Parser module) (@INC contains: /etc/perl) at t/parser.t line 3.\n"
+			f := onTrees(mkFacts(t, "", verify(out, 1), verify(out, 1)), repo, pre, post)
+			f.run.BaseTree = pre
+			f.base = &baseVerify{ExitCode: 1, Output: out}
+			return f
+		}},
 		{"verify-asks-a-step", "the prompt names the step: not doing it is the agent's mistake", func(t *testing.T) *facts {
 			out := " Test Files  2 passed (2)\n🦋  error Some packages have been changed but no changesets were found. Run `changeset add` to resolve this error.\n"
 			f := mkFacts(t, "no-progress", verify(out, 1), verify(out, 1))

@@ -105,6 +105,9 @@ func envSignals(text string) []envSignal {
 		}
 		switch {
 		case serviceRe.MatchString(l):
+			if dnsLookupRe.MatchString(l) {
+				break // the resolver refused a lookup ("read udp 127.0.0.1:41877->127.0.0.53:53"): the network's
+			}
 			port := ""
 			if m := servicePortRe.FindStringSubmatch(l); m != nil {
 				port = m[1] + m[2]
@@ -157,6 +160,9 @@ var (
 	appDownRe = lazyre.New(`(?i)Cypress could not verify that this server is running|Cypress failed to verify that your server is running`)
 	appPortRe = lazyre.New(`(?i)(?:localhost|127\.0\.0\.1|0\.0\.0\.0):(\d{2,5})`)
 )
+
+// dnsLookupRe: a name lookup the local resolver refused (Go's "lookup HOST on 127.0.0.53:53").
+var dnsLookupRe = lazyre.New(`\blookup \S+ on \S+:53\b|->[\d.]+:53: `)
 
 // kubeRe: a Kubernetes client that cannot reach its cluster's API server.
 var kubeRe = lazyre.New(`(?i)Kubernetes cluster unreachable|The connection to the server \S+ was refused|kube-?apiserver|couldn't get current server API group list`)
