@@ -17,6 +17,10 @@ import (
 // line before them. A tool call is named by what it runs ("codex was running: git commit …"),
 // which is what a person wants to know of an agent that went silent or ran past its timeout.
 
+// runtimeNoiseRe: what Node and a terminal-less start print on stderr whatever the agent does
+// (gemini's colour warning, Node's deprecation and experimental warnings and their trace hint).
+var runtimeNoiseRe = lazyre.New(`^Warning: 256-color support not detected|^(?:\(node:\d+\) )?\[DEP\d+\] DeprecationWarning:|^\(node:\d+\) (?:\[\w+\] )?(?:Deprecation|Experimental)Warning:|^\(Use ` + "`node --trace-(?:deprecation|warnings) \\.\\.\\.`" + ` to show where the warning was created\)$`)
+
 // LastWords is the last line of an agent's output that says something, clipped for a message
 // (what failure messages quote; a report quoting what the agent said should too); "" when no
 // line does. An output that ends in a stack trace says it in the error line above the trace.
@@ -50,6 +54,9 @@ func LastWords(out []byte) string {
 		l := lines[i]
 		if !strings.ContainsFunc(l, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
 			continue // blank, or punctuation ("}", "---", "```"): it says nothing
+		}
+		if runtimeNoiseRe.MatchString(l) {
+			continue // the runtime's or the terminal's, whatever the agent did
 		}
 		if l[0] != '{' && (i > 0 || !cutJSON(l)) {
 			return clipLine([]byte(l))

@@ -202,6 +202,9 @@ func TestLastWordsPassOverTrailers(t *testing.T) {
 		{"The LLM did not conform to the edit format.\nhttps://aider.chat/docs/troubleshooting/edit-errors.html\n\n# 2 SEARCH/REPLACE blocks failed to match!\n\nDon't re-send them.\n",
 			"The LLM did not conform to the edit format. (2 SEARCH/REPLACE blocks failed to match!)"},
 		{"The LLM did not conform to the edit format.\n# 1 SEARCH/REPLACE block failed to match!\nTokens: 9k sent, 200 received.\nApplied edit to src/a.py\n", "Applied edit to src/a.py"},
+		// What Node and a terminal-less start print whatever the agent does are not its words.
+		{"Reading src/price.ts\nWarning: 256-color support not detected. Using a terminal with at least 256-color support is recommended for a better visual experience.\n", "Reading src/price.ts"},
+		{"Thinking about the retry loop\n(node:4242) [DEP0040] DeprecationWarning: The `punycode` module is deprecated. Please use a userland alternative instead.\n(Use `node --trace-deprecation ...` to show where the warning was created)\n", "Thinking about the retry loop"},
 	} {
 		if got := LastWords([]byte(c.out)); got != c.want {
 			t.Errorf("LastWords(%q)\n got %q\nwant %q", c.out, got, c.want)

@@ -58,6 +58,13 @@ var lackRes = []lackRe{
 		func(m []string) string {
 			return "python3 -m pip install ipykernel && python3 -m ipykernel install --user --name " + m[1]
 		}},
+	// Hugo's standard edition cannot transpile SCSS (gohugoio/hugo's TOCSS error): the theme
+	// needs the extended edition.
+	{lazyre.New(`you need the extended version to build SCSS/SASS|this feature is not available in (?:your current|this) Hugo version`),
+		func(m []string) string { return "Hugo's extended edition (the theme's SCSS needs it)" },
+		func(m []string) string {
+			return "CGO_ENABLED=1 go install -tags extended github.com/gohugoio/hugo@latest  # or hugo_extended from its releases"
+		}},
 	// mesonbuild/meson#12594: meson found none of the C compilers it tries.
 	{lazyre.New(`ERROR: Unknown compiler\(s\): \[\['(\w+)'\]`),
 		func(m []string) string { return "a C compiler (meson tried " + m[1] + ", gcc, clang)" },

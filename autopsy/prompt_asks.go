@@ -211,6 +211,10 @@ var forbidsRe = lazyre.New("(?i)(?:do not|don't|never|must not|without)\\s+(?:(?
 // toldNotRe: an agent saying the task told it not to.
 var toldNotRe = lazyre.New(`(?i)(?:task|prompt|instructions?)\s+(?:says?|said|asks?|asked|tells?|told me)\s+(?:me\s+)?(?:not to|to not)|\byou (?:asked|told) me not to\b|(?:not allowed|forbidden|forbids|was told not)\s+to|\b(?:is|are) (?:frozen|off-limits|read-only)\b.{0,40}\b(?:won't|will not|didn't|did not|cannot|can't)\b|\b(?:as (?:instructed|asked|requested|you asked|told)|per (?:the|your) instructions),? I (?:did not|didn't|have not|haven't|won't|will not|left)\b`)
 
+// phraseRe: the words that go on from the forbidden place's first word, up to the clause's end
+// (" Core migrations" after "EF").
+var phraseRe = lazyre.New(`^(?:[ \t]+[A-Za-z][\w-]*){1,3}\b`)
+
 // forbiddenFix is the place the prompt forbids and the agent's sentence that the fix needs it.
 func (f *facts) forbiddenFix() (string, string, bool) {
 	a := f.last()
@@ -218,13 +222,21 @@ func (f *facts) forbiddenFix() (string, string, bool) {
 		return "", "", false
 	}
 	ag := f.agentOf(a)
-	for _, m := range forbidsRe.FindAllStringSubmatch(f.def.Prompt, -1) {
-		place := strings.TrimSuffix(m[1], ".")
+	for _, m := range forbidsRe.FindAllStringSubmatchIndex(f.def.Prompt, -1) {
+		place := strings.TrimSuffix(f.def.Prompt[m[2]:m[3]], ".")
 		if len(place) < 2 {
 			continue
 		}
+		// The thing forbidden may be a phrase rather than a path ("EF Core migrations"): its
+		// last word names it.
+		noun := strings.TrimSuffix(place, "/")
+		if rest := phraseRe.FindString(f.def.Prompt[m[3]:]); rest != "" && !strings.ContainsAny(place, "/.") {
+			if ws := strings.Fields(rest); len(ws[len(ws)-1]) >= 4 {
+				place, noun = place+rest, ws[len(ws)-1]
+			}
+		}
 		for _, l := range evidence.Lines(strings.ReplaceAll(ag.LastMessage+"\n"+ag.Said, ". ", ".\n")) {
-			if toldNotRe.MatchString(l) && strings.Contains(l, strings.TrimSuffix(place, "/")) {
+			if toldNotRe.MatchString(l) && strings.Contains(l, noun) {
 				return place, clip(strings.TrimSpace(l)), true
 			}
 		}

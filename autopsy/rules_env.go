@@ -543,7 +543,9 @@ var envRules = []Rule{
 			if at := f.task.ResumeAt; at != nil && at.After(f.now()) {
 				cmds := []string{}
 				if f.commands["supervise"] {
-					cmds = append(cmds, "mulligan supervise -r "+f.run.ID)
+					// (Said on the line: a reader takes a bare supervise for a watchdog, not for
+					// the wait the limit needs.)
+					cmds = append(cmds, fmt.Sprintf("mulligan supervise -r %s  # waits for the quota's reset (%s), then resumes the run", f.run.ID, at.UTC().Format("2006-01-02 15:04 UTC")))
 				}
 				cmds = append(cmds, "mulligan resume "+f.run.ID+" --now")
 				return Suggestion{Text: fmt.Sprintf("the limit resets at %s: `mulligan supervise` resumes the run then (or `mulligan resume %s` after it); `resume --now` tries at once, after adding an agent with its own quota to the task's chain",

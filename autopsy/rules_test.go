@@ -219,6 +219,14 @@ func TestRules(t *testing.T) {
 			f.def.Prompt = "Add a nullable last_login column to the User model. Do not add or edit anything under migrations/ — the DBA team writes all migrations."
 			return f
 		}, WorkflowBug, []string{"mulligan run fix"}, "allow the change in migrations/"},
+		{"prompt-forbids-the-fix", func(t *testing.T) *facts {
+			// The forbidden thing is a phrase, its last word what the agent names.
+			out := `{"type":"message","role":"assistant","content":"I added TrackingNumber. has-pending-model-changes now needs a new migration, but you told me not to add or change migrations, so I stopped there."}` + "\n"
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `sh verify.sh` exited with status 1", files: 1, out: out, verify: "Build succeeded.\nChanges have been made to the model since the last migration. Add a new migration.\n"}
+			f := mkFacts(t, "", v, v)
+			f.def.Prompt = "Add a required TrackingNumber (string, max 32) to Shipment. Do not add or change EF Core migrations."
+			return f
+		}, WorkflowBug, []string{"mulligan run fix"}, "allow the change in EF Core migrations"},
 		{"verify-script-crlf", func(t *testing.T) *facts {
 			// A verify script committed with CRLF endings, run as ./ci/test.sh (microsoft/WSL#2318).
 			v := att{class: cQuality, code: "verify_failed", msg: "verify `./ci/test.sh` exited with status 127", files: 1, verify: "/usr/bin/env: 'bash\\r': No such file or directory\n"}
@@ -352,7 +360,7 @@ func TestRules(t *testing.T) {
 			f.clock = func() time.Time { return time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC) }
 			f.task.ResumeAt = store.Ptr(time.Date(2026, 1, 1, 15, 0, 0, 0, time.UTC))
 			return f
-		}, Environment, []string{"mulligan supervise -r k3f9abcd", "mulligan resume k3f9abcd --now"}, "resets at 2026-01-01T15:00:00Z"},
+		}, Environment, []string{"mulligan supervise -r k3f9abcd  # waits for the quota's reset (2026-01-01 15:00 UTC), then resumes the run", "mulligan resume k3f9abcd --now"}, "resets at 2026-01-01T15:00:00Z"},
 		{"untrusted-folder", func(t *testing.T) *facts {
 			f := rt(mkFacts(t, "", exit("gemini: Gemini CLI is not running in a trusted directory.")))
 			f.failed[0].Code = "untrusted_folder"
@@ -1331,19 +1339,20 @@ func TestLackIn(t *testing.T) {
 		"No compiler found, expected minor version match with ghc-9.4.8 (x86_64-tinfo6) (based on resolver setting in /src/toml-lite/stack.yaml).":                  "stack setup",
 		"[ERROR] No switch is currently set. Please use 'opam switch' to set or install a switch":                                                                   "opam switch create . --deps-only --with-test -y && eval $(opam env)",
 		"jupyter_client.kernelspec.NoSuchKernel: No such kernel named python3":                                                                                      "python3 -m pip install ipykernel && python3 -m ipykernel install --user --name python3",
-		"Error: No connected probes were found.":                                                                                                                    "probe-rs list",
-		"> com.android.builder.testing.api.DeviceException: No connected devices!":                                                                                  `emulator -avd "$(emulator -list-avds | head -n 1)" -no-window &`,
-		`  Could not find a package configuration file provided by "Zephyr-sdk"`:                                                                                    "west sdk install",
-		`  Could not find a package configuration file provided by "yaml-cpp"`:                                                                                      "sudo apt-get install -y libyaml-cpp-dev",
-		"CMake Error at CMakeLists.txt:14 (project):\n  The CMAKE_C_COMPILER:\n\n    arm-none-eabi-gcc\n\n  is not a full path and was not found in the PATH.":      "sudo apt-get install -y gcc-arm-none-eabi",
-		"index [products_v7] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, index has read-only-allow-delete block];":                 "df -h  # free disk where Elasticsearch keeps its data; then clear the read-only block",
-		`unable to start the controlplane	{"tries": 0, "error": "fork/exec /usr/local/kubebuilder/bin/etcd: no such file or directory"}`:                            "export KUBEBUILDER_ASSETS=$(go run sigs.k8s.io/controller-runtime/tools/setup-envtest@latest use -p path)",
-		"fatal: No names found, cannot describe anything.":                                                                                                          "git fetch --tags --unshallow",
-		"Selenium::WebDriver::Error::WebDriverError: Unable to find chromedriver. Please download the server from":                                                  "npx @puppeteer/browsers install chromedriver@stable",
-		"[4817:1204/031522.118466:ERROR:ozone_platform_x11.cc(240)] Missing X server or $DISPLAY":                                                                   "sudo apt-get install -y xvfb  # then run the verify under xvfb-run",
-		"Error during build: Platform 'arduino:avr' not found: platform not installed":                                                                              "arduino-cli core update-index && arduino-cli core install arduino:avr",
-		"ERROR   -  Config value 'theme': Unrecognised theme name: 'material'. The available installed themes are: mkdocs":                                          "python3 -m pip install mkdocs-material",
-		"  The system library `webkit2gtk-4.1` required by crate `webkit2gtk-sys` was not found.":                                                                   "sudo apt-get install -y pkg-config libwebkit2gtk-4.1-dev",
+		"ERROR TOCSS: failed to transform \"/scss/main.scss\" (text/x-scss). Check your Hugo installation; you need the extended version to build SCSS/SASS with transpiler set to 'libsass'.: this feature is not available in your current Hugo version": "CGO_ENABLED=1 go install -tags extended github.com/gohugoio/hugo@latest  # or hugo_extended from its releases",
+		"Error: No connected probes were found.":                                                                                                               "probe-rs list",
+		"> com.android.builder.testing.api.DeviceException: No connected devices!":                                                                             `emulator -avd "$(emulator -list-avds | head -n 1)" -no-window &`,
+		`  Could not find a package configuration file provided by "Zephyr-sdk"`:                                                                               "west sdk install",
+		`  Could not find a package configuration file provided by "yaml-cpp"`:                                                                                 "sudo apt-get install -y libyaml-cpp-dev",
+		"CMake Error at CMakeLists.txt:14 (project):\n  The CMAKE_C_COMPILER:\n\n    arm-none-eabi-gcc\n\n  is not a full path and was not found in the PATH.": "sudo apt-get install -y gcc-arm-none-eabi",
+		"index [products_v7] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, index has read-only-allow-delete block];":            "df -h  # free disk where Elasticsearch keeps its data; then clear the read-only block",
+		`unable to start the controlplane	{"tries": 0, "error": "fork/exec /usr/local/kubebuilder/bin/etcd: no such file or directory"}`:                       "export KUBEBUILDER_ASSETS=$(go run sigs.k8s.io/controller-runtime/tools/setup-envtest@latest use -p path)",
+		"fatal: No names found, cannot describe anything.":                                                                                                     "git fetch --tags --unshallow",
+		"Selenium::WebDriver::Error::WebDriverError: Unable to find chromedriver. Please download the server from":                                             "npx @puppeteer/browsers install chromedriver@stable",
+		"[4817:1204/031522.118466:ERROR:ozone_platform_x11.cc(240)] Missing X server or $DISPLAY":                                                              "sudo apt-get install -y xvfb  # then run the verify under xvfb-run",
+		"Error during build: Platform 'arduino:avr' not found: platform not installed":                                                                         "arduino-cli core update-index && arduino-cli core install arduino:avr",
+		"ERROR   -  Config value 'theme': Unrecognised theme name: 'material'. The available installed themes are: mkdocs":                                     "python3 -m pip install mkdocs-material",
+		"  The system library `webkit2gtk-4.1` required by crate `webkit2gtk-sys` was not found.":                                                              "sudo apt-get install -y pkg-config libwebkit2gtk-4.1-dev",
 		"    Fixed in: net/http@go1.22.12":                                                     "go env -w GOTOOLCHAIN=go1.22.12+auto",
 		"Error: cabal: The program 'ghc-9.6.6' is required but it could not be found.":         "ghcup install ghc 9.6.6",
 		"The cypress npm package is installed, but the Cypress binary is missing.":             "npx cypress install",

@@ -60,7 +60,7 @@ var (
 	}
 	// serviceRe: a connection to this machine refused (a local server is not running), as Go,
 	// node, libpq, redis-py, MySQL, the JVM and curl say it; servicePortRe finds its port.
-	serviceRe     = lazyre.New(`(?i)Error establishing a database connection|Could not connect to the endpoint URL: "https?://(?:localhost|127\.0\.0\.1)[:/]|SocketNotFoundError\("[^"]*docker\.sock"\)|Cannot connect to the Docker daemon|Is the docker daemon running|Could not find a valid Docker environment|Could not find a working container runtime strategy|rootless Docker not found|Error while fetching server API version|docker (?:daemon )?(?:is )?not running|docker\.sock\b.*(?:no such file|not found|connect|must exist)|Can't connect to local (?:MySQL|MariaDB) server through socket|Can't reach database server at|No alive nodes found in your cluster|SQLSTATE\[HY000\] \[2002\]|could not connect to server: No such file or directory|(?:connection refused|(?-i:\bECONNREFUSED\b)|Errno 111|Error 111|\(111\)|Can't connect to (?:MySQL|local)|could not connect to server|Connection to \S+ refused).*(?:localhost|127\.0\.0\.1|::1|0\.0\.0\.0)|(?:localhost|127\.0\.0\.1|::1\b|0\.0\.0\.0).*(?:connection refused|(?-i:\bECONNREFUSED\b)|Errno 111|Error 111|\(111\)|refused|Couldn't connect to server)`)
+	serviceRe     = lazyre.New(`(?i)Error establishing a database connection|error: (?:40 - Could not open a connection to SQL Server|26 - Error Locating Server/Instance Specified)|Could not connect to the endpoint URL: "https?://(?:localhost|127\.0\.0\.1)[:/]|SocketNotFoundError\("[^"]*docker\.sock"\)|Cannot connect to the Docker daemon|Is the docker daemon running|Could not find a valid Docker environment|Could not find a working container runtime strategy|rootless Docker not found|Error while fetching server API version|docker (?:daemon )?(?:is )?not running|docker\.sock\b.*(?:no such file|not found|connect|must exist)|Can't connect to local (?:MySQL|MariaDB) server through socket|Can't reach database server at|No alive nodes found in your cluster|SQLSTATE\[HY000\] \[2002\]|could not connect to server: No such file or directory|(?:connection refused|(?-i:\bECONNREFUSED\b)|Errno 111|Error 111|\(111\)|Can't connect to (?:MySQL|local)|could not connect to server|Connection to \S+ refused).*(?:localhost|127\.0\.0\.1|::1|0\.0\.0\.0)|(?:localhost|127\.0\.0\.1|::1\b|0\.0\.0\.0).*(?:connection refused|(?-i:\bECONNREFUSED\b)|Errno 111|Error 111|\(111\)|refused|Couldn't connect to server)`)
 	servicePortRe = lazyre.New(`(?i)(?:localhost|127\.0\.0\.1|::1|0\.0\.0\.0)['"\]]?(?:\)|,|:| port)+\s*(?:port )?(\d{2,5})\b|port (\d{2,5})\b`)
 	tlsRe         = lazyre.New(`(?i)x509: |certificate signed by unknown authority|self[- ]signed certificate|SSL certificate (?:problem|verification|has expired|is not yet valid)|CERT_HAS_EXPIRED|UNABLE_TO_(?:GET_ISSUER_CERT|VERIFY_LEAF_SIGNATURE)|unable to get local issuer certificate|SSL error|invalid peer certificate|UnknownIssuer|certificate verify failed|CERTIFICATE_VERIFY_FAILED|PKIX path building failed|unable to find valid certification path|SunCertPathBuilderException|SSL peer certificate or SSH remote key was not OK|ECERTIFICATE|certificate is not correctly signed by the trusted CA`)
 	diskRe        = lazyre.New(`(?i)no space left on device|disk quota exceeded|\bENOSPC\b|not enough space on the disk`)
@@ -97,6 +97,11 @@ func envSignals(text string) []envSignal {
 			continue
 		}
 		l = agentcli.HumanLine(strings.TrimSpace(l)) // a CLI's JSON event line, by its message
+		if excClassRe.MatchString(l) && i+1 < len(lines) {
+			// An error's class on its line, its message below (rspec's "# Errno::ECONNREFUSED:",
+			// "#   Connection refused - connect(2) for 127.0.0.1:6379"): read them as one.
+			l += " " + strings.TrimLeft(strings.TrimSpace(lines[i+1]), "# ")
+		}
 		for _, re := range toolMissingRes {
 			if m := re.FindStringSubmatch(l); m != nil {
 				found[sigTool] = envSignal{kind: sigTool, line: clip(strings.TrimSpace(l)), what: strings.Trim(m[1], `'"`)}
@@ -119,6 +124,8 @@ func envSignals(text string) []envSignal {
 				port = "wp-env" // wp-env's database container for the tests
 			} else if port == "" && (strings.Contains(low, "mysql") || strings.Contains(low, "[2002]")) {
 				port = "3306"
+			} else if port == "" && strings.Contains(low, "sql server") {
+				port = "1433"
 			} else if port == "" && strings.Contains(low, "alive nodes") {
 				port = "9200"
 			}
@@ -160,6 +167,9 @@ var (
 	appDownRe = lazyre.New(`(?i)Cypress could not verify that this server is running|Cypress failed to verify that your server is running`)
 	appPortRe = lazyre.New(`(?i)(?:localhost|127\.0\.0\.1|0\.0\.0\.0):(\d{2,5})`)
 )
+
+// excClassRe: an exception's class alone on its line, its message on the next (rspec).
+var excClassRe = lazyre.New(`^#?\s*[\w:.]*(?:Error|Exception|ECONNREFUSED|ECONNRESET|ETIMEDOUT)\w*:$`)
 
 // dnsLookupRe: a name lookup the local resolver refused (Go's "lookup HOST on 127.0.0.53:53").
 var dnsLookupRe = lazyre.New(`\blookup \S+ on \S+:53\b|->[\d.]+:53: `)

@@ -346,7 +346,7 @@ func upgradeCommand(preset string) string {
 var services = map[string]struct{ name, unit string }{
 	"5432": {"PostgreSQL", "postgresql"}, "3306": {"MySQL", "mysql"}, "6379": {"Redis", "redis-server"},
 	"27017": {"MongoDB", "mongod"}, "9200": {"Elasticsearch", "elasticsearch"}, "5672": {"RabbitMQ", "rabbitmq-server"},
-	"11211": {"memcached", "memcached"}, "9092": {"Kafka", "kafka"}, "2181": {"ZooKeeper", "zookeeper"}, "8500": {"Consul", "consul"},
+	"11211": {"memcached", "memcached"}, "1433": {"SQL Server", "mssql-server"}, "9092": {"Kafka", "kafka"}, "2181": {"ZooKeeper", "zookeeper"}, "8500": {"Consul", "consul"},
 }
 
 // serviceName names the usual server on a port.

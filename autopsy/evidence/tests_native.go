@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
@@ -471,5 +472,38 @@ func parseTAP(lines []string, r *Tests) {
 		if dubious[file] && !failedIn[file] {
 			r.Suites = append(r.Suites, Test{Runner: "tap", Name: file, File: file, Message: died[file]})
 		}
+	}
+	parseNotOK(lines, r)
+}
+
+// TAP's own line for a test that failed, as bats, node-tap and a test script run without prove
+// print it: "not ok 9 rotate.sh keeps seven archives", bats's place below it ("# (in test file
+// tests/rotate.bats, line 23)") and the check that failed ("#   `[ \"$status\" -eq 0 ]' failed").
+// A test Test::More's diagnostics already named is not counted twice.
+var (
+	tapNotOKRe  = lazyre.New(`^not ok \d+ (?:- )?(.+?)(?:\s+# (?:TODO|SKIP)\b.*)?$`)
+	tapTodoRe   = lazyre.New(`#\s+(?:TODO|SKIP)\b`)
+	batsPlaceRe = lazyre.New(`^#\s+\(in test file (\S+), line (\d+)\)$`)
+	batsCheckRe = lazyre.New(`^#\s+(.+) failed$`)
+)
+
+func parseNotOK(lines []string, r *Tests) {
+	for i, l := range lines {
+		m := tapNotOKRe.FindStringSubmatch(strings.TrimSpace(l))
+		if m == nil || tapTodoRe.MatchString(l) || slices.ContainsFunc(r.Failed, func(t Test) bool { return t.Runner == "tap" && t.Name == m[1] }) {
+			continue
+		}
+		t := Test{Runner: "tap", Name: m[1]}
+		for _, next := range lines[i+1 : min(len(lines), i+4)] {
+			next = strings.TrimSpace(next)
+			if p := batsPlaceRe.FindStringSubmatch(next); p != nil {
+				t.File, t.Line = p[1], atoi(p[2])
+			} else if c := batsCheckRe.FindStringSubmatch(next); c != nil && t.Message == "" {
+				t.Message = clip(c[1] + " failed")
+			} else if !strings.HasPrefix(next, "#") {
+				break
+			}
+		}
+		r.Failed = append(r.Failed, t)
 	}
 }

@@ -364,3 +364,14 @@ func TestCommitlintIsACheck(t *testing.T) {
 		t.Errorf("decisive line %q", l)
 	}
 }
+
+// TAP's "not ok" lines: bats with its place and the check that failed; a TODO test is no failure.
+func TestParseNotOK(t *testing.T) {
+	out := "1..9\nok 1 backup.sh copies dotfiles\nnot ok 4 backup.sh --dry-run prints rsync commands\n# (in test file tests/backup.bats, line 41)\n#   `[ \"$status\" -eq 0 ]' failed\n" +
+		"not ok 7 the new flag # TODO not yet\nnot ok 9 rotate.sh keeps seven archives\n# (in test file tests/rotate.bats, line 23)\n"
+	got := ParseTests(out).Failed
+	if len(got) != 2 || got[0].Name != "backup.sh --dry-run prints rsync commands" || got[0].Where() != "tests/backup.bats:41" ||
+		got[0].Message != "`[ \"$status\" -eq 0 ]' failed" || got[1].Where() != "tests/rotate.bats:23" {
+		t.Errorf("%+v", got)
+	}
+}
