@@ -127,6 +127,12 @@ func TestVerifySummaryQuotesTheCause(t *testing.T) {
 			`1 failed: test_crlf (/home/u/proj/test_io.py:12: AssertionError: 'foo\r\nbar' != 'foo\nbar')`,
 		},
 		{
+			// cargo without a C linker: the linker's line, not cargo's trailer about the crate.
+			"cargo, no linker",
+			"   Compiling proc-macro2 v1.0.86\nerror: linker `cc` not found\n  |\n  = note: No such file or directory (os error 2)\n\nerror: could not compile `proc-macro2` (build script) due to 1 previous error\n",
+			"does not build: error: linker `cc` not found",
+		},
+		{
 			// `bin/rails db:migrate && git diff --exit-code db/schema.rb`: git prints the diff and
 			// nothing else; its last line is a line of the schema.
 			"a clean-tree check, the diff alone",

@@ -65,6 +65,10 @@ var lackRes = []lackRe{
 		func(m []string) string {
 			return "CGO_ENABLED=1 go install -tags extended github.com/gohugoio/hugo@latest  # or hugo_extended from its releases"
 		}},
+	// sphinx.ext.graphviz (and plantuml, latex's) without the program it runs.
+	{lazyre.New(`dot command '([\w./-]+)' cannot be run \(needed for graphviz output\)`),
+		func(m []string) string { return "Graphviz (" + m[1] + "), which Sphinx's graphviz extension runs" },
+		func(m []string) string { return "sudo apt-get install -y graphviz" }},
 	// mesonbuild/meson#12594: meson found none of the C compilers it tries.
 	{lazyre.New(`ERROR: Unknown compiler\(s\): \[\['(\w+)'\]`),
 		func(m []string) string { return "a C compiler (meson tried " + m[1] + ", gcc, clang)" },

@@ -94,6 +94,13 @@ func lackIn(text string, deps bool) (lack, bool) {
 		return lack{what: "the compiler " + m[2] + " (CMAKE_" + m[1] + "_COMPILER; not in the PATH)",
 			line: clip(strings.Join(strings.Fields(m[0]), " ")), fix: installProgram(m[2])}, true
 	}
+	if strings.Count(text, "AddressSanitizer:DEADLYSIGNAL") >= 3 && !strings.Contains(text, "ERROR: AddressSanitizer") {
+		// ASan's runtime cannot map its shadow memory under the kernel's ASLR entropy (Linux 6.5+
+		// with vm.mmap_rnd_bits=32, google/sanitizers#1716): it loops on DEADLYSIGNAL without a
+		// report, whatever the code does.
+		return lack{what: "a kernel ASLR setting ASan can run under (vm.mmap_rnd_bits)", line: "AddressSanitizer:DEADLYSIGNAL (repeated, no report)",
+			fix: "sudo sysctl vm.mmap_rnd_bits=28"}, true
+	}
 	res := slices.Concat(lackRes, portRes)
 	if deps {
 		res = append(res, depRes...)
@@ -133,7 +140,7 @@ func (f *facts) machineLacks() (lack, bool) {
 	a := f.last()
 	if f.base.failed() {
 		// (A port the base found taken that the last attempt's verify got past comes and goes.)
-		if k, ok := lackIn(f.base.Output, true); ok && !(strings.HasPrefix(k.what, "a free port") && f.gotPast(a)) && !f.pinsRuntime(k.what, a) && !f.projectHolds(k.line) {
+		if k, ok := lackIn(f.base.Output, true); ok && !(strings.HasPrefix(k.what, "a free port") && f.gotPast(a)) && !f.pinsRuntime(k.what, a) && !f.projectHolds(k.line) && !f.verifyTurnsOff(k.line, a) {
 			return k, true
 		}
 		if k, ok := pythonDep(f.base.Output); ok {
@@ -148,6 +155,9 @@ func (f *facts) machineLacks() (lack, bool) {
 	}
 	if ok && f.base != nil && resourceLimitRe.MatchString(k.line) {
 		return lack{}, false // the untouched tree passed within this machine's limits: the change used them up
+	}
+	if ok && f.verifyTurnsOff(k.line, a) {
+		return lack{}, false // the verify itself sets CGO_ENABLED=0: its command's doing
 	}
 	if ok && f.pinsRuntime(k.what, a) {
 		// The verify (or the project's toolchain file) asks for the very version the machine
@@ -221,6 +231,33 @@ func (f *facts) pinsRuntime(what string, a storeAttempt) bool {
 	for p := range names {
 		b, err := f.repo.ReadPath(tree, p, 64<<10)
 		if err == nil && (pinned(string(b)) || slices.Contains(toolchainFiles, p) && fileRe.Match(b)) {
+			return true
+		}
+	}
+	return false
+}
+
+// cgoOffRe: the line of a lack that cgo is off; cgoSetOffRe a command or script turning it off.
+var (
+	cgoOffRe    = lazyre.New(`requires cgo|CGO_ENABLED=1`)
+	cgoSetOffRe = lazyre.New(`\bCGO_ENABLED=0\b`)
+)
+
+// verifyTurnsOff: the lack's line says cgo is off, and the verify's command (or a script it
+// runs, in attempt a's tree) turns it off itself: `CGO_ENABLED=0 go test -race` cannot pass on any
+// machine.
+func (f *facts) verifyTurnsOff(line string, a storeAttempt) bool {
+	if !cgoOffRe.MatchString(line) || f.def == nil || f.def.Verify == nil {
+		return false
+	}
+	if cgoSetOffRe.MatchString(strings.Join(f.def.Verify.Command, " ")) {
+		return true
+	}
+	if f.repo == nil || a.PreTree == "" {
+		return false
+	}
+	for p := range verifyNames(f.def.Verify.Command) {
+		if b, err := f.repo.ReadPath(snapshot.NewHash(a.PreTree), p, 64<<10); err == nil && cgoSetOffRe.Match(b) {
 			return true
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mulligan-dev/mulligan/autopsy/evidence"
 	"github.com/mulligan-dev/mulligan/internal/lazyre"
+	"github.com/mulligan-dev/mulligan/snapshot"
 	"github.com/mulligan-dev/mulligan/taskfile"
 )
 
@@ -281,17 +282,34 @@ func (f *facts) worktreeMissingFile() (string, bool) {
 		if p == "" || p != f.inYourTree(absMissingRe.FindStringSubmatch(f.verifyOutput[key(a.TaskID, a.N)])) {
 			return "", false
 		}
-		return p, true
+		return f.untrackedRoot(p, a), true
 	}
 	if p != find(f.verifyOutput[key(a.TaskID, a.N)]) {
 		return "", false
 	}
-	return p, true
+	return f.untrackedRoot(p, a), true
+}
+
+// untrackedRoot is the first directory on path p that the tree attempt a started from does not
+// hold (an ignored folder, data/raw or test/test_helper/bats-support: the rest of it is needed
+// too), else p itself.
+func (f *facts) untrackedRoot(p string, a storeAttempt) string {
+	if f.repo == nil || a.PreTree == "" {
+		return p
+	}
+	tree := snapshot.NewHash(a.PreTree)
+	parts := strings.Split(p, "/")
+	for k := 1; k < len(parts); k++ {
+		if d := strings.Join(parts[:k], "/"); !f.isDir(tree, d) {
+			return d
+		}
+	}
+	return p
 }
 
 // absMissingRe: a file not found by its absolute path (the tests resolve it from their own
 // place: "No such file or directory: '/home/dev/model/data/raw/transactions.csv'").
-var absMissingRe = lazyre.New(`No such file or directory: '(/[^']+)'|ENOENT: no such file or directory, (?:open|stat) '(/[^']+)'|open (/[^\s:]+): no such file or directory`)
+var absMissingRe = lazyre.New(`Could not find '(/[^']+)'\[\.bash\]|No such file or directory: '(/[^']+)'|ENOENT: no such file or directory, (?:open|stat) '(/[^']+)'|open (/[^\s:]+): no such file or directory`)
 
 // inYourTree is the longest end of the absolute path in m that names a file of your working
 // tree (an ignored one the task's worktree does not hold), relative to it; "" when none does.
@@ -302,8 +320,10 @@ func (f *facts) inYourTree(m []string) string {
 	parts := strings.Split(strings.TrimPrefix(firstNonEmpty(m[1:]...), "/"), "/")
 	for k := range parts {
 		rel := strings.Join(parts[k:], "/")
-		if st, err := os.Stat(filepath.Join(f.repo.Root(), rel)); err == nil && st.Mode().IsRegular() {
-			return rel
+		for _, name := range []string{rel, rel + ".bash"} { // (bats's load adds .bash)
+			if st, err := os.Stat(filepath.Join(f.repo.Root(), name)); err == nil && st.Mode().IsRegular() {
+				return name
+			}
 		}
 	}
 	return ""

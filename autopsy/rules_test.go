@@ -537,7 +537,7 @@ func TestRules(t *testing.T) {
 			f := onTrees(rt(mkFacts(t, "", verify(out, 1), verify(out, 1))), repo, pre, post)
 			f.def.Isolation = "worktree"
 			return withBase(f, 1, out)
-		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "copy: [data/raw/tx.csv]"},
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "copy: [data]"}, // (the folder the tree lacks: the rest of it is needed too)
 		{"model-not-found", func(t *testing.T) *facts {
 			m := `agent exited with status 1: API Error: 404 {"type":"error","error":{"type":"not_found_error","message":"model: claude-opus-9"}}`
 			return rt(mkFacts(t, "", exit(m)))
@@ -1036,6 +1036,13 @@ func TestRulesNegative(t *testing.T) {
 			f.base = &baseVerify{ExitCode: 1, Output: out}
 			return f
 		}},
+		{"machine-lacks", "the verify turns cgo off itself: CGO_ENABLED=0 go test -race", func(t *testing.T) *facts {
+			out := "go: -race requires cgo; enable cgo by setting CGO_ENABLED=1\n"
+			f := mkFacts(t, "", verify(out, 1), verify(out, 1))
+			f.def.Verify.Command = []string{"env", "CGO_ENABLED=0", "go", "test", "-race", "./..."}
+			f.base = &baseVerify{ExitCode: 2, Output: out}
+			return f
+		}},
 		{"verify-asks-a-step", "the prompt names the step: not doing it is the agent's mistake", func(t *testing.T) *facts {
 			out := " Test Files  2 passed (2)\n🦋  error Some packages have been changed but no changesets were found. Run `changeset add` to resolve this error.\n"
 			f := mkFacts(t, "no-progress", verify(out, 1), verify(out, 1))
@@ -1304,6 +1311,14 @@ func TestLackIn(t *testing.T) {
 	if k, ok := lackIn("Your lockfile is out of date. Please run `bundle install` to install missing gems.", true); !ok || k.fix != "bundle install" {
 		t.Errorf("bundle: %+v %v", k, ok)
 	}
+	// ASan looping on DEADLYSIGNAL without a report: the kernel's ASLR, not the code.
+	deadly := strings.Repeat("AddressSanitizer:DEADLYSIGNAL\n", 5)
+	if k, ok := lackIn(" 1/18 Test  #1: HeaderParser.Splits ....***Timeout  60.01 sec\n"+deadly, false); !ok || k.fix != "sudo sysctl vm.mmap_rnd_bits=28" {
+		t.Errorf("ASan's DEADLYSIGNAL loop: %+v %v", k, ok)
+	}
+	if k, ok := lackIn(deadly+"==4242==ERROR: AddressSanitizer: SEGV on unknown address 0x000000000000\n", false); ok {
+		t.Errorf("a SEGV ASan reports is the code's: %+v", k)
+	}
 	// The project's dependencies, read on the base tree only (an attempt may import what it did
 	// not add): Perl's require.
 	for text, fix := range map[string]string{
@@ -1340,6 +1355,7 @@ func TestLackIn(t *testing.T) {
 		"[ERROR] No switch is currently set. Please use 'opam switch' to set or install a switch":                                                                   "opam switch create . --deps-only --with-test -y && eval $(opam env)",
 		"jupyter_client.kernelspec.NoSuchKernel: No such kernel named python3":                                                                                      "python3 -m pip install ipykernel && python3 -m ipykernel install --user --name python3",
 		"ERROR TOCSS: failed to transform \"/scss/main.scss\" (text/x-scss). Check your Hugo installation; you need the extended version to build SCSS/SASS with transpiler set to 'libsass'.: this feature is not available in your current Hugo version": "CGO_ENABLED=1 go install -tags extended github.com/gohugoio/hugo@latest  # or hugo_extended from its releases",
+		"/src/docs/architecture.rst:14: WARNING: dot command 'dot' cannot be run (needed for graphviz output), check the graphviz_dot setting":                                                                                                             "sudo apt-get install -y graphviz",
 		"Error: No connected probes were found.":                                                                                                               "probe-rs list",
 		"> com.android.builder.testing.api.DeviceException: No connected devices!":                                                                             `emulator -avd "$(emulator -list-avds | head -n 1)" -no-window &`,
 		`  Could not find a package configuration file provided by "Zephyr-sdk"`:                                                                               "west sdk install",

@@ -78,6 +78,8 @@ npm error network This is a problem related to network connectivity.`
 		// bazelbuild/bazel#27734: the remote cache's host.
 		{"WARNING: Remote Cache: Unable to resolve host cache.build.acme.internal", "cache.build.acme.internal"},
 		{"pip._vendor.urllib3.exceptions.NewConnectionError: <HTTPSConnection(host='pypi.org', port=443)>: Failed to establish a new connection: [Errno -3] Temporary failure in name resolution", "pypi.org"},
+		// dart pub's words (flutter pub get offline).
+		{"Got socket error trying to find package collection at https://pub.dev.", "pub.dev"},
 	} {
 		es := NetworkErrors(c.text)
 		if len(es) == 0 || es[len(es)-1].Host != c.host || es[len(es)-1].API {

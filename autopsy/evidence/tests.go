@@ -157,7 +157,7 @@ func ParseTests(out string) Tests {
 	r := Tests{Passed: -1, Total: -1}
 	for _, p := range []func([]string, *Tests){parseGo, parsePytest, parseJest, parseVitest, parseCargo, parseSurefire, parseGradle,
 		parseRSpec, parseUnittest, parseMocha, parsePHPUnit, parseDotnet, parsePlaywright, parseMinitest, parseCollision,
-		parseExUnit, parseElixirBuild, parseCTest, parseMeson, parseGTest, parseAutomake, parseHspec, parseDeno, parseClojure, parseZig, parseJulia, parseTAP,
+		parseExUnit, parseElixirBuild, parseCTest, parseMeson, parseGTest, parseAutomake, parseHspec, parseDeno, parseClojure, parseZig, parseJulia, parseTAP, parseDartTest,
 		parseXCTest} {
 		p(lines, &r)
 	}
@@ -243,7 +243,7 @@ func clip(s string) string {
 
 // buildErrorRe: the code did not build or parse (not a test that failed). Go's errors at an
 // import whose module could not be downloaded are the network's, not the code's: moduleFetchRe.
-var buildErrorRe = lazyre.New(`(?i)\bsyntax ?error\b|IndentationError|TabError|\[build failed\]|\[setup failed\]|error TS\d+:|error\[E\d+\]|could not compile|compilation failed|COMPILATION ERROR|cannot find symbol|^\S+\.go:\d+:\d+: |undefined reference to|missing go\.sum entry|no required module provides package|ImportError while importing test module|Cannot find module '|^\S+\.(?:ts|tsx|js|kt|java|cs|swift|scala|rb|php|c|cc|cpp|cxx|h|hh|hpp|m|mm|hs|zig|dart):\d+(?::\d+)?: (?:error|fatal error)\b|^\S+\.pyi?:\d+(?::\d+)?: error: .*\[syntax\]$|^e: (?:file://)?\S+\.kts?:\d+|Compilation error|BUILD FAILED.*compil|\[ERROR\] COMPILATION ERROR|error CS\d+:|^Type error: |^Error: Compiler run failed|^(?:Error|DeclarationError|ParserError|TypeError) \(\d{4}\): |^DeclarationError: |^Error HH600: Compilation failed|CompilerError: Stack too deep`)
+var buildErrorRe = lazyre.New(`(?i)\bsyntax ?error\b|IndentationError|TabError|\[build failed\]|\[setup failed\]|error TS\d+:|error\[E\d+\]|could not compile|compilation failed|COMPILATION ERROR|cannot find symbol|^\S+\.go:\d+:\d+: |undefined reference to|missing go\.sum entry|no required module provides package|ImportError while importing test module|Cannot find module '|^\S+\.(?:ts|tsx|js|kt|java|cs|swift|scala|rb|php|c|cc|cpp|cxx|h|hh|hpp|m|mm|hs|zig|dart):\d+(?::\d+)?: (?:error|fatal error)\b|^\S+\.pyi?:\d+(?::\d+)?: error: .*\[syntax\]$|^e: (?:file://)?\S+\.kts?:\d+|Compilation error|BUILD FAILED.*compil|\[ERROR\] COMPILATION ERROR|error CS\d+:|^Type error: |^Error: Compiler run failed|^error: linker ` + "`[^`]+`" + ` not found|^(?:Error|DeclarationError|ParserError|TypeError) \(\d{4}\): |^DeclarationError: |^Error HH600: Compilation failed|CompilerError: Stack too deep`)
 
 // moduleFetchRe: go's error at an import whose module could not be fetched ("x.go:8:2:
 // github.com/go-chi/chi/v5@v5.1.0: Get "https://proxy.golang.org/…": dial tcp: lookup …").
@@ -252,7 +252,7 @@ var moduleFetchRe = lazyre.New(`^\S+\.go:\d+:\d+: \S+@v[\w.+-]+: (?:Get|reading|
 // checkRe: a linter, formatter or type checker rejected the code (credo's "┃ [R] ↗ …",
 // rubocop's "f.rb:1:1: C: Style/…: …", mypy's "x.py:4: error: … [import-untyped]": no Python
 // compiler prints an error so).
-var checkRe = lazyre.New(`(?i)^\S+\.pyi?:\d+(?::\d+)?: error: |files were modified by this hook|^would reformat |^reformatted |Oh no! .* files? would be reformatted|^\S+ needs formatting|Code style issues found|✖ \d+ problems? \(\d+ errors?|^Found \d+ errors?\.|^\S+\.go:\d+:\d+: .+ \((?:errcheck|govet|staticcheck|unused|ineffassign|gosimple|revive|gofmt|goimports)\)$|^\[error\] \S+: SyntaxError|Forgot to run Prettier\?|^\S+\.(?:py|pyi):\d+:\d+: [A-Z]{1,4}\d{2,4}:? |^┃?\s*\[[CRFWD]\] [↑↗→↘↓] \S|coverage threshold for \w+ \(\d+(?:\.\d+)?%\) not met|Coverage failure: total of [\d.]+ is less than fail-under|Required test coverage of [\d.]+% not reached|^\S+\.(?:rb|rake):\d+:\d+: [CWEF]: [A-Z]\w+/\w+: |^✖\s+.+ \[[a-z]+(?:-[a-z]+)+\]$`)
+var checkRe = lazyre.New(`(?i)^\S+\.pyi?:\d+(?::\d+)?: error: |files were modified by this hook|^would reformat |^reformatted |Oh no! .* files? would be reformatted|^\S+ needs formatting|Code style issues found|✖ \d+ problems? \(\d+ errors?|^Found \d+ errors?\.|^\S+\.go:\d+:\d+: .+ \((?:errcheck|govet|staticcheck|unused|ineffassign|gosimple|revive|gofmt|goimports)\)$|^\[error\] \S+: SyntaxError|Forgot to run Prettier\?|^\S+\.(?:py|pyi):\d+:\d+: [A-Z]{1,4}\d{2,4}:? |^┃?\s*\[[CRFWD]\] [↑↗→↘↓] \S|coverage threshold for \w+ \(\d+(?:\.\d+)?%\) not met|Coverage failure: total of [\d.]+ is less than fail-under|Required test coverage of [\d.]+% not reached|^\S+\.(?:rb|rake):\d+:\d+: [CWEF]: [A-Z]\w+/\w+: |^✖\s+.+ \[[a-z]+(?:-[a-z]+)+\]$|^\s*(?:error|warning|info) (?:-|•) \S+\.dart:\d+:\d+ (?:-|•) |^\s*(?:error|warning|info) • .+ • \S+\.dart:\d+:\d+ • `)
 
 // --- pytest ---
 

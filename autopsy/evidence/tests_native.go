@@ -507,3 +507,33 @@ func parseNotOK(lines []string, r *Tests) {
 		r.Failed = append(r.Failed, t)
 	}
 }
+
+// package:test's reporter (dart test, flutter test): a test that failed is the line that ends
+// "[E]" ("00:01 +1 -1: RatingBar renders a half star for 3.5 [E]"), its failure below it, its
+// place in the stack ("file:///…/test/rating_bar_test.dart:31:5").
+var (
+	dartFailRe  = lazyre.New(`^\d+:\d+ \+\d+(?: ~\d+)? -\d+: (.+) \[E\]$`)
+	dartPlaceRe = lazyre.New(`file://(\S+_test\.dart):(\d+)`)
+)
+
+func parseDartTest(lines []string, r *Tests) {
+	for i, l := range lines {
+		m := dartFailRe.FindStringSubmatch(strings.TrimSpace(l))
+		if m == nil || slices.ContainsFunc(r.Failed, func(t Test) bool { return t.Runner == "dart" && t.Name == m[1] }) {
+			continue
+		}
+		t := Test{Runner: "dart", Name: m[1]}
+		for _, next := range lines[i+1 : min(len(lines), i+25)] {
+			if dartFailRe.MatchString(strings.TrimSpace(next)) {
+				break
+			}
+			if t.Message == "" && strings.TrimSpace(next) != "" {
+				t.Message = clip(strings.TrimSpace(next))
+			}
+			if p := dartPlaceRe.FindStringSubmatch(next); p != nil && t.File == "" {
+				t.File, t.Line = p[1], atoi(p[2])
+			}
+		}
+		r.Failed = append(r.Failed, t)
+	}
+}

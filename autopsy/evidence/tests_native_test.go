@@ -375,3 +375,17 @@ func TestParseNotOK(t *testing.T) {
 		t.Errorf("%+v", got)
 	}
 }
+
+// package:test's reporter (flutter test) and dart analyze's findings.
+func TestParseDart(t *testing.T) {
+	out := "00:01 +1 -1: RatingBar renders a half star for 3.5 [E]\n  Expected: exactly one matching candidate\n    Actual: _IconWidgetFinder:<Found 0 widgets>\n\n" +
+		"  #4      main.<anonymous closure> (file:///home/dev/star_rating/test/rating_bar_test.dart:31:5)\n00:01 +1 -1: RatingBar clamps ratings above max\n00:02 +3 -1: Some tests failed.\n"
+	got := ParseTests(out).Failed
+	if len(got) != 1 || got[0].Name != "RatingBar renders a half star for 3.5" || got[0].Where() != "/home/dev/star_rating/test/rating_bar_test.dart:31" || got[0].Message != "Expected: exactly one matching candidate" {
+		t.Errorf("%+v", got)
+	}
+	a := "Analyzing tiny_csv...\n\nwarning - lib/src/csv_line.dart:1:8 - Unused import: 'dart:convert'. Try removing the import directive. - unused_import\n\n1 issue found.\n"
+	if r := ParseTests(a); len(r.Checks) != 1 || DecisiveLine(a) == "1 issue found." {
+		t.Errorf("dart analyze: %+v, %q", r, DecisiveLine(a))
+	}
+}
