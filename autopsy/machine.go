@@ -487,8 +487,11 @@ func newerRuntime(name, v string) string {
 	return name + " --version"
 }
 
+// lockPIDRe: the process a lock's message names.
+var lockPIDRe = lazyre.New(`\(PID (\d+)\)|\bheld by (?:process|pid) (\d+)`)
+
 // heldLockRe: a tool that could not take a lock because another process holds it.
-var heldLockRe = lazyre.New(`(?i)Error acquiring the state lock|Could not acquire change ?log lock|database "(?:[\w.-]+)" is being accessed by other users|Could not get lock (\S+?)\.? It is held by process|Could not get lock (/\S+?)\.?$|is (?:currently )?in use by another (?:Gradle )?(?:instance|process)|Timeout waiting to lock|Another git process seems to be running|(?:lock|lockfile) is (?:already )?held by|held by (?:another|a different) process`)
+var heldLockRe = lazyre.New(`(?i)Error acquiring the state lock|Could not acquire change ?log lock|database "(?:[\w.-]+)" is being accessed by other users|Could not get lock (\S+?)\.? It is held by process|Could not get lock (/\S+?)\.?$|is (?:currently )?in use by another (?:Gradle )?(?:instance|process)|Timeout waiting to lock|Another git process seems to be running|(?:lock|lockfile) is (?:already )?held by|held by (?:another|a different) process|Could not set lock on file .*Conflicting lock is held`)
 
 // dbInUseRe: PostgreSQL refusing to drop a database other sessions hold (a test run's leftover).
 var dbInUseRe = lazyre.New(`database "([\w.-]+)" is being accessed by other users`)
@@ -521,6 +524,8 @@ func (f *facts) heldLock() (lack, bool) {
 		k.fix = fmt.Sprintf(`psql -d postgres -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '%s' AND pid <> pg_backend_pid()"`, dbInUseRe.FindStringSubmatch(line)[1])
 	case firstNonEmpty(m[1:]...) != "":
 		k.fix = "sudo fuser -v " + firstNonEmpty(m[1:]...)
+	case lockPIDRe.MatchString(line):
+		k.fix = "ps -o pid,args -p " + firstNonEmpty(lockPIDRe.FindStringSubmatch(line)[1:]...) + "  # the process holding the lock (DuckDB names it)"
 	default:
 		k.fix = "ps -ef  # the process holding the lock"
 	}

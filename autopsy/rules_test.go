@@ -454,6 +454,11 @@ func TestRules(t *testing.T) {
 			out := "╷\n│ Error: Error acquiring the state lock\n│ \n│ Error message: operation error DynamoDB: PutItem, https response error StatusCode: 400, ConditionalCheckFailedException: The conditional request failed\n│ Lock Info:\n│   ID:        9db3bc2c-8ef4-2a0c-3a67-21c1bb5e4b55\n│   Who:       ci@ci-runner-07\n╵\n"
 			return withBase(mkFacts(t, "", verify(out, 2), verify(out, 2)), 1, out)
 		}, Environment, []string{"terraform force-unlock 9db3bc2c-8ef4-2a0c-3a67-21c1bb5e4b55  # only once the run it names (Who:) has ended", "mulligan run fix"}, "holds the lock"},
+		{"lock-held", func(t *testing.T) *facts {
+			// DuckDB's single-writer lock, held by another process it names (duckdb/duckdb#8040).
+			out := "Runtime Error in model stg_orders (models/staging/stg_orders.sql)\n  IO Error: Could not set lock on file \"/src/wh/warehouse.duckdb\": Conflicting lock is held in /usr/bin/python3.12 (PID 48213) by user ana. See also https://duckdb.org/docs/stable/connect/concurrency\n"
+			return withBase(mkFacts(t, "", verify(out, 2), verify(out, 2)), 1, out)
+		}, Environment, []string{"ps -o pid,args -p 48213  # the process holding the lock (DuckDB names it)", "mulligan run fix"}, "holds the lock"},
 		{"permission-denied", func(t *testing.T) *facts {
 			return mkFacts(t, "", exit("agent exited with status 1: Permission denied (os error 13)"), exit("agent exited with status 1: Permission denied (os error 13)"))
 		}, Environment, []string{"ls -ld /src/proj", "mulligan run fix"}, "writable"},

@@ -254,6 +254,23 @@ var moduleFetchRe = lazyre.New(`^\S+\.go:\d+:\d+: \S+@v[\w.+-]+: (?:Get|reading|
 // compiler prints an error so).
 var checkRe = lazyre.New(`(?i)^\S+\.pyi?:\d+(?::\d+)?: error: |files were modified by this hook|^would reformat |^reformatted |Oh no! .* files? would be reformatted|^\S+ needs formatting|Code style issues found|✖ \d+ problems? \(\d+ errors?|^Found \d+ errors?\.|^\S+\.go:\d+:\d+: .+ \((?:errcheck|govet|staticcheck|unused|ineffassign|gosimple|revive|gofmt|goimports)\)$|^\[error\] \S+: SyntaxError|Forgot to run Prettier\?|^\S+\.(?:py|pyi):\d+:\d+: [A-Z]{1,4}\d{2,4}:? |^┃?\s*\[[CRFWD]\] [↑↗→↘↓] \S|coverage threshold for \w+ \(\d+(?:\.\d+)?%\) not met|Coverage failure: total of [\d.]+ is less than fail-under|Required test coverage of [\d.]+% not reached|^\S+\.(?:rb|rake):\d+:\d+: [CWEF]: [A-Z]\w+/\w+: |^✖\s+.+ \[[a-z]+(?:-[a-z]+)+\]$|^\s*(?:error|warning|info) (?:-|•) \S+\.dart:\d+:\d+ (?:-|•) |^\s*(?:error|warning|info) • .+ • \S+\.dart:\d+:\d+ • `)
 
+// escapedTraceRe: an exception's line in a traceback quoted with its newlines escaped.
+var escapedTraceRe = lazyre.New(`\\n([A-Za-z_][\w.]*(?:Error|Exception)\b[^\\]*)`)
+
+// escapedCause is the exception that ends a traceback a value quotes with escaped newlines
+// (Airflow's DagBag.import_errors in an assert: {'dags/x.py': "Traceback …\n…\nImportError: …\n"});
+// "" when msg quotes none.
+func escapedCause(msg string) string {
+	if !strings.Contains(msg, `Traceback (most recent call last):\n`) {
+		return ""
+	}
+	ms := escapedTraceRe.FindAllStringSubmatch(msg, -1)
+	if len(ms) == 0 {
+		return ""
+	}
+	return strings.TrimSpace(ms[len(ms)-1][1])
+}
+
 // --- pytest ---
 
 var (
@@ -286,7 +303,11 @@ func parsePytest(lines []string, r *Tests) {
 		}
 		s := sections[section]
 		if m := pyErrRe.FindStringSubmatch(l); m != nil && s.msg == "" {
-			s.msg = clip(strings.TrimSpace(m[1]))
+			s.msg = strings.TrimSpace(m[1])
+			if c := escapedCause(s.msg); c != "" {
+				s.msg = c
+			}
+			s.msg = clip(s.msg)
 		}
 		if m := pyRaisedRe.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
 			s.raised = clip(m[0]) // a notebook's traceback (nbmake, nbval) has no "E" lines: its last exception
@@ -321,8 +342,8 @@ func parsePytest(lines []string, r *Tests) {
 				if s.file != "" {
 					t.File, t.Line = s.file, s.line
 				}
-				if t.Message == "" {
-					t.Message = s.msg
+				if t.Message == "" || strings.Contains(t.Message, "Traceback (most recent call last)") && s.msg != "" {
+					t.Message = s.msg // (the summary line cuts a quoted traceback short)
 				}
 				if t.Message == "" {
 					t.Message = s.raised

@@ -389,3 +389,16 @@ func TestParseDart(t *testing.T) {
 		t.Errorf("dart analyze: %+v, %q", r, DecisiveLine(a))
 	}
 }
+
+// An assert that quotes a traceback with its newlines escaped (Airflow's DagBag.import_errors):
+// the exception that ends it is the test's message, not "Traceback (most recent call last)".
+func TestPytestEscapedTraceback(t *testing.T) {
+	out := "____________________________ test_no_import_errors _____________________________\n\n" +
+		"E       AssertionError: {'/opt/airflow/dags/ingest.py': 'Traceback (most recent call last):\\n  File \"/opt/airflow/dags/ingest.py\", line 6, in <module>\\n    from airflow.utils.task_group import TaskGroupContext\\nImportError: cannot import name \\'TaskGroupContext\\' from \\'airflow.utils.task_group\\'\\n'}\n\n" +
+		"tests/test_dag_integrity.py:9: AssertionError\n=========================== short test summary info ============================\n" +
+		"FAILED tests/test_dag_integrity.py::test_no_import_errors - AssertionError: {'/opt/airflow/dags/ingest.py': 'Traceback (most recent call last):\\n ...\n"
+	got := ParseTests(out).Failed
+	if len(got) != 1 || !strings.HasPrefix(got[0].Message, "ImportError: cannot import name") {
+		t.Errorf("%+v", got)
+	}
+}
