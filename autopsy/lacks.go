@@ -69,6 +69,12 @@ var lackRes = []lackRe{
 	{lazyre.New(`dot command '([\w./-]+)' cannot be run \(needed for graphviz output\)`),
 		func(m []string) string { return "Graphviz (" + m[1] + "), which Sphinx's graphviz extension runs" },
 		func(m []string) string { return "sudo apt-get install -y graphviz" }},
+	// OWASP dependency-check: the NVD's API refuses (403) a client without an API key.
+	{lazyre.New(`the NVD returned a 403 or 404 error|NVD Returned Status Code: 403`),
+		func(m []string) string { return "an NVD API key for dependency-check (the NVD refuses it without one)" },
+		func(m []string) string {
+			return `export NVD_API_KEY=YOUR-KEY  # https://nvd.nist.gov/developers/request-an-api-key; then dependency-check --nvdApiKey "$NVD_API_KEY"`
+		}},
 	// mesonbuild/meson#12594: meson found none of the C compilers it tries.
 	{lazyre.New(`ERROR: Unknown compiler\(s\): \[\['(\w+)'\]`),
 		func(m []string) string { return "a C compiler (meson tried " + m[1] + ", gcc, clang)" },
@@ -453,6 +459,12 @@ var lackRes = []lackRe{
 		func(m []string) string { return "a Chrome for Karma to launch (CHROME_BIN)" },
 		func(m []string) string {
 			return "sudo apt-get install -y chromium  # then export CHROME_BIN=/usr/bin/chromium"
+		}},
+	// R CMD check (and Rd2pdf) building the PDF manual with no TeX on the machine.
+	{lazyre.New(`\bpdflatex is not available|pdflatex: (?:command )?not found`),
+		func(m []string) string { return "a TeX distribution (pdflatex), for the PDF manual" },
+		func(m []string) string {
+			return "sudo apt-get install -y texlive-latex-base texlive-fonts-recommended  # or R CMD check --no-manual"
 		}},
 	// LaTeX without a package the document uses (a TeX Live collection not installed).
 	{lazyre.New("! LaTeX Error: File `([\\w.-]+)\\.(?:sty|cls)' not found"),

@@ -157,7 +157,7 @@ func ParseTests(out string) Tests {
 	r := Tests{Passed: -1, Total: -1}
 	for _, p := range []func([]string, *Tests){parseGo, parsePytest, parseJest, parseVitest, parseCargo, parseSurefire, parseGradle,
 		parseRSpec, parseUnittest, parseMocha, parsePHPUnit, parseDotnet, parsePlaywright, parseMinitest, parseCollision,
-		parseExUnit, parseElixirBuild, parseCTest, parseMeson, parseGTest, parseAutomake, parseHspec, parseDeno, parseClojure, parseZig, parseJulia, parseTAP, parseDartTest,
+		parseExUnit, parseElixirBuild, parseCTest, parseMeson, parseGTest, parseAutomake, parseHspec, parseDeno, parseClojure, parseZig, parseJulia, parseTAP, parseDartTest, parseScanners,
 		parseXCTest} {
 		p(lines, &r)
 	}

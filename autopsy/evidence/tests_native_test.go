@@ -402,3 +402,16 @@ func TestPytestEscapedTraceback(t *testing.T) {
 		t.Errorf("%+v", got)
 	}
 }
+
+// gitleaks's and semgrep's findings are checks, each with its place and rule.
+func TestParseScanners(t *testing.T) {
+	leaks := "Finding:     aws_access_key_id = REDACTED\nSecret:      REDACTED\nRuleID:      aws-access-token\nEntropy:     3.684184\nFile:        tests/fixtures/boto_config.ini\nLine:        2\n\n" +
+		"Finding:     \"AccessKeyId\": \"REDACTED\",\nRuleID:      aws-access-token\nFile:        tests/fixtures/sts_response.json\nLine:        4\n\n11:42PM WRN leaks found: 2\n"
+	if r := ParseTests(leaks); len(r.Checks) != 2 || r.Checks[0] != "tests/fixtures/boto_config.ini:2: aws-access-token (gitleaks)" {
+		t.Errorf("gitleaks: %q", r.Checks)
+	}
+	sem := "┌─────────────────┐\n│ 1 Code Finding  │\n└─────────────────┘\n\n    api/reports.py\n   ❯❯❱ python.lang.security.audit.subprocess-shell-true.subprocess-shell-true\n          Found 'subprocess' function 'run' with 'shell=True'.\n"
+	if r := ParseTests(sem); len(r.Checks) != 1 || r.Checks[0] != "api/reports.py: python.lang.security.audit.subprocess-shell-true.subprocess-shell-true (semgrep)" {
+		t.Errorf("semgrep: %q", r.Checks)
+	}
+}
