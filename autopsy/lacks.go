@@ -267,6 +267,15 @@ var lackRes = []lackRe{
 			return "the Zephyr SDK (CMake could not find it; or ZEPHYR_SDK_INSTALL_DIR does not point at it)"
 		},
 		func(m []string) string { return "west sdk install" }},
+	// ROS 2's packages (ament, rclcpp, the message packages) are found through the environment
+	// its setup script sets: a shell that did not source it finds none (ros2/ros2#1140).
+	{lazyre.New(`(?:Could NOT find|Could not find a package configuration file provided by) "?(ament_\w+|rclcpp|rclpy|rosidl_\w+|rcl\w*|\w+_msgs)"?`),
+		func(m []string) string {
+			return "the ROS 2 environment (" + m[1] + " is found once its setup.bash is sourced)"
+		},
+		func(m []string) string {
+			return "source /opt/ros/$ROS_DISTRO/setup.bash  # (humble, jazzy…) in the verify's shell, before colcon"
+		}},
 	{lazyre.New(`Could NOT find ([\w.+-]+)|Could not find a package configuration file provided by "([\w.+-]+)"`),
 		func(m []string) string {
 			return "the development files of " + firstNonEmpty(m[1:]...) + " (CMake could not find it)"

@@ -206,7 +206,7 @@ var outsideScopeRule = Rule{
 // fix needs exactly that place: no attempt can do it as asked.
 
 // forbidsRe: the place a prompt forbids changing.
-var forbidsRe = lazyre.New("(?i)(?:do not|don't|never|must not|without)\\s+(?:(?:add(?:ing)?|creat(?:e|ing)|writ(?:e|ing)|touch(?:ing)?|edit(?:ing)?|chang(?:e|ing)|modif(?:y|ying)|updat(?:e|ing))\\b(?:\\s+(?:or|and)\\s+|,\\s*|\\s*/\\s*)?)+\\s*(?:anything\\s+(?:under|in)\\s+|files?\\s+(?:under|in)\\s+|the\\s+|any\\s+)?`?([\\w./-]*[\\w/])`?")
+var forbidsRe = lazyre.New("(?i)(?:do not|don't|never|must not|without)\\s+(?:(?:add(?:ing)?|creat(?:e|ing)|writ(?:e|ing)|touch(?:ing)?|edit(?:ing)?|chang(?:e|ing)|modif(?:y|ying)|updat(?:e|ing))\\b(?:\\s+(?:or|and)\\s+|,\\s*|\\s*/\\s*)?)+\\s*(?:anything\\s+(?:under|in)\\s+|(?:(?:any|the)\\s+)?(?:files?\\s+(?:under|in)\\s+)?)`?([\\w./-]*[\\w/])`?")
 
 // toldNotRe: an agent saying the task told it not to.
 var toldNotRe = lazyre.New(`(?i)(?:task|prompt|instructions?)\s+(?:says?|said|asks?|asked|tells?|told me)\s+(?:me\s+)?(?:not to|to not)|\byou (?:asked|told) me not to\b|(?:not allowed|forbidden|forbids|was told not)\s+to|\b(?:is|are) (?:frozen|off-limits|read-only)\b.{0,40}\b(?:won't|will not|didn't|did not|cannot|can't)\b|\b(?:as (?:instructed|asked|requested|you asked|told)|per (?:the|your) instructions),? I (?:did not|didn't|have not|haven't|won't|will not|left)\b`)
@@ -235,8 +235,15 @@ func (f *facts) forbiddenFix() (string, string, bool) {
 				place, noun = place+rest, ws[len(ws)-1]
 			}
 		}
+		// A path is named by its last part too, as the agent may ("invoicing/migrations/":
+		// "I did not create a migration file").
+		nouns := []string{noun}
+		if i := strings.LastIndex(noun, "/"); i >= 0 && len(noun)-i > 5 {
+			last := noun[i+1:]
+			nouns = append(nouns, last, strings.TrimSuffix(last, "s"))
+		}
 		for _, l := range evidence.Lines(strings.ReplaceAll(ag.LastMessage+"\n"+ag.Said, ". ", ".\n")) {
-			if toldNotRe.MatchString(l) && strings.Contains(l, noun) {
+			if toldNotRe.MatchString(l) && slices.ContainsFunc(nouns, func(n string) bool { return strings.Contains(l, n) }) {
 				return place, clip(strings.TrimSpace(l)), true
 			}
 		}
@@ -428,4 +435,52 @@ var askedStepRule = Rule{
 		return s
 	},
 	Lines: func(f *facts) []string { _, l, _ := f.askedStep(); return []string{l} },
+}
+
+// A runtime that runs the verify's code only with the permissions its command grants (Deno)
+// names the flag it lacks, on the untouched tree as after the attempts: the command's, not the
+// code's, and no attempt can change it.
+
+// runtimeFlagRe: Deno's word for a permission its command did not grant; Django's for the
+// settings module its command did not name.
+var runtimeFlagRe = lazyre.New(`[Rr]equires \w+ access to .*?, run again with the (--allow-[\w-]+) flag|must either define the environment variable (DJANGO_SETTINGS_MODULE) or call settings\.configure`)
+
+// verifyLacksFlag is the flag and the line, when the base and the last rejected attempt both
+// name it.
+func (f *facts) verifyLacksFlag() (string, string, bool) {
+	if f.lastClass() != cQuality || !f.base.failed() {
+		return "", "", false
+	}
+	find := func(text string) (string, string) {
+		for _, l := range evidence.Lines(text) {
+			if m := runtimeFlagRe.FindStringSubmatch(l); m != nil {
+				if m[2] != "" {
+					return "DJANGO_SETTINGS_MODULE=PROJECT.settings (or pytest's --ds)", clip(strings.TrimSpace(l))
+				}
+				return m[1], clip(strings.TrimSpace(l))
+			}
+		}
+		return "", ""
+	}
+	flag, line := find(f.base.Output)
+	a := f.last()
+	if again, _ := find(f.verifyOutput[key(a.TaskID, a.N)]); flag == "" || again != flag {
+		return "", "", false
+	}
+	return flag, line, true
+}
+
+var lacksFlagRule = Rule{
+	Name: "verify-lacks-flag", Category: WorkflowBug, Confidence: 0.85,
+	Match: func(f *facts) bool { _, _, ok := f.verifyLacksFlag(); return ok },
+	Why: func(f *facts) string {
+		flag, l, _ := f.verifyLacksFlag()
+		return fmt.Sprintf("the verify's runtime refuses what its command does not grant (%s), on the untouched tree as after the attempts: %s", flag, l)
+	},
+	Suggest: func(f *facts) Suggestion {
+		flag, _, _ := f.verifyLacksFlag()
+		return Suggestion{Text: fmt.Sprintf("add %s to `verify.command` of task %s in %s, then run the task again", flag, f.task.ID, f.fileName()),
+			Commands: []string{f.fixed()}, Change: "verify.command: add " + flag}
+	},
+	Lines: func(f *facts) []string { _, l, _ := f.verifyLacksFlag(); return []string{l} },
 }

@@ -54,7 +54,7 @@ const (
 // ended, the agent's own last words and refused tool calls, network errors next to the agent's
 // own successful API calls, a prompt waiting for a terminal. Where the evidence does not carry a
 // verdict the table says `unknown` with the evidence summarised.
-var Rules = ranked(stateRules, envRules, []Rule{machineRule, loginRule, machineSaysRule, toolchainRule, worktreeLackRule, promptConflictRule, outsideScopeRule, budgetBelowAttemptRule, hungOnNetworkRule, leftoverStateRule, unbuiltRelationRule, preexistingStepRule, screenshotsRule, snapshotCIRule, missingDBRule, overlapRule, missingRefRule, submoduleRule, agentLacksProgramRule, unseenNewFileRule, forbiddenFixRule, askRefusedRule, askedStepRule, crlfRule}, providerRules, agentRules, workRules, weakRules)
+var Rules = ranked(stateRules, envRules, []Rule{machineRule, loginRule, machineSaysRule, toolchainRule, worktreeLackRule, promptConflictRule, outsideScopeRule, budgetBelowAttemptRule, hungOnNetworkRule, leftoverStateRule, unbuiltRelationRule, preexistingStepRule, screenshotsRule, snapshotCIRule, missingDBRule, overlapRule, missingRefRule, submoduleRule, agentLacksProgramRule, unseenNewFileRule, forbiddenFixRule, askRefusedRule, askedStepRule, lacksFlagRule, crlfRule}, providerRules, agentRules, workRules, weakRules)
 
 // ranked orders the rules by confidence, keeping the written order among equals.
 func ranked(groups ...[]Rule) []Rule {

@@ -227,6 +227,14 @@ func TestRules(t *testing.T) {
 			f.def.Prompt = "Add a required TrackingNumber (string, max 32) to Shipment. Do not add or change EF Core migrations."
 			return f
 		}, WorkflowBug, []string{"mulligan run fix"}, "allow the change in EF Core migrations"},
+		{"prompt-forbids-the-fix", func(t *testing.T) *facts {
+			// "any file under invoicing/migrations/", and the agent names the migration it left out.
+			out := `{"type":"result","subtype":"success","is_error":false,"result":"I added Invoice.currency. As instructed I did not create a migration file, so makemigrations --check will report the pending migration."}` + "\n"
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `python manage.py makemigrations --check` exited with status 1", files: 1, out: out, verify: "Migrations for 'invoicing':\n  invoicing/migrations/0014_invoice_currency.py\n    - Add field currency to invoice\n"}
+			f := mkFacts(t, "", v, v)
+			f.def.Prompt = "Add a currency CharField to invoicing.models.Invoice. Only edit invoicing/models.py; do not add or change any file under invoicing/migrations/."
+			return f
+		}, WorkflowBug, []string{"mulligan run fix"}, "allow the change in invoicing/migrations/"},
 		{"verify-script-crlf", func(t *testing.T) *facts {
 			// A verify script committed with CRLF endings, run as ./ci/test.sh (microsoft/WSL#2318).
 			v := att{class: cQuality, code: "verify_failed", msg: "verify `./ci/test.sh` exited with status 127", files: 1, verify: "/usr/bin/env: 'bash\\r': No such file or directory\n"}
@@ -250,6 +258,16 @@ func TestRules(t *testing.T) {
 			f.def.Prompt = "withRetry in packages/http-retry retries one time too many; fix it so the package tests pass."
 			return withBase(f, 0, " Test Files  2 passed (2)\n")
 		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "changeset add"},
+		{"verify-lacks-flag", func(t *testing.T) *facts {
+			// Deno 2's NotCapable: the verify's `deno test` grants no read access.
+			out := "running 3 tests from ./src/config_test.ts\nloadConfig reads port ... FAILED (4ms)\n\nerror: NotCapable: Requires read access to \"./fixtures/config.json\", run again with the --allow-read flag\n"
+			return withBase(rt(mkFacts(t, "", verify(out, 1), verify(out, 1))), 1, out)
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "add --allow-read"},
+		{"verify-lacks-flag", func(t *testing.T) *facts {
+			// pytest-django without a settings module: every test errors at collection.
+			out := "E   django.core.exceptions.ImproperlyConfigured: Requested setting INSTALLED_APPS, but settings are not configured. You must either define the environment variable DJANGO_SETTINGS_MODULE or call settings.configure() before accessing settings.\n"
+			return withBase(rt(mkFacts(t, "", verify(out, 1), verify(out, 1))), 2, out)
+		}, WorkflowBug, []string{"mulligan retry-task k3f9abcd fix --reload"}, "DJANGO_SETTINGS_MODULE"},
 		{"runner-died-repeatedly", func(t *testing.T) *facts {
 			return mkFacts(t, reasonResume, att{class: cRunnerDied, msg: "the mulligan process died during the attempt"})
 		}, ToolBug, []string{"mulligan events k3f9abcd"}, "what killed mulligan"},
@@ -1362,25 +1380,26 @@ func TestLackIn(t *testing.T) {
 		"ERROR TOCSS: failed to transform \"/scss/main.scss\" (text/x-scss). Check your Hugo installation; you need the extended version to build SCSS/SASS with transpiler set to 'libsass'.: this feature is not available in your current Hugo version": "CGO_ENABLED=1 go install -tags extended github.com/gohugoio/hugo@latest  # or hugo_extended from its releases",
 		"/src/docs/architecture.rst:14: WARNING: dot command 'dot' cannot be run (needed for graphviz output), check the graphviz_dot setting":                                                                                                             "sudo apt-get install -y graphviz",
 		"[ERROR] Error updating the NVD Data; the NVD returned a 403 or 404 error":                                                                                                                                                                         `export NVD_API_KEY=YOUR-KEY  # https://nvd.nist.gov/developers/request-an-api-key; then dependency-check --nvdApiKey "$NVD_API_KEY"`,
-		"  pdflatex is not available":                                              "sudo apt-get install -y texlive-latex-base texlive-fonts-recommended  # or R CMD check --no-manual",
-		"Error: No connected probes were found.":                                   "probe-rs list",
-		"> com.android.builder.testing.api.DeviceException: No connected devices!": `emulator -avd "$(emulator -list-avds | head -n 1)" -no-window &`,
-		`  Could not find a package configuration file provided by "Zephyr-sdk"`:   "west sdk install",
-		`  Could not find a package configuration file provided by "yaml-cpp"`:     "sudo apt-get install -y libyaml-cpp-dev",
+		"  pdflatex is not available": "sudo apt-get install -y texlive-latex-base texlive-fonts-recommended  # or R CMD check --no-manual",
+		`  Could not find a package configuration file provided by "ament_cmake" with any of the following names:`: "source /opt/ros/$ROS_DISTRO/setup.bash  # (humble, jazzy…) in the verify's shell, before colcon",
+		"Error: No connected probes were found.":                                                                                                               "probe-rs list",
+		"> com.android.builder.testing.api.DeviceException: No connected devices!":                                                                             `emulator -avd "$(emulator -list-avds | head -n 1)" -no-window &`,
+		`  Could not find a package configuration file provided by "Zephyr-sdk"`:                                                                               "west sdk install",
+		`  Could not find a package configuration file provided by "yaml-cpp"`:                                                                                 "sudo apt-get install -y libyaml-cpp-dev",
 		"CMake Error at CMakeLists.txt:14 (project):\n  The CMAKE_C_COMPILER:\n\n    arm-none-eabi-gcc\n\n  is not a full path and was not found in the PATH.": "sudo apt-get install -y gcc-arm-none-eabi",
 		"index [products_v7] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, index has read-only-allow-delete block];":            "df -h  # free disk where Elasticsearch keeps its data; then clear the read-only block",
 		`unable to start the controlplane	{"tries": 0, "error": "fork/exec /usr/local/kubebuilder/bin/etcd: no such file or directory"}`:                       "export KUBEBUILDER_ASSETS=$(go run sigs.k8s.io/controller-runtime/tools/setup-envtest@latest use -p path)",
-		"fatal: No names found, cannot describe anything.":                                                                                                                    "git fetch --tags --unshallow",
-		"Selenium::WebDriver::Error::WebDriverError: Unable to find chromedriver. Please download the server from":                                                            "npx @puppeteer/browsers install chromedriver@stable",
-		"[4817:1204/031522.118466:ERROR:ozone_platform_x11.cc(240)] Missing X server or $DISPLAY":                                                                             "sudo apt-get install -y xvfb  # then run the verify under xvfb-run",
-		"Error during build: Platform 'arduino:avr' not found: platform not installed":                                                                                        "arduino-cli core update-index && arduino-cli core install arduino:avr",
-		"ERROR   -  Config value 'theme': Unrecognised theme name: 'material'. The available installed themes are: mkdocs":                                                    "python3 -m pip install mkdocs-material",
-		"  The system library `webkit2gtk-4.1` required by crate `webkit2gtk-sys` was not found.":                                                                             "sudo apt-get install -y pkg-config libwebkit2gtk-4.1-dev",
-		"    Fixed in: net/http@go1.22.12":                                                                                                                                    "go env -w GOTOOLCHAIN=go1.22.12+auto",
-		"Error: cabal: The program 'ghc-9.6.6' is required but it could not be found.":                                                                                        "ghcup install ghc 9.6.6",
-		"The cypress npm package is installed, but the Cypress binary is missing.":                                                                                            "npx cypress install",
-		"E   RuntimeError: operator torchvision::nms does not exist":                                                                                                          "python3 -m pip install --upgrade torch torchvision",
-		"   > Android Gradle plugin requires Java 17 to run. You are currently using Java 11.":                                                                                "sudo apt-get install -y openjdk-17-jdk",
+		"fatal: No names found, cannot describe anything.":                                                                                                     "git fetch --tags --unshallow",
+		"Selenium::WebDriver::Error::WebDriverError: Unable to find chromedriver. Please download the server from":                                             "npx @puppeteer/browsers install chromedriver@stable",
+		"[4817:1204/031522.118466:ERROR:ozone_platform_x11.cc(240)] Missing X server or $DISPLAY":                                                              "sudo apt-get install -y xvfb  # then run the verify under xvfb-run",
+		"Error during build: Platform 'arduino:avr' not found: platform not installed":                                                                         "arduino-cli core update-index && arduino-cli core install arduino:avr",
+		"ERROR   -  Config value 'theme': Unrecognised theme name: 'material'. The available installed themes are: mkdocs":                                     "python3 -m pip install mkdocs-material",
+		"  The system library `webkit2gtk-4.1` required by crate `webkit2gtk-sys` was not found.":                                                              "sudo apt-get install -y pkg-config libwebkit2gtk-4.1-dev",
+		"    Fixed in: net/http@go1.22.12":                                                     "go env -w GOTOOLCHAIN=go1.22.12+auto",
+		"Error: cabal: The program 'ghc-9.6.6' is required but it could not be found.":         "ghcup install ghc 9.6.6",
+		"The cypress npm package is installed, but the Cypress binary is missing.":             "npx cypress install",
+		"E   RuntimeError: operator torchvision::nms does not exist":                           "python3 -m pip install --upgrade torch torchvision",
+		"   > Android Gradle plugin requires Java 17 to run. You are currently using Java 11.": "sudo apt-get install -y openjdk-17-jdk",
 		"/usr/lib/ruby/3.2.0/rubygems.rb:264:in `find_spec_for_exe': Could not find 'bundler' (2.5.11) required by your /src/press/Gemfile.lock. (Gem::GemNotFoundException)": "gem install bundler:2.5.11",
 	} {
 		if k, ok := lackIn(text, false); !ok || k.fix != fix {

@@ -18,6 +18,10 @@ func TestExitOf(t *testing.T) {
 		// go test when the kernel kills the test binary: golang/go#47467.
 		{1, "signal: killed\nFAIL\texample.com/user/hello\t3.343s\n", Killed, false, "signal: killed"},
 		{137, "", Killed, false, ""},
+		// A test named after the signal it handles is no signal the verify got; bun's own
+		// report of one is.
+		{1, "✗ server > drains queue on SIGTERM [118.33ms]\n 11 pass\n 1 fail\n", "", false, ""},
+		{143, "error: script \"test\" was terminated by signal SIGTERM (Polite quit request)\n", Terminated, false, "terminated by signal SIGTERM"},
 		// node's heap limit (v8's fatal error text).
 		{134, "<--- Last few GCs --->\nFATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n", Killed, true, "FATAL ERROR"},
 		// DTRules/DTRules#870: a CI runner stopping the job.

@@ -24,7 +24,7 @@ type Exit struct {
 
 var (
 	killedRe = lazyre.New(`(?i)signal: killed|exit value 137\b|Killed signal terminated program|\bsignal 9\b|SIGKILL|(?:exit(?:ed)?(?: with)?|status|code)[: ]+137\b|^Killed$|^\S*: line \d+: +\d+ Killed|\bOOMKilled\b|Killed process \d+|was terminated by another process: signal=SIGKILL|received signal: KILL\b`)
-	termRe   = lazyre.New(`(?i)signal: terminated|SIGTERM|(?:exit(?:ed)?(?: with)?|status|code)[: ]+143\b|^Terminated$|received a shutdown signal`)
+	termRe   = lazyre.New(`(?i)signal: terminated|signal[ :"]+(?:15, )?SIGTERM\b|SIGTERM: termination signal|(?:killed|terminated) (?:by|with) (?:signal )?SIGTERM\b|exited with code SIGTERM|(?:exit(?:ed)?(?: with)?|status|code)[: ]+143\b|^Terminated$|received a shutdown signal`)
 	timeRe   = lazyre.New(`^panic: test timed out after|(?:exit(?:ed)?(?: with)?|status|code)[: ]+124\b|ran past its timeout|Timed out after \d+|timed out after \d+ ?(?:ms|s|seconds|minutes)`)
 	intRe    = lazyre.New(`signal: interrupt|(?:exit(?:ed)?(?: with)?|status|code)[: ]+130\b|\^C$`)
 	memRe    = lazyre.New(`(?i)out of memory|heap out of memory|Allocation failed|cannot allocate memory|MemoryError|OutOfMemoryError|OOMKilled|oom-kill|Killed process \d+|memory limit|Server terminated abruptly \(error code: 14|Not enough memory to run compilation|JVM heap space is exhausted|GC overhead limit exceeded`)
