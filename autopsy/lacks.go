@@ -75,6 +75,10 @@ var lackRes = []lackRe{
 		func(m []string) string {
 			return `export NVD_API_KEY=YOUR-KEY  # https://nvd.nist.gov/developers/request-an-api-key; then dependency-check --nvdApiKey "$NVD_API_KEY"`
 		}},
+	// PHPUnit (and composer's platform check) without a PHP extension it requires.
+	{lazyre.New(`but the "(\w+)" extension is not available|requires (?:the )?ext-(\w+) \*? ?-> it is missing from your system`),
+		func(m []string) string { return "PHP's " + firstNonEmpty(m[1:]...) + " extension" },
+		func(m []string) string { return "sudo apt-get install -y php-" + firstNonEmpty(m[1:]...) }},
 	// mesonbuild/meson#12594: meson found none of the C compilers it tries.
 	{lazyre.New(`ERROR: Unknown compiler\(s\): \[\['(\w+)'\]`),
 		func(m []string) string { return "a C compiler (meson tried " + m[1] + ", gcc, clang)" },

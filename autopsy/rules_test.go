@@ -444,6 +444,12 @@ func TestRules(t *testing.T) {
 			docker := "E   docker.errors.DockerException: Error while fetching server API version: ('Connection aborted.', FileNotFoundError(2, 'No such file or directory'))\nERROR tests/test_seats.py::test_add - docker.errors.DockerException: Error while fetching server API version\n"
 			return withBase(mkFacts(t, "", verify(mypy, 1), verify(docker, 1), verify(docker, 1)), 1, mypy)
 		}, Environment, []string{"sudo systemctl start docker", "mulligan run fix"}, "the Docker daemon"},
+		{"service-down", func(t *testing.T) *facts {
+			// sqlx's macros check their queries against DATABASE_URL as they compile; the
+			// database refuses on the base as after the attempts.
+			out := "   Compiling orders-api v0.3.1 (/src/orders-api)\nerror: error communicating with database: Connection refused (os error 111)\n  --> src/db/orders.rs:27:17\nerror: could not compile `orders-api` (lib) due to 2 previous errors\n"
+			return withBase(mkFacts(t, "", verify(out, 1), verify(out, 1)), 101, out)
+		}, Environment, []string{`pg_isready -d "$DATABASE_URL"  # start the database it names, or build offline with SQLX_OFFLINE=true and cargo sqlx prepare`, "mulligan run fix"}, "DATABASE_URL"},
 		{"build-file-fails-here", func(t *testing.T) *facts {
 			// tonybanters/oxwm#149: a build.zig for Zig 0.14 under 0.13.
 			out := "/home/kr/src/ringz/build.zig:13:10: error: no field named 'root_module' in struct 'Build.TestOptions'\n        .root_module = ring_mod,\n/usr/lib/zig/std/Build.zig:843:25: note: struct declared here\n"
@@ -1381,7 +1387,8 @@ func TestLackIn(t *testing.T) {
 		"/src/docs/architecture.rst:14: WARNING: dot command 'dot' cannot be run (needed for graphviz output), check the graphviz_dot setting":                                                                                                             "sudo apt-get install -y graphviz",
 		"[ERROR] Error updating the NVD Data; the NVD returned a 403 or 404 error":                                                                                                                                                                         `export NVD_API_KEY=YOUR-KEY  # https://nvd.nist.gov/developers/request-an-api-key; then dependency-check --nvdApiKey "$NVD_API_KEY"`,
 		"  pdflatex is not available": "sudo apt-get install -y texlive-latex-base texlive-fonts-recommended  # or R CMD check --no-manual",
-		`  Could not find a package configuration file provided by "ament_cmake" with any of the following names:`: "source /opt/ros/$ROS_DISTRO/setup.bash  # (humble, jazzy…) in the verify's shell, before colcon",
+		`  Could not find a package configuration file provided by "ament_cmake" with any of the following names:`:         "source /opt/ros/$ROS_DISTRO/setup.bash  # (humble, jazzy…) in the verify's shell, before colcon",
+		`PHPUnit requires the "dom", "json", "mbstring", "xml" extensions, but the "mbstring" extension is not available.`: "sudo apt-get install -y php-mbstring",
 		"Error: No connected probes were found.":                                                                                                               "probe-rs list",
 		"> com.android.builder.testing.api.DeviceException: No connected devices!":                                                                             `emulator -avd "$(emulator -list-avds | head -n 1)" -no-window &`,
 		`  Could not find a package configuration file provided by "Zephyr-sdk"`:                                                                               "west sdk install",

@@ -358,6 +358,8 @@ func serviceName(port string) string {
 		return "LocalStack (port 4566)"
 	case "wp-env":
 		return "wp-env's database (its Docker containers)"
+	case "database-url":
+		return "the database at DATABASE_URL (sqlx checks its queries against it as it compiles)"
 	case "kubernetes":
 		return "the Kubernetes cluster's API server"
 	}
@@ -386,6 +388,8 @@ func serviceStart(port string) string {
 		return "docker run -d -p 4566:4566 localstack/localstack"
 	case "wp-env":
 		return "npx wp-env start"
+	case "database-url":
+		return `pg_isready -d "$DATABASE_URL"  # start the database it names, or build offline with SQLX_OFFLINE=true and cargo sqlx prepare`
 	case "":
 		return "ss -ltn"
 	case "kubernetes":
