@@ -40,10 +40,7 @@ func (f *facts) checkBase(ctx context.Context, progress io.Writer) {
 	if !slices.ContainsFunc(f.failed, func(a storeAttempt) bool { return a.Code != "verify_timeout" }) {
 		return // every verify ran out of its time: the base would only keep the user waiting as long
 	}
-	base := f.task.BaseTree
-	if base == "" {
-		base = f.run.BaseTree
-	}
+	base := f.baseTree()
 	if base == "" {
 		return
 	}

@@ -178,16 +178,22 @@ var createRe = lazyre.New(`(?i)\b(?:create|creates|creating|add|adds|adding|writ
 // os.Exit are identifiers, not files.
 var fileExtRe = lazyre.New(`\.(?:go|mod|sum|py|pyi|js|mjs|cjs|ts|tsx|jsx|json|jsonc|ya?ml|toml|ini|cfg|conf|md|mdx|rst|txt|csv|rs|java|kt|kts|scala|rb|php|c|h|cc|cpp|hpp|cs|swift|m|sh|bash|zsh|fish|ps1|sql|proto|graphql|html|htm|css|scss|sass|less|vue|svelte|xml|gradle|lock|env|tf|hcl|dockerfile|png|jpg|svg|ex|exs|erl|hs|ml|lua|r|dart|zig|nim|tex|ipynb)$`)
 
+// baseTree is the tree the decisive task started from (the run's base when the task recorded
+// none); "" when neither is known.
+func (f *facts) baseTree() string {
+	if f.task != nil && f.task.BaseTree != "" {
+		return f.task.BaseTree
+	}
+	return f.run.BaseTree
+}
+
 // missingPromptPaths lists paths the task's prompt names that are not in the tree the task
 // started from, when that tree can be read.
 func (f *facts) missingPromptPaths() []string {
 	if f.def == nil || f.task == nil || f.repo == nil {
 		return nil
 	}
-	base := f.task.BaseTree
-	if base == "" {
-		base = f.run.BaseTree
-	}
+	base := f.baseTree()
 	if base == "" {
 		return nil
 	}

@@ -73,7 +73,7 @@ var lackRes = []lackRe{
 	{lazyre.New(`the NVD returned a 403 or 404 error|NVD Returned Status Code: 403`),
 		func(m []string) string { return "an NVD API key for dependency-check (the NVD refuses it without one)" },
 		func(m []string) string {
-			return `export NVD_API_KEY=YOUR-KEY  # https://nvd.nist.gov/developers/request-an-api-key; then dependency-check --nvdApiKey "$NVD_API_KEY"`
+			return `dependency-check --nvdApiKey "$NVD_API_KEY"  # with the key requested at https://nvd.nist.gov/developers/request-an-api-key in NVD_API_KEY`
 		}},
 	// PHPUnit (and composer's platform check) without a PHP extension it requires.
 	{lazyre.New(`but the "(\w+)" extension is not available|requires (?:the )?ext-(\w+) \*? ?-> it is missing from your system`),

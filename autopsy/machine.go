@@ -183,10 +183,7 @@ func (f *facts) projectHolds(line string) bool {
 	if m == nil || f.repo == nil {
 		return false
 	}
-	base := f.run.BaseTree
-	if f.task != nil && f.task.BaseTree != "" {
-		base = f.task.BaseTree
-	}
+	base := f.baseTree()
 	if base == "" {
 		return false
 	}

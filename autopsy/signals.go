@@ -27,8 +27,9 @@ const (
 	sigNetwork = "network"
 	sigService = "service" // a local service (127.0.0.1, localhost) refused the connection
 	// sigHighPort: the same on a port of the ephemeral range, a test's own listener as often as
-	// a service (gRPC's 50051): a service only where the same port is refused on the base tree
-	// and after the attempts, or in two attempts (a listener's port changes from run to run).
+	// a service (gRPC's 50051): serviceDown takes it for a service only where the same port is
+	// refused on the base tree and after the last attempt (a listener's port changes from run to
+	// run) and no test checks a value.
 	sigHighPort   = "service-high-port"
 	sigTLS        = "tls"
 	sigDisk       = "disk"
