@@ -501,6 +501,13 @@ func TestRules(t *testing.T) {
 			refused := att{class: cTransport, msg: "claude: API Error: Unable to connect to API (ConnectionRefused)"}
 			return mkFacts(t, "", verify(one, 1), refused, refused)
 		}, Environment, []string{"curl -sSI https://api.anthropic.com", "mulligan run fix"}, "then DNS"},
+		{"network", func(t *testing.T) *facts {
+			// go test whose modules could not be fetched: its "[setup failed]" mark names no
+			// build error of the code; the lookup above it is why, on the base as after the attempts.
+			out := "cmd/snapctl/main.go:9:2: github.com/spf13/cobra@v1.8.1: Get \"https://proxy.golang.org/github.com/spf13/cobra/@v/v1.8.1.zip\": dial tcp: lookup proxy.golang.org on 127.0.0.53:53: server misbehaving\nFAIL\tgithub.com/tidewell/snapctl/cmd/snapctl [setup failed]\n"
+			v := att{class: cQuality, code: "verify_failed", msg: "verify `go test ./...` exited with status 1", verify: out}
+			return withBase(mkFacts(t, "", v, v), 1, out)
+		}, Environment, []string{"curl -sSI https://proxy.golang.org", "mulligan run fix"}, "network"},
 		{"provider-flake", func(t *testing.T) *facts {
 			// A refused connection once, on the way: not the network the run stopped on.
 			return mkFacts(t, "", verify(one, 1), att{class: cTransport, msg: "claude: API Error: Unable to connect to API (ConnectionRefused)"}, att{class: cTransport, msg: "overloaded"})

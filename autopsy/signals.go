@@ -196,12 +196,17 @@ func verifyEnvSignals(out string) []envSignal {
 		}
 	}
 	// (Tests that failed on a value: a "TLS handshake timeout" in the message is what the test
-	// is about. Else the build errors, when there are some, must not name a connection.)
-	if len(t.Failed) == 0 && (len(t.Build) == 0 || slices.ContainsFunc(envSignals(strings.Join(t.Build, "\n")), isConnection)) {
+	// is about. Else the build errors, when there are some, must not name a connection; go's
+	// "[setup failed]" mark names nothing: its package's modules could not be fetched.)
+	build := slices.DeleteFunc(slices.Clone(t.Build), func(l string) bool { return setupMarkRe.MatchString(l) })
+	if len(t.Failed) == 0 && (len(build) == 0 || slices.ContainsFunc(envSignals(strings.Join(build, "\n")), isConnection)) {
 		return sigs
 	}
 	return slices.DeleteFunc(sigs, isConnection)
 }
+
+// setupMarkRe: go test's line for a package it could not even set up.
+var setupMarkRe = lazyre.New(`^(?:FAIL\s+)?\S+\s+\[setup failed\]$`)
 
 // realConnErrRe: the marks of a connection error a program met — an address with its port, an
 // errno, a dial — as against words about one.
