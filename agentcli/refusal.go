@@ -32,6 +32,18 @@ func (r Refusal) String() string {
 	return r.Tool + " (" + oneLineOf(r.Detail) + ")"
 }
 
+// GrantFor is what grants the refused tool calls others (none of them an edit): the preset's
+// GrantMore, unless claude refused to leave plan mode (ExitPlanMode), which is no command to
+// allow: its command runs it in plan mode, and leaving that needs a yes nobody gives headless.
+func (p *Preset) GrantFor(others []Refusal) string {
+	for _, o := range others {
+		if o.Tool == "ExitPlanMode" {
+			return "its command sets --permission-mode plan, in which claude only plans: use --permission-mode acceptEdits (the preset's) for it to edit"
+		}
+	}
+	return p.GrantMore
+}
+
 // editTools are the tools of each CLI that write files.
 var editTools = map[string]bool{
 	// claude

@@ -129,3 +129,15 @@ func TestClaudeRunningUsage(t *testing.T) {
 		t.Errorf("in %d out %d cost %v text %v error %v, want 15248 and 3, no cost, no result", *r.TokensIn, *r.TokensOut, r.CostUSD, r.HasText, r.IsError)
 	}
 }
+
+// A refused shell command is granted by the preset's rule; claude refusing to leave plan mode is
+// its command's permission mode, no command to allow.
+func TestGrantFor(t *testing.T) {
+	p := PresetFor(taskfile.PresetClaude)
+	if g := p.GrantFor([]Refusal{{Tool: "Bash", Detail: "npm test"}}); g != p.GrantMore {
+		t.Errorf("a shell command: %q", g)
+	}
+	if g := p.GrantFor([]Refusal{{Tool: "ExitPlanMode"}}); !strings.Contains(g, "--permission-mode plan") || strings.Contains(g, "allowedTools") {
+		t.Errorf("plan mode: %q", g)
+	}
+}

@@ -98,17 +98,11 @@ func (c *outputCheck) run(stdout []byte) *agentcli.Failure {
 	out := agentcli.ReadOutput(c.outputFile, stdout, c.preset)
 	if len(out.Others) > 0 {
 		names := make([]string, len(out.Others))
-		grant := c.preset.GrantMore
 		for i, o := range out.Others {
 			names[i] = o.String()
-			if o.Tool == "ExitPlanMode" {
-				// Not a command to allow: claude runs in plan mode, and leaving it needs a
-				// yes nobody gives headless.
-				grant = "its command sets --permission-mode plan, in which claude only plans: use --permission-mode acceptEdits (the preset's) for it to edit"
-			}
 		}
 		c.r.env.Progress.Event(ProgressEvent{Kind: KindNote, Task: c.t.ID,
-			Message: fmt.Sprintf("%s refused %s; %s", c.preset.Name, strings.Join(names, ", "), grant)})
+			Message: fmt.Sprintf("%s refused %s; %s", c.preset.Name, strings.Join(names, ", "), c.preset.GrantFor(out.Others))})
 	}
 	if f := agentcli.CheckPayload(c.def, c.preset, out); f != nil {
 		if f.Code == agentcli.CodePermissionDenied && f.Hint != "" {

@@ -205,7 +205,7 @@ var toolchainFiles = []string{"rust-toolchain", "rust-toolchain.toml", ".nvmrc",
 // a script it runs, or the project's toolchain file names, in attempt a's tree.
 func (f *facts) pinsRuntime(what string, a storeAttempt) bool {
 	m := runsVersionRe.FindStringSubmatch(what)
-	if m == nil || f.def == nil || f.def.Verify == nil {
+	if m == nil {
 		return false
 	}
 	v := regexp.QuoteMeta(m[1])
@@ -213,8 +213,18 @@ func (f *facts) pinsRuntime(what string, a storeAttempt) bool {
 	// channel = "1.70.0"; a toolchain file holds the version alone.
 	pinRe := regexp.MustCompile(`(?:\+|\brustup run |\bnvm (?:use|install) |\b(?:channel|toolchain|version)\s*[=:]\s*"?|\bpython)v?` + v + `(?:[^\d.]|$)`)
 	fileRe := regexp.MustCompile(`(?:^|[^\d.])v?` + v + `(?:[^\d.]|$)`)
-	pinned := func(text string) bool { return pinRe.MatchString(text) }
-	if pinned(strings.Join(f.def.Verify.Command, " ")) {
+	return f.verifySays(a, func(p, text string) bool {
+		return pinRe.MatchString(text) || slices.Contains(toolchainFiles, p) && fileRe.MatchString(text)
+	}, toolchainFiles...)
+}
+
+// verifySays: match holds for the verify's command (path "") or for a file of attempt a's tree
+// that the command names (a script it runs) or that extra lists.
+func (f *facts) verifySays(a storeAttempt, match func(path, text string) bool, extra ...string) bool {
+	if f.def == nil || f.def.Verify == nil {
+		return false
+	}
+	if match("", strings.Join(f.def.Verify.Command, " ")) {
 		return true
 	}
 	if f.repo == nil || a.PreTree == "" {
@@ -222,12 +232,11 @@ func (f *facts) pinsRuntime(what string, a storeAttempt) bool {
 	}
 	tree := snapshot.NewHash(a.PreTree)
 	names := verifyNames(f.def.Verify.Command)
-	for _, p := range toolchainFiles {
+	for _, p := range extra {
 		names[p] = true
 	}
 	for p := range names {
-		b, err := f.repo.ReadPath(tree, p, 64<<10)
-		if err == nil && (pinned(string(b)) || slices.Contains(toolchainFiles, p) && fileRe.Match(b)) {
+		if b, err := f.repo.ReadPath(tree, p, 64<<10); err == nil && match(p, string(b)) {
 			return true
 		}
 	}
@@ -244,21 +253,7 @@ var (
 // runs, in attempt a's tree) turns it off itself: `CGO_ENABLED=0 go test -race` cannot pass on any
 // machine.
 func (f *facts) verifyTurnsOff(line string, a storeAttempt) bool {
-	if !cgoOffRe.MatchString(line) || f.def == nil || f.def.Verify == nil {
-		return false
-	}
-	if cgoSetOffRe.MatchString(strings.Join(f.def.Verify.Command, " ")) {
-		return true
-	}
-	if f.repo == nil || a.PreTree == "" {
-		return false
-	}
-	for p := range verifyNames(f.def.Verify.Command) {
-		if b, err := f.repo.ReadPath(snapshot.NewHash(a.PreTree), p, 64<<10); err == nil && cgoSetOffRe.Match(b) {
-			return true
-		}
-	}
-	return false
+	return cgoOffRe.MatchString(line) && f.verifySays(a, func(_, text string) bool { return cgoSetOffRe.MatchString(text) })
 }
 
 // gotPast: one of the last two rejected attempts of a's task (a and the one before it) failed
